@@ -1,0 +1,69 @@
+/* Tile precision conversion: the CPU function (the reference: tg_prec_load/tg_prec_store), the
+ * codelet table indexed by (from, to), the generic codelet filler and tg_codelets_init(). */
+#include <stdio.h>
+#include <string.h>
+
+#include "codelets/codelets.h"
+#include "runtime/runtime.h"
+
+struct starpu_codelet tg_cl_convert[TG_NPREC][TG_NPREC];
+static struct starpu_perfmodel convert_models[TG_NPREC][TG_NPREC];
+/* perfmodel symbols must outlive the models */
+static char convert_symbols[TG_NPREC][TG_NPREC][40];
+
+void tg_codelet_fill(struct starpu_codelet *cl, struct starpu_perfmodel *model, const char *symbol,
+                     starpu_cpu_func_t cpu, starpu_cuda_func_t cuda, int nbuffers,
+                     const enum starpu_data_access_mode *modes) {
+    memset(model, 0, sizeof *model);
+    model->type = STARPU_HISTORY_BASED;
+    model->symbol = symbol;
+    memset(cl, 0, sizeof *cl);
+    cl->cpu_funcs[0] = cpu;
+#ifdef TG_USE_CUDA
+    cl->cuda_funcs[0] = cuda;
+    cl->cuda_flags[0] = STARPU_CUDA_ASYNC;
+#else
+    (void)cuda;
+#endif
+    cl->nbuffers = nbuffers;
+    for (int i = 0; i < nbuffers; i++) cl->modes[i] = modes[i];
+    cl->model = model;
+    cl->name = symbol;
+}
+
+void tg_codelets_init(void) {
+    static const enum starpu_data_access_mode modes[2] = {STARPU_R, STARPU_W};
+    for (int a = 0; a < TG_NPREC; a++)
+        for (int b = 0; b < TG_NPREC; b++) {
+            snprintf(convert_symbols[a][b], sizeof convert_symbols[a][b], "tg_convert_%s_%s",
+                     tg_prec_name((tg_prec)a), tg_prec_name((tg_prec)b));
+            tg_codelet_fill(&tg_cl_convert[a][b], &convert_models[a][b], convert_symbols[a][b],
+                            tg_convert_cpu,
+#ifdef TG_USE_CUDA
+                            tg_convert_cuda,
+#else
+                            NULL,
+#endif
+                            2, modes);
+        }
+}
+
+void tg_convert_cpu(void *buffers[], void *cl_arg) {
+    struct tg_convert_arg a;
+    starpu_codelet_unpack_args(cl_arg, &a);
+    const void *src = (const void *)STARPU_MATRIX_GET_PTR(buffers[0]);
+    void *dst = (void *)STARPU_MATRIX_GET_PTR(buffers[1]);
+    size_t rows = STARPU_MATRIX_GET_NX(buffers[0]), cols = STARPU_MATRIX_GET_NY(buffers[0]);
+    size_t lds = STARPU_MATRIX_GET_LD(buffers[0]), ldd = STARPU_MATRIX_GET_LD(buffers[1]);
+    for (size_t j = 0; j < cols; j++)
+        for (size_t i = 0; i < rows; i++)
+            tg_prec_store(a.to, dst, i + j * ldd, tg_prec_load(a.from, src, i + j * lds) * a.scale);
+}
+
+int tg_insert_convert(starpu_data_handle_t src, starpu_data_handle_t dst, tg_prec from, tg_prec to,
+                      double scale, int priority) {
+    struct tg_convert_arg a = {from, to, scale};
+    size_t n = starpu_matrix_get_nx(src) * starpu_matrix_get_ny(src);
+    return TG_INSERT(&tg_cl_convert[from][to], STARPU_R, src, STARPU_W, dst, STARPU_VALUE, &a,
+                     sizeof a, STARPU_PRIORITY, priority, STARPU_FLOPS, (double)n, 0);
+}

@@ -1,0 +1,65 @@
+/* xoshiro256** (Blackman & Vigna) seeded through splitmix64; normal deviates by the polar method. */
+#include "base/rng.h"
+
+#include <math.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t splitmix64(uint64_t *x) {
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+void tg_rng_seed(tg_rng *r, uint64_t seed) {
+    for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&seed);
+    r->has_spare = 0;
+}
+
+static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+uint64_t tg_rng_u64(tg_rng *r) {
+    uint64_t *s = r->s, out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return out;
+}
+
+double tg_rng_uniform(tg_rng *r) { return (double)(tg_rng_u64(r) >> 11) * 0x1.0p-53; }
+
+uint64_t tg_rng_below(tg_rng *r, uint64_t n) {
+    /* rejection keeps it unbiased */
+    uint64_t lim = UINT64_MAX - UINT64_MAX % n, x;
+    do x = tg_rng_u64(r);
+    while (x >= lim);
+    return x % n;
+}
+
+double tg_rng_normal(tg_rng *r) {
+    if (r->has_spare) {
+        r->has_spare = 0;
+        return r->spare;
+    }
+    double u, v, s;
+    do {
+        u = 2 * tg_rng_uniform(r) - 1;
+        v = 2 * tg_rng_uniform(r) - 1;
+        s = u * u + v * v;
+    } while (s >= 1 || s == 0);
+    s = sqrt(-2 * log(s) / s);
+    r->spare = v * s;
+    r->has_spare = 1;
+    return u * s;
+}
+
+uint64_t tg_rng_fresh_seed(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ ((uint64_t)getpid() << 40);
+    return splitmix64(&x);
+}

@@ -1,0 +1,23 @@
+/* Seeded pseudo-random numbers (xoshiro256**, seeded by splitmix64): one stream per object, so
+ * simulations and tests are reproducible from a printed seed. */
+#ifndef TG_RNG_H
+#define TG_RNG_H
+#include <stdint.h>
+
+typedef struct {
+    uint64_t s[4];
+    int has_spare;
+    double spare;
+} tg_rng;
+
+void tg_rng_seed(tg_rng *r, uint64_t seed);
+uint64_t tg_rng_u64(tg_rng *r);
+/** Uniform in [0, 1) with 53 random bits. */
+double tg_rng_uniform(tg_rng *r);
+/** Uniform integer in [0, n). */
+uint64_t tg_rng_below(tg_rng *r, uint64_t n);
+/** Standard normal (Marsaglia polar method). */
+double tg_rng_normal(tg_rng *r);
+/** A seed from the clock and process id, for tests that print the seed they use. */
+uint64_t tg_rng_fresh_seed(void);
+#endif

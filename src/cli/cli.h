@@ -1,0 +1,58 @@
+/* The command-line tool: one function per command, shared option parsing and error reporting.
+ * Commands print; the library does not. */
+#ifndef TG_CLI_H
+#define TG_CLI_H
+#include <getopt.h>
+#include <stdint.h>
+
+#include "io/out.h"
+#include "tilegwas.h"
+
+/** Each command: tilegwas NAME [options]; returns the process exit status. */
+typedef struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} tg_command;
+
+int tg_cmd_info(int argc, char **argv);
+int tg_cmd_simulate(int argc, char **argv);
+
+/** Prints "tilegwas CMD: error: MSG" on stderr (and in the log if open); returns exit code 1
+ * (2 for usage errors, TG_ERR_ARG). */
+int tg_cli_fail(const char *cmd, tg_log *log, const tg_error *err);
+
+/** Parses an integer option value in [lo, hi]; the error names the option and the value. */
+tg_status tg_cli_int(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out,
+                     tg_error *err);
+/** The error for getopt_long's '?' or ':' result (call with opterr = 0). */
+tg_status tg_cli_bad_option(char **argv, tg_error *err);
+/** Parses a floating-point option value in [lo, hi] (NAN-free). */
+tg_status tg_cli_double(const char *opt, const char *s, double lo, double hi, double *out,
+                        tg_error *err);
+
+/** Options every compute command shares: --out, --sched, --ncpu, --ngpu, --quiet. */
+typedef struct {
+    const char *out;
+    tg_runtime_opts rt;
+    int quiet;
+} tg_cli_common;
+
+/** getopt_long entries of the common options (values 1000..1099); end with {0}. */
+#define TG_CLI_COMMON_OPTIONS                                                                    \
+    {"out", required_argument, 0, 1000}, {"sched", required_argument, 0, 1001},                  \
+        {"ncpu", required_argument, 0, 1002}, {"ngpu", required_argument, 0, 1003},              \
+        {"quiet", no_argument, 0, 1004}
+/** Help text of the common options. */
+#define TG_CLI_COMMON_HELP                                                                       \
+    "  --out PREFIX     output prefix (default: tilegwas)\n"                                    \
+    "  --sched NAME     StarPU scheduler (default: dmda)\n"                                     \
+    "  --ncpu N         CPU workers (default: all cores not driving a GPU)\n"                   \
+    "  --ngpu N         GPUs (default: all; 0 = CPU only)\n"                                    \
+    "  --quiet          log to PREFIX.log only\n"
+
+void tg_cli_common_init(tg_cli_common *c);
+/** Handles option value @p opt (1000..1099) of the common set; returns TG_ERR_ARG with a
+ * message for a bad value. */
+tg_status tg_cli_common_option(tg_cli_common *c, int opt, const char *arg, tg_error *err);
+#endif

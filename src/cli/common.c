@@ -1,0 +1,71 @@
+/* Shared option parsing and error reporting of the commands. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+int tg_cli_fail(const char *cmd, tg_log *log, const tg_error *err) {
+    fprintf(stderr, "tilegwas %s: error: %s\n", cmd, err->msg);
+    tg_log_file_only(log, "error: %s", err->msg);
+    return err->status == TG_ERR_ARG ? 2 : 1;
+}
+
+tg_status tg_cli_int(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out,
+                     tg_error *err) {
+    /* through strtod so that 1e6 is accepted; exact for every integer option value (< 2^53) */
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || !isfinite(v) || v != floor(v))
+        return tg_error_set(err, TG_ERR_ARG, "--%s %s: expected an integer", opt, s);
+    if (v < (double)lo || v > (double)hi)
+        return tg_error_set(err, TG_ERR_ARG, "--%s %s: must be between %lld and %lld", opt, s,
+                            (long long)lo, (long long)hi);
+    *out = (int64_t)v;
+    return TG_OK;
+}
+
+tg_status tg_cli_bad_option(char **argv, tg_error *err) {
+    /* getopt_long (with opterr = 0) leaves the offending word at argv[optind - 1] */
+    return tg_error_set(err, TG_ERR_ARG, "unknown option or missing value: %s (see --help)",
+                        argv[optind - 1]);
+}
+
+tg_status tg_cli_double(const char *opt, const char *s, double lo, double hi, double *out,
+                        tg_error *err) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno || !isfinite(v))
+        return tg_error_set(err, TG_ERR_ARG, "--%s %s: expected a number", opt, s);
+    if (v < lo || v > hi)
+        return tg_error_set(err, TG_ERR_ARG, "--%s %s: must be between %g and %g", opt, s, lo, hi);
+    *out = v;
+    return TG_OK;
+}
+
+void tg_cli_common_init(tg_cli_common *c) {
+    c->out = "tilegwas";
+    c->rt = tg_runtime_defaults();
+    c->quiet = 0;
+}
+
+tg_status tg_cli_common_option(tg_cli_common *c, int opt, const char *arg, tg_error *err) {
+    int64_t v;
+    tg_status st = TG_OK;
+    switch (opt) {
+    case 1000: c->out = arg; break;
+    case 1001: c->rt.sched = arg; break;
+    case 1002:
+        if (!(st = tg_cli_int("ncpu", arg, 0, 4096, &v, err))) c->rt.ncpu = (int)v;
+        break;
+    case 1003:
+        if (!(st = tg_cli_int("ngpu", arg, 0, 1024, &v, err))) c->rt.ngpu = (int)v;
+        break;
+    case 1004: c->quiet = 1; break;
+    default: st = tg_error_set(err, TG_ERR_ARG, "unknown option");
+    }
+    return st;
+}

@@ -1,0 +1,158 @@
+/* tilegwas info: with --bfile, a summary of a PLINK fileset (samples, SNPs, missingness, MAF
+ * spectrum, case/control counts); without, the build's features and the workers StarPU starts. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "config.h"
+
+static const char *help =
+    "usage: tilegwas info [--bfile PREFIX] [runtime options]\n"
+    "  --bfile PREFIX   summarise PREFIX.bed/.bim/.fam: samples, SNPs, missing rate, MAF spectrum\n"
+    "  --pheno FILE     also summarise a phenotype file (FID IID columns...) matched to the .fam\n"
+    "  without --bfile: print the build (CUDA, MPI) and the CPU/GPU workers StarPU starts\n"
+    "runtime options (without --bfile):\n"
+    "  --sched NAME --ncpu N --ngpu N   as for the compute commands\n";
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Per column: samples with a value, and mean and standard deviation (or case/control counts). */
+static tg_status info_pheno(const char *path, const tg_bed *bed, tg_error *err) {
+    tg_pheno ph;
+    tg_status st = tg_pheno_read(path, bed->samples, bed->n_samples, &ph, err);
+    if (st) return st;
+    for (int c = 0; c < ph.n_cols; c++) {
+        const double *v = ph.values + (size_t)c * ph.n_samples;
+        int64_t n = 0, n1 = 0, n2 = 0;
+        double s = 0, s2 = 0;
+        for (int64_t i = 0; i < ph.n_samples; i++) {
+            if (isnan(v[i])) continue;
+            n++, s += v[i], s2 += v[i] * v[i];
+            n1 += v[i] == 1, n2 += v[i] == 2;
+        }
+        double mean = n ? s / n : NAN, sd = n > 1 ? sqrt((s2 - s * mean) / (n - 1)) : NAN;
+        if (n && n1 + n2 == n)
+            printf("pheno_%s	cases %lld	controls %lld	missing %lld
+", ph.names[c],
+                   (long long)n2, (long long)n1, (long long)(ph.n_samples - n));
+        else
+            printf("pheno_%s	n %lld	mean %.6g	sd %.6g	missing %lld
+", ph.names[c],
+                   (long long)n, mean, sd, (long long)(ph.n_samples - n));
+    }
+    tg_pheno_free(&ph);
+    return TG_OK;
+}
+
+static int info_bfile(const char *prefix, const char *pheno) {
+    tg_error err = {0};
+    tg_bed bed;
+    if (tg_bed_open(prefix, &bed, &err)) return tg_cli_fail("info", NULL, &err);
+    tg_snp_stats *st = tg_malloc((size_t)bed.n_snps * sizeof *st, &err);
+    double *maf = st ? tg_malloc((size_t)bed.n_snps * sizeof *maf, &err) : NULL;
+    if (!maf) {
+        free(st);
+        tg_bed_close(&bed);
+        return tg_cli_fail("info", NULL, &err);
+    }
+    tg_bed_stats(&bed, st);
+    int64_t nmaf = 0, all_missing = 0, mono = 0, obs = 0;
+    for (int64_t j = 0; j < bed.n_snps; j++) {
+        obs += st[j].n_obs;
+        if (st[j].n_obs == 0) {
+            all_missing++;
+            continue;
+        }
+        double m = st[j].freq < 0.5 ? st[j].freq : 1 - st[j].freq;
+        if (m == 0) mono++;
+        maf[nmaf++] = m;
+    }
+    qsort(maf, (size_t)nmaf, sizeof *maf, cmp_double);
+    int64_t cases = 0, controls = 0, pheno_missing = 0;
+    for (int64_t i = 0; i < bed.n_samples; i++) {
+        double p = bed.samples[i].pheno;
+        if (isnan(p))
+            pheno_missing++;
+        else if (p == 2)
+            cases++;
+        else if (p == 1)
+            controls++;
+    }
+    double calls = (double)bed.n_samples * (double)bed.n_snps;
+    printf("fileset\t%s\nsamples\t%lld\nsnps\t%lld\n", prefix, (long long)bed.n_samples,
+           (long long)bed.n_snps);
+    printf("missing_rate\t%.6g\n", calls > 0 ? 1 - obs / calls : 0);
+    printf("snps_all_missing\t%lld\nsnps_monomorphic\t%lld\n", (long long)all_missing,
+           (long long)mono);
+    if (nmaf) {
+        double mean = 0;
+        for (int64_t j = 0; j < nmaf; j++) mean += maf[j];
+        printf("maf_min\t%.6g\nmaf_median\t%.6g\nmaf_mean\t%.6g\nmaf_max\t%.6g\n", maf[0],
+               maf[nmaf / 2], mean / nmaf, maf[nmaf - 1]);
+        static const double edges[] = {0, 0.01, 0.05, 0.1, 0.2, 0.5000001};
+        for (int b = 0; b < 5; b++) {
+            int64_t c = 0;
+            for (int64_t j = 0; j < nmaf; j++) c += maf[j] >= edges[b] && maf[j] < edges[b + 1];
+            printf("maf_%g_%g\t%lld\n", edges[b], b == 4 ? 0.5 : edges[b + 1], (long long)c);
+        }
+    }
+    printf("fam_cases\t%lld\nfam_controls\t%lld\nfam_pheno_missing\t%lld\n", (long long)cases,
+           (long long)controls, (long long)pheno_missing);
+    int rc = pheno && info_pheno(pheno, &bed, &err) ? tg_cli_fail("info", NULL, &err) : 0;
+    free(maf);
+    free(st);
+    tg_bed_close(&bed);
+    return rc;
+}
+
+static int info_runtime(const tg_cli_common *c) {
+    tg_error err = {0};
+    printf("tilegwas\t%s\ncuda\t%s\nmpi\t%s\n", PACKAGE_VERSION, tg_have_cuda() ? "yes" : "no",
+           tg_have_mpi() ? "yes" : "no");
+    if (tg_runtime_start(&c->rt, &err)) return tg_cli_fail("info", NULL, &err);
+    char desc[2048];
+    tg_runtime_describe(desc, sizeof desc);
+    printf("runtime\t%s\n", desc);
+    tg_runtime_stop();
+    return 0;
+}
+
+int tg_cmd_info(int argc, char **argv) {
+    static const struct option opts[] = {
+        {"bfile", required_argument, 0, 'b'}, {"pheno", required_argument, 0, 'p'},
+        {"help", no_argument, 0, 'h'},
+        TG_CLI_COMMON_OPTIONS, {0, 0, 0, 0}};
+    tg_cli_common c;
+    tg_cli_common_init(&c);
+    tg_error err = {0};
+    const char *bfile = NULL, *pheno = NULL;
+    int o;
+    opterr = 0;
+    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        if (o == 'b')
+            bfile = optarg;
+        else if (o == 'p')
+            pheno = optarg;
+        else if (o == 'h') {
+            fputs(help, stdout);
+            return 0;
+        } else if (o == '?' || o == ':') {
+            tg_cli_bad_option(argv, &err);
+            return tg_cli_fail("info", NULL, &err);
+        } else if (tg_cli_common_option(&c, o, optarg, &err))
+            return tg_cli_fail("info", NULL, &err);
+    }
+    if (optind < argc) {
+        tg_error_set(&err, TG_ERR_ARG, "unexpected argument '%s'", argv[optind]);
+        return tg_cli_fail("info", NULL, &err);
+    }
+    if (pheno && !bfile) {
+        tg_error_set(&err, TG_ERR_ARG, "--pheno needs --bfile (IDs are matched to its .fam)");
+        return tg_cli_fail("info", NULL, &err);
+    }
+    return bfile ? info_bfile(bfile, pheno) : info_runtime(&c);
+}

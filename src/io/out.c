@@ -1,0 +1,168 @@
+/* Output files under --out PREFIX, the run log PREFIX.log, and progress lines on stderr. */
+#include "io/out.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+
+struct tg_log {
+    FILE *f;
+    int quiet;
+    double t0;
+};
+
+double tg_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+tg_status tg_out_check_prefix(const char *prefix, tg_error *err) {
+    if (!prefix || !*prefix) return tg_error_set(err, TG_ERR_ARG, "--out: empty output prefix");
+    char *copy = tg_strdup(prefix, err);
+    if (!copy) return TG_ERR_NOMEM;
+    /* dirname() of "out/x" is "out"; of "x" is "." */
+    const char *dir = dirname(copy);
+    tg_status st = TG_OK;
+    if (access(dir, W_OK | X_OK) != 0)
+        st = tg_error_set(err, TG_ERR_IO, "--out %s: folder '%s' is not writable: %s", prefix, dir,
+                          strerror(errno));
+    free(copy);
+    return st;
+}
+
+tg_status tg_out_open(const char *prefix, const char *suffix, FILE **f, char **path,
+                      tg_error *err) {
+    size_t len = strlen(prefix) + strlen(suffix) + 1;
+    char *p = tg_malloc(len, err);
+    if (!p) return TG_ERR_NOMEM;
+    snprintf(p, len, "%s%s", prefix, suffix);
+    *f = fopen(p, "w");
+    if (!*f) {
+        tg_status st = tg_error_set(err, TG_ERR_IO, "cannot write %s: %s", p, strerror(errno));
+        free(p);
+        return st;
+    }
+    if (path)
+        *path = p;
+    else
+        free(p);
+    return TG_OK;
+}
+
+tg_status tg_out_close(FILE *f, const char *path, tg_error *err) {
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad)
+        return tg_error_set(err, TG_ERR_IO, "error writing %s: %s", path ? path : "output",
+                            strerror(errno ? errno : EIO));
+    return TG_OK;
+}
+
+tg_status tg_log_open(tg_log **log, const char *prefix, int argc, char **argv, tg_error *err) {
+    tg_log *l = tg_calloc(1, sizeof *l, err);
+    if (!l) return TG_ERR_NOMEM;
+    l->t0 = tg_now();
+    if (prefix) {
+        tg_status st = tg_out_open(prefix, ".log", &l->f, NULL, err);
+        if (st) {
+            free(l);
+            return st;
+        }
+    }
+    char host[256] = "?", date[64] = "?";
+    gethostname(host, sizeof host - 1);
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
+    if (l->f) {
+        fprintf(l->f, "tilegwas %s\nstarted %s on %s\ncommand:", PACKAGE_VERSION, date, host);
+        for (int i = 0; i < argc; i++) fprintf(l->f, " %s", argv[i]);
+        fputc('\n', l->f);
+        fflush(l->f);
+    }
+    *log = l;
+    return TG_OK;
+}
+
+static void log_v(tg_log *log, int to_stderr, const char *fmt, va_list ap) {
+    va_list ap2;
+    va_copy(ap2, ap);
+    if (log && log->f) {
+        vfprintf(log->f, fmt, ap);
+        fputc('\n', log->f);
+        fflush(log->f);
+    }
+    if (to_stderr) {
+        vfprintf(stderr, fmt, ap2);
+        fputc('\n', stderr);
+    }
+    va_end(ap2);
+}
+
+void tg_log_printf(tg_log *log, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    log_v(log, !(log && log->quiet), fmt, ap);
+    va_end(ap);
+}
+
+void tg_log_file_only(tg_log *log, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    log_v(log, 0, fmt, ap);
+    va_end(ap);
+}
+
+void tg_log_set_quiet(tg_log *log, int quiet) {
+    if (log) log->quiet = quiet;
+}
+
+void tg_log_close(tg_log *log) {
+    if (!log) return;
+    if (log->f) {
+        fprintf(log->f, "total time %.3f s\n", tg_now() - log->t0);
+        fclose(log->f);
+    }
+    free(log);
+}
+
+static void fmt_duration(char *buf, size_t n, double s) {
+    if (s < 120)
+        snprintf(buf, n, "%.0fs", s);
+    else if (s < 7200)
+        snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)s % 60);
+    else
+        snprintf(buf, n, "%.1fh", s / 3600);
+}
+
+void tg_progress_start(tg_progress *p, const char *what, int64_t total, int enabled) {
+    p->what = what;
+    p->total = total;
+    p->t0 = p->last = tg_now();
+    p->enabled = enabled;
+}
+
+void tg_progress_update(tg_progress *p, int64_t done) {
+    double t = tg_now();
+    if (!p->enabled || t - p->last < 1.0) return;
+    p->last = t;
+    double rate = done / (t - p->t0), pct = p->total ? 100.0 * done / p->total : 0;
+    char eta[32] = "?";
+    if (rate > 0) fmt_duration(eta, sizeof eta, (p->total - done) / rate);
+    fprintf(stderr, "\r%lld/%lld %s (%.1f%%), %.3g/s, ETA %s   ", (long long)done,
+            (long long)p->total, p->what, pct, rate, eta);
+    fflush(stderr);
+}
+
+void tg_progress_end(tg_progress *p) {
+    if (!p->enabled) return;
+    char el[32];
+    fmt_duration(el, sizeof el, tg_now() - p->t0);
+    fprintf(stderr, "\r%lld/%lld %s (100%%) in %s          \n", (long long)p->total,
+            (long long)p->total, p->what, el);
+}

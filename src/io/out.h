@@ -1,0 +1,45 @@
+/* Outputs of a command: files PREFIX.<suffix> under --out PREFIX, the run log PREFIX.log
+ * (command line, version, devices, timings), and progress lines on stderr for long runs. */
+#ifndef TG_OUT_H
+#define TG_OUT_H
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tilegwas.h"
+
+typedef struct tg_log tg_log;
+
+/** Opens PREFIX.log (truncating it) and writes the header: program version, date, host and
+ * the command line. A NULL prefix gives a log that only echoes to stderr. */
+tg_status tg_log_open(tg_log **log, const char *prefix, int argc, char **argv, tg_error *err);
+/** Writes one line (a newline is added) to the log file and, unless quiet, to stderr. */
+void tg_log_printf(tg_log *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/** Writes one line to the log file only. */
+void tg_log_file_only(tg_log *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tg_log_set_quiet(tg_log *log, int quiet);
+/** Writes the total run time and closes the log. NULL is accepted. */
+void tg_log_close(tg_log *log);
+
+/** Opens PREFIX SUFFIX (e.g. ".pheno") for writing; the error names the path. On success *path
+ * (if non-NULL) receives a malloc'ed copy of the path. */
+tg_status tg_out_open(const char *prefix, const char *suffix, FILE **f, char **path, tg_error *err);
+/** Closes an output file and reports a write error (disk full, ...) naming the path. */
+tg_status tg_out_close(FILE *f, const char *path, tg_error *err);
+/** Checks before any work that PREFIX's folder exists and is writable. */
+tg_status tg_out_check_prefix(const char *prefix, tg_error *err);
+
+/** Seconds on a monotonic clock. */
+double tg_now(void);
+
+/** A progress line on stderr, at most once a second: done/total, percent, rate, ETA. */
+typedef struct {
+    const char *what; /* e.g. "combinations" */
+    int64_t total;
+    double t0, last;
+    int enabled;
+} tg_progress;
+void tg_progress_start(tg_progress *p, const char *what, int64_t total, int enabled);
+void tg_progress_update(tg_progress *p, int64_t done);
+/** Prints the final line (100%, elapsed time). */
+void tg_progress_end(tg_progress *p);
+#endif

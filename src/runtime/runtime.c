@@ -1,0 +1,197 @@
+/* StarPU / StarPU-MPI start-up and shut-down, worker options, per-worker cuBLAS(Lt) handles. */
+#include "runtime/runtime.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "codelets/codelets.h"
+
+static struct {
+    int started;
+    int rank, nranks;
+    int64_t next_tag;
+    char sched[64];
+} rt;
+
+#ifdef TG_USE_CUDA
+#include <starpu_cublas_v2.h>
+static cublasLtHandle_t lt_handles[STARPU_NMAXWORKERS];
+
+static void lt_create(void *arg) {
+    (void)arg;
+    if (cublasLtCreate(&lt_handles[starpu_worker_get_id_check()]) != CUBLAS_STATUS_SUCCESS)
+        STARPU_ABORT_MSG("cublasLtCreate failed on worker %d", starpu_worker_get_id_check());
+}
+
+static void lt_destroy(void *arg) {
+    (void)arg;
+    cublasLtDestroy(lt_handles[starpu_worker_get_id_check()]);
+}
+
+cublasHandle_t tg_cublas_handle(void) { return starpu_cublas_get_local_handle(); }
+cublasLtHandle_t tg_cublaslt_handle(void) { return lt_handles[starpu_worker_get_id_check()]; }
+#endif
+
+#ifdef TG_USE_MPI
+static void mpi_finalize(void) {
+    int done;
+    MPI_Finalized(&done);
+    if (!done) MPI_Finalize();
+}
+#endif
+
+int tg_have_cuda(void) {
+#ifdef TG_USE_CUDA
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+int tg_have_mpi(void) {
+#ifdef TG_USE_MPI
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+tg_runtime_opts tg_runtime_defaults(void) {
+    tg_runtime_opts o = {.sched = NULL, .ncpu = -1, .ngpu = -1};
+    return o;
+}
+
+/* StarPU silently falls back to its default on an unknown policy name; we refuse it instead. */
+static tg_status check_sched(const char *name, tg_error *err) {
+    struct starpu_sched_policy **pol = starpu_sched_get_predefined_policies();
+    char names[1024] = "";
+    for (int i = 0; pol[i]; i++) {
+        if (!strcmp(pol[i]->policy_name, name)) return TG_OK;
+        size_t l = strlen(names);
+        snprintf(names + l, sizeof names - l, "%s%s", l ? ", " : "", pol[i]->policy_name);
+    }
+    return tg_error_set(err, TG_ERR_ARG, "--sched %s: unknown StarPU scheduler (known: %s)", name,
+                        names);
+}
+
+tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err) {
+    tg_runtime_opts o = opts ? *opts : tg_runtime_defaults();
+    if (rt.started) return tg_error_set(err, TG_ERR_RUNTIME, "the runtime is already started");
+    if (o.ncpu < -1) return tg_error_set(err, TG_ERR_ARG, "--ncpu %d: must be ≥ 0", o.ncpu);
+    if (o.ngpu < -1) return tg_error_set(err, TG_ERR_ARG, "--ngpu %d: must be ≥ 0", o.ngpu);
+    if (!tg_have_cuda() && o.ngpu > 0)
+        return tg_error_set(err, TG_ERR_ARG,
+                            "--ngpu %d: this build of tilegwas has no CUDA support (the StarPU it "
+                            "was built with has no CUDA); use --ngpu 0, or rebuild after "
+                            "scripts/setup-deps on a machine with nvcc",
+                            o.ngpu);
+    const char *sched = o.sched ? o.sched : "dmda";
+    tg_status st = check_sched(sched, err);
+    if (st) return st;
+    snprintf(rt.sched, sizeof rt.sched, "%s", sched);
+
+    /* StarPU's own chatter (uncalibrated models, ...) is for developers: STARPU_SILENT=0 shows it. */
+    setenv("STARPU_SILENT", "1", 0);
+    struct starpu_conf conf;
+    starpu_conf_init(&conf);
+    conf.sched_policy_name = rt.sched;
+    conf.ncpus = o.ncpu;
+    conf.ncuda = tg_have_cuda() ? o.ngpu : 0;
+    conf.nopencl = 0;
+    conf.nmic = 0;
+    conf.nmpi_ms = 0;
+#ifdef TG_USE_MPI
+    /* MPI can be initialised once per process, StarPU many times: we own MPI's lifetime. */
+    int mpi_up;
+    MPI_Initialized(&mpi_up);
+    if (!mpi_up) {
+        int provided;
+        MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
+        atexit(mpi_finalize);
+    }
+    int ret = starpu_mpi_init_conf(NULL, NULL, 0, MPI_COMM_WORLD, &conf);
+#else
+    int ret = starpu_init(&conf);
+#endif
+    if (ret == -ENODEV)
+        return tg_error_set(err, TG_ERR_ARG, "no worker to run on (--ncpu %d --ngpu %d)", o.ncpu,
+                            o.ngpu);
+    if (ret) return tg_error_set(err, TG_ERR_RUNTIME, "StarPU failed to start: %s", strerror(-ret));
+#ifdef TG_USE_MPI
+    rt.rank = starpu_mpi_world_rank();
+    rt.nranks = starpu_mpi_world_size();
+#else
+    rt.rank = 0;
+    rt.nranks = 1;
+#endif
+    rt.started = 1;
+    int ngpu = (int)starpu_cuda_worker_get_count();
+    if (o.ngpu > ngpu) {
+        tg_runtime_stop();
+        return tg_error_set(err, TG_ERR_DEVICE, "--ngpu %d: only %d CUDA device%s found", o.ngpu,
+                            ngpu, ngpu == 1 ? "" : "s");
+    }
+#ifdef TG_USE_CUDA
+    if (ngpu > 0) {
+        starpu_cublas_init();
+        starpu_execute_on_each_worker(lt_create, NULL, STARPU_CUDA);
+    }
+#endif
+    tg_codelets_init();
+    return TG_OK;
+}
+
+void tg_runtime_stop(void) {
+    if (!rt.started) return;
+    tg_runtime_wait_all();
+#ifdef TG_USE_CUDA
+    if (starpu_cuda_worker_get_count() > 0) {
+        starpu_execute_on_each_worker(lt_destroy, NULL, STARPU_CUDA);
+        starpu_cublas_shutdown();
+    }
+#endif
+#ifdef TG_USE_MPI
+    starpu_mpi_shutdown();
+#else
+    starpu_shutdown();
+#endif
+    rt.started = 0;
+    rt.next_tag = 0;
+}
+
+void tg_runtime_wait_all(void) {
+#ifdef TG_USE_MPI
+    starpu_mpi_wait_for_all(MPI_COMM_WORLD);
+#else
+    starpu_task_wait_for_all();
+#endif
+}
+
+int64_t tg_runtime_tags(int64_t count) {
+    int64_t t = rt.next_tag;
+    rt.next_tag += count;
+    return t;
+}
+
+int tg_runtime_rank(void) { return rt.rank; }
+int tg_runtime_nranks(void) { return rt.started ? rt.nranks : 1; }
+int tg_runtime_ncpu(void) { return (int)starpu_cpu_worker_get_count(); }
+int tg_runtime_ngpu(void) { return (int)starpu_cuda_worker_get_count(); }
+
+void tg_runtime_describe(char *buf, size_t len) {
+    size_t l = (size_t)snprintf(buf, len, "StarPU %d.%d.%d, scheduler %s, %d rank%s, %d CPU worker%s",
+                                STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION, STARPU_RELEASE_VERSION,
+                                rt.sched, rt.nranks, rt.nranks == 1 ? "" : "s", tg_runtime_ncpu(),
+                                tg_runtime_ncpu() == 1 ? "" : "s");
+    l += (size_t)snprintf(buf + l, l < len ? len - l : 0, ", %d GPU%s", tg_runtime_ngpu(),
+                          tg_runtime_ngpu() == 1 ? "" : "s");
+    /* name each CUDA worker's device */
+    for (unsigned w = 0; w < starpu_worker_get_count() && l < len; w++) {
+        if (starpu_worker_get_type((int)w) != STARPU_CUDA_WORKER) continue;
+        char name[128];
+        starpu_worker_get_name((int)w, name, sizeof name);
+        l += (size_t)snprintf(buf + l, len - l, " [%s]", name);
+    }
+}

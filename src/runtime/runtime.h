@@ -1,0 +1,41 @@
+/* The runtime layer: the only place that knows whether tasks go through StarPU or StarPU-MPI,
+ * and where the per-worker cuBLAS / cuBLASLt handles live. Algorithms and codelets include it. */
+#ifndef TG_RUNTIME_H
+#define TG_RUNTIME_H
+#include <starpu.h>
+
+#include "config.h"
+#include "tilegwas.h"
+
+#ifdef TG_USE_MPI
+#include <starpu_mpi.h>
+/* StarPU-MPI runs a task on the rank owning the data it writes and moves the inputs there. */
+#define TG_INSERT(cl, ...) starpu_mpi_task_insert(MPI_COMM_WORLD, (cl), __VA_ARGS__)
+#else
+#define TG_INSERT(cl, ...) starpu_task_insert((cl), __VA_ARGS__)
+#endif
+
+#ifdef TG_USE_CUDA
+#include <cublasLt.h>
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+/** Handles of the calling CUDA worker, bound to its stream. */
+cublasHandle_t tg_cublas_handle(void);
+cublasLtHandle_t tg_cublaslt_handle(void);
+
+/* CUDA errors inside a codelet cannot be returned to the caller: report file:line and abort. */
+#define TG_CUDA_CHECK(call)                                                                      \
+    do {                                                                                         \
+        cudaError_t e_ = (call);                                                                 \
+        if (e_ != cudaSuccess)                                                                   \
+            STARPU_ABORT_MSG("CUDA error %s at %s:%d: %s", cudaGetErrorName(e_), __FILE__,       \
+                             __LINE__, cudaGetErrorString(e_));                                  \
+    } while (0)
+#endif
+
+/** Allocates @p count consecutive StarPU-MPI data tags (the same on every rank as long as all
+ * ranks create the same objects in the same order). */
+int64_t tg_runtime_tags(int64_t count);
+/** Waits for every submitted task (and MPI transfer). */
+void tg_runtime_wait_all(void);
+#endif

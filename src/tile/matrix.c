@@ -1,0 +1,202 @@
+/* The tiled matrix: creation (one StarPU handle per stored tile, StarPU-allocated on first use),
+ * owner ranks on a 2D block-cyclic grid, dense import/export (tests, outputs) and per-tile
+ * precision conversion by tasks. */
+#include "tile/matrix.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "codelets/codelets.h"
+#include "runtime/runtime.h"
+
+int tg_matrix_has_tile(const tg_matrix *A, int i, int j) {
+    return i >= 0 && j >= 0 && i < A->mt && j < A->nt && (A->shape == TG_GENERAL || i >= j);
+}
+
+void tg_matrix_tile_dims(const tg_matrix *A, int i, int j, int *rows, int *cols) {
+    *rows = (int)(i == A->mt - 1 ? A->m - (int64_t)i * A->mb : A->mb);
+    *cols = (int)(j == A->nt - 1 ? A->n - (int64_t)j * A->nb : A->nb);
+}
+
+int tg_matrix_tile_owner(const tg_matrix *A, int i, int j) { return (i % A->p) * A->q + j % A->q; }
+tg_prec tg_matrix_tile_prec(const tg_matrix *A, int i, int j) { return A->prec[tg_tile_index(A, i, j)]; }
+double tg_matrix_tile_scale(const tg_matrix *A, int i, int j) { return A->scale[tg_tile_index(A, i, j)]; }
+
+void tg_matrix_size(const tg_matrix *A, int64_t *m, int64_t *n, int *mt, int *nt) {
+    if (m) *m = A->m;
+    if (n) *n = A->n;
+    if (mt) *mt = A->mt;
+    if (nt) *nt = A->nt;
+}
+
+static starpu_data_handle_t register_tile(const tg_matrix *A, int i, int j, tg_prec prec) {
+    int rows, cols;
+    tg_matrix_tile_dims(A, i, j, &rows, &cols);
+    starpu_data_handle_t h;
+    /* home node -1: StarPU allocates the tile where it is first used */
+    starpu_matrix_data_register(&h, -1, 0, (uint32_t)rows, (uint32_t)rows, (uint32_t)cols,
+                                tg_prec_size(prec));
+#ifdef TG_USE_MPI
+    starpu_mpi_data_register(h, tg_runtime_tags(1), tg_matrix_tile_owner(A, i, j));
+#endif
+    return h;
+}
+
+/* The squarest p × q = n grid, p ≤ q. */
+static void squarest_grid(int n, int *p, int *q) {
+    int best = 1;
+    for (int d = 1; d * d <= n; d++)
+        if (n % d == 0) best = d;
+    *p = best;
+    *q = n / best;
+}
+
+tg_status tg_matrix_create(tg_matrix **out, int64_t m, int64_t n, int mb, int nb, tg_shape shape,
+                           tg_prec prec, int p, int q, tg_error *err) {
+    *out = NULL;
+    if (m <= 0 || n <= 0)
+        return tg_error_set(err, TG_ERR_ARG, "matrix size %lld × %lld: must be positive",
+                            (long long)m, (long long)n);
+    if (mb <= 0 || nb <= 0)
+        return tg_error_set(err, TG_ERR_ARG, "tile size %d × %d: must be positive", mb, nb);
+    if (shape == TG_SYM_LOWER && (m != n || mb != nb))
+        return tg_error_set(err, TG_ERR_ARG,
+                            "a symmetric matrix must be square with square tiles (%lld × %lld, "
+                            "tiles %d × %d)",
+                            (long long)m, (long long)n, mb, nb);
+    int nranks = tg_runtime_nranks();
+    if (p == 0 && q == 0) squarest_grid(nranks, &p, &q);
+    if (p <= 0 || q <= 0 || p * q != nranks)
+        return tg_error_set(err, TG_ERR_ARG, "process grid %d × %d does not match %d rank%s", p, q,
+                            nranks, nranks == 1 ? "" : "s");
+    int64_t mt = (m + mb - 1) / mb, nt = (n + nb - 1) / nb;
+    if (mt > INT32_MAX / 2 || nt > INT32_MAX / 2 || (double)mt * (double)nt > 1e9)
+        return tg_error_set(err, TG_ERR_ARG, "too many tiles (%lld × %lld): use larger tiles",
+                            (long long)mt, (long long)nt);
+    tg_matrix *A = tg_calloc(1, sizeof *A, err);
+    if (!A) return TG_ERR_NOMEM;
+    *A = (tg_matrix){.m = m, .n = n, .mb = mb, .nb = nb, .mt = (int)mt, .nt = (int)nt,
+                     .shape = shape, .p = p, .q = q};
+    size_t nt2 = (size_t)mt * (size_t)nt;
+    A->prec = tg_malloc(nt2 * sizeof *A->prec, err);
+    A->scale = tg_malloc(nt2 * sizeof *A->scale, err);
+    A->h = tg_calloc(nt2, sizeof *A->h, err);
+    if (!A->prec || !A->scale || !A->h) {
+        tg_matrix_destroy(A);
+        return TG_ERR_NOMEM;
+    }
+    for (int j = 0; j < A->nt; j++)
+        for (int i = 0; i < A->mt; i++) {
+            size_t t = tg_tile_index(A, i, j);
+            A->prec[t] = prec;
+            A->scale[t] = 1;
+            if (tg_matrix_has_tile(A, i, j)) A->h[t] = register_tile(A, i, j, prec);
+        }
+    *out = A;
+    return TG_OK;
+}
+
+void tg_matrix_destroy(tg_matrix *A) {
+    if (!A) return;
+    if (A->h)
+        for (size_t t = 0; t < (size_t)A->mt * A->nt; t++)
+            if (A->h[t]) starpu_data_unregister(A->h[t]);
+    free(A->h);
+    free(A->prec);
+    free(A->scale);
+    free(A);
+}
+
+void tg_matrix_wait(tg_matrix *A) {
+    (void)A;
+    tg_runtime_wait_all();
+}
+
+static int owned(const tg_matrix *A, int i, int j) {
+    return tg_matrix_has_tile(A, i, j) && tg_matrix_tile_owner(A, i, j) == tg_runtime_rank();
+}
+
+tg_status tg_matrix_from_dense(tg_matrix *A, const double *a, int64_t lda, tg_error *err) {
+    if (lda < A->m)
+        return tg_error_set(err, TG_ERR_ARG, "leading dimension %lld < %lld rows", (long long)lda,
+                            (long long)A->m);
+    for (int j = 0; j < A->nt; j++)
+        for (int i = 0; i < A->mt; i++) {
+            if (!owned(A, i, j)) continue;
+            size_t t = tg_tile_index(A, i, j);
+            int rows, cols;
+            tg_matrix_tile_dims(A, i, j, &rows, &cols);
+            starpu_data_acquire(A->h[t], STARPU_W);
+            void *p = (void *)starpu_matrix_get_local_ptr(A->h[t]);
+            size_t ld = starpu_matrix_get_local_ld(A->h[t]);
+            const double *src = a + (int64_t)i * A->mb + (int64_t)j * A->nb * lda;
+            for (int c = 0; c < cols; c++)
+                for (int r = 0; r < rows; r++)
+                    tg_prec_store(A->prec[t], p, r + c * ld, src[r + c * lda] * A->scale[t]);
+            starpu_data_release(A->h[t]);
+        }
+    return TG_OK;
+}
+
+/* Copies tile (i, j), which this rank owns, into buf (rows × cols, column-major, unscaled). */
+static void tile_to_buf(const tg_matrix *A, int i, int j, double *buf, int rows, int cols) {
+    size_t t = tg_tile_index(A, i, j);
+    starpu_data_acquire(A->h[t], STARPU_R);
+    const void *p = (const void *)starpu_matrix_get_local_ptr(A->h[t]);
+    size_t ld = starpu_matrix_get_local_ld(A->h[t]);
+    for (int c = 0; c < cols; c++)
+        for (int r = 0; r < rows; r++)
+            buf[r + (size_t)c * rows] = tg_prec_load(A->prec[t], p, r + c * ld) / A->scale[t];
+    starpu_data_release(A->h[t]);
+}
+
+tg_status tg_matrix_to_dense(const tg_matrix *A, double *a, int64_t lda, tg_error *err) {
+    if (lda < A->m)
+        return tg_error_set(err, TG_ERR_ARG, "leading dimension %lld < %lld rows", (long long)lda,
+                            (long long)A->m);
+    double *buf = tg_malloc((size_t)A->mb * A->nb * sizeof *buf, err);
+    if (!buf) return TG_ERR_NOMEM;
+    for (int j = 0; j < A->nt; j++)
+        for (int i = 0; i < A->mt; i++) {
+            if (!tg_matrix_has_tile(A, i, j)) continue;
+            int rows, cols, owner = tg_matrix_tile_owner(A, i, j);
+            tg_matrix_tile_dims(A, i, j, &rows, &cols);
+            if (owner == tg_runtime_rank()) tile_to_buf(A, i, j, buf, rows, cols);
+#ifdef TG_USE_MPI
+            if (tg_runtime_nranks() > 1)
+                MPI_Bcast(buf, rows * cols, MPI_DOUBLE, owner, MPI_COMM_WORLD);
+#endif
+            double *dst = a + (int64_t)i * A->mb + (int64_t)j * A->nb * lda;
+            for (int c = 0; c < cols; c++)
+                for (int r = 0; r < rows; r++) dst[r + c * lda] = buf[r + (size_t)c * rows];
+        }
+    free(buf);
+    return TG_OK;
+}
+
+tg_status tg_matrix_convert(tg_matrix *A, const tg_prec *map, const double *scale, tg_error *err) {
+    for (size_t t = 0; t < (size_t)A->mt * A->nt; t++) {
+        if (map[t] < 0 || map[t] >= TG_NPREC)
+            return tg_error_set(err, TG_ERR_ARG, "precision map entry %zu: invalid precision %d",
+                                t, (int)map[t]);
+        if (scale && !(scale[t] > 0 && isfinite(scale[t])))
+            return tg_error_set(err, TG_ERR_ARG, "scale of tile %zu: %g is not a positive number",
+                                t, scale[t]);
+    }
+    for (int j = 0; j < A->nt; j++)
+        for (int i = 0; i < A->mt; i++) {
+            size_t t = tg_tile_index(A, i, j);
+            double s = scale ? scale[t] : 1;
+            if (!A->h[t] || (map[t] == A->prec[t] && s == A->scale[t])) continue;
+            starpu_data_handle_t h = register_tile(A, i, j, map[t]);
+            int ret = tg_insert_convert(A->h[t], h, A->prec[t], map[t], s / A->scale[t], 0);
+            if (ret)
+                return tg_error_set(err, TG_ERR_RUNTIME, "cannot submit conversion of tile (%d, %d)",
+                                    i, j);
+            starpu_data_unregister_submit(A->h[t]);
+            A->h[t] = h;
+            A->prec[t] = map[t];
+            A->scale[t] = s;
+        }
+    return TG_OK;
+}

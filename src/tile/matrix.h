@@ -1,0 +1,25 @@
+/* Internal view of the tiled matrix, for algorithms that insert tasks on its tiles. */
+#ifndef TG_MATRIX_H
+#define TG_MATRIX_H
+#include <starpu.h>
+
+#include "tilegwas.h"
+
+struct tg_matrix {
+    int64_t m, n;   /* global size */
+    int mb, nb;     /* tile size (the last tile row/column may be smaller) */
+    int mt, nt;     /* tile counts */
+    tg_shape shape;
+    int p, q;       /* process grid: tile (i, j) lives on rank (i mod p)·q + (j mod q) */
+    tg_prec *prec;  /* mt × nt, column-major */
+    double *scale;  /* mt × nt: a tile holds value·scale */
+    starpu_data_handle_t *h; /* mt × nt; NULL where no tile is stored */
+};
+
+static inline size_t tg_tile_index(const tg_matrix *A, int i, int j) {
+    return (size_t)i + (size_t)j * (size_t)A->mt;
+}
+static inline starpu_data_handle_t tg_tile(const tg_matrix *A, int i, int j) {
+    return A->h[tg_tile_index(A, i, j)];
+}
+#endif

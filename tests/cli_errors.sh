@@ -1,0 +1,62 @@
+# Bad input through the command line: each case must end with exactly one clear error line on
+# stderr naming what is wrong, and a non-zero exit — never a crash, a sanitizer report or a hang.
+set -u
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+n=0
+fail=0
+
+# expect_error DESCRIPTION SUBSTRING COMMAND...
+expect_error() {
+    desc=$1 want=$2
+    shift 2
+    n=$((n + 1))
+    timeout 120 "$@" >out.txt 2>err.txt
+    rc=$?
+    lines=$(grep -c . err.txt)
+    if [ $rc -ne 0 ] && [ $rc -lt 124 ] && [ "$lines" -eq 1 ] && grep -q "error: " err.txt &&
+        grep -qF -- "$want" err.txt && ! grep -qE "Sanitizer|runtime error" err.txt; then
+        echo "ok $n - $desc: $(cat err.txt)"
+    else
+        echo "not ok $n - $desc (exit $rc, $lines stderr lines, wanted '$want')"
+        sed 's/^/# /' err.txt | head -20
+        fail=1
+    fi
+}
+
+"$TG_BIN" simulate --out good --n-samples 41 --n-snps 30 --seed 7 >/dev/null 2>&1 ||
+    { echo "Bail out! tilegwas simulate failed"; exit 1; }
+
+expect_error "unknown command" "unknown command" "$TG_BIN" frobnicate
+expect_error "unknown option" "--bogus" "$TG_BIN" info --bfile good --bogus
+expect_error "missing .bed" "nothere.bed" "$TG_BIN" info --bfile nothere
+cp good.bed nobim.bed; cp good.fam nobim.fam
+expect_error "missing .bim" "nobim.bim" "$TG_BIN" info --bfile nobim
+cp good.bed nofam.bed; cp good.bim nofam.bim
+expect_error "missing .fam" "nofam.fam" "$TG_BIN" info --bfile nofam
+cp good.bim magic.bim; cp good.fam magic.fam
+{ printf 'XYZ'; tail -c +4 good.bed; } >magic.bed
+expect_error "wrong magic bytes" "magic.bed" "$TG_BIN" info --bfile magic
+cp good.bim short.bim; cp good.fam short.fam
+head -c 100 good.bed >short.bed
+expect_error ".bed size not matching .fam × .bim" "short.bed" "$TG_BIN" info --bfile short
+cp good.bed dup.bed; cp good.bim dup.bim
+{ head -n -1 good.fam; head -n 1 good.fam; } >dup.fam
+expect_error "duplicate sample IDs" "duplicate" "$TG_BIN" info --bfile dup
+printf 'FID IID P\nF0 I0 1.5\nNOPE NOPE 2\n' >unknown.pheno
+expect_error "phenotype with unknown ID" "unknown.pheno" "$TG_BIN" info --bfile good --pheno unknown.pheno
+printf 'FID IID P\nF0 I0 abc\n' >nonnum.pheno
+expect_error "non-numeric phenotype" "line 2" "$TG_BIN" info --bfile good --pheno nonnum.pheno
+expect_error "unwritable --out folder" "no/such/dir" "$TG_BIN" simulate --out no/such/dir/x --n-samples 10 --n-snps 10
+expect_error "negative size" "--n-samples" "$TG_BIN" simulate --out neg --n-samples -5 --n-snps 10
+expect_error "non-numeric size" "--n-snps" "$TG_BIN" simulate --out neg --n-samples 5 --n-snps ten
+if [ "$("$TG_BIN" info | awk '$1=="cuda"{print $2}')" = no ]; then
+    expect_error "--ngpu 2 on a CPU-only build" "no CUDA" "$TG_BIN" info --ngpu 2
+else
+    expect_error "--ngpu beyond the GPUs present" "--ngpu" "$TG_BIN" info --ngpu 99
+fi
+expect_error "negative --ncpu" "--ncpu" "$TG_BIN" info --ncpu -1
+expect_error "unknown scheduler" "unknown StarPU scheduler" "$TG_BIN" info --sched nope
+echo "1..$n"
+exit $fail
