@@ -1,5 +1,5 @@
 /* Codelet declarations. Each kernel family is a pair <family>.c (CPU function, codelet table,
- * tg_insert_<kernel>) and <family>.cu (CUDA function). Per-precision kernels are tables of
+ * tg_insert_<kernel>) and <family>_cuda.cu (CUDA function). Per-precision kernels are tables of
  * codelets indexed by tg_prec sharing one CPU and one CUDA function that dispatch on the
  * precisions carried in the task's argument; each table entry has its own perfmodel, named
  * tg_<kernel>_<prec...>, because each precision has its own speed. */

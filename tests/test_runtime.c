@@ -3,6 +3,7 @@
  * results equal the scalar CPU reference bit for bit (NaN: any NaN). On the GPU machine this is
  * the CUDA-vs-CPU check of the conversion codelets. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/rng.h"
@@ -119,6 +120,7 @@ int main(void) {
         kinds_seen[t == STARPU_CUDA_WORKER] = 1;
     }
     ok(kinds_seen[0] && (ngpu == 0 || kinds_seen[1]), "every worker kind present ran the codelet");
+    if (getenv("TG_REQUIRE_GPU")) ok(kinds_seen[1], "a CUDA worker ran (TG_REQUIRE_GPU is set)");
     tg_runtime_stop();
 
     /* more GPUs than exist (or any GPU in a CPU-only build) */

@@ -36,12 +36,10 @@ static tg_status info_pheno(const char *path, const tg_bed *bed, tg_error *err) 
         }
         double mean = n ? s / n : NAN, sd = n > 1 ? sqrt((s2 - s * mean) / (n - 1)) : NAN;
         if (n && n1 + n2 == n)
-            printf("pheno_%s	cases %lld	controls %lld	missing %lld
-", ph.names[c],
+            printf("pheno_%s\tcases %lld\tcontrols %lld\tmissing %lld\n", ph.names[c],
                    (long long)n2, (long long)n1, (long long)(ph.n_samples - n));
         else
-            printf("pheno_%s	n %lld	mean %.6g	sd %.6g	missing %lld
-", ph.names[c],
+            printf("pheno_%s\tn %lld\tmean %.6g\tsd %.6g\tmissing %lld\n", ph.names[c],
                    (long long)n, mean, sd, (long long)(ph.n_samples - n));
     }
     tg_pheno_free(&ph);

@@ -16,21 +16,7 @@
 #endif
 
 #ifdef TG_USE_CUDA
-#include <cublasLt.h>
-#include <cublas_v2.h>
-#include <cuda_runtime.h>
-/** Handles of the calling CUDA worker, bound to its stream. */
-cublasHandle_t tg_cublas_handle(void);
-cublasLtHandle_t tg_cublaslt_handle(void);
-
-/* CUDA errors inside a codelet cannot be returned to the caller: report file:line and abort. */
-#define TG_CUDA_CHECK(call)                                                                      \
-    do {                                                                                         \
-        cudaError_t e_ = (call);                                                                 \
-        if (e_ != cudaSuccess)                                                                   \
-            STARPU_ABORT_MSG("CUDA error %s at %s:%d: %s", cudaGetErrorName(e_), __FILE__,       \
-                             __LINE__, cudaGetErrorString(e_));                                  \
-    } while (0)
+#include "runtime/cuda.h"
 #endif
 
 /** Allocates @p count consecutive StarPU-MPI data tags (the same on every rank as long as all

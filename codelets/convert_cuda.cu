@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "codelets/codelets.h"
-#include "runtime/runtime.h"
+#include "runtime/cuda.h"
 
 __device__ static double load(tg_prec p, const void *a, size_t i) {
     switch (p) {

@@ -1,0 +1,27 @@
+/* What CUDA codelets need from the runtime: the calling worker's cuBLAS / cuBLASLt handles (bound
+ * to its stream) and error checking. Kept apart from runtime.h so nvcc never sees MPI headers. */
+#ifndef TG_RUNTIME_CUDA_H
+#define TG_RUNTIME_CUDA_H
+#include <cublasLt.h>
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <starpu.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+cublasHandle_t tg_cublas_handle(void);
+cublasLtHandle_t tg_cublaslt_handle(void);
+#ifdef __cplusplus
+}
+#endif
+
+/* CUDA errors inside a codelet cannot be returned to the caller: report file:line and abort. */
+#define TG_CUDA_CHECK(call)                                                                      \
+    do {                                                                                         \
+        cudaError_t e_ = (call);                                                                 \
+        if (e_ != cudaSuccess)                                                                   \
+            STARPU_ABORT_MSG("CUDA error %s at %s:%d: %s", cudaGetErrorName(e_), __FILE__,       \
+                             __LINE__, cudaGetErrorString(e_));                                  \
+    } while (0)
+#endif
