@@ -57,26 +57,31 @@ typedef enum {
     TG_NPREC
 } tg_prec;
 
-/** Bytes per element. */
+/** Bytes per element (0 for a value outside the enum). */
 size_t tg_prec_size(tg_prec p);
-/** Lower-case name ("fp64", "fp32", "fp16", "fp8", "int8", "int32"). */
+/** Lower-case name ("fp64", "fp32", "fp16", "fp8", "int8", "int32"; "invalid" outside the enum). */
 const char *tg_prec_name(tg_prec p);
-/** Parses a name as printed by tg_prec_name(); returns TG_ERR_ARG for an unknown one. */
+/** Parses a name as printed by tg_prec_name(), in any case, or the aliases "fp8_e4m3" and
+ * "e4m3" for fp8; returns TG_ERR_ARG for an unknown one, with a message listing the valid names. */
 tg_status tg_prec_parse(const char *name, tg_prec *p, tg_error *err);
-/** Unit roundoff u = 2^-(t) of a floating-point precision (0 for integer ones). */
+/** Unit roundoff u = 2^-t of a floating-point precision with t significand bits: 2^-53, 2^-24,
+ * 2^-11, 2^-4 (0 for integer ones, NaN outside the enum). */
 double tg_prec_unit_roundoff(tg_prec p);
 
-/** Scalar conversions, the CPU reference. Rounding to nearest, ties to even. FP8 E4M3
- * saturates like the OCP spec's saturating mode: finite values and infinities beyond the
- * largest finite value map to ±448; NaN maps to NaN (0x7f / 0xff). */
+/** Scalar conversions, the CPU reference. One rounding directly from the double, to nearest,
+ * ties to even, subnormals included. FP16: |x| ≥ 65520 gives ±inf; NaN gives the quiet NaN
+ * 0x7e00 with the sign of x (payload dropped). FP8 E4M3 saturates like the OCP spec's
+ * saturating mode: finite values and infinities beyond the largest finite value map to ±448;
+ * NaN maps to NaN (0x7f / 0xff by its sign bit). The *_to_double functions are exact. */
 uint16_t tg_fp16_from_double(double x);
 double tg_fp16_to_double(uint16_t h);
 uint8_t tg_fp8_from_double(double x);
 double tg_fp8_to_double(uint8_t b);
 /** Reads element @p i of an array of precision @p p as a double (exact for every precision). */
 double tg_prec_load(tg_prec p, const void *a, size_t i);
-/** Stores @p x rounded to precision @p p into element @p i (integers: round to nearest even,
- * saturating). */
+/** Stores @p x rounded to precision @p p into element @p i (fp64 double, fp32 float, fp16
+ * uint16_t bits, fp8 uint8_t bits, int8 int8_t, int32 int32_t). Integers: round to nearest
+ * even, saturating to the type's range; NaN stores 0. */
 void tg_prec_store(tg_prec p, void *a, size_t i, double x);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -215,7 +220,8 @@ tg_status tg_matrix_from_dense(tg_matrix *A, const double *a, int64_t lda, tg_er
  * of a symmetric-lower matrix) are left untouched. */
 tg_status tg_matrix_to_dense(const tg_matrix *A, double *a, int64_t lda, tg_error *err);
 /** Converts every stored tile to the precision given by map[i + j·mt] (a per-tile precision
- * map; scale[i + j·mt] or NULL for 1) as StarPU tasks on any worker. */
+ * map) and the scale scale[i + j·mt] (a positive power of two, so scaling is exact; NULL for
+ * 1) as StarPU tasks on any worker. */
 tg_status tg_matrix_convert(tg_matrix *A, const tg_prec *map, const double *scale, tg_error *err);
 /** Waits for every task on the matrix. */
 void tg_matrix_wait(tg_matrix *A);
