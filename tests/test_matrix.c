@@ -48,7 +48,7 @@ int main(void) {
     double *scale = malloc((size_t)(mt * nt) * sizeof *scale);
     for (int t = 0; t < mt * nt; t++) {
         map[t] = cycle[t % 4];
-        scale[t] = t % 3 == 0 ? 1.0 : t % 3 == 1 ? 64.0 : 3.0;
+        scale[t] = t % 3 == 0 ? 1.0 : t % 3 == 1 ? 64.0 : 0x1p-3;
     }
     ok(tg_matrix_convert(A, map, scale, &err) == TG_OK, "convert to a mixed map");
     tg_matrix_to_dense(A, b, m, &err);
@@ -58,8 +58,7 @@ int main(void) {
             tg_prec p = tg_matrix_tile_prec(A, i, j);
             double u = tg_prec_unit_roundoff(p), s = tg_matrix_tile_scale(A, i, j);
             tg_matrix_tile_dims(A, i, j, &rows, &cols);
-            /* scaling by a non-power of two adds one double rounding on each side */
-            double bound = u + 4 * 0x1p-53;
+            double bound = u; /* power-of-two scales are exact */
             for (int c = 0; c < cols; c++)
                 for (int rr = 0; rr < rows; rr++) {
                     int64_t k = (int64_t)i * 8 + rr + ((int64_t)j * 16 + c) * m;
@@ -128,6 +127,8 @@ int main(void) {
     double zero[4] = {1, 0, 1, 1};
     tg_prec good[4] = {TG_FP64, TG_FP16, TG_FP64, TG_FP64};
     ok(tg_matrix_convert(A, good, zero, &err) == TG_ERR_ARG, "zero scale refused: %s", err.msg);
+    double three[4] = {1, 3, 1, 1};
+    ok(tg_matrix_convert(A, good, three, &err) == TG_ERR_ARG, "scale 3 (not a power of two) refused");
     tg_matrix_destroy(A);
 
     free(a), free(b), free(c2), free(s), free(t2), free(map), free(scale);

@@ -10,6 +10,7 @@
 
 static struct {
     int started;
+    int mpi; /* StarPU-MPI started (more than one rank) */
     int rank, nranks;
     int64_t next_tag;
     char sched[64];
@@ -111,21 +112,19 @@ tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err) {
         MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
         atexit(mpi_finalize);
     }
-    int ret = starpu_mpi_init_conf(NULL, NULL, 0, MPI_COMM_WORLD, &conf);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rt.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &rt.nranks);
+    rt.mpi = rt.nranks > 1;
+    int ret = rt.mpi ? starpu_mpi_init_conf(NULL, NULL, 0, MPI_COMM_WORLD, &conf) : starpu_init(&conf);
 #else
+    rt.rank = 0;
+    rt.nranks = 1;
     int ret = starpu_init(&conf);
 #endif
     if (ret == -ENODEV)
         return tg_error_set(err, TG_ERR_ARG, "no worker to run on (--ncpu %d --ngpu %d)", o.ncpu,
                             o.ngpu);
     if (ret) return tg_error_set(err, TG_ERR_RUNTIME, "StarPU failed to start: %s", strerror(-ret));
-#ifdef TG_USE_MPI
-    rt.rank = starpu_mpi_world_rank();
-    rt.nranks = starpu_mpi_world_size();
-#else
-    rt.rank = 0;
-    rt.nranks = 1;
-#endif
     rt.started = 1;
     int ngpu = (int)starpu_cuda_worker_get_count();
     if (o.ngpu > ngpu) {
@@ -153,21 +152,25 @@ void tg_runtime_stop(void) {
     }
 #endif
 #ifdef TG_USE_MPI
-    starpu_mpi_shutdown();
-#else
-    starpu_shutdown();
+    if (rt.mpi) starpu_mpi_shutdown();
+    else
 #endif
+        starpu_shutdown();
     rt.started = 0;
     rt.next_tag = 0;
 }
 
 void tg_runtime_wait_all(void) {
 #ifdef TG_USE_MPI
-    starpu_mpi_wait_for_all(MPI_COMM_WORLD);
-#else
-    starpu_task_wait_for_all();
+    if (rt.mpi) {
+        starpu_mpi_wait_for_all(MPI_COMM_WORLD);
+        return;
+    }
 #endif
+    starpu_task_wait_for_all();
 }
+
+int tg_runtime_mpi(void) { return rt.mpi; }
 
 int64_t tg_runtime_tags(int64_t count) {
     int64_t t = rt.next_tag;

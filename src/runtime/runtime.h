@@ -7,10 +7,17 @@
 #include "config.h"
 #include "tilegwas.h"
 
+/** Whether StarPU-MPI is running: built with MPI and started with more than one rank. A single
+ * rank runs plain StarPU, exactly as a build without MPI (and keeps the core StarPU-MPI would
+ * reserve for its progression thread). */
+int tg_runtime_mpi(void);
+
 #ifdef TG_USE_MPI
 #include <starpu_mpi.h>
 /* StarPU-MPI runs a task on the rank owning the data it writes and moves the inputs there. */
-#define TG_INSERT(cl, ...) starpu_mpi_task_insert(MPI_COMM_WORLD, (cl), __VA_ARGS__)
+#define TG_INSERT(cl, ...)                                                                       \
+    (tg_runtime_mpi() ? starpu_mpi_task_insert(MPI_COMM_WORLD, (cl), __VA_ARGS__)                \
+                      : starpu_task_insert((cl), __VA_ARGS__))
 #else
 #define TG_INSERT(cl, ...) starpu_task_insert((cl), __VA_ARGS__)
 #endif

@@ -37,7 +37,7 @@ static starpu_data_handle_t register_tile(const tg_matrix *A, int i, int j, tg_p
     starpu_matrix_data_register(&h, -1, 0, (uint32_t)rows, (uint32_t)rows, (uint32_t)cols,
                                 tg_prec_size(prec));
 #ifdef TG_USE_MPI
-    starpu_mpi_data_register(h, tg_runtime_tags(1), tg_matrix_tile_owner(A, i, j));
+    if (tg_runtime_mpi()) starpu_mpi_data_register(h, tg_runtime_tags(1), tg_matrix_tile_owner(A, i, j));
 #endif
     return h;
 }
@@ -163,7 +163,7 @@ tg_status tg_matrix_to_dense(const tg_matrix *A, double *a, int64_t lda, tg_erro
             tg_matrix_tile_dims(A, i, j, &rows, &cols);
             if (owner == tg_runtime_rank()) tile_to_buf(A, i, j, buf, rows, cols);
 #ifdef TG_USE_MPI
-            if (tg_runtime_nranks() > 1)
+            if (tg_runtime_mpi())
                 MPI_Bcast(buf, rows * cols, MPI_DOUBLE, owner, MPI_COMM_WORLD);
 #endif
             double *dst = a + (int64_t)i * A->mb + (int64_t)j * A->nb * lda;
@@ -179,9 +179,12 @@ tg_status tg_matrix_convert(tg_matrix *A, const tg_prec *map, const double *scal
         if (map[t] < 0 || map[t] >= TG_NPREC)
             return tg_error_set(err, TG_ERR_ARG, "precision map entry %zu: invalid precision %d",
                                 t, (int)map[t]);
-        if (scale && !(scale[t] > 0 && isfinite(scale[t])))
-            return tg_error_set(err, TG_ERR_ARG, "scale of tile %zu: %g is not a positive number",
-                                t, scale[t]);
+        int e;
+        /* powers of two only: scaling is then exact and adds no rounding to the tile's own */
+        if (scale && !(scale[t] > 0 && isfinite(scale[t]) && frexp(scale[t], &e) == 0.5))
+            return tg_error_set(err, TG_ERR_ARG,
+                                "scale of tile %zu: %g is not a positive power of two", t,
+                                scale[t]);
     }
     for (int j = 0; j < A->nt; j++)
         for (int i = 0; i < A->mt; i++) {
