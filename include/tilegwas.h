@@ -93,7 +93,9 @@ void tg_prec_store(tg_prec p, void *a, size_t i, double x);
 typedef struct {
     char *fid, *iid, *father, *mother;
     int sex;      /**< 1 male, 2 female, 0 unknown */
-    double pheno; /**< column 6 as read; NAN when missing (-9, 0 for case/control, NA) */
+    double pheno; /**< column 6 as read; NAN when missing: -9 (any value equal to it), NA or
+                   * NaN (any case), and 0 when the column is case/control, i.e. when every
+                   * non-missing value is 0, 1 or 2 (PLINK's rule; 1 = control, 2 = case) */
 } tg_sample;
 
 /** One line of a .bim file. */
@@ -117,12 +119,19 @@ typedef struct {
 } tg_bed;
 
 /** Opens PREFIX.bed/.bim/.fam. Checks the magic bytes (0x6c 0x1b 0x01, SNP-major), that the
- * .bed size is 3 + n_snps·ceil(n_samples/4), and that sample IDs (FID+IID) are unique. */
+ * .bed size is 3 + n_snps·ceil(n_samples/4), and that sample IDs (FID+IID) are unique.
+ * .fam/.bim: 6 whitespace-separated columns, CRLF accepted, blank lines skipped (line numbers
+ * in messages are those of the file); a .fam sex other than 1 or 2 reads as 0. The .bed is
+ * opened first, so a wrong prefix names PREFIX.bed. On failure @p bed is zeroed. The strings
+ * of samples[] and snps[] belong to those arrays (one allocation each): never free them one by
+ * one; tg_bed_close() frees everything. */
 tg_status tg_bed_open(const char *prefix, tg_bed *bed, tg_error *err);
 void tg_bed_close(tg_bed *bed);
 
 /** Decodes samples [i0, i0+ni) × SNPs [j0, j0+nj) into column-major @p out (sample i of SNP j
- * at out[(i-i0) + (j-j0)·ld]): the count of A1 alleles 0/1/2, TG_GENO_MISSING when missing. */
+ * at out[(i-i0) + (j-j0)·ld]): the count of A1 alleles 0/1/2, TG_GENO_MISSING when missing.
+ * Any range is allowed (i0 need not be a multiple of 4); rows ni..ld-1 of @p out are not
+ * touched. Thread-safe (reads the mapping only). */
 void tg_bed_decode(const tg_bed *bed, int64_t i0, int64_t ni, int64_t j0, int64_t nj, int8_t *out,
                    int64_t ld);
 
@@ -133,11 +142,14 @@ typedef struct {
     int64_t n_obs;  /**< non-missing calls */
 } tg_snp_stats;
 
-/** Fills stats[j] for every SNP. */
+/** Fills stats[j] for every SNP (missing = missing calls / n_samples). */
 void tg_bed_stats(const tg_bed *bed, tg_snp_stats *stats);
 
 /** Writes PREFIX.bed/.bim/.fam from column-major genotypes (A1 counts 0/1/2 or
- * TG_GENO_MISSING; sample i of SNP j at geno[i + j·ld]). */
+ * TG_GENO_MISSING; sample i of SNP j at geno[i + j·ld]). The .bim and .fam are tab-separated,
+ * numbers in the fewest digits that read back exactly, a NAN phenotype as -9. Every string
+ * field must be non-empty without whitespace and every genotype in {-1, 0, 1, 2}
+ * (TG_ERR_ARG otherwise); a file left half-written by an error is removed. */
 tg_status tg_bed_write(const char *prefix, const tg_sample *samples, int64_t n_samples,
                        const tg_snp *snps, int64_t n_snps, const int8_t *geno, int64_t ld,
                        tg_error *err);
@@ -155,11 +167,18 @@ typedef struct {
 /** Reads a phenotype/covariate file: whitespace-separated, optional header line starting with
  * FID IID (or #FID IID), missing as -9 or NA. Rows are matched to @p samples by FID+IID; an ID
  * not in the sample list, a duplicate ID, a non-numeric value or a short line is an error naming
- * the file and line. Samples absent from the file get NAN. */
+ * the file and line. Samples absent from the file get NAN.
+ * Details: without a header the columns are PHENO1..PHENOk; every line has the first line's
+ * number of fields; missing codes are -9 (any value equal to -9, e.g. -9.0), NA and NaN in any
+ * case; infinities are refused; CRLF accepted, blank lines skipped; an empty file, or a header
+ * without data lines, is an error. Matching is O(n) (a hash map of FID+IID). On failure @p ph
+ * is zeroed. */
 tg_status tg_pheno_read(const char *path, const tg_sample *samples, int64_t n_samples,
                         tg_pheno *ph, tg_error *err);
 void tg_pheno_free(tg_pheno *ph);
-/** Writes a phenotype file with a header "FID IID name...", NA for missing values. */
+/** Writes a phenotype file with a header "FID IID name...", NA for missing values (tab-separated,
+ * one line per sample in @p samples order, values in the fewest digits that read back
+ * exactly). Column names must be non-empty without whitespace. */
 tg_status tg_pheno_write(const char *path, const tg_sample *samples, const tg_pheno *ph,
                          tg_error *err);
 

@@ -1,0 +1,423 @@
+/* PLINK 1 binary filesets: parsing .fam and .bim, the memory-mapped SNP-major .bed, genotype
+ * decoding and per-SNP statistics by byte lookup tables, and writing a fileset.
+ *
+ * Memory: the strings of the .fam (.bim) live in the same allocation as bed->samples
+ * (bed->snps): the file is read whole into a block that starts with the entry array, and the
+ * fields are cut in place, so a fileset of millions of lines costs two allocations, not one per
+ * string; tg_bed_close() frees the two arrays and nothing else. */
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/idmap.h"
+#include "tilegwas.h"
+
+/* The .bed bit invariant. After the magic bytes 6c 1b 01, SNP j takes bps = ceil(n/4) bytes,
+ * and sample i of SNP j is the 2-bit code
+ *     c = (geno[j·bps + i/4] >> 2·(i mod 4)) & 3      (sample 0 in the two lowest bits),
+ * c = 00: homozygous A1 → 2 A1 alleles;  01: missing;  10: heterozygous → 1;
+ *     11: homozygous A2 → 0.  (For non-missing codes the A1 count is 2 − popcount(c).)
+ * The 4·bps − n padding codes of a SNP's last byte are unspecified (PLINK writes 00, which
+ * would read as homozygous A1): decoding never reads them, and the statistics force them to
+ * 11, which adds no A1 allele and no missing call. */
+/* clang-format off */
+#define CODE_VALUE(c) ((c) == 0 ? 2 : (c) == 1 ? -1 : (c) == 2 ? 1 : 0)
+#define CODE_A1(c) ((c) == 1 ? 0 : CODE_VALUE(c))
+#define CODE_MISS(c) ((c) == 1)
+#define SAMPLE(b, k) ((b) >> (2 * (k)) & 3) /* code of the k-th sample of byte b */
+#define SUM4(F, b) (F(SAMPLE(b, 0)) + F(SAMPLE(b, 1)) + F(SAMPLE(b, 2)) + F(SAMPLE(b, 3)))
+#define DEC_ENTRY(b) {CODE_VALUE(SAMPLE(b, 0)), CODE_VALUE(SAMPLE(b, 1)), \
+                      CODE_VALUE(SAMPLE(b, 2)), CODE_VALUE(SAMPLE(b, 3))}
+#define A1_ENTRY(b) SUM4(CODE_A1, b)
+#define MISS_ENTRY(b) SUM4(CODE_MISS, b)
+
+/* T256(E) expands E(b) for b = 0..255, so the byte tables are compile-time constants. */
+#define T4(E, b) E(b), E((b) + 1), E((b) + 2), E((b) + 3)
+#define T16(E, b) T4(E, b), T4(E, (b) + 4), T4(E, (b) + 8), T4(E, (b) + 12)
+#define T64(E, b) T16(E, b), T16(E, (b) + 16), T16(E, (b) + 32), T16(E, (b) + 48)
+#define T256(E) T64(E, 0), T64(E, 64), T64(E, 128), T64(E, 192)
+/* clang-format on */
+
+/* byte → the 4 decoded values of its samples, in sample order */
+static const int8_t dec_table[256][4] = {T256(DEC_ENTRY)};
+/* byte → A1 alleles / missing calls among its 4 samples */
+static const uint8_t a1_table[256] = {T256(A1_ENTRY)};
+static const uint8_t miss_table[256] = {T256(MISS_ENTRY)};
+/* A1 count + 1 (−1 = missing, 0, 1, 2) → code */
+static const uint8_t enc_table[4] = {1, 3, 2, 0};
+
+static const uint8_t bed_magic[3] = {0x6c, 0x1b, 0x01};
+
+static char *path_of(const char *prefix, const char *ext, tg_error *err) {
+    size_t len = strlen(prefix) + strlen(ext) + 1;
+    char *p = tg_malloc(len, err);
+    if (p) snprintf(p, len, "%s%s", prefix, ext);
+    return p;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Reading */
+
+/* Reads @p path and makes room for @p n entries of @p size bytes in front of its text;
+ * *n receives the number of non-blank lines (an empty file is an error saying what a line
+ * should hold). */
+static tg_status read_table(tg_text *t, const char *path, size_t size, int64_t *n, const char *what,
+                            tg_error *err) {
+    tg_status st = tg_text_read(t, path, err);
+    if (st) return st;
+    *n = tg_text_count_lines(t);
+    if (*n == 0) return tg_error_set(err, TG_ERR_FORMAT, "%s is empty: expected %s", path, what);
+    return tg_text_reserve_front(t, (size_t)*n * size, err);
+}
+
+/* .fam: FID IID father mother sex phenotype. Sex other than 1 or 2 is unknown (0), as in PLINK.
+ * Phenotype: -9, NA and NaN are missing; if every other value is 0, 1 or 2 the column is
+ * case/control (1 = control, 2 = case) and 0 is missing too (PLINK's rule), else quantitative. */
+static tg_status read_fam(const char *path, tg_bed *b, tg_error *err) {
+    tg_text t;
+    tg_idmap map = {0};
+    int64_t n = 0, *line_of = NULL;
+    tg_status st = read_table(&t, path, sizeof(tg_sample), &n,
+                              "one line per sample: FID IID father mother sex phenotype", err);
+    if (st) goto cleanup;
+    tg_sample *s = (tg_sample *)(void *)t.base;
+    line_of = tg_malloc((size_t)n * sizeof *line_of, err);
+    if (!line_of || (st = tg_idmap_init(&map, s, n, err))) {
+        st = TG_ERR_NOMEM;
+        goto cleanup;
+    }
+    int case_control = 1;
+    char *line, *f[6];
+    for (int64_t i = 0; (line = tg_text_next_line(&t)); i++) {
+        int k = tg_text_split(line, f, 6);
+        if (k != 6) {
+            st = tg_error_set(err, TG_ERR_FORMAT,
+                              "%s line %lld: expected 6 columns (FID IID father mother sex "
+                              "phenotype), found %d",
+                              path, (long long)t.line_no, k);
+            goto cleanup;
+        }
+        s[i] = (tg_sample){.fid = f[0], .iid = f[1], .father = f[2], .mother = f[3]};
+        s[i].sex = strcmp(f[4], "1") == 0 ? 1 : strcmp(f[4], "2") == 0 ? 2 : 0;
+        if (!tg_text_parse_value(f[5], &s[i].pheno)) {
+            st = tg_error_set(err, TG_ERR_FORMAT,
+                              "%s line %lld: phenotype '%.64s' (column 6) is not a number or a "
+                              "missing code (-9, NA)",
+                              path, (long long)t.line_no, f[5]);
+            goto cleanup;
+        }
+        double p = s[i].pheno;
+        if (!isnan(p) && p != 0 && p != 1 && p != 2) case_control = 0;
+        line_of[i] = t.line_no;
+        int64_t d = tg_idmap_insert(&map, i);
+        if (d >= 0) {
+            st = tg_error_set(err, TG_ERR_FORMAT,
+                              "%s line %lld: duplicate sample ID '%.64s %.64s' (FID IID), first "
+                              "on line %lld",
+                              path, (long long)t.line_no, f[0], f[1], (long long)line_of[d]);
+            goto cleanup;
+        }
+    }
+    if (case_control)
+        for (int64_t i = 0; i < n; i++)
+            if (s[i].pheno == 0) s[i].pheno = NAN;
+    b->samples = s;
+    b->n_samples = n;
+    t.base = NULL; /* the block now belongs to b->samples */
+cleanup:
+    tg_text_free(&t);
+    tg_idmap_free(&map);
+    free(line_of);
+    return st;
+}
+
+/* .bim: chromosome, SNP ID, position in cM, base-pair position, A1, A2. */
+static tg_status read_bim(const char *path, tg_bed *b, tg_error *err) {
+    tg_text t;
+    int64_t n = 0;
+    tg_status st = read_table(&t, path, sizeof(tg_snp), &n,
+                              "one line per SNP: chromosome SNP-ID cM position A1 A2", err);
+    if (st) goto cleanup;
+    tg_snp *s = (tg_snp *)(void *)t.base;
+    char *line, *f[6];
+    for (int64_t j = 0; (line = tg_text_next_line(&t)); j++) {
+        int k = tg_text_split(line, f, 6);
+        if (k != 6) {
+            st = tg_error_set(err, TG_ERR_FORMAT,
+                              "%s line %lld: expected 6 columns (chromosome SNP-ID cM position "
+                              "A1 A2), found %d",
+                              path, (long long)t.line_no, k);
+            goto cleanup;
+        }
+        s[j] = (tg_snp){.chrom = f[0], .id = f[1], .a1 = f[4], .a2 = f[5]};
+        if (!tg_text_parse_double(f[2], &s[j].cm)) {
+            st = tg_error_set(err, TG_ERR_FORMAT,
+                              "%s line %lld: genetic distance '%.64s' (column 3) is not a number",
+                              path, (long long)t.line_no, f[2]);
+            goto cleanup;
+        }
+        if (!tg_text_parse_int64(f[3], &s[j].pos)) {
+            st = tg_error_set(err, TG_ERR_FORMAT,
+                              "%s line %lld: position '%.64s' (column 4) is not an integer", path,
+                              (long long)t.line_no, f[3]);
+            goto cleanup;
+        }
+    }
+    b->snps = s;
+    b->n_snps = n;
+    t.base = NULL; /* the block now belongs to b->snps */
+cleanup:
+    tg_text_free(&t);
+    return st;
+}
+
+/* Opens the .bed and checks its magic bytes; *fd and *size are set even on failure. */
+static tg_status open_bed(const char *path, int *fd, long long *size, tg_error *err) {
+    struct stat sb;
+    uint8_t m[3];
+    if ((*fd = open(path, O_RDONLY)) < 0 || fstat(*fd, &sb) != 0)
+        return tg_error_set(err, TG_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    if (!S_ISREG(sb.st_mode))
+        return tg_error_set(err, TG_ERR_IO, "cannot open %s: not a regular file", path);
+    *size = (long long)sb.st_size;
+    if (*size < 3)
+        return tg_error_set(err, TG_ERR_FORMAT,
+                            "%s: %lld bytes, too short for the magic bytes 6c 1b 01 of a .bed",
+                            path, *size);
+    if (pread(*fd, m, 3, 0) != 3)
+        return tg_error_set(err, TG_ERR_IO, "cannot read %s: %s", path, strerror(errno));
+    if (m[0] == 0x6c && m[1] == 0x1b && m[2] == 0x00)
+        return tg_error_set(err, TG_ERR_FORMAT,
+                            "%s is an old sample-major .bed (magic bytes 6c 1b 00), which "
+                            "tilegwas does not read: convert it to SNP-major with plink --bfile "
+                            "PREFIX --make-bed --out NEWPREFIX",
+                            path);
+    if (memcmp(m, bed_magic, 3) != 0)
+        return tg_error_set(err, TG_ERR_FORMAT,
+                            "%s: magic bytes %02x %02x %02x, expected 6c 1b 01 (a PLINK 1 "
+                            "SNP-major .bed)",
+                            path, m[0], m[1], m[2]);
+    return TG_OK;
+}
+
+/* Maps the .bed after checking its size against the .fam and the .bim. */
+static tg_status map_bed(int fd, long long size, const char *path, const char *fam, const char *bim,
+                         tg_bed *b, tg_error *err) {
+    long long want = 3 + (long long)b->n_snps * (long long)b->bytes_per_snp;
+    if (size != want)
+        return tg_error_set(err, TG_ERR_FORMAT,
+                            "%s: %lld bytes, expected %lld = 3 + %lld SNPs (lines of %s) × %zu "
+                            "bytes (%lld samples, lines of %s, 4 per byte)",
+                            path, size, want, (long long)b->n_snps, bim, b->bytes_per_snp,
+                            (long long)b->n_samples, fam);
+    void *map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED)
+        return tg_error_set(err, TG_ERR_IO, "cannot map %s: %s", path, strerror(errno));
+    b->map = map;
+    b->map_len = (size_t)size;
+    b->geno = (const uint8_t *)map + 3;
+    return TG_OK;
+}
+
+tg_status tg_bed_open(const char *prefix, tg_bed *bed, tg_error *err) {
+    tg_bed b = {0};
+    int fd = -1;
+    long long size = 0;
+    char *fam = path_of(prefix, ".fam", err), *bim = path_of(prefix, ".bim", err),
+         *bedp = path_of(prefix, ".bed", err);
+    b.prefix = tg_strdup(prefix, err);
+    tg_status st = TG_ERR_NOMEM;
+    if (!fam || !bim || !bedp || !b.prefix) goto cleanup;
+    /* the .bed first: a wrong prefix or a wrong file is reported before a long .bim is parsed */
+    if ((st = open_bed(bedp, &fd, &size, err)) || (st = read_fam(fam, &b, err)) ||
+        (st = read_bim(bim, &b, err)))
+        goto cleanup;
+    b.bytes_per_snp = (size_t)(b.n_samples + 3) / 4;
+    st = map_bed(fd, size, bedp, fam, bim, &b, err);
+cleanup:
+    if (fd >= 0) close(fd); /* the mapping stays valid */
+    if (st) tg_bed_close(&b);
+    *bed = b;
+    free(fam);
+    free(bim);
+    free(bedp);
+    return st;
+}
+
+void tg_bed_close(tg_bed *bed) {
+    if (bed->map) munmap(bed->map, bed->map_len);
+    free(bed->samples);
+    free(bed->snps);
+    free(bed->prefix);
+    memset(bed, 0, sizeof *bed);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Decoding and statistics */
+
+void tg_bed_decode(const tg_bed *bed, int64_t i0, int64_t ni, int64_t j0, int64_t nj, int8_t *out,
+                   int64_t ld) {
+    assert(i0 >= 0 && ni >= 0 && i0 + ni <= bed->n_samples && ld >= ni);
+    assert(j0 >= 0 && nj >= 0 && j0 + nj <= bed->n_snps);
+    const int64_t i1 = i0 + ni, head_end = (i0 + 3) & ~(int64_t)3;
+    for (int64_t j = 0; j < nj; j++) {
+        const uint8_t *col = bed->geno + (size_t)(j0 + j) * bed->bytes_per_snp;
+        int8_t *o = out + j * ld;
+        int64_t i = i0;
+        /* a range starting mid-byte: samples one at a time up to the next byte boundary */
+        for (; i < i1 && i < head_end; i++) *o++ = dec_table[col[i >> 2]][i & 3];
+        /* whole bytes: 4 values per lookup */
+        const uint8_t *p = col + (i >> 2);
+        int64_t nb = (i1 - i) >> 2;
+        for (int64_t k = 0; k < nb; k++) memcpy(o + 4 * k, dec_table[p[k]], 4);
+        o += 4 * nb;
+        /* the last partial byte: only its samples inside the range, never the padding */
+        for (i += 4 * nb; i < i1; i++) *o++ = dec_table[col[i >> 2]][i & 3];
+    }
+}
+
+void tg_bed_stats(const tg_bed *bed, tg_snp_stats *stats) {
+    const int64_t n = bed->n_samples, full = n / 4;
+    const int rem = (int)(n % 4);
+    /* ones in the padding codes of the last byte: they read as 11, adding nothing */
+    const uint8_t pad = rem ? (uint8_t)(0xff << (2 * rem)) : 0;
+    for (int64_t j = 0; j < bed->n_snps; j++) {
+        const uint8_t *p = bed->geno + (size_t)j * bed->bytes_per_snp;
+        uint64_t a1 = 0, miss = 0;
+        for (int64_t k = 0; k < full; k++) {
+            a1 += a1_table[p[k]];
+            miss += miss_table[p[k]];
+        }
+        if (rem) {
+            uint8_t last = p[full] | pad;
+            a1 += a1_table[last];
+            miss += miss_table[last];
+        }
+        int64_t obs = n - (int64_t)miss;
+        stats[j].n_obs = obs;
+        stats[j].freq = obs ? (double)a1 / (2.0 * (double)obs) : NAN;
+        stats[j].missing = (double)miss / (double)n;
+    }
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Writing */
+
+static tg_status check_tokens(const char *prefix, const char *what, int64_t idx,
+                              const char *const *tok, const char *const *names, int ntok,
+                              tg_error *err) {
+    /* a field with whitespace (or an empty one) would shift the columns of the file */
+    for (int k = 0; k < ntok; k++)
+        if (!tg_text_is_token(tok[k]))
+            return tg_error_set(err, TG_ERR_ARG,
+                                "writing %s: %s %lld: %s '%.64s' is empty or contains whitespace",
+                                prefix, what, (long long)idx, names[k], tok[k] ? tok[k] : "(null)");
+    return TG_OK;
+}
+
+static void write_fam(FILE *f, const tg_sample *s, int64_t n) {
+    char pheno[32];
+    for (int64_t i = 0; i < n; i++) {
+        if (isnan(s[i].pheno))
+            strcpy(pheno, "-9");
+        else
+            tg_text_format_double(s[i].pheno, pheno);
+        fprintf(f, "%s\t%s\t%s\t%s\t%d\t%s\n", s[i].fid, s[i].iid, s[i].father, s[i].mother,
+                s[i].sex, pheno);
+    }
+}
+
+static void write_bim(FILE *f, const tg_snp *s, int64_t m) {
+    char cm[32];
+    for (int64_t j = 0; j < m; j++) {
+        tg_text_format_double(s[j].cm, cm);
+        fprintf(f, "%s\t%s\t%s\t%lld\t%s\t%s\n", s[j].chrom, s[j].id, cm, (long long)s[j].pos,
+                s[j].a1, s[j].a2);
+    }
+}
+
+static tg_status write_bed(FILE *f, const char *path, const tg_snp *snps, int64_t n, int64_t m,
+                           const int8_t *geno, int64_t ld, tg_error *err) {
+    const size_t bps = (size_t)(n + 3) / 4;
+    uint8_t *buf = tg_malloc(bps, err);
+    if (!buf) return TG_ERR_NOMEM;
+    tg_status st = TG_OK;
+    fwrite(bed_magic, 1, 3, f);
+    for (int64_t j = 0; j < m && !st; j++) {
+        const int8_t *g = geno + j * ld;
+        memset(buf, 0, bps); /* padding codes 00, as PLINK writes them */
+        for (int64_t i = 0; i < n; i++) {
+            if (g[i] < -1 || g[i] > 2) {
+                st = tg_error_set(err, TG_ERR_ARG,
+                                  "writing %s: genotype %d of sample %lld, SNP %lld (%s) is not "
+                                  "0, 1, 2 or missing (-1)",
+                                  path, g[i], (long long)i, (long long)j, snps[j].id);
+                break;
+            }
+            buf[i >> 2] |= (uint8_t)(enc_table[g[i] + 1] << (2 * (i & 3)));
+        }
+        fwrite(buf, 1, bps, f);
+    }
+    free(buf);
+    return st;
+}
+
+tg_status tg_bed_write(const char *prefix, const tg_sample *samples, int64_t n_samples,
+                       const tg_snp *snps, int64_t n_snps, const int8_t *geno, int64_t ld,
+                       tg_error *err) {
+    static const char *const ext[3] = {".fam", ".bim", ".bed"};
+    static const char *const sample_cols[4] = {"FID", "IID", "father", "mother"};
+    static const char *const snp_cols[4] = {"chromosome", "SNP ID", "A1", "A2"};
+    tg_status st = TG_OK;
+    char *path = NULL;
+    FILE *f = NULL;
+    if (n_samples < 1 || n_snps < 1 || ld < n_samples)
+        return tg_error_set(err, TG_ERR_ARG,
+                            "writing %s: need n_samples ≥ 1, n_snps ≥ 1 and ld ≥ n_samples "
+                            "(got %lld, %lld, %lld)",
+                            prefix, (long long)n_samples, (long long)n_snps, (long long)ld);
+    for (int64_t i = 0; i < n_samples && !st; i++) {
+        const tg_sample *s = &samples[i];
+        const char *tok[4] = {s->fid, s->iid, s->father, s->mother};
+        st = check_tokens(prefix, "sample", i, tok, sample_cols, 4, err);
+    }
+    for (int64_t j = 0; j < n_snps && !st; j++) {
+        const tg_snp *s = &snps[j];
+        const char *tok[4] = {s->chrom, s->id, s->a1, s->a2};
+        st = check_tokens(prefix, "SNP", j, tok, snp_cols, 4, err);
+    }
+    for (int k = 0; k < 3 && !st; k++) {
+        if (!(path = path_of(prefix, ext[k], err))) {
+            st = TG_ERR_NOMEM;
+            goto cleanup;
+        }
+        if (!(f = fopen(path, "wb"))) {
+            st = tg_error_set(err, TG_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+            goto cleanup;
+        }
+        if (k == 0) write_fam(f, samples, n_samples);
+        if (k == 1) write_bim(f, snps, n_snps);
+        if (k == 2 && (st = write_bed(f, path, snps, n_samples, n_snps, geno, ld, err)))
+            goto cleanup;
+        int bad = ferror(f);
+        bad |= fclose(f) != 0;
+        f = NULL;
+        if (bad) {
+            st = tg_error_set(err, TG_ERR_IO, "error writing %s: %s", path, strerror(errno));
+            goto cleanup;
+        }
+        free(path);
+        path = NULL;
+    }
+cleanup:
+    if (f) fclose(f);
+    if (st && path) unlink(path); /* no half-written file left behind */
+    free(path);
+    return st;
+}
