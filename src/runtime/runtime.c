@@ -88,6 +88,14 @@ tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err) {
                             "was built with has no CUDA); use --ngpu 0, or rebuild after "
                             "scripts/setup-deps on a machine with nvcc",
                             o.ngpu);
+#ifdef TG_USE_CUDA
+    /* refuse an impossible --ngpu before starting anything (StarPU would only warn) */
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess) ndev = 0;
+    if (o.ngpu > ndev)
+        return tg_error_set(err, TG_ERR_DEVICE, "--ngpu %d: only %d CUDA device%s found", o.ngpu,
+                            ndev, ndev == 1 ? "" : "s");
+#endif
     const char *sched = o.sched ? o.sched : "dmda";
     tg_status st = check_sched(sched, err);
     if (st) return st;
@@ -126,14 +134,8 @@ tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err) {
                             o.ngpu);
     if (ret) return tg_error_set(err, TG_ERR_RUNTIME, "StarPU failed to start: %s", strerror(-ret));
     rt.started = 1;
-    int ngpu = (int)starpu_cuda_worker_get_count();
-    if (o.ngpu > ngpu) {
-        tg_runtime_stop();
-        return tg_error_set(err, TG_ERR_DEVICE, "--ngpu %d: only %d CUDA device%s found", o.ngpu,
-                            ngpu, ngpu == 1 ? "" : "s");
-    }
 #ifdef TG_USE_CUDA
-    if (ngpu > 0) {
+    if (starpu_cuda_worker_get_count() > 0) {
         starpu_cublas_init();
         starpu_execute_on_each_worker(lt_create, NULL, STARPU_CUDA);
     }
