@@ -70,15 +70,17 @@ static int info_bfile(const char *prefix, const char *pheno) {
         maf[nmaf++] = m;
     }
     qsort(maf, (size_t)nmaf, sizeof *maf, cmp_double);
-    int64_t cases = 0, controls = 0, pheno_missing = 0;
+    /* .fam column 6: case/control when every value is 1 or 2 (tg_bed_open made 0/-9 missing) */
+    int64_t cases = 0, controls = 0, pheno_missing = 0, other = 0;
+    double psum = 0;
     for (int64_t i = 0; i < bed.n_samples; i++) {
         double p = bed.samples[i].pheno;
-        if (isnan(p))
+        if (isnan(p)) {
             pheno_missing++;
-        else if (p == 2)
-            cases++;
-        else if (p == 1)
-            controls++;
+            continue;
+        }
+        cases += p == 2, controls += p == 1, other += p != 1 && p != 2;
+        psum += p;
     }
     double calls = (double)bed.n_samples * (double)bed.n_snps;
     printf("fileset\t%s\nsamples\t%lld\nsnps\t%lld\n", prefix, (long long)bed.n_samples,
@@ -98,8 +100,15 @@ static int info_bfile(const char *prefix, const char *pheno) {
             printf("maf_%g_%g\t%lld\n", edges[b], b == 4 ? 0.5 : edges[b + 1], (long long)c);
         }
     }
-    printf("fam_cases\t%lld\nfam_controls\t%lld\nfam_pheno_missing\t%lld\n", (long long)cases,
-           (long long)controls, (long long)pheno_missing);
+    int64_t nobs = bed.n_samples - pheno_missing;
+    if (nobs && !other)
+        printf("fam_pheno\tcase-control\nfam_cases\t%lld\nfam_controls\t%lld\n", (long long)cases,
+               (long long)controls);
+    else if (nobs)
+        printf("fam_pheno\tquantitative\nfam_pheno_mean\t%.6g\n", psum / nobs);
+    else
+        printf("fam_pheno\tnone\n");
+    printf("fam_pheno_missing\t%lld\n", (long long)pheno_missing);
     int rc = pheno && info_pheno(pheno, &bed, &err) ? tg_cli_fail("info", NULL, &err) : 0;
     free(maf);
     free(st);
