@@ -112,51 +112,51 @@ static inline uint64_t round_scaled(uint64_t a, int k) {
     return rne_shift(sig, s > 63 ? 63 : (unsigned)s);
 }
 
-/* Normal FP16 (|x| ≥ 2^-14, double exponent ≥ 1009): re-biasing the exponent by 1023 − 15 and
- * dropping 52 − 10 mantissa bits with rounding gives the code, and a round-up from 65504 lands
- * on 0x7c00 = inf by itself. Anything larger (big finite, inf) is clamped to inf. */
-uint16_t tg_fp16_from_double(double x) {
-    uint64_t u = dbl_bits(x), a = u & ABS_MASK, sign = (u >> 48) & 0x8000, h;
-    if (a > EXP_INF) return (uint16_t)(sign | 0x7e00);
-    if (a >= EXP_FIELD(1009)) {
-        h = rne_shift(a - EXP_FIELD(1023 - 15), 42);
-        h = h < 0x7c00 ? h : 0x7c00;
+/* FP16 and FP8 E4M3 are one scheme with different constants. */
+typedef struct {
+    int bits, bias, mbits; /* width, exponent bias, mantissa bits */
+    uint64_t clamp;        /* the magnitude code every larger finite input and inf round to */
+    uint64_t nan;          /* the quiet NaN code, sign excluded */
+    int ieee_inf;          /* the all-ones exponent holds inf/NaN (IEEE), else normal numbers */
+} minifloat;
+/* FP16 clamps to 0x7c00 = inf; FP8 to 0x7e = 448, which is the saturation (it also catches the
+ * round-up of 448 < |x| onto the NaN code 0x7f). */
+static const minifloat FP16 = {16, 15, 10, 0x7c00, 0x7e00, 1};
+static const minifloat FP8 = {8, 7, 3, 0x7e, 0x7f, 0};
+
+/* Normal range (double exponent ≥ that of 2^(1−bias)): re-biasing the exponent and dropping
+ * 52 − mbits mantissa bits with rounding gives the code; a round-up carries into the exponent by
+ * itself. Below it, the code is |x| as a multiple of the smallest subnormal 2^(1−bias−mbits). */
+static uint64_t mini_encode(const minifloat *f, double x) {
+    uint64_t u = dbl_bits(x), a = u & ABS_MASK, sign = (u >> 63) << (f->bits - 1), c;
+    if (a > EXP_INF) return sign | f->nan;
+    if (a >= EXP_FIELD(1024 - f->bias)) {
+        c = rne_shift(a - EXP_FIELD(1023 - f->bias), (unsigned)(52 - f->mbits));
+        c = c < f->clamp ? c : f->clamp;
     } else {
-        h = round_scaled(a, -24); /* subnormal: a multiple of 2^-24; may round up to 0x400 */
+        c = round_scaled(a, -(f->bias - 1 + f->mbits)); /* may round up to the first normal */
     }
-    return (uint16_t)(sign | h);
+    return sign | c;
 }
 
-double tg_fp16_to_double(uint16_t h) {
-    uint64_t sign = (uint64_t)(h & 0x8000) << 48, e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    /* subnormal: m·2^-24 is exact in double; inf/NaN keep the mantissa (NaN payload, quiet bit) */
-    uint64_t mag = e == 0    ? dbl_bits((double)m * 0x1p-24)
-                   : e == 31 ? EXP_INF | m << 42
-                             : EXP_FIELD(e + 1023 - 15) | m << 42;
-    return bits_dbl(sign | mag);
+/* Exact: subnormals are m·2^(1−bias−mbits); inf/NaN keep the mantissa (payload, quiet bit). */
+static double mini_decode(const minifloat *f, uint64_t c) {
+    uint64_t sbit = UINT64_C(1) << (f->bits - 1), mag = c & (sbit - 1);
+    uint64_t e = mag >> f->mbits, m = mag & ((UINT64_C(1) << f->mbits) - 1);
+    uint64_t emax = (sbit - 1) >> f->mbits, r;
+    if (f->ieee_inf ? e == emax : mag == f->nan)
+        r = f->ieee_inf ? EXP_INF | m << (52 - f->mbits) : EXP_INF | UINT64_C(1) << 51;
+    else if (e == 0)
+        r = dbl_bits((double)m * bits_dbl(EXP_FIELD(1024 - f->bias - f->mbits)));
+    else
+        r = EXP_FIELD(e + 1023 - (uint64_t)f->bias) | m << (52 - f->mbits);
+    return bits_dbl(((c & sbit) ? ~ABS_MASK : 0) | r);
 }
 
-/* Same scheme as FP16 with bias 7 and 3 mantissa bits; the clamp to 0x7e is the saturation
- * (it also catches the round-up of 448 < |x| to the NaN code 0x7f, and inf). */
-uint8_t tg_fp8_from_double(double x) {
-    uint64_t u = dbl_bits(x), a = u & ABS_MASK, sign = (u >> 56) & 0x80, b;
-    if (a > EXP_INF) return (uint8_t)(sign | 0x7f);
-    if (a >= EXP_FIELD(1023 - 6)) {
-        b = rne_shift(a - EXP_FIELD(1023 - 7), 49);
-        b = b < 0x7e ? b : 0x7e;
-    } else {
-        b = round_scaled(a, -9); /* subnormal: a multiple of 2^-9; may round up to 0x08 */
-    }
-    return (uint8_t)(sign | b);
-}
-
-double tg_fp8_to_double(uint8_t b) {
-    uint64_t sign = (uint64_t)(b & 0x80) << 56, e = (b >> 3) & 0xf, m = b & 7;
-    uint64_t mag = (b & 0x7f) == 0x7f ? EXP_INF | UINT64_C(1) << 51 /* quiet NaN */
-                   : e == 0           ? dbl_bits((double)m * 0x1p-9)
-                                      : EXP_FIELD(e + 1023 - 7) | m << 49;
-    return bits_dbl(sign | mag);
-}
+uint16_t tg_fp16_from_double(double x) { return (uint16_t)mini_encode(&FP16, x); }
+double tg_fp16_to_double(uint16_t h) { return mini_decode(&FP16, h); }
+uint8_t tg_fp8_from_double(double x) { return (uint8_t)mini_encode(&FP8, x); }
+double tg_fp8_to_double(uint8_t b) { return mini_decode(&FP8, b); }
 
 /* x rounded to nearest even and saturated to [lo, hi]; NaN gives 0. Within the range
  * |x| ≤ 2^31, so round_scaled's precondition holds; the rounding does not depend on the FPU's
