@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/rng.h"
+
 static int tap_n, tap_failed;
 
 static inline void tap_plan(int n) { printf("1..%d\n", n); }
@@ -41,6 +43,16 @@ static inline int ok_close(double got, double want, double tol, const char *what
     ok(c, "%s", what);
     if (!c) diag("got %.17g, want %.17g (tol %.3g)", got, want, tol);
     return c;
+}
+
+/* The run's random seed: TG_SEED when set (to repeat a failing run, or to give every MPI rank
+ * the same data), otherwise a fresh one; printed either way. */
+static inline uint64_t tap_seed(void) {
+    const char *s = getenv("TG_SEED");
+    uint64_t seed = s && *s ? strtoull(s, NULL, 10) : tg_rng_fresh_seed();
+    diag("seed %llu (TG_SEED=%llu repeats this run)", (unsigned long long)seed,
+         (unsigned long long)seed);
+    return seed;
 }
 
 /* Ends the program: exit status 1 when any test failed. */

@@ -507,9 +507,8 @@ static void parsing(void) {
 
 int main(void) {
     tg_rng r;
-    uint64_t seed = tg_rng_fresh_seed();
+    uint64_t seed = tap_seed();
     tg_rng_seed(&r, seed);
-    diag("seed %" PRIu64, seed);
     snprintf(tmpdir, sizeof tmpdir, "/tmp/test_plink.XXXXXX");
     if (!mkdtemp(tmpdir)) {
         printf("Bail out! mkdtemp failed\n");
