@@ -1,7 +1,7 @@
-// Tile precision conversion on the GPU: one kernel for every (from, to) pair. Loads are exact
-// (every storage precision widens exactly to double) and stores use CUDA's own correctly-rounded
-// conversions (round to nearest even; FP8 E4M3 saturating as in the OCP spec), so the tests can
-// check this path against the independent CPU reference bit for bit.
+// Tile precision conversion on the GPU: one kernel template, instantiated for every (from, to)
+// pair. Loads are exact (every storage precision widens exactly to double) and stores use CUDA's
+// own correctly-rounded conversions (round to nearest even; FP8 E4M3 saturating as in the OCP
+// spec), so the tests can check this path against the independent CPU reference bit for bit.
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 #include <stdint.h>
@@ -9,8 +9,10 @@
 #include "codelets/codelets.h"
 #include "runtime/cuda.h"
 
-__device__ static double load(tg_prec p, const void *a, size_t i) {
-    switch (p) {
+// The precisions are template parameters, so each switch below folds away at compile time and
+// the element loop is a straight load-convert-store; launch() maps the run-time pair onto them.
+template <tg_prec P> __device__ static double load(const void *a, size_t i) {
+    switch (P) {
     case TG_FP64: return ((const double *)a)[i];
     case TG_FP32: return ((const float *)a)[i];
     case TG_FP16: {
@@ -33,8 +35,8 @@ __device__ static double to_int(double x, double lo, double hi) {
     return x != x ? 0.0 : fmin(fmax(rint(x), lo), hi);
 }
 
-__device__ static void store(tg_prec p, void *a, size_t i, double x) {
-    switch (p) {
+template <tg_prec P> __device__ static void store(void *a, size_t i, double x) {
+    switch (P) {
     case TG_FP64: ((double *)a)[i] = x; break;
     case TG_FP32: ((float *)a)[i] = __double2float_rn(x); break;
     case TG_FP16: ((uint16_t *)a)[i] = __half_raw(__double2half(x)).x; break;
@@ -47,26 +49,69 @@ __device__ static void store(tg_prec p, void *a, size_t i, double x) {
     }
 }
 
-__global__ static void convert_kernel(tg_prec from, tg_prec to, double scale, const void *src,
-                                      size_t lds, void *dst, size_t ldd, size_t rows, size_t cols) {
-    size_t n = rows * cols;
-    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n;
-         k += (size_t)gridDim.x * blockDim.x) {
-        size_t i = k % rows, j = k / rows;
-        store(to, dst, i + j * ldd, load(from, src, i + j * lds) * scale);
+// A 2-D grid: x over rows, y over columns (grid-stride both ways), so no index division.
+template <tg_prec F, tg_prec T>
+__global__ static void convert_kernel(double scale, const void *src, size_t lds, void *dst,
+                                      size_t ldd, size_t rows, size_t cols) {
+    for (size_t j = blockIdx.y; j < cols; j += gridDim.y)
+        for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < rows;
+             i += (size_t)gridDim.x * blockDim.x)
+            store<T>(dst, i + j * ldd, load<F>(src, i + j * lds) * scale);
+}
+
+struct launch_args {
+    double scale;
+    const void *src;
+    size_t lds;
+    void *dst;
+    size_t ldd, rows, cols;
+    cudaStream_t stream;
+};
+
+template <tg_prec F, tg_prec T> static void launch_pair(const launch_args &a) {
+    const unsigned threads = 256;
+    size_t bx = (a.rows + threads - 1) / threads;
+    dim3 grid((unsigned)(bx < 1024 ? bx : 1024), (unsigned)(a.cols < 65535 ? a.cols : 65535));
+    convert_kernel<F, T><<<grid, threads, 0, a.stream>>>(a.scale, a.src, a.lds, a.dst, a.ldd,
+                                                           a.rows, a.cols);
+}
+
+template <tg_prec F> static void launch_from(tg_prec to, const launch_args &a) {
+    switch (to) {
+    case TG_FP64: launch_pair<F, TG_FP64>(a); break;
+    case TG_FP32: launch_pair<F, TG_FP32>(a); break;
+    case TG_FP16: launch_pair<F, TG_FP16>(a); break;
+    case TG_FP8_E4M3: launch_pair<F, TG_FP8_E4M3>(a); break;
+    case TG_INT8: launch_pair<F, TG_INT8>(a); break;
+    case TG_INT32: launch_pair<F, TG_INT32>(a); break;
+    default: break;
+    }
+}
+
+static void launch(tg_prec from, tg_prec to, const launch_args &a) {
+    switch (from) {
+    case TG_FP64: launch_from<TG_FP64>(to, a); break;
+    case TG_FP32: launch_from<TG_FP32>(to, a); break;
+    case TG_FP16: launch_from<TG_FP16>(to, a); break;
+    case TG_FP8_E4M3: launch_from<TG_FP8_E4M3>(to, a); break;
+    case TG_INT8: launch_from<TG_INT8>(to, a); break;
+    case TG_INT32: launch_from<TG_INT32>(to, a); break;
+    default: break;
     }
 }
 
 extern "C" void tg_convert_cuda(void *buffers[], void *cl_arg) {
     struct tg_convert_arg a;
     starpu_codelet_unpack_args(cl_arg, &a);
-    size_t rows = STARPU_MATRIX_GET_NX(buffers[0]), cols = STARPU_MATRIX_GET_NY(buffers[0]);
-    size_t n = rows * cols, threads = 256;
-    unsigned blocks = (unsigned)((n + threads - 1) / threads < 65536 ? (n + threads - 1) / threads : 65536);
-    if (n == 0) return;
-    convert_kernel<<<blocks, threads, 0, starpu_cuda_get_local_stream()>>>(
-        a.from, a.to, a.scale, (const void *)STARPU_MATRIX_GET_PTR(buffers[0]),
-        STARPU_MATRIX_GET_LD(buffers[0]), (void *)STARPU_MATRIX_GET_PTR(buffers[1]),
-        STARPU_MATRIX_GET_LD(buffers[1]), rows, cols);
+    launch_args l = {a.scale,
+                     (const void *)STARPU_MATRIX_GET_PTR(buffers[0]),
+                     STARPU_MATRIX_GET_LD(buffers[0]),
+                     (void *)STARPU_MATRIX_GET_PTR(buffers[1]),
+                     STARPU_MATRIX_GET_LD(buffers[1]),
+                     STARPU_MATRIX_GET_NX(buffers[0]),
+                     STARPU_MATRIX_GET_NY(buffers[0]),
+                     starpu_cuda_get_local_stream()};
+    if (l.rows == 0 || l.cols == 0) return;
+    launch(a.from, a.to, l);
     TG_CUDA_CHECK(cudaGetLastError());
 }
