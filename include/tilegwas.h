@@ -242,8 +242,6 @@ tg_status tg_matrix_to_dense(const tg_matrix *A, double *a, int64_t lda, tg_erro
  * map) and the scale scale[i + j·mt] (a positive power of two, so scaling is exact; NULL for
  * 1) as StarPU tasks on any worker. */
 tg_status tg_matrix_convert(tg_matrix *A, const tg_prec *map, const double *scale, tg_error *err);
-/** Waits for every task on the matrix. */
-void tg_matrix_wait(tg_matrix *A);
 
 #ifdef __cplusplus
 }

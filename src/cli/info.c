@@ -93,11 +93,14 @@ static int info_bfile(const char *prefix, const char *pheno) {
         for (int64_t j = 0; j < nmaf; j++) mean += maf[j];
         printf("maf_min\t%.6g\nmaf_median\t%.6g\nmaf_mean\t%.6g\nmaf_max\t%.6g\n", maf[0],
                maf[nmaf / 2], mean / nmaf, maf[nmaf - 1]);
-        static const double edges[] = {0, 0.01, 0.05, 0.1, 0.2, 0.5000001};
+        /* maf is sorted: each bin is the run up to its upper edge (the last one includes 0.5) */
+        static const double upper[] = {0.01, 0.05, 0.1, 0.2, INFINITY};
+        int64_t j = 0;
         for (int b = 0; b < 5; b++) {
-            int64_t c = 0;
-            for (int64_t j = 0; j < nmaf; j++) c += maf[j] >= edges[b] && maf[j] < edges[b + 1];
-            printf("maf_%g_%g\t%lld\n", edges[b], b == 4 ? 0.5 : edges[b + 1], (long long)c);
+            int64_t start = j;
+            while (j < nmaf && maf[j] < upper[b]) j++;
+            printf("maf_%g_%g\t%lld\n", b ? upper[b - 1] : 0.0, b == 4 ? 0.5 : upper[b],
+                   (long long)(j - start));
         }
     }
     int64_t nobs = bed.n_samples - pheno_missing;

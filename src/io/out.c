@@ -1,4 +1,4 @@
-/* Output files under --out PREFIX, the run log PREFIX.log, and progress lines on stderr. */
+/* Output files under --out PREFIX and the run log PREFIX.log. */
 #include "io/out.h"
 
 #include <errno.h>
@@ -129,40 +129,4 @@ void tg_log_close(tg_log *log) {
         fclose(log->f);
     }
     free(log);
-}
-
-static void fmt_duration(char *buf, size_t n, double s) {
-    if (s < 120)
-        snprintf(buf, n, "%.0fs", s);
-    else if (s < 7200)
-        snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)s % 60);
-    else
-        snprintf(buf, n, "%.1fh", s / 3600);
-}
-
-void tg_progress_start(tg_progress *p, const char *what, int64_t total, int enabled) {
-    p->what = what;
-    p->total = total;
-    p->t0 = p->last = tg_now();
-    p->enabled = enabled;
-}
-
-void tg_progress_update(tg_progress *p, int64_t done) {
-    double t = tg_now();
-    if (!p->enabled || t - p->last < 1.0) return;
-    p->last = t;
-    double rate = done / (t - p->t0), pct = p->total ? 100.0 * done / p->total : 0;
-    char eta[32] = "?";
-    if (rate > 0) fmt_duration(eta, sizeof eta, (p->total - done) / rate);
-    fprintf(stderr, "\r%lld/%lld %s (%.1f%%), %.3g/s, ETA %s   ", (long long)done,
-            (long long)p->total, p->what, pct, rate, eta);
-    fflush(stderr);
-}
-
-void tg_progress_end(tg_progress *p) {
-    if (!p->enabled) return;
-    char el[32];
-    fmt_duration(el, sizeof el, tg_now() - p->t0);
-    fprintf(stderr, "\r%lld/%lld %s (100%%) in %s          \n", (long long)p->total,
-            (long long)p->total, p->what, el);
 }

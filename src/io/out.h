@@ -1,5 +1,5 @@
 /* Outputs of a command: files PREFIX.<suffix> under --out PREFIX, the run log PREFIX.log
- * (command line, version, devices, timings), and progress lines on stderr for long runs. */
+ * (command line, version, devices, timings). */
 #ifndef TG_OUT_H
 #define TG_OUT_H
 #include <stdint.h>
@@ -31,15 +31,4 @@ tg_status tg_out_check_prefix(const char *prefix, tg_error *err);
 /** Seconds on a monotonic clock. */
 double tg_now(void);
 
-/** A progress line on stderr, at most once a second: done/total, percent, rate, ETA. */
-typedef struct {
-    const char *what; /* e.g. "combinations" */
-    int64_t total;
-    double t0, last;
-    int enabled;
-} tg_progress;
-void tg_progress_start(tg_progress *p, const char *what, int64_t total, int enabled);
-void tg_progress_update(tg_progress *p, int64_t done);
-/** Prints the final line (100%, elapsed time). */
-void tg_progress_end(tg_progress *p);
 #endif

@@ -89,7 +89,8 @@ tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err) {
                             "scripts/setup-deps on a machine with nvcc",
                             o.ngpu);
 #ifdef TG_USE_CUDA
-    /* refuse an impossible --ngpu before starting anything (StarPU would only warn) */
+    /* refuse an impossible --ngpu before starting StarPU: StarPU 1.3.10 hangs in starpu_init on
+     * the H100 when asked for more CUDA devices than exist */
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess) ndev = 0;
     if (o.ngpu > ndev)

@@ -107,11 +107,6 @@ void tg_matrix_destroy(tg_matrix *A) {
     free(A);
 }
 
-void tg_matrix_wait(tg_matrix *A) {
-    (void)A;
-    tg_runtime_wait_all();
-}
-
 static int owned(const tg_matrix *A, int i, int j) {
     return tg_matrix_has_tile(A, i, j) && tg_matrix_tile_owner(A, i, j) == tg_runtime_rank();
 }
