@@ -46,6 +46,7 @@ void tg_codelets_init(void) {
 #endif
                             2, modes);
         }
+    /* workload codelet families (one call each, declared in codelets/<family>.h) */
 }
 
 void tg_convert_cpu(void *buffers[], void *cl_arg) {

@@ -8,6 +8,7 @@
 static const tg_command commands[] = {
     {"simulate", tg_cmd_simulate, "write a synthetic dataset with planted signals"},
     {"info", tg_cmd_info, "summarise a PLINK fileset, or show the build and devices"},
+    /* workload commands (one line each) */
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
