@@ -4,6 +4,10 @@
 #include <string.h>
 
 #include "codelets/codelets.h"
+#include "codelets/epistasis.h"
+#include "codelets/fivecodes.h"
+#include "codelets/gemm.h"
+#include "codelets/potrf.h"
 #include "runtime/runtime.h"
 
 struct starpu_codelet tg_cl_convert[TG_NPREC][TG_NPREC];
@@ -47,6 +51,10 @@ void tg_codelets_init(void) {
                             2, modes);
         }
     /* workload codelet families (one call each, declared in codelets/<family>.h) */
+    tg_epi_codelets_init();
+    tg_potrf_codelets_init();
+    tg_gemm_codelets_init();
+    tg_fivecodes_init();
 }
 
 void tg_convert_cpu(void *buffers[], void *cl_arg) {

@@ -31,10 +31,11 @@ extern "C" {
 
 enum tg_epi_score { TG_EPI_K2, TG_EPI_MI, TG_EPI_CHI2 };
 
-/* cl_arg of one round task. Buffers: `order` plane blocks (R) for blocks b_1 ≤ … ≤ b_order (a
- * handle may repeat), the score table (vector of double, R), the result (vector of bytes,
- * tg_epi_result_size(topk), W). The round evaluates every s_1 < … < s_order with s_i in block b_i
- * (s_i < first[i] + nsnp[i]).
+/* cl_arg of one round task, passed as is (STARPU_CL_ARGS with a heap copy that StarPU frees;
+ * not STARPU_VALUE, which packs it), so both codelets read it by a cast.
+ * Buffers: `order` plane blocks (R) for blocks b_1 ≤ … ≤ b_order (a handle may repeat), the
+ * score table (vector of double, R), the result (vector of bytes, tg_epi_result_size(topk), W).
+ * The round evaluates every s_1 < … < s_order with s_i in block b_i (s_i < first[i] + nsnp[i]).
  * Key (lower is better; R = R0 + R1 samples valid at all k SNPs; R == 0 gives +INFINITY), with
  * the loop over g = 0 .. 3^k−1 and t the score table:
  *   K2  (t[i] = lgamma(i+1)): acc = acc + ((t[r_g+1] − t[r0_g]) − t[r1_g]); key = acc
@@ -75,6 +76,49 @@ static inline size_t tg_epi_result_size(int topk) {
 
 void tg_epi_round_cpu(void *buffers[], void *cl_arg);
 void tg_epi_round_cuda(void *buffers[], void *cl_arg);
+
+/* Benchmark hooks of the CUDA path (bench/epistasis.c), on the current device: the binary mma
+ * ceiling in TOPS (register-only kernel, AND+POPC counted as 2), and the AND+POPC GEMM alone on
+ * random rows (m × n rows of `words` 64-bit words, two classes), with the count of entries of a
+ * few rows that differ from a CUDA-core popcount reference. */
+double tg_epi_bench_ceiling(void);
+double tg_epi_bench_gemm(int64_t m, int64_t n, int64_t words, int reps, int shape,
+                         int64_t *mismatches);
+/* Name of GEMM tile shape `shape` (0 is the one the codelet uses), NULL past the last. */
+const char *tg_epi_bench_gemm_shape(int shape);
+
+/* ---- added with the CPU side (codelets/epistasis.c) */
+
+/** Round codelets by order − 2 (perfmodels tg_epi_round_o2 .. _o4); filled by
+ * tg_epi_codelets_init(), called from tg_codelets_init(). */
+extern struct starpu_codelet tg_cl_epi_round[TG_EPI_MAX_ORDER - 1];
+void tg_epi_codelets_init(void);
+
+/** Fills the score table t (length n0 + n1 + 2) of a score kind (zeros for χ²). */
+void tg_epi_score_table(enum tg_epi_score score, int64_t n, double *t);
+/** The key of one table (r0, r1: 3^k counts in cell order), in the documented order. */
+double tg_epi_key(enum tg_epi_score score, int order, const int64_t *r0, const int64_t *r1,
+                  const double *t);
+/** Orders hits: by key, then snp[] lexicographically (negative, 0, positive). */
+int tg_epi_hit_cmp(const struct tg_epi_hit *a, const struct tg_epi_hit *b);
+/** Adds @p h to the sorted best list hits[0 .. *n) of at most @p topk entries. */
+void tg_epi_keep(struct tg_epi_hit *hits, int32_t *n, int topk, const struct tg_epi_hit *h);
+
+/** Offset in words of plane p of SNP s of class c inside a plane block. */
+static inline int64_t tg_epi_plane_offset(int block, const int64_t words[2], int c, int s, int p) {
+    return (c ? 3 * (int64_t)block * words[0] : 0) + (3 * (int64_t)s + p) * words[c];
+}
+
+/** Contingency table of one combination by AND + popcount with the valid planes (exact with
+ * or without missing genotypes): blk[i] is the plane block holding SNP local index s[i]. */
+void tg_epi_table(int order, int block, const int64_t words[2], const uint64_t *const blk[],
+                  const int32_t s[], int64_t r0[], int64_t r1[]);
+
+/** Selects the CPU popcount kernel: "scalar" (64-bit popcnt), "avx2", "avx512" (VPOPCNTDQ), or
+ * NULL for the best this CPU supports. Returns the name now in use, or NULL when the named one
+ * is not supported here (the choice is then unchanged). Not thread-safe: call while no round
+ * runs (tests use it to run every kernel). */
+const char *tg_epi_popc_select(const char *name);
 
 #ifdef __cplusplus
 }

@@ -243,6 +243,229 @@ tg_status tg_matrix_to_dense(const tg_matrix *A, double *a, int64_t lda, tg_erro
  * 1) as StarPU tasks on any worker. */
 tg_status tg_matrix_convert(tg_matrix *A, const tg_prec *map, const double *scale, tg_error *err);
 
+/* ------------------------------------------------------------------------------------------ */
+/** @name Epistasis (exhaustive search of SNP pairs, triples, quads in case-control data) */
+/** Score of a combination: K2 (Bayesian, lower is better), mutual information between the
+ * genotype cell and the class (nats), or Pearson's χ² of the 3^k × 2 table (higher is better). */
+typedef enum { TG_EPI_SCORE_K2 = 0, TG_EPI_SCORE_MI, TG_EPI_SCORE_CHI2 } tg_epi_score_kind;
+
+/** Largest SNP count: SNP indices are 32-bit in the round tasks and the GPU kernel. */
+#define TG_EPI_MAX_SNPS INT32_MAX
+/** Largest top-k (the GPU selection keeps the best top-k of every 2048 candidates). */
+#define TG_EPI_MAX_TOPK 1024
+
+typedef struct {
+    int order;                /**< 2, 3 or 4 */
+    int topk;                 /**< hits reported, 1 .. TG_EPI_MAX_TOPK */
+    tg_epi_score_kind score;
+    int block;                /**< SNPs per block: a multiple of 8 in [8, 4096]; 0 = by order
+                                   (2: 1024, 3: 256, 4: 64), shrunk to ceil(M/8)·8 for small M */
+    /** 0: every round. Otherwise only the first max_rounds rounds (benchmarks on a part of a
+     * large search): the report then counts the rounds and combinations of that part. */
+    int64_t max_rounds;
+    /** Called at most once a second from a worker thread (may be NULL): combinations done. */
+    void (*progress)(void *ctx, uint64_t done, uint64_t total);
+    void *progress_ctx;
+} tg_epi_opts;
+
+/** One reported combination with its full contingency table. */
+typedef struct {
+    int64_t snp[4];       /**< SNP indices in the .bim, increasing; −1 past the order */
+    double score;         /**< K2, MI or χ² (as named by the score kind) */
+    int64_t n;            /**< samples valid at every SNP of the combination */
+    int64_t table[2][81]; /**< controls, cases: 3^k counts, cell g = Σ g_i·3^(k−1−i) (g_i the
+                               A1 count at SNP i; first SNP most significant) */
+} tg_epi_hit_info;
+
+typedef struct {
+    int order, block, complete; /**< complete: no genotype missing among the samples used */
+    int64_t n_snps, n_controls, n_cases, n_excluded; /**< excluded: class −1 */
+    double missing_rate;        /**< missing calls among the samples used */
+    int64_t rounds;             /**< round tasks (block tuples b_1 ≤ … ≤ b_k) */
+    uint64_t combinations;      /**< C(M, k), every one evaluated exactly once */
+    double seconds_planes, seconds_search;
+    int nhit;
+    tg_epi_hit_info *hits;      /**< best first (ties: lower SNP indices first) */
+} tg_epi_report;
+
+tg_epi_opts tg_epi_defaults(void);
+
+/** Case-control classes from phenotype values (one per sample, NAN = missing) with PLINK's
+ * coding: 1 control, 2 case, NAN missing, and 0 missing when every value is 0, 1, 2 or NAN
+ * (class −1, excluded). Any other value makes the phenotype quantitative: TG_ERR_FORMAT naming
+ * @p source, the first such sample and its value. Fails when there are no cases or no
+ * controls. */
+tg_status tg_epi_classes(const tg_sample *samples, const double *values, int64_t n,
+                         const char *source, int8_t *cls, tg_error *err);
+
+/** Exhaustive search of every combination of opts->order SNPs of @p bed over the samples with
+ * cls[i] ∈ {0 control, 1 case} (−1 excluded), as StarPU round tasks (runtime started). Missing
+ * genotypes are excluded from the counts of the SNP they miss at. Fills @p rep (free it with
+ * tg_epi_report_free). */
+tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *opts,
+                       tg_epi_report *rep, tg_error *err);
+void tg_epi_report_free(tg_epi_report *rep);
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name Genotype matrix products (Z·Λ and Zᵀ·Λ̃ for the centered genotype matrix Z) */
+/** Z_ij = x_ij − 2p_j (x the A1 count, p_j the A1 frequency over non-missing calls), 0 where
+ * the call is missing (mean imputation), times 1/sqrt(2p_j(1−p_j)) with scaling. Monomorphic or
+ * all-missing SNPs have a zero column. n and m must be below 2^31. Memory: two 5codes copies
+ * (SNPs grouped by 5, samples grouped by 5), 0.4 bytes per genotype, plus 16 bytes per missing
+ * call; a GPU holds the same. */
+typedef struct tg_geno tg_geno; /* a genotype matrix prepared for repeated products */
+/* From a .bed (every sample, every SNP). scale: 1 to scale columns by 1/sqrt(2p(1-p)).
+ * Monomorphic or all-missing SNPs get a zero column; their count is tg_geno_excluded(). */
+tg_status tg_geno_from_bed(const tg_bed *bed, int scale, tg_geno **out, tg_error *err);
+/* From an n×m column-major int8 array (0,1,2 = A1 counts, TG_GENO_MISSING = missing), leading
+ * dimension ld >= n. */
+tg_status tg_geno_from_int8(const int8_t *g, int64_t n, int64_t m, int64_t ld, int scale,
+                            tg_geno **out, tg_error *err);
+/** Frees @p g (NULL accepted). Call it while the runtime that ran its products still runs. */
+void tg_geno_free(tg_geno *g);
+int64_t tg_geno_n(const tg_geno *g);
+int64_t tg_geno_m(const tg_geno *g);
+int64_t tg_geno_excluded(const tg_geno *g);
+/* p_j, the A1 allele frequency over non-missing calls (array of m). */
+const double *tg_geno_freq(const tg_geno *g);
+/* trans = 0: out (n×k) = Z·in (in is m×k); trans = 1: out (m×k) = Zᵀ·in (in is n×k).
+ * Column-major, leading dimensions ldin / ldout; prec TG_FP64 (double arrays) or TG_FP32
+ * (float arrays, FP32 accumulation). Needs a started runtime (tg_runtime_start); runs as StarPU
+ * tasks on all workers; the genotypes stay on each device between calls. k must be in 1..64;
+ * a NaN or infinite entry of @p in is TG_ERR_ARG naming its row and column. */
+tg_status tg_geno_mul(tg_geno *g, int trans, int64_t k, tg_prec prec, const void *in,
+                      int64_t ldin, void *out, int64_t ldout, tg_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name Ridge regression by conjugate gradients (SNP-BLUP) and the GRM
+ * Built on the genotype matrix products above; ZᵀZ is never formed. Model, per phenotype c with
+ * observed samples O_c (n_c of them; a missing value is NAN):
+ *   min over μ, β of Σ_{i∈O_c} (y_ic − μ − (Zβ)_i)² + λ‖β‖²,
+ * the intercept μ not penalised. Eliminating μ centers y and the columns of Z over O_c:
+ *   (Z̃ᵀZ̃ + λI)·β = Z̃ᵀ(y_c − ȳ_c),  Z̃ = Z with its columns centered over O_c, other rows 0.
+ * All phenotypes share each product (Z·P for the block, centering per column, Zᵀ·). Without
+ * missing phenotype values Z̃ = Z (Z is centered already). */
+/** Per-phenotype outcome of tg_ridge_cg(). */
+typedef struct {
+    int64_t n_obs;      /**< observed samples n_c */
+    double mean;        /**< ȳ_c, the mean of the observed values */
+    int iterations;     /**< CG iterations run for this phenotype */
+    int converged;      /**< relres ≤ tol within max_iter */
+    double relres;      /**< ‖r‖/‖b‖ of the CG recurrence at its last iteration (b = Z̃ᵀỹ) */
+    double true_relres; /**< ‖b − (Z̃ᵀZ̃ + λI)β‖/‖b‖ recomputed from the returned β */
+} tg_cg_pheno;
+
+/** Report of tg_ridge_cg(); the caller provides @p pheno with one entry per phenotype. */
+typedef struct {
+    tg_cg_pheno *pheno;
+    int iterations;          /**< block iterations (the most of any phenotype) */
+    int64_t products;        /**< tg_geno_mul calls (each at most 64 columns) */
+    double seconds;          /**< whole solve, the final residual check included */
+    double seconds_products; /**< of which in tg_geno_mul */
+} tg_cg_report;
+
+/** Called after every iteration with the relative residual of each phenotype (NAN for one that
+ * converged at an earlier iteration). */
+typedef void (*tg_cg_progress_fn)(void *ctx, int iter, int64_t nphen, const double *relres);
+
+typedef struct {
+    double lambda;  /**< ridge parameter λ > 0 */
+    double tol;     /**< stop a phenotype when ‖r‖/‖b‖ ≤ tol (default 1e-8) */
+    int max_iter;   /**< default 1000 */
+    /** Jacobi preconditioner: diag(Z̃ᵀZ̃) per phenotype (m × nphen, leading dimension ldj), as
+     * tg_ridge_jacobi_bed/_int8 compute it; the solver adds λ. NULL: no preconditioner. */
+    const double *jacobi;
+    int64_t ldj;
+    tg_cg_progress_fn progress; /**< may be NULL */
+    void *ctx;
+} tg_cg_opts;
+
+/** Defaults: λ 1, tol 1e-8, 1000 iterations, no preconditioner, no progress hook. */
+tg_cg_opts tg_cg_defaults(void);
+
+/** The exact Jacobi diagonal d[j + c·ldd] = Σ_{O_c} Z_ij² − (Σ_{O_c} Z_ij)²/n_c, from the
+ * genotypes @p g was made from (a .bed, or the int8 array given to tg_geno_from_int8) and the
+ * same @p scale; O_c from the NANs of column c of @p y (n × nphen). One pass over the genotypes,
+ * by genotype counts per SNP. */
+tg_status tg_ridge_jacobi_bed(const tg_bed *bed, const tg_geno *g, int scale, int64_t nphen,
+                              const double *y, int64_t ldy, double *d, int64_t ldd,
+                              tg_error *err);
+tg_status tg_ridge_jacobi_int8(const int8_t *geno, int64_t ld, const tg_geno *g, int scale,
+                               int64_t nphen, const double *y, int64_t ldy, double *d,
+                               int64_t ldd, tg_error *err);
+
+/** Solves the ridge systems of the @p nphen phenotypes (columns of @p y, n × nphen, NAN =
+ * missing) by preconditioned conjugate gradients from β = 0; β is m × nphen (leading dimension
+ * @p ldb). Needs a started runtime. Fewer than 2 observed values, or a non-finite one, is
+ * TG_ERR_ARG. A phenotype not converged within max_iter is TG_ERR_NUMERIC naming it, with @p beta
+ * holding the last iterates and @p rep filled for every phenotype. */
+tg_status tg_ridge_cg(tg_geno *g, int64_t nphen, const double *y, int64_t ldy,
+                      const tg_cg_opts *o, double *beta, int64_t ldb, tg_cg_report *rep,
+                      tg_error *err);
+
+/** In-sample fitted values ŷ_c = μ_c + Zβ_c (every sample, observed or not), μ_c the intercept
+ * of the model: ȳ_c − mean over O_c of Zβ_c. @p pred is n × nphen (leading dimension ldp);
+ * @p mu (nphen, may be NULL) receives the intercepts. */
+tg_status tg_ridge_predict(tg_geno *g, int64_t nphen, const double *y, int64_t ldy,
+                           const double *beta, int64_t ldb, double *pred, int64_t ldp, double *mu,
+                           tg_error *err);
+/** Predictions μ_c + Z_T β_c for another cohort @p test genotyped on the same SNPs in the same
+ * order (the caller checks the IDs): Z_T its genotypes centered with the TRAINING frequencies
+ * of @p train (scaled like it when @p scale), its missing calls imputed by the training mean
+ * (0 after centering); @p mu the intercepts from tg_ridge_predict(). One product with the
+ * cohort's own genotype matrix and one pass over its .bed. */
+tg_status tg_ridge_predict_bed(tg_geno *train, int scale, const tg_bed *test, int64_t nphen,
+                               const double *beta, int64_t ldb, const double *mu, double *pred,
+                               int64_t ldp, tg_error *err);
+
+/** The genomic relationship matrix K = Z·Zᵀ/m (n × n, leading dimension ldk ≥ n), m counting
+ * every SNP (zero columns too), through 2·⌈n/64⌉ products. With a scaled @p g this is plink2's
+ * `--make-rel meanimpute`; unscaled, `--make-rel cov meanimpute`. */
+tg_status tg_grm(tg_geno *g, double *K, int64_t ldk, tg_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name Tile Cholesky */
+/** Options of tg_cholesky(). The adaptive map (Higham & Mary; the KRR paper, section V-B.2)
+ * gives off-diagonal tile (i, j) the least accurate precision p of @p allowed ∪ {diag}, no more
+ * accurate than @p diag, with u_p·‖A_ij‖_F ≤ eps·‖A‖_F/NT (NT tiles per side); FP8 only for
+ * tiles whose sides are multiples of 16 (cuBLASLt). Diagonal tiles take @p diag. */
+typedef struct {
+    double eps;       /**< target accuracy ε of the adaptive map */
+    unsigned allowed; /**< bit set of precisions off-diagonal tiles may take: 1u << TG_FP16 | ... */
+    tg_prec diag;     /**< diagonal tiles: TG_FP64 or TG_FP32 */
+    double band;      /**< < 0: the adaptive map. Otherwise the paper's hand-tuned bands: tiles
+                       * with i − j ≤ band·(NT − 1) take @p diag, the others the least accurate
+                       * allowed precision (band 1: all @p diag, band 0: only the diagonal) */
+} tg_chol_opts;
+
+/** Defaults: eps 1e-8, diag FP64, allowed FP64|FP32|FP16|FP8, adaptive map. */
+tg_chol_opts tg_chol_defaults(void);
+
+/** What tg_cholesky() did. */
+typedef struct {
+    int64_t tiles[TG_NPREC]; /**< stored tiles per precision after the map (diagonal included) */
+    int64_t gemms[TG_NPREC]; /**< off-diagonal update (GEMM) tasks per precision */
+    int64_t copies;          /**< lowered / raised panel-tile copies made (one per tile, panel
+                              * and precision needed) */
+    double map_seconds;      /**< tile norms (read on the CPU) and conversion to the map */
+    double factor_seconds;   /**< the factorisation, submission to completion */
+} tg_chol_report;
+
+/** Factors a symmetric positive definite TG_SYM_LOWER matrix in place, A = L·Lᵀ, after
+ * converting every tile to the precision of the map (tiles hold L afterwards, in those
+ * precisions; FP8 tiles with a power-of-two scale so values stay within ±448; the strict upper
+ * part of diagonal tiles is zero). @p o NULL means tg_chol_defaults(); @p r may be NULL.
+ * When a diagonal tile is not positive definite (in its precision), returns TG_ERR_NUMERIC
+ * naming tile (k, k) and the global row, and A's content is undefined. One rank only for now
+ * (TG_ERR_ARG with several). */
+tg_status tg_cholesky(tg_matrix *A, const tg_chol_opts *o, tg_chol_report *r, tg_error *err);
+
+/** Solves L·Lᵀ·W = B in place for every column of @p B (TG_GENERAL, n × nrhs, the row tiling of
+ * @p L, every tile FP64 or every tile FP32: the precision the solve runs in), L from
+ * tg_cholesky(). Forward then backward substitution by tiles: triangular solves by the inverse
+ * of the diagonal tiles, GEMM updates (lowered L tiles raised to B's precision). */
+tg_status tg_chol_solve(const tg_matrix *L, tg_matrix *B, tg_error *err);
+
 #ifdef __cplusplus
 }
 #endif

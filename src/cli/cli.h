@@ -17,6 +17,10 @@ typedef struct {
 
 int tg_cmd_info(int argc, char **argv);
 int tg_cmd_simulate(int argc, char **argv);
+int tg_cmd_rr(int argc, char **argv);
+int tg_cmd_grm(int argc, char **argv);
+int tg_cmd_epistasis(int argc, char **argv);
+int tg_cmd_snpmm(int argc, char **argv);
 
 /** Prints "tilegwas CMD: error: MSG" on stderr (and in the log if open); returns exit code 1
  * (2 for usage errors, TG_ERR_ARG). */

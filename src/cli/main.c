@@ -9,6 +9,10 @@ static const tg_command commands[] = {
     {"simulate", tg_cmd_simulate, "write a synthetic dataset with planted signals"},
     {"info", tg_cmd_info, "summarise a PLINK fileset, or show the build and devices"},
     /* workload commands (one line each) */
+    {"rr", tg_cmd_rr, "ridge regression / SNP-BLUP on all SNPs (--solver cg)"},
+    {"grm", tg_cmd_grm, "genomic relationship matrix ZZ'/m (plink2 --make-rel meanimpute)"},
+    {"epistasis", tg_cmd_epistasis, "exhaustive search of SNP pairs/triples/quads (case-control)"},
+    {"snpmm", tg_cmd_snpmm, "genotype matrix products Z*L and Z'*L (5codes CPU, GPU)"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

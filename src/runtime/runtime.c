@@ -6,6 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <cblas.h>
+
 #include "codelets/codelets.h"
 
 static struct {
@@ -130,6 +132,9 @@ tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err) {
     rt.nranks = 1;
     int ret = starpu_init(&conf);
 #endif
+    /* every CPU worker is a core already: a multithreaded BLAS call inside a task would
+     * oversubscribe them */
+    openblas_set_num_threads(1);
     if (ret == -ENODEV)
         return tg_error_set(err, TG_ERR_ARG, "no worker to run on (--ncpu %d --ngpu %d)", o.ncpu,
                             o.ngpu);

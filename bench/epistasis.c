@@ -1,0 +1,191 @@
+/* bench/epistasis: speed of the exhaustive epistasis search, in the paper's metric
+ * (combinations × samples per second, loading the data and every transfer included) and as
+ * tensor TOPS (2^k AND+POPC cells per combination and sample, counted as 2 operations) against
+ * the binary mma ceiling measured in the same run on the same GPU; the AND+POPC GEMM alone is
+ * timed too, for each tile shape. The data are random genotypes (MAF uniform in [0.05, 0.5],
+ * half cases) written to a temporary PLINK fileset. With --plink, the same order-2 search by
+ * plink1.9 --fast-epistasis is timed on the same files (CPU comparison).
+ * usage: bench/epistasis [--order K] [--snps M] [--samples N] [--block B] [--max-rounds R]
+ *                        [--ncpu N] [--ngpu N] [--sched S] [--gemm] [--plink PATH] */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/rng.h"
+#include "codelets/epistasis.h"
+#include "io/out.h"
+#include "runtime/runtime.h"
+#include "tilegwas.h"
+
+static void die(const tg_error *err) {
+    fprintf(stderr, "bench/epistasis: %s\n", err->msg);
+    exit(1);
+}
+
+/* Writes M random SNPs × N samples (first half controls) to PREFIX.{bed,bim,fam}. */
+static void write_data(const char *prefix, int64_t m, int64_t n, uint64_t seed) {
+    tg_rng rng;
+    tg_rng_seed(&rng, seed);
+    tg_sample *s = calloc((size_t)n, sizeof *s);
+    tg_snp *v = calloc((size_t)m, sizeof *v);
+    int8_t *g = malloc((size_t)n * (size_t)m);
+    char buf[64];
+    if (!s || !v || !g) {
+        fprintf(stderr, "bench/epistasis: out of memory\n");
+        exit(1);
+    }
+    for (int64_t i = 0; i < n; i++) {
+        snprintf(buf, sizeof buf, "I%lld", (long long)i);
+        s[i].fid = strdup(buf);
+        s[i].iid = strdup(buf);
+        s[i].father = strdup("0");
+        s[i].mother = strdup("0");
+        s[i].pheno = i < n / 2 ? 1 : 2;
+    }
+    for (int64_t j = 0; j < m; j++) {
+        snprintf(buf, sizeof buf, "snp%lld", (long long)j);
+        v[j].chrom = strdup("1");
+        v[j].id = strdup(buf);
+        v[j].pos = j + 1;
+        v[j].a1 = strdup("A");
+        v[j].a2 = strdup("G");
+        double p = 0.05 + 0.45 * tg_rng_uniform(&rng);
+        /* 64 bits give 32 two-bit draws: genotype = (u < p) + (u' < p) with 16-bit uniforms */
+        uint32_t thr = (uint32_t)(p * 65536);
+        for (int64_t i = 0; i < n; i += 2) {
+            uint64_t r = tg_rng_u64(&rng);
+            for (int q = 0; q < 2 && i + q < n; q++, r >>= 32)
+                g[j * n + i + q] = (int8_t)(((r & 0xffff) < thr) + (((r >> 16) & 0xffff) < thr));
+        }
+    }
+    tg_error err = {0};
+    if (tg_bed_write(prefix, s, n, v, m, g, n, &err)) die(&err);
+    for (int64_t i = 0; i < n; i++) {
+        free(s[i].fid);
+        free(s[i].iid);
+        free(s[i].father);
+        free(s[i].mother);
+    }
+    for (int64_t j = 0; j < m; j++) {
+        free(v[j].chrom);
+        free(v[j].id);
+        free(v[j].a1);
+        free(v[j].a2);
+    }
+    free(s);
+    free(v);
+    free(g);
+}
+
+int main(int argc, char **argv) {
+    int order = 4, block = 0, gemm = 0;
+    int64_t m = 1024, n = 262144;
+    uint64_t max_rounds = 0;
+    const char *plink = NULL;
+    tg_runtime_opts rt = tg_runtime_defaults();
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--gemm")) gemm = 1;
+        else if (!v) goto usage;
+        else if (!strcmp(a, "--order")) order = atoi(argv[++i]);
+        else if (!strcmp(a, "--snps")) m = atoll(argv[++i]);
+        else if (!strcmp(a, "--samples")) n = atoll(argv[++i]);
+        else if (!strcmp(a, "--block")) block = atoi(argv[++i]);
+        else if (!strcmp(a, "--max-rounds")) max_rounds = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(a, "--ncpu")) rt.ncpu = atoi(argv[++i]);
+        else if (!strcmp(a, "--ngpu")) rt.ngpu = atoi(argv[++i]);
+        else if (!strcmp(a, "--sched")) rt.sched = argv[++i];
+        else if (!strcmp(a, "--plink")) plink = argv[++i];
+        else goto usage;
+    }
+    if (order < 2 || order > 4 || m < order || n < 2) goto usage;
+
+    tg_error err = {0};
+    if (tg_runtime_start(&rt, &err)) die(&err);
+    char desc[512];
+    tg_runtime_describe(desc, sizeof desc);
+    printf("# %s\n", desc);
+    double ceiling = 0;
+#ifdef TG_USE_CUDA
+    if (tg_runtime_ngpu() > 0) {
+        ceiling = tg_epi_bench_ceiling();
+        printf("binary mma ceiling (register-only m16n8k256 and.popc): %.0f TOPS\n", ceiling);
+        if (gemm) {
+            /* the order-4 round at B = 64 with complete data: 4·64² + 4·64 + 1 rows a side */
+            int64_t rows = 16641, words = (n / 128 + 3) & ~(int64_t)3;
+            for (int sh = 0; tg_epi_bench_gemm_shape(sh); sh++) {
+                int64_t bad = 0;
+                double t = tg_epi_bench_gemm(rows, rows, words, 5, sh, &bad);
+                printf("AND+POPC GEMM %s, %lld × %lld rows × %lld bits × 2 classes: %.0f TOPS "
+                       "(%.2f of the ceiling)%s\n",
+                       tg_epi_bench_gemm_shape(sh), (long long)rows, (long long)rows,
+                       (long long)words * 64, t, t / ceiling, bad ? ", WRONG RESULTS" : "");
+            }
+        }
+    }
+#endif
+
+    char dir[] = "/tmp/tg-bench-epi-XXXXXX", prefix[64];
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    snprintf(prefix, sizeof prefix, "%s/data", dir);
+    double t0 = tg_now();
+    write_data(prefix, m, n, 2026);
+    printf("data: %lld SNPs × %lld samples written in %.1f s\n", (long long)m, (long long)n,
+           tg_now() - t0);
+
+    tg_bed bed;
+    if (tg_bed_open(prefix, &bed, &err)) die(&err);
+    int8_t *cls = malloc((size_t)n);
+    for (int64_t i = 0; i < n; i++) cls[i] = i < n / 2 ? 0 : 1;
+    tg_epi_opts o = tg_epi_defaults();
+    o.order = order;
+    o.block = block;
+    o.max_rounds = max_rounds;
+    tg_epi_report rep;
+    t0 = tg_now();
+    if (tg_epistasis(&bed, cls, &o, &rep, &err)) die(&err);
+    double t = tg_now() - t0;
+    double cs = (double)rep.combinations * (double)n / t;
+    double tops = cs * (1 << order) * 2 / 1e12;
+    printf("order %d, %lld SNPs × %lld samples, block %d, %lld rounds, %llu combinations: "
+           "%.2f s (planes %.2f s, search %.2f s)\n",
+           order, (long long)m, (long long)n, rep.block, (long long)rep.rounds,
+           (unsigned long long)rep.combinations, t, rep.seconds_planes, rep.seconds_search);
+    printf("rate: %.2f tera combinations·samples/s; tensor %.0f TOPS", cs / 1e12, tops);
+    if (ceiling > 0) printf(" (%.2f of the binary mma ceiling)", tops / ceiling);
+    printf("\nbest: SNPs");
+    for (int q = 0; q < order && rep.nhit > 0; q++) printf(" %lld", (long long)rep.hits[0].snp[q]);
+    printf(", score %.6g\n", rep.nhit > 0 ? rep.hits[0].score : NAN);
+    const uint64_t combinations = rep.combinations;
+    tg_epi_report_free(&rep);
+    tg_bed_close(&bed);
+    free(cls);
+    tg_runtime_stop();
+
+    if (plink && order == 2) {
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd,
+                 "%s --bfile %s --fast-epistasis --epi1 1 --threads %d --allow-no-sex --out %s/plink"
+                 " >/dev/null 2>&1",
+                 plink, prefix, rt.ncpu > 0 ? rt.ncpu : (int)sysconf(_SC_NPROCESSORS_ONLN), dir);
+        t0 = tg_now();
+        int rc = system(cmd);
+        double tp = tg_now() - t0;
+        printf("plink1.9 --fast-epistasis (%s): %.2f s, %.3f tera pairs·samples/s; tilegwas is "
+               "%.1f× faster\n",
+               rc ? "FAILED" : "ok", tp, (double)combinations * n / tp / 1e12, tp / t);
+    }
+    snprintf(prefix, sizeof prefix, "rm -rf %s", dir);
+    if (system(prefix)) fprintf(stderr, "bench/epistasis: could not remove %s\n", dir);
+    return 0;
+usage:
+    fprintf(stderr, "usage: %s [--order K] [--snps M] [--samples N] [--block B] [--max-rounds R] "
+                    "[--ncpu N] [--ngpu N] [--sched S] [--gemm] [--plink PATH]\n",
+            argv[0]);
+    return 2;
+}

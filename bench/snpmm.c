@@ -1,0 +1,320 @@
+/* bench/snpmm: genotype matrix products Z·Λ and Zᵀ·Λ̃ (k columns) on random genotypes made in
+ * memory (tg_geno_from_int8, 0.5% missing calls), against ceilings measured in the same run.
+ *
+ * GPU (one CUDA worker): per product, end to end through tg_geno_mul (Λ sent, result fetched:
+ * the API as a caller sees it) and "resident" (Λ and the result in StarPU handles that stay on
+ * the GPU, as a solver keeping its vectors there would see it); rates: 2nmk flops/s against
+ * cuBLAS DGEMM (SGEMM for fp32) on 8192² × 8192 and the 5codes bytes read per second against a
+ * cudaMemcpy device-to-device copy (read + write).
+ * CPU (--cpu-n samples, default 20,400, so one core finishes in seconds): 5codes on one core
+ * and on every core, and one core decompressing 1024 × 256 tiles to double (centered) followed
+ * by OpenBLAS DGEMM per tile (the decompress-on-the-fly method the paper compares with), against
+ * OpenBLAS DGEMM on one core as the FP64 ceiling.
+ * usage: bench/snpmm [--n N] [--m M] [--k K] [--reps R] [--cpu-n N] [--no-gpu] [--no-cpu]
+ * (defaults: the paper's small set, n 102,000 × m 50,241, k 10, 10 reps) */
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo/snpmm.h"
+#include "io/out.h"
+#include "runtime/runtime.h"
+
+static void die(const char *what, const tg_error *err) {
+    fprintf(stderr, "bench/snpmm: %s: %s\n", what, err ? err->msg : "failed");
+    exit(1);
+}
+
+/* Genotypes 0/1/2 from a splitmix64 stream, 1 in 200 missing: cheap enough for 10^10 calls. */
+static void random_genotypes(int8_t *g, size_t count, uint64_t seed) {
+    uint64_t x = seed;
+    for (size_t i = 0; i < count; i += 8) {
+        x += 0x9e3779b97f4a7c15ull;
+        uint64_t z = x;
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        z ^= z >> 31;
+        for (size_t b = 0; b < 8 && i + b < count; b++) {
+            unsigned v = (unsigned)(z >> (8 * b)) & 0xff;
+            g[i + b] = v < 2 ? TG_GENO_MISSING : (int8_t)(v % 3);
+        }
+    }
+}
+
+static void start(int ncpu, int ngpu) {
+    tg_error err = {0};
+    tg_runtime_opts o = tg_runtime_defaults();
+    o.ncpu = ncpu;
+    o.ngpu = ngpu;
+    if (tg_runtime_start(&o, &err)) die("runtime", &err);
+    char desc[512];
+    tg_runtime_describe(desc, sizeof desc);
+    printf("# %s\n", desc);
+}
+
+/* Seconds per product through tg_geno_mul (one warm-up product first). */
+static double time_mul(tg_geno *g, int trans, int k, tg_prec prec, int reps) {
+    tg_error err = {0};
+    int64_t nt = trans ? tg_geno_n(g) : tg_geno_m(g), nr = trans ? tg_geno_m(g) : tg_geno_n(g);
+    size_t es = tg_prec_size(prec);
+    void *in = malloc((size_t)(nt * k) * es), *out = malloc((size_t)(nr * k) * es);
+    for (int64_t e = 0; e < nt * k; e++) tg_prec_store(prec, in, (size_t)e, sin((double)e));
+    if (tg_geno_mul(g, trans, k, prec, in, nt, out, nr, &err)) die("product", &err);
+    double t0 = tg_now();
+    for (int r = 0; r < reps; r++)
+        if (tg_geno_mul(g, trans, k, prec, in, nt, out, nr, &err)) die("product", &err);
+    double t = (tg_now() - t0) / reps;
+    free(in);
+    free(out);
+    return t;
+}
+
+/* Seconds per product with Λ and the result kept in StarPU handles (resident on the GPU). */
+static double time_resident(tg_geno *g, int trans, int k, tg_prec prec, int reps) {
+    tg_error err = {0};
+    int64_t nt = trans ? tg_geno_n(g) : tg_geno_m(g), nr = trans ? tg_geno_m(g) : tg_geno_n(g);
+    int64_t rb, sb, nb = tg_geno_nblocks(g, trans);
+    tg_geno_blocks(g, &rb, &sb);
+    int64_t bs = trans ? sb : rb;
+    size_t es = tg_prec_size(prec);
+    starpu_data_handle_t in, *out = malloc((size_t)nb * sizeof *out);
+    starpu_matrix_data_register(&in, -1, 0, (uint32_t)nt, (uint32_t)nt, (uint32_t)k, es);
+    starpu_data_acquire(in, STARPU_W);
+    void *p = (void *)starpu_matrix_get_local_ptr(in);
+    for (int64_t e = 0; e < nt * k; e++) tg_prec_store(prec, p, (size_t)e, sin((double)e));
+    starpu_data_release(in);
+    for (int64_t b = 0; b < nb; b++) {
+        uint32_t rows = (uint32_t)(b * bs + bs <= nr ? bs : nr - b * bs);
+        starpu_matrix_data_register(&out[b], -1, 0, rows, rows, (uint32_t)k, es);
+    }
+    double off[64] = {0};
+    double t = 0;
+    for (int pass = 0; pass < 2; pass++) { /* pass 0: transfers and calibration */
+        int n = pass ? reps : 2;
+        double t0 = tg_now();
+        for (int r = 0; r < n; r++)
+            if (tg_geno_mul_submit(g, trans, k, prec, off, in, out, &err)) die("submit", &err);
+        starpu_task_wait_for_all();
+        t = (tg_now() - t0) / n;
+    }
+    for (int64_t b = 0; b < nb; b++) starpu_data_unregister_no_coherency(out[b]);
+    starpu_data_unregister_no_coherency(in);
+    free(out);
+    return t;
+}
+
+#ifdef TG_USE_CUDA
+/* cudaMemcpy device-to-device, bytes read + written per second */
+static double gpu_copy_ceiling(void) {
+    size_t bytes = (size_t)1 << 30;
+    void *a, *b;
+    if (cudaMalloc(&a, bytes) || cudaMalloc(&b, bytes)) return 0;
+    cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
+    cudaDeviceSynchronize();
+    double t0 = tg_now();
+    for (int r = 0; r < 10; r++) cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
+    cudaDeviceSynchronize();
+    double t = tg_now() - t0;
+    cudaFree(a);
+    cudaFree(b);
+    return 2.0 * bytes * 10 / t;
+}
+
+/* cuBLAS GEMM (double or single) of 8192 × 8192 × 8192, flops per second */
+static double gpu_gemm_ceiling(tg_prec prec) {
+    const int n = 8192;
+    size_t es = tg_prec_size(prec), bytes = (size_t)n * n * es;
+    void *a, *b, *c;
+    cublasHandle_t h;
+    if (cudaMalloc(&a, bytes) || cudaMalloc(&b, bytes) || cudaMalloc(&c, bytes) || cublasCreate(&h))
+        return 0;
+    cudaMemset(a, 0, bytes);
+    cudaMemset(b, 0, bytes);
+    double one = 1, zero = 0;
+    float onef = 1, zerof = 0;
+    double t = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        int reps = pass ? 5 : 1;
+        cudaDeviceSynchronize();
+        double t0 = tg_now();
+        for (int r = 0; r < reps; r++) {
+            if (prec == TG_FP64)
+                cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n, &zero, c, n);
+            else
+                cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &onef, a, n, b, n, &zerof, c, n);
+        }
+        cudaDeviceSynchronize();
+        t = (tg_now() - t0) / reps;
+    }
+    cublasDestroy(h);
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(c);
+    return 2.0 * n * (double)n * n / t;
+}
+#endif
+
+static void gpu_part(const int8_t *geno, int64_t n, int64_t m, int k, int reps) {
+#ifdef TG_USE_CUDA
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+        printf("# no GPU: GPU part skipped\n");
+        return;
+    }
+    start(0, 1);
+    tg_error err = {0};
+    tg_geno *g;
+    double t0 = tg_now();
+    if (tg_geno_from_int8(geno, n, m, n, 0, &g, &err)) die("prepare", &err);
+    int64_t rb, sb;
+    tg_geno_blocks(g, &rb, &sb);
+    printf("# GPU: n %lld x m %lld, k %d: 5codes prepared in %.1f s; blocks of %lld samples "
+           "(%lld tasks) / %lld SNPs (%lld tasks)\n",
+           (long long)n, (long long)m, k, tg_now() - t0, (long long)rb,
+           (long long)tg_geno_nblocks(g, 0), (long long)sb, (long long)tg_geno_nblocks(g, 1));
+    double copy = gpu_copy_ceiling(), bytes = 0.2 * (double)n * (double)m,
+           flops = 2.0 * (double)n * (double)m * k;
+    double gemm[2] = {gpu_gemm_ceiling(TG_FP64), gpu_gemm_ceiling(TG_FP32)};
+    printf("# ceilings: cudaMemcpy D2D %.0f GB/s (read + write); cuBLAS DGEMM %.1f TFLOP/s, "
+           "SGEMM %.1f TFLOP/s (8192^3)\n",
+           copy / 1e9, gemm[0] / 1e12, gemm[1] / 1e12);
+    printf("device\tproduct\tprec\tmode\tms\tTFLOP/s\tof_gemm\tGB/s_codes\tof_copy\n");
+    for (int pi = 0; pi < 2; pi++)
+        for (int trans = 0; trans < 2; trans++)
+            for (int mode = 0; mode < 2; mode++) {
+                tg_prec prec = pi ? TG_FP32 : TG_FP64;
+                double t = mode ? time_resident(g, trans, k, prec, reps)
+                                : time_mul(g, trans, k, prec, reps);
+                printf("gpu\t%s\t%s\t%s\t%.2f\t%.2f\t%.2f\t%.0f\t%.3f\n", trans ? "Z'L" : "ZL",
+                       tg_prec_name(prec), mode ? "resident" : "tg_geno_mul", 1e3 * t,
+                       flops / t / 1e12, flops / t / gemm[pi], bytes / t / 1e9, bytes / t / copy);
+            }
+    tg_geno_free(g);
+    tg_runtime_stop();
+#else
+    (void)geno, (void)n, (void)m, (void)k, (void)reps;
+    printf("# built without CUDA: GPU part skipped\n");
+#endif
+}
+
+/* One core, the decompress-on-the-fly method: tiles of 1024 samples × 256 SNPs (2 MiB, cache
+ * resident) decompressed to centered doubles, each multiplied into out (rows × k) by DGEMM. */
+static double decompress_dgemm(const int8_t *geno, int64_t ld, int64_t rows, int64_t m, int k,
+                               const double *freq, const double *lam, double *out) {
+    const int64_t tr = 1024, tc = 256;
+    double *zt = malloc((size_t)(tr * tc) * sizeof *zt);
+    double t0 = tg_now();
+    memset(out, 0, (size_t)(rows * k) * sizeof *out);
+    for (int64_t i0 = 0; i0 < rows; i0 += tr) {
+        int64_t ni = rows - i0 < tr ? rows - i0 : tr;
+        for (int64_t j0 = 0; j0 < m; j0 += tc) {
+            int64_t nj = m - j0 < tc ? m - j0 : tc;
+            for (int64_t j = 0; j < nj; j++) {
+                const double c = isfinite(freq[j0 + j]) ? 2 * freq[j0 + j] : 0;
+                const int8_t *col = geno + (size_t)(j0 + j) * (size_t)ld + i0;
+                double *z = zt + j * ni;
+                for (int64_t i = 0; i < ni; i++) z[i] = col[i] < 0 ? 0 : col[i] - c;
+            }
+            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)ni, k, (int)nj, 1, zt,
+                        (int)ni, lam + j0, (int)m, 1, out + i0, (int)rows);
+        }
+    }
+    double t = tg_now() - t0;
+    free(zt);
+    return t;
+}
+
+static void cpu_part(const int8_t *geno, int64_t ld, int64_t n, int64_t m, int k, int reps) {
+    tg_error err = {0};
+    tg_geno *g;
+    double t0 = tg_now();
+    if (tg_geno_from_int8(geno, n, m, ld, 0, &g, &err)) die("prepare", &err);
+    double flops = 2.0 * (double)n * (double)m * k, t[2][2], tp = tg_now() - t0;
+    printf("# CPU: n %lld x m %lld, k %d: 5codes prepared in %.1f s (%.0f Mgenotypes/s)\n",
+           (long long)n, (long long)m, k, tp, 1e-6 * (double)n * (double)m / tp);
+    int ncores = 0;
+    for (int all = 0; all < 2; all++) {
+        start(all ? -1 : 1, 0);
+        if (all) ncores = tg_runtime_ncpu();
+        for (int trans = 0; trans < 2; trans++)
+            t[all][trans] = time_mul(g, trans, k, TG_FP64, all ? reps : (reps + 4) / 5);
+        tg_runtime_stop();
+    }
+    /* the decompress + DGEMM comparison on the same core count (one) and its DGEMM ceiling */
+    openblas_set_num_threads(1);
+    double *lam = malloc((size_t)(m * k) * sizeof *lam), *out = malloc((size_t)(n * k) * 8);
+    for (int64_t e = 0; e < m * k; e++) lam[e] = sin((double)e);
+    double tdec = decompress_dgemm(geno, ld, n, m, k, tg_geno_freq(g), lam, out);
+    const int q = 2048;
+    double *a = calloc((size_t)q * q, 8), *b = calloc((size_t)q * q, 8),
+           *c = calloc((size_t)q * q, 8);
+    t0 = tg_now();
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, q, q, q, 1, a, q, b, q, 0, c, q);
+    double gemm1 = 2.0 * q * (double)q * q / (tg_now() - t0);
+    printf("# ceiling: OpenBLAS DGEMM on one core %.1f GFLOP/s (2048^3)\n", gemm1 / 1e9);
+    printf("device\tproduct\tmethod\tcores\tms\tGFLOP/s\tof_1core_dgemm\n");
+    for (int trans = 0; trans < 2; trans++)
+        for (int all = 0; all < 2; all++)
+            printf("cpu\t%s\t5codes\t%d\t%.1f\t%.1f\t%.2f\n", trans ? "Z'L" : "ZL",
+                   all ? ncores : 1, 1e3 * t[all][trans], flops / t[all][trans] / 1e9,
+                   flops / t[all][trans] / gemm1);
+    printf("cpu\tZL\tdecompress+dgemm\t1\t%.1f\t%.1f\t%.2f\n", 1e3 * tdec, flops / tdec / 1e9,
+           flops / tdec / gemm1);
+    printf("# 5codes vs decompress+DGEMM on one core: %.2fx; all %d cores vs one: Z*L %.1fx, "
+           "Z'*L %.1fx\n",
+           tdec / t[0][0], ncores, t[0][0] / t[1][0], t[0][1] / t[1][1]);
+    free(a);
+    free(b);
+    free(c);
+    free(lam);
+    free(out);
+    tg_geno_free(g);
+}
+
+int main(int argc, char **argv) {
+    int64_t n = 102000, m = 50241, cpu_n = 20400;
+    int k = 10, reps = 10, gpu = 1, cpu = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--n") && i + 1 < argc)
+            n = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--m") && i + 1 < argc)
+            m = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--k") && i + 1 < argc)
+            k = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+            reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--cpu-n") && i + 1 < argc)
+            cpu_n = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--no-gpu"))
+            gpu = 0;
+        else if (!strcmp(argv[i], "--no-cpu"))
+            cpu = 0;
+        else {
+            fprintf(stderr,
+                    "usage: %s [--n N] [--m M] [--k K] [--reps R] [--cpu-n N] [--no-gpu] "
+                    "[--no-cpu]\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+    if (n < 1 || m < 1 || k < 1 || k > 64 || reps < 1 || cpu_n < 1) {
+        fprintf(stderr, "bench/snpmm: sizes must be positive, k at most 64\n");
+        return 2;
+    }
+    if (cpu_n > n) cpu_n = n;
+    int8_t *geno = malloc((size_t)n * (size_t)m);
+    if (!geno) {
+        fprintf(stderr, "bench/snpmm: cannot allocate %.1f GB of genotypes\n", 1e-9 * n * m);
+        return 1;
+    }
+    double t0 = tg_now();
+    random_genotypes(geno, (size_t)n * (size_t)m, 42);
+    printf("# random genotypes n %lld x m %lld in %.1f s\n", (long long)n, (long long)m,
+           tg_now() - t0);
+    if (gpu) gpu_part(geno, n, m, k, reps);
+    if (cpu) cpu_part(geno, n, cpu_n, m, k, reps);
+    free(geno);
+    return 0;
+}

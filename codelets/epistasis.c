@@ -1,0 +1,371 @@
+/* Epistasis round codelets, CPU side: the reference round function (AND + popcount on 64-bit
+ * words, with AVX2 and AVX-512 VPOPCNTDQ kernels chosen at run time), the scores, the codelet
+ * table (one per order, perfmodels tg_epi_round_o<k>) and the per-combination table used to
+ * report hits. The interface and the cell / key rules are in codelets/epistasis.h. */
+
+/* Keys must be bit-identical to the CUDA path: no contraction into FMA, no reassociation. */
+#pragma GCC optimize("fp-contract=off")
+
+#include "codelets/epistasis.h"
+
+#include <immintrin.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/runtime.h"
+
+struct starpu_codelet tg_cl_epi_round[TG_EPI_MAX_ORDER - 1];
+static struct starpu_perfmodel epi_models[TG_EPI_MAX_ORDER - 1];
+static const char *const epi_symbols[TG_EPI_MAX_ORDER - 1] = {"tg_epi_round_o2", "tg_epi_round_o3",
+                                                              "tg_epi_round_o4"};
+
+void tg_epi_codelets_init(void) {
+    for (int k = 2; k <= TG_EPI_MAX_ORDER; k++) {
+        enum starpu_data_access_mode m[TG_EPI_MAX_ORDER + 2];
+        for (int i = 0; i < k + 1; i++) m[i] = STARPU_R; /* k plane blocks, the score table */
+        m[k + 1] = STARPU_W;                             /* the result */
+        tg_codelet_fill(&tg_cl_epi_round[k - 2], &epi_models[k - 2], epi_symbols[k - 2],
+                        tg_epi_round_cpu,
+#ifdef TG_USE_CUDA
+                        tg_epi_round_cuda,
+#else
+                        NULL,
+#endif
+                        k + 2, m);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Scores */
+
+void tg_epi_score_table(enum tg_epi_score score, int64_t n, double *t) {
+    for (int64_t i = 0; i < n + 2; i++)
+        t[i] = score == TG_EPI_K2   ? lgamma((double)i + 1)
+               : score == TG_EPI_MI ? (i ? (double)i * log((double)i) : 0.0)
+                                    : 0.0;
+}
+
+double tg_epi_key(enum tg_epi_score score, int order, const int64_t *r0, const int64_t *r1,
+                  const double *t) {
+    int cells = order == 2 ? 9 : order == 3 ? 27 : 81;
+    int64_t R0 = 0, R1 = 0;
+    for (int g = 0; g < cells; g++) R0 += r0[g], R1 += r1[g];
+    const int64_t R = R0 + R1, Rc[2] = {R0, R1};
+    if (R == 0) return INFINITY;
+    double a = 0;
+    switch (score) {
+    case TG_EPI_K2:
+        for (int g = 0; g < cells; g++) a = a + ((t[r0[g] + r1[g] + 1] - t[r0[g]]) - t[r1[g]]);
+        return a;
+    case TG_EPI_MI:
+        for (int g = 0; g < cells; g++) {
+            a = a + t[r0[g]];
+            a = a + t[r1[g]];
+            a = a - t[r0[g] + r1[g]];
+        }
+        return -((((a - t[R0]) - t[R1]) + t[R]) / (double)R);
+    case TG_EPI_CHI2:
+        for (int g = 0; g < cells; g++) {
+            const int64_t r = r0[g] + r1[g], rc[2] = {r0[g], r1[g]};
+            if (r == 0) continue;
+            for (int c = 0; c < 2; c++)
+                if (Rc[c] > 0) a = a + (double)(rc[c] * rc[c]) / (double)(r * Rc[c]);
+        }
+        return -((a - 1.0) * (double)R);
+    }
+    return NAN;
+}
+
+int tg_epi_hit_cmp(const struct tg_epi_hit *a, const struct tg_epi_hit *b) {
+    if (a->key < b->key) return -1;
+    if (a->key > b->key) return 1;
+    for (int i = 0; i < TG_EPI_MAX_ORDER; i++)
+        if (a->snp[i] != b->snp[i]) return a->snp[i] < b->snp[i] ? -1 : 1;
+    return 0;
+}
+
+void tg_epi_keep(struct tg_epi_hit *hits, int32_t *n, int topk, const struct tg_epi_hit *h) {
+    if (*n == topk && tg_epi_hit_cmp(h, &hits[*n - 1]) >= 0) return;
+    if (*n < topk) ++*n;
+    int i = *n - 1;
+    for (; i > 0 && tg_epi_hit_cmp(h, &hits[i - 1]) < 0; i--) hits[i] = hits[i - 1];
+    hits[i] = *h;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Popcount kernels: out[j] = popcount(p AND b_j) summed over nw words for b0, b1 and (when bv
+ * is not NULL) bv. nw is a multiple of 4 (the plane layout pads every plane to 256 bits). */
+
+typedef void popc_fn(const uint64_t *p, const uint64_t *b0, const uint64_t *b1, const uint64_t *bv,
+                     int64_t nw, uint64_t out[3]);
+
+__attribute__((target("popcnt"))) static void popc_scalar(const uint64_t *p, const uint64_t *b0,
+                                                          const uint64_t *b1, const uint64_t *bv,
+                                                          int64_t nw, uint64_t out[3]) {
+    uint64_t c0 = 0, c1 = 0, cv = 0;
+    for (int64_t w = 0; w < nw; w++) {
+        c0 += (uint64_t)__builtin_popcountll(p[w] & b0[w]);
+        c1 += (uint64_t)__builtin_popcountll(p[w] & b1[w]);
+        if (bv) cv += (uint64_t)__builtin_popcountll(p[w] & bv[w]);
+    }
+    out[0] = c0, out[1] = c1, out[2] = cv;
+}
+
+/* AVX2 has no vector popcount: nibble lookup (pshufb) and byte sums (psadbw) per 64-bit lane
+ * (Muła's method). */
+__attribute__((target("avx2"))) static inline __m256i popc256(__m256i v) {
+    const __m256i lut = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2,
+                                         1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
+    const __m256i low = _mm256_set1_epi8(0x0f);
+    __m256i lo = _mm256_and_si256(v, low), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+    __m256i c = _mm256_add_epi8(_mm256_shuffle_epi8(lut, lo), _mm256_shuffle_epi8(lut, hi));
+    return _mm256_sad_epu8(c, _mm256_setzero_si256());
+}
+
+__attribute__((target("avx2"))) static inline uint64_t hsum256(__m256i v) {
+    __m128i s = _mm_add_epi64(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    return (uint64_t)_mm_cvtsi128_si64(s) + (uint64_t)_mm_extract_epi64(s, 1);
+}
+
+__attribute__((target("avx2"))) static void popc_avx2(const uint64_t *p, const uint64_t *b0,
+                                                      const uint64_t *b1, const uint64_t *bv,
+                                                      int64_t nw, uint64_t out[3]) {
+    __m256i c0 = _mm256_setzero_si256(), c1 = c0, cv = c0;
+    for (int64_t w = 0; w < nw; w += 4) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(p + w));
+        c0 = _mm256_add_epi64(
+            c0, popc256(_mm256_and_si256(x, _mm256_loadu_si256((const __m256i *)(b0 + w)))));
+        c1 = _mm256_add_epi64(
+            c1, popc256(_mm256_and_si256(x, _mm256_loadu_si256((const __m256i *)(b1 + w)))));
+        if (bv)
+            cv = _mm256_add_epi64(
+                cv, popc256(_mm256_and_si256(x, _mm256_loadu_si256((const __m256i *)(bv + w)))));
+    }
+    out[0] = hsum256(c0), out[1] = hsum256(c1), out[2] = hsum256(cv);
+}
+
+/* AVX-512 VPOPCNTDQ: 8 words per step; a last group of 4 words is a masked load. */
+__attribute__((target("avx512f,avx512vpopcntdq"))) static void
+popc_avx512(const uint64_t *p, const uint64_t *b0, const uint64_t *b1, const uint64_t *bv,
+            int64_t nw, uint64_t out[3]) {
+    __m512i c0 = _mm512_setzero_si512(), c1 = c0, cv = c0;
+    for (int64_t w = 0; w < nw; w += 8) {
+        __mmask8 m = nw - w >= 8 ? 0xff : 0x0f;
+        __m512i x = _mm512_maskz_loadu_epi64(m, p + w);
+        c0 = _mm512_add_epi64(
+            c0, _mm512_popcnt_epi64(_mm512_and_si512(x, _mm512_maskz_loadu_epi64(m, b0 + w))));
+        c1 = _mm512_add_epi64(
+            c1, _mm512_popcnt_epi64(_mm512_and_si512(x, _mm512_maskz_loadu_epi64(m, b1 + w))));
+        if (bv)
+            cv = _mm512_add_epi64(
+                cv, _mm512_popcnt_epi64(_mm512_and_si512(x, _mm512_maskz_loadu_epi64(m, bv + w))));
+    }
+    out[0] = (uint64_t)_mm512_reduce_add_epi64(c0);
+    out[1] = (uint64_t)_mm512_reduce_add_epi64(c1);
+    out[2] = (uint64_t)_mm512_reduce_add_epi64(cv);
+}
+
+static const struct {
+    const char *name;
+    popc_fn *fn;
+} popc_kernels[] = {{"avx512", popc_avx512}, {"avx2", popc_avx2}, {"scalar", popc_scalar}};
+#define NKERNELS (int)(sizeof popc_kernels / sizeof popc_kernels[0])
+static int popc_current = -1;
+
+static int popc_supported(int i) {
+    __builtin_cpu_init();
+    switch (i) {
+    case 0: return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq");
+    case 1: return __builtin_cpu_supports("avx2");
+    default: return __builtin_cpu_supports("popcnt");
+    }
+}
+
+const char *tg_epi_popc_select(const char *name) {
+    for (int i = 0; i < NKERNELS; i++)
+        if ((!name || !strcmp(name, popc_kernels[i].name)) && popc_supported(i)) {
+            popc_current = i;
+            return popc_kernels[i].name;
+        }
+    return NULL;
+}
+
+static popc_fn *popc(void) {
+    if (popc_current < 0) tg_epi_popc_select(NULL);
+    return popc_kernels[popc_current < 0 ? NKERNELS - 1 : popc_current].fn;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The round */
+
+/* popcount of one plane (or prefix) of nw words */
+static int64_t count(popc_fn *pc, const uint64_t *p, int64_t nw) {
+    uint64_t out[3];
+    pc(p, p, p, NULL, nw, out);
+    return (int64_t)out[0];
+}
+
+static const int pow3[TG_EPI_MAX_ORDER + 1] = {1, 3, 9, 27, 81};
+
+/* E → table in place: along each SNP dimension, [E0, E1, EV] → [E0, E1, EV − E0 − E1]. */
+static void e_to_table(int k, int64_t *e) {
+    for (int d = 0; d < k; d++) {
+        const int stride = pow3[k - 1 - d];
+        for (int hi = 0; hi < pow3[k]; hi += 3 * stride)
+            for (int g = hi; g < hi + stride; g++) e[g + 2 * stride] -= e[g] + e[g + stride];
+    }
+}
+
+/* Search state of one round. pre[c][j][x] is the AND of the planes x_0..x_j (x in base 3, a
+ * digit 2 = the valid plane) of the current SNPs 0..j, for the levels j ≤ k − 2 that prefix the
+ * innermost SNP. With complete data an AND with the valid plane changes nothing on real
+ * samples, so such entries point at their parent, and the all-valid prefix is NULL (its
+ * count is n_c; the counts against the innermost SNP are its marginals). */
+struct round {
+    struct tg_epi_round_arg a;
+    const uint64_t *blk[TG_EPI_MAX_ORDER];
+    const double *t;
+    struct tg_epi_result *res;
+    popc_fn *pc;
+    const uint64_t *pre[2][TG_EPI_MAX_ORDER - 1][27];
+    uint64_t *store[2][TG_EPI_MAX_ORDER - 1]; /* room for the computed prefixes of each level */
+    int64_t prepc[2][27];        /* complete data: popcount of each last-level prefix */
+    int64_t *margin[2];          /* complete data: [s][2] counts of g0, g1 of the innermost block */
+    int64_t S[TG_EPI_MAX_ORDER]; /* current global SNP indices */
+};
+
+static const uint64_t *plane(const struct round *r, int j, int c, int64_t s, int p) {
+    return r->blk[j] + tg_epi_plane_offset(r->a.block, r->a.words, c, (int)(s - r->a.first[j]), p);
+}
+
+static void insert_hit(struct round *r, double key) {
+    struct tg_epi_hit h = {key, {-1, -1, -1, -1}};
+    for (int i = 0; i < r->a.order; i++) h.snp[i] = (int32_t)r->S[i];
+    tg_epi_keep(r->res->hit, &r->res->nhit, r->a.topk, &h);
+}
+
+static void innermost(struct round *r) {
+    const int k = r->a.order, j = k - 1, np = pow3[k - 1];
+    int64_t e[2][81];
+    for (int c = 0; c < 2; c++) {
+        const uint64_t *b0 = plane(r, j, c, r->S[j], 0), *b1 = plane(r, j, c, r->S[j], 1),
+                       *bv = r->a.complete ? NULL : plane(r, j, c, r->S[j], 2);
+        for (int x = 0; x < np; x++) {
+            const uint64_t *p = r->pre[c][k - 2][x];
+            uint64_t out[3];
+            if (p) {
+                r->pc(p, b0, b1, bv, r->a.words[c], out);
+                e[c][3 * x] = (int64_t)out[0], e[c][3 * x + 1] = (int64_t)out[1];
+                e[c][3 * x + 2] = r->a.complete ? r->prepc[c][x] : (int64_t)out[2];
+            } else { /* complete data, every earlier SNP at V */
+                const int64_t *m = r->margin[c] + 2 * (r->S[j] - r->a.first[j]);
+                e[c][3 * x] = m[0], e[c][3 * x + 1] = m[1], e[c][3 * x + 2] = r->a.n[c];
+            }
+        }
+        e_to_table(k, e[c]);
+    }
+    r->res->evaluated++;
+    insert_hit(r, tg_epi_key((enum tg_epi_score)r->a.score, k, e[0], e[1], r->t));
+}
+
+/* Sets the prefixes of level j from those of level j − 1 and the planes of SNP S[j]. */
+static void build_prefixes(struct round *r, int j) {
+    const int64_t *words = r->a.words;
+    for (int c = 0; c < 2; c++) {
+        uint64_t *dst = r->store[c][j];
+        for (int x = 0; x < pow3[j]; x++) {
+            const uint64_t *parent = j ? r->pre[c][j - 1][x] : NULL;
+            for (int y = 0; y < 3; y++) {
+                const uint64_t *pl = plane(r, j, c, r->S[j], y), **out = &r->pre[c][j][3 * x + y];
+                if (r->a.complete && y == 2)
+                    *out = parent;
+                else if (!parent)
+                    *out = pl;
+                else {
+                    for (int64_t w = 0; w < words[c]; w++) dst[w] = parent[w] & pl[w];
+                    *out = dst;
+                    dst += words[c];
+                }
+            }
+        }
+        if (j == r->a.order - 2 && r->a.complete)
+            for (int x = 0; x < pow3[j + 1]; x++) {
+                const uint64_t *p = r->pre[c][j][x];
+                r->prepc[c][x] = p ? count(r->pc, p, words[c]) : r->a.n[c];
+            }
+    }
+}
+
+static void level(struct round *r, int j) {
+    const struct tg_epi_round_arg *a = &r->a;
+    int64_t lo = a->first[j], hi = a->first[j] + a->nsnp[j];
+    if (j && r->S[j - 1] + 1 > lo) lo = r->S[j - 1] + 1;
+    for (r->S[j] = lo; r->S[j] < hi; r->S[j]++) {
+        if (j == a->order - 1) {
+            innermost(r);
+            continue;
+        }
+        build_prefixes(r, j);
+        level(r, j + 1);
+    }
+}
+
+void tg_epi_round_cpu(void *buffers[], void *cl_arg) {
+    struct round r;
+    memset(&r, 0, sizeof r);
+    memcpy(&r.a, cl_arg, sizeof r.a); /* passed as is (STARPU_CL_ARGS), not packed */
+    const int k = r.a.order, last = k - 1;
+    for (int i = 0; i < k; i++) r.blk[i] = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[i]);
+    r.t = (const double *)STARPU_VECTOR_GET_PTR(buffers[k]);
+    r.res = (struct tg_epi_result *)STARPU_VECTOR_GET_PTR(buffers[k + 1]);
+    r.res->evaluated = 0;
+    r.res->nhit = 0;
+    r.pc = popc();
+    /* scratch: level j holds at most 3^(j+1) computed prefixes per class */
+    size_t need = 0;
+    for (int c = 0; c < 2; c++)
+        for (int j = 1; j <= k - 2; j++) need += (size_t)pow3[j + 1] * (size_t)r.a.words[c];
+    need += 2 * 2 * (size_t)r.a.block; /* margins */
+    uint64_t *scratch = malloc(need * sizeof *scratch);
+    STARPU_ASSERT_MSG(scratch, "epistasis round: out of memory for %zu words of scratch", need);
+    uint64_t *at = scratch;
+    for (int c = 0; c < 2; c++) {
+        for (int j = 1; j <= k - 2; j++) {
+            r.store[c][j] = at;
+            at += (size_t)pow3[j + 1] * (size_t)r.a.words[c];
+        }
+        r.margin[c] = (int64_t *)at;
+        at += 2 * (size_t)r.a.block;
+        if (r.a.complete)
+            for (int s = 0; s < 2 * r.a.nsnp[last]; s++)
+                r.margin[c][s] =
+                    count(r.pc, plane(&r, last, c, r.a.first[last] + s / 2, s % 2), r.a.words[c]);
+    }
+    level(&r, 0);
+    free(scratch);
+}
+
+void tg_epi_table(int order, int block, const int64_t words[2], const uint64_t *const blk[],
+                  const int32_t s[], int64_t r0[], int64_t r1[]) {
+    int64_t *r[2] = {r0, r1};
+    for (int c = 0; c < 2; c++)
+        for (int g = 0; g < pow3[order]; g++) {
+            /* E with x_i = digit i of g (2 = valid plane) */
+            const uint64_t *pl[TG_EPI_MAX_ORDER];
+            for (int i = 0, rest = g; i < order; i++) {
+                int x = rest / pow3[order - 1 - i];
+                rest %= pow3[order - 1 - i];
+                pl[i] = blk[i] + tg_epi_plane_offset(block, words, c, s[i], x);
+            }
+            int64_t e = 0;
+            for (int64_t w = 0; w < words[c]; w++) {
+                uint64_t v = ~(uint64_t)0;
+                for (int i = 0; i < order; i++) v &= pl[i][w];
+                e += __builtin_popcountll(v);
+            }
+            r[c][g] = e;
+        }
+    e_to_table(order, r0);
+    e_to_table(order, r1);
+}

@@ -1,0 +1,886 @@
+// Epistasis rounds on the GPU. A round (one block of SNPs per position) becomes:
+//   1. rows: the SNP positions split into a left group (1 or 2 SNPs) and a right group; every
+//      tuple of a group gets one bit row per plane combination (the AND of its SNPs' planes),
+//      per class. With complete data only the {g0, g1} combinations are per-tuple rows; the
+//      entries with a valid plane ("V") come from a few extra rows (single SNPs, all ones), the
+//      paper's lower-order tables at O(B) instead of O(B²) rows.
+//   2. a binary GEMM, C = popc(L AND R) over the samples of one class, on the tensor cores
+//      (mma.sync m16n8k256 .and.popc);
+//   3. an epilogue per combination: gather the 3^k entries E of both classes from C, turn them
+//      into the contingency table ([N0, N1, N2] = [E0, E1, EV − E0 − E1] along each SNP), score
+//      it exactly as the CPU reference does (same table, same order of operations, no fused
+//      multiply-add), key per combination slot;
+//   4. selection of the round's best keys by sorting chunks in shared memory until one remains.
+// Everything is queued on the worker's stream (the codelet is asynchronous); the per-worker
+// scratch memory grows to the largest round seen and is kept.
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <vector>
+
+#include "codelets/epistasis.h"
+#include "runtime/cuda.h"
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Binary GEMM: C[c][i][j] = popc(A[c][i] & B[c][j]) over kwords[c] 64-bit words, class c =
+// blockIdx.z. A CTA computes a BM × BN tile with WM × WN warps; k is staged ROWB bytes per row
+// at a time through a STAGES-deep cp.async pipeline; shared rows have their 16-byte chunks
+// XOR-swizzled by row so that ldmatrix reads eight rows without bank conflicts. The shape is a
+// template so bench/epistasis can compare several on the device; the codelet uses GemmShape.
+struct GemmArgs {
+    const uint64_t *a[2], *b[2];
+    int32_t *c[2];
+    int64_t lda[2], ldb[2]; // row strides in words
+    int64_t kwords[2];      // words per row (multiple of 4)
+    int64_t m, n, ldc;
+};
+
+__device__ __forceinline__ unsigned smem_u32(const void *p) {
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void cp_async16(unsigned dst, const void *src, bool valid) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(valid ? 16 : 0));
+}
+
+__device__ __forceinline__ void ldmatrix_x4(unsigned addr, unsigned &r0, unsigned &r1,
+                                            unsigned &r2, unsigned &r3) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                 : "r"(addr));
+}
+
+__device__ __forceinline__ void mma_and_popc(int (&c)[4], const unsigned (&a)[4], unsigned b0,
+                                             unsigned b1) {
+    asm volatile("mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+template <int BM, int BN, int WM, int WN, int ROWB, int STAGES> struct Gemm {
+    static constexpr int THREADS = 32 * WM * WN, MT = BM / WM / 16, NT = BN / WN / 8;
+    static constexpr int CH = ROWB / 16; // 16-byte chunks per shared row
+    static constexpr int STAGE_BYTES = (BM + BN) * ROWB, SMEM = STAGES * STAGE_BYTES;
+    static_assert(NT % 2 == 0 && (BM + BN) * CH % THREADS == 0 && THREADS % CH == 0, "shape");
+    // byte offset of chunk ch of shared row r: eight consecutive rows hit distinct banks
+    static __device__ __forceinline__ unsigned swz(int r, int ch) {
+        return r * ROWB + ((ch ^ (CH == 4 ? (r >> 1) & 3 : r & 7)) << 4);
+    }
+};
+
+template <int BM, int BN, int WM, int WN, int ROWB, int STAGES>
+__global__ void __launch_bounds__(32 * WM * WN, 1) popc_gemm(GemmArgs g) {
+    using G = Gemm<BM, BN, WM, WN, ROWB, STAGES>;
+    extern __shared__ __align__(128) unsigned char smem[];
+    const int cls = blockIdx.z;
+    const int64_t row0 = (int64_t)blockIdx.y * BM, col0 = (int64_t)blockIdx.x * BN;
+    const int64_t kbytes = g.kwords[cls] * 8;
+    const int nstage = (int)((kbytes + ROWB - 1) / ROWB);
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wm = warp / WN, wn = warp % WN;
+    // each thread copies chunk `ch` of rows rl, rl + THREADS/CH, ...: one base pointer per
+    // operand, rows reached by adding a stride
+    const int ch = tid % G::CH, rl = tid / G::CH, RSTEP = G::THREADS / G::CH;
+    const char *abase = (const char *)(g.a[cls] + (row0 + rl) * g.lda[cls]) + ch * 16;
+    const char *bbase = (const char *)(g.b[cls] + (col0 + rl) * g.ldb[cls]) + ch * 16;
+    const int64_t astep = RSTEP * g.lda[cls] * 8, bstep = RSTEP * g.ldb[cls] * 8;
+
+    auto load_stage = [&](int s, int kt) {
+        unsigned base = smem_u32(smem + (size_t)s * G::STAGE_BYTES);
+        int64_t kb = (int64_t)kt * ROWB;
+        bool kin = kb + ch * 16 < kbytes;
+#pragma unroll
+        for (int i = 0; i < BM / RSTEP; i++) {
+            bool ok = kin && row0 + rl + i * RSTEP < g.m;
+            cp_async16(base + G::swz(rl + i * RSTEP, ch), ok ? abase + i * astep + kb : (const char *)g.a[cls], ok);
+        }
+#pragma unroll
+        for (int i = 0; i < BN / RSTEP; i++) {
+            bool ok = kin && col0 + rl + i * RSTEP < g.n;
+            cp_async16(base + G::swz(BM + rl + i * RSTEP, ch), ok ? bbase + i * bstep + kb : (const char *)g.a[cls], ok);
+        }
+    };
+
+    int acc[G::MT][G::NT][4];
+#pragma unroll
+    for (int i = 0; i < G::MT; i++)
+#pragma unroll
+        for (int j = 0; j < G::NT; j++)
+#pragma unroll
+            for (int q = 0; q < 4; q++) acc[i][j][q] = 0;
+
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < nstage) load_stage(s, s);
+        asm volatile("cp.async.commit_group;\n");
+    }
+    for (int kt = 0; kt < nstage; kt++) {
+        asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));
+        __syncthreads();
+        if (kt + STAGES - 1 < nstage) load_stage((kt + STAGES - 1) % STAGES, kt + STAGES - 1);
+        asm volatile("cp.async.commit_group;\n");
+        const unsigned char *st = smem + (size_t)(kt % STAGES) * G::STAGE_BYTES;
+        unsigned sa = smem_u32(st), sb = sa + BM * ROWB;
+#pragma unroll
+        for (int kk = 0; kk < ROWB / 32; kk++) { // 256-bit steps
+            unsigned af[G::MT][4], bf[G::NT][2];
+#pragma unroll
+            for (int mi = 0; mi < G::MT; mi++) {
+                int r = wm * (BM / WM) + mi * 16 + (lane & 15);
+                ldmatrix_x4(sa + G::swz(r, 2 * kk + (lane >> 4)), af[mi][0], af[mi][1],
+                            af[mi][2], af[mi][3]);
+            }
+#pragma unroll
+            for (int nj = 0; nj < G::NT; nj += 2) {
+                int r = wn * (BN / WN) + (nj + (lane >> 4)) * 8 + (lane & 7);
+                ldmatrix_x4(sb + G::swz(r, 2 * kk + ((lane >> 3) & 1)), bf[nj][0], bf[nj][1],
+                            bf[nj + 1][0], bf[nj + 1][1]);
+            }
+#pragma unroll
+            for (int mi = 0; mi < G::MT; mi++)
+#pragma unroll
+                for (int nj = 0; nj < G::NT; nj++)
+                    mma_and_popc(acc[mi][nj], af[mi], bf[nj][0], bf[nj][1]);
+        }
+    }
+    asm volatile("cp.async.wait_group 0;\n");
+
+    int32_t *C = g.c[cls];
+    const int gr = lane >> 2, tc = (lane & 3) * 2;
+#pragma unroll
+    for (int mi = 0; mi < G::MT; mi++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            int64_t r = row0 + wm * (BM / WM) + mi * 16 + gr + 8 * h;
+            if (r >= g.m) continue;
+#pragma unroll
+            for (int nj = 0; nj < G::NT; nj++) {
+                int64_t c = col0 + wn * (BN / WN) + nj * 8 + tc;
+                if (c + 1 < g.n)
+                    *(int2 *)(C + r * g.ldc + c) =
+                        make_int2(acc[mi][nj][2 * h], acc[mi][nj][2 * h + 1]);
+                else if (c < g.n)
+                    C[r * g.ldc + c] = acc[mi][nj][2 * h];
+            }
+        }
+}
+
+template <int BM, int BN, int WM, int WN, int ROWB, int STAGES>
+void launch_gemm_shape(const GemmArgs &g, cudaStream_t st) {
+    using G = Gemm<BM, BN, WM, WN, ROWB, STAGES>;
+    auto *kern = popc_gemm<BM, BN, WM, WN, ROWB, STAGES>;
+    thread_local bool attr = false; // per function and device: once per GPU worker thread
+    if (!attr) {
+        TG_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, G::SMEM));
+        attr = true;
+    }
+    if (g.m == 0 || g.n == 0) return;
+    dim3 grid((unsigned)((g.n + BN - 1) / BN), (unsigned)((g.m + BM - 1) / BM), 2);
+    kern<<<grid, G::THREADS, G::SMEM, st>>>(g);
+    TG_CUDA_CHECK(cudaGetLastError());
+}
+
+// The shapes bench/epistasis compares (index = its --shape); the codelet uses shape 0.
+typedef void (*gemm_launcher)(const GemmArgs &, cudaStream_t);
+// Measured on the H100 (docs/PERFORMANCE.md): 256x128 k1024 s3 0.71 of the ceiling, 128x256
+// 0.62, 128x128 0.60, 512-bit stages 0.57 and below.
+const gemm_launcher gemm_shapes[] = {
+    launch_gemm_shape<256, 128, 4, 2, 128, 3>,
+    launch_gemm_shape<128, 256, 2, 4, 128, 3>,
+    launch_gemm_shape<128, 128, 2, 2, 128, 3>,
+    launch_gemm_shape<256, 128, 4, 2, 256, 2>,
+};
+const char *const gemm_shape_names[] = {"256x128 w4x2 k1024 s3", "128x256 w2x4 k1024 s3",
+                                        "128x128 w2x2 k1024 s3", "256x128 w4x2 k2048 s2"};
+constexpr int NSHAPES = sizeof gemm_shapes / sizeof gemm_shapes[0];
+
+void launch_gemm(const GemmArgs &g, cudaStream_t st) { gemm_shapes[0](g, st); }
+
+// ---------------------------------------------------------------------------------------------
+// Round geometry, shared by the row builder and the epilogue.
+constexpr int V = 2; // the valid plane's index, and "V" in an entry code
+
+// The SNP positions of a round split into a left and a right group. Grouping 0 is (0,1 | 2,3)
+// at order 4 and (0,1 | 2) at order 3; grouping 1, (0,3 | 1,2) and (1,2 | 0), is used when the
+// middle positions share a block while their neighbours do not, so that the two SNPs of one
+// block fall in one group, where only s1 < s2 tuples exist, and no GEMM entry is wasted on a
+// combination out of order.
+struct Side {
+    int nl;                    // SNP positions in the group (1 or 2)
+    const uint64_t *blk[2];    // the plane blocks of its positions
+    int nsnp[2];               // real SNPs of those blocks
+    const uint32_t *tuples;    // nl = 2: (s1 << 16 | s2), lexicographic
+    int64_t nt;                // tuples
+    int64_t nmain;             // per-tuple rows: nt·2^nl (complete) or nt·3^nl
+    int64_t nrows;             // + single and all-ones rows (complete data)
+};
+
+struct Round {
+    Side L, R;
+    int complete;
+    int64_t words[2];
+    int64_t coff1;                     // word offset of class 1 in a plane block
+    int64_t first[TG_EPI_MAX_ORDER];   // first global SNP of each position's block
+};
+
+// Positions of the left and right groups, per order and grouping.
+template <int K, int G> struct Groups {
+    static constexpr int L0 = K == 2 ? 0 : (G ? (K == 4 ? 0 : 1) : 0);
+    static constexpr int L1 = K == 2 ? -1 : (G ? (K == 4 ? 3 : 2) : 1);
+    static constexpr int R0 = K == 2 ? 1 : (G ? (K == 4 ? 1 : 0) : 2);
+    static constexpr int R1 = K == 4 ? (G ? 2 : 3) : -1;
+};
+
+__device__ __forceinline__ const uint64_t *plane(const Round &rd, const Side &sd, int which, int c,
+                                                 int s, int p) {
+    return sd.blk[which] + (c ? rd.coff1 : 0) + ((int64_t)s * 3 + p) * rd.words[c];
+}
+
+__device__ __forceinline__ void tuple_snps(const Side &sd, int64_t t, int &s1, int &s2) {
+    if (sd.nl == 1) {
+        s1 = (int)t;
+        s2 = 0;
+    } else {
+        uint32_t v = sd.tuples[t];
+        s1 = (int)(v >> 16);
+        s2 = (int)(v & 0xffff);
+    }
+}
+
+// The planes whose AND is bit row `r` of a side (class c); b is NULL for a single plane.
+__device__ void row_planes(const Round &rd, const Side &sd, int64_t r, int c, const uint64_t *&a,
+                           const uint64_t *&b) {
+    b = nullptr;
+    if (r < sd.nmain) {
+        const int per = rd.complete ? (sd.nl == 1 ? 2 : 4) : (sd.nl == 1 ? 3 : 9);
+        const int base = rd.complete ? 2 : 3;
+        int64_t t = r / per;
+        int code = (int)(r % per), s1, s2;
+        tuple_snps(sd, t, s1, s2);
+        if (sd.nl == 1) {
+            a = plane(rd, sd, 0, c, s1, code);
+        } else {
+            a = plane(rd, sd, 0, c, s1, code / base);
+            b = plane(rd, sd, 1, c, s2, code % base);
+        }
+        return;
+    }
+    r -= sd.nmain;
+    // complete data, two-SNP groups: the single rows of each position's block; then one
+    // all-ones row (the valid plane of any real SNP is all ones on the class's samples)
+    for (int q = 0; q < sd.nl && sd.nl == 2; q++) {
+        if (r < 2 * (int64_t)sd.nsnp[q]) {
+            a = plane(rd, sd, q, c, (int)(r >> 1), (int)(r & 1));
+            return;
+        }
+        r -= 2 * (int64_t)sd.nsnp[q];
+    }
+    a = plane(rd, sd, 0, c, 0, V);
+}
+
+// Rows r0 .. r0+nr of a side, both classes: a CTA per row at a time, its threads along words.
+__global__ void build_rows(Round rd, int left, int64_t r0, int64_t nr, uint64_t *out0,
+                           uint64_t *out1) {
+    const Side &sd = left ? rd.L : rd.R;
+    for (int64_t r = blockIdx.x; r < 2 * nr; r += gridDim.x) {
+        int c = r >= nr;
+        int64_t row = c ? r - nr : r, nw = rd.words[c];
+        const uint64_t *a, *b;
+        row_planes(rd, sd, r0 + row, c, a, b);
+        uint64_t *out = (c ? out1 : out0) + row * nw;
+        if (b)
+            for (int64_t w = threadIdx.x; w < nw; w += blockDim.x) out[w] = __ldg(a + w) & __ldg(b + w);
+        else
+            for (int64_t w = threadIdx.x; w < nw; w += blockDim.x) out[w] = __ldg(a + w);
+    }
+}
+
+// Row of entry code x (x_i ∈ {0, 1, V} for the side's positions) for tuple t = (s1, s2).
+__device__ __forceinline__ int64_t entry_row(const Round &rd, const Side &sd, int64_t t, int s1,
+                                             int s2, int x1, int x2) {
+    if (!rd.complete) return sd.nl == 1 ? t * 3 + x1 : t * 9 + x1 * 3 + x2;
+    if (sd.nl == 1) return x1 < 2 ? t * 2 + x1 : sd.nmain;
+    if (x1 < 2 && x2 < 2) return t * 4 + x1 * 2 + x2;
+    if (x1 < 2) return sd.nmain + 2 * s1 + x1;
+    if (x2 < 2) return sd.nmain + 2 * (int64_t)sd.nsnp[0] + 2 * s2 + x2;
+    return sd.nmain + 2 * (int64_t)sd.nsnp[0] + 2 * (int64_t)sd.nsnp[1];
+}
+
+template <int K> struct Pow3 { static constexpr int v = 3 * Pow3<K - 1>::v; };
+template <> struct Pow3<0> { static constexpr int v = 1; };
+
+// Index in group order (left digits, then right digits) of the cell whose digits are given in
+// position order: cell g's digit at position p is (g / 3^(K−1−p)) % 3.
+template <int K, int G> __host__ __device__ constexpr int group_index(int g) {
+    using Gr = Groups<K, G>;
+    int d[4] = {0, 0, 0, 0};
+    for (int p = K - 1, x = g; p >= 0; p--, x /= 3) d[p] = x % 3;
+    return K == 2 ? d[0] * 3 + d[1]
+         : K == 3 ? (d[Gr::L0] * 3 + d[Gr::L1]) * 3 + d[Gr::R0]
+                  : ((d[Gr::L0] * 3 + d[Gr::L1]) * 3 + d[Gr::R0]) * 3 + d[Gr::R1];
+}
+
+struct ScoreArgs {
+    const double *table;
+    int score;
+};
+
+// Order-preserving 64-bit image of a key; above every real key for slots that are not
+// combinations (so a +INFINITY key still sorts before them).
+__device__ __forceinline__ uint64_t key_bits(double k) {
+    uint64_t b = (uint64_t)__double_as_longlong(k);
+    return (b >> 63) ? ~b : b | 0x8000000000000000ull;
+}
+__device__ __forceinline__ double bits_key(uint64_t b) {
+    return __longlong_as_double((long long)((b >> 63) ? b & 0x7fffffffffffffffull : ~b));
+}
+constexpr uint64_t NO_COMBO = ~0ull;
+constexpr int RANK_BITS = 12; // local SNP index bits per position in a rank (B ≤ 4096)
+
+struct EpiArgs {
+    Round rd;
+    ScoreArgs sa;
+    const int32_t *cm[2]; // C of the slab's per-tuple left rows, per class
+    const int32_t *ce[2]; // C of the left single / all-ones rows (complete data)
+    int64_t ldc;
+    int64_t t0, t1;       // left tuples of this slab
+    uint64_t *keys;       // per slot (lt·nt(R) + rt): key bits
+    uint64_t *ranks;      // per slot: local SNP indices in position order (tie-break = SNP order)
+    unsigned long long *evaluated;
+};
+
+// Two threads per combination, one per class: each gathers and transforms its class's 3^k
+// entries (half the registers of one thread doing both), then the score walks the cells in
+// the CPU reference's order with the other class's count fetched by a shuffle, using explicitly
+// rounded operations so nothing is contracted or reordered.
+template <int K, int NL, int G>
+__global__ void __launch_bounds__(256) epilogue(EpiArgs e) {
+    using Gr = Groups<K, G>;
+    constexpr int NR = K - NL, NC = Pow3<K>::v, NRC = Pow3<NR>::v;
+    const Round &rd = e.rd;
+    const int64_t nrt = rd.R.nt, n = (e.t1 - e.t0) * nrt;
+    const int64_t i = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 1;
+    const int cls = threadIdx.x & 1;
+    bool valid = false;
+    int64_t lt = 0, rt = 0;
+    int s[4] = {0, 0, 0, 0};
+    if (i < n) {
+        lt = e.t0 + i / nrt;
+        rt = i % nrt;
+        int l1, l2, r1, r2;
+        tuple_snps(rd.L, lt, l1, l2);
+        tuple_snps(rd.R, rt, r1, r2);
+        s[Gr::L0] = l1;
+        if (NL == 2) s[Gr::L1 < 0 ? 0 : Gr::L1] = l2;
+        s[Gr::R0] = r1;
+        if (NR == 2) s[Gr::R1 < 0 ? 0 : Gr::R1] = r2;
+        valid = true;
+#pragma unroll
+        for (int p = 0; p + 1 < K; p++) valid = valid && rd.first[p] + s[p] < rd.first[p + 1] + s[p + 1];
+    }
+    int cnt[NC]; // this class's entries, group order
+    const int32_t *cbase = cls ? e.cm[1] : e.cm[0], *ebase = cls ? e.ce[1] : e.ce[0];
+    if (valid) {
+        int l1 = s[Gr::L0], l2 = NL == 2 ? s[Gr::L1 < 0 ? 0 : Gr::L1] : 0;
+        int r1 = s[Gr::R0], r2 = NR == 2 ? s[Gr::R1 < 0 ? 0 : Gr::R1] : 0;
+        const int64_t per_l = rd.L.nmain / rd.L.nt;
+#pragma unroll
+        for (int xl = 0; xl < Pow3<NL>::v; xl++) {
+            int x1 = NL == 1 ? xl : xl / 3, x2 = NL == 1 ? 0 : xl % 3;
+            int64_t lr = entry_row(rd, rd.L, lt, l1, l2, x1, x2);
+            const int32_t *c = lr < rd.L.nmain ? cbase + (lr - e.t0 * per_l) * e.ldc
+                                               : ebase + (lr - rd.L.nmain) * e.ldc;
+#pragma unroll
+            for (int xr = 0; xr < NRC; xr++) {
+                int y1 = NR == 1 ? xr : xr / 3, y2 = NR == 1 ? 0 : xr % 3;
+                cnt[xl * NRC + xr] = __ldg(c + entry_row(rd, rd.R, rt, r1, r2, y1, y2));
+            }
+        }
+        // [N0, N1, N2] = [E0, E1, EV − E0 − E1] along every SNP (group order: any order works)
+#pragma unroll
+        for (int d = 0, stride = NC / 3; d < K; d++, stride /= 3)
+#pragma unroll
+            for (int g = 0; g < NC; g++)
+                if ((g / stride) % 3 == 2) cnt[g] -= cnt[g - stride] + cnt[g - 2 * stride];
+    } else {
+#pragma unroll
+        for (int g = 0; g < NC; g++) cnt[g] = 0;
+    }
+    // class totals, then the score over cells in position order
+    int64_t own = 0;
+#pragma unroll
+    for (int g = 0; g < NC; g++) own += cnt[g];
+    const int64_t other = __shfl_xor_sync(0xffffffffu, own, 1);
+    const int64_t R0 = cls ? other : own, R1 = cls ? own : other, R = R0 + R1;
+    const double *t = e.sa.table;
+    double a = 0;
+#pragma unroll
+    for (int g = 0; g < NC; g++) {
+        const int mine = cnt[group_index<K, G>(g)];
+        const int theirs = __shfl_xor_sync(0xffffffffu, mine, 1);
+        const int r0 = cls ? theirs : mine, r1 = cls ? mine : theirs;
+        if (e.sa.score == TG_EPI_K2) {
+            a = __dadd_rn(a, __dsub_rn(__dsub_rn(__ldg(t + r0 + r1 + 1), __ldg(t + r0)),
+                                       __ldg(t + r1)));
+        } else if (e.sa.score == TG_EPI_MI) {
+            a = __dadd_rn(a, __ldg(t + r0));
+            a = __dadd_rn(a, __ldg(t + r1));
+            a = __dsub_rn(a, __ldg(t + r0 + r1));
+        } else if (r0 + r1 > 0) {
+            const int64_t rg = (int64_t)r0 + r1;
+            if (R0 > 0) a = __dadd_rn(a, __ddiv_rn((double)((int64_t)r0 * r0), (double)(rg * R0)));
+            if (R1 > 0) a = __dadd_rn(a, __ddiv_rn((double)((int64_t)r1 * r1), (double)(rg * R1)));
+        }
+    }
+    double key = a;
+    if (e.sa.score == TG_EPI_MI)
+        key = -__ddiv_rn(__dadd_rn(__dsub_rn(__dsub_rn(a, __ldg(t + R0)), __ldg(t + R1)),
+                                   __ldg(t + R)),
+                         (double)R);
+    else if (e.sa.score == TG_EPI_CHI2)
+        key = -__dmul_rn(__dsub_rn(a, 1.0), (double)R);
+    if (R == 0) key = INFINITY;
+    if (i < n && cls == 0) {
+        uint64_t rank = 0;
+#pragma unroll
+        for (int p = 0; p < K; p++) rank = rank << RANK_BITS | (uint64_t)s[p];
+        e.keys[lt * nrt + rt] = valid ? key_bits(key) : NO_COMBO;
+        e.ranks[lt * nrt + rt] = rank;
+    }
+    unsigned ballot = __ballot_sync(0xffffffffu, valid && cls == 0);
+    if ((threadIdx.x & 31) == 0 && ballot)
+        atomicAdd(e.evaluated, (unsigned long long)__popc(ballot));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Selection: each CTA sorts SEL (key, rank) pairs in shared memory and keeps the first `keep`;
+// repeated until one CTA holds everything. Ranks are the local SNP indices in position order,
+// so ties break by SNP order, as on the CPU.
+constexpr int SEL = 2048, SEL_THREADS = 1024;
+
+__global__ void select_chunk(const uint64_t *kin, const uint64_t *rin, int64_t n, int keep,
+                             uint64_t *kout, uint64_t *rout) {
+    __shared__ uint64_t k[SEL], s[SEL];
+    int64_t base = (int64_t)blockIdx.x * SEL;
+    for (int i = threadIdx.x; i < SEL; i += SEL_THREADS) {
+        int64_t j = base + i;
+        k[i] = j < n ? kin[j] : NO_COMBO;
+        s[i] = j < n ? rin[j] : ~0ull;
+    }
+    __syncthreads();
+    for (int size = 2; size <= SEL; size <<= 1)
+        for (int stride = size >> 1; stride > 0; stride >>= 1) {
+            for (int i = threadIdx.x; i < SEL / 2; i += SEL_THREADS) {
+                int lo = 2 * i - (i & (stride - 1)), hi = lo + stride;
+                bool up = (lo & size) == 0;
+                bool gt = k[lo] > k[hi] || (k[lo] == k[hi] && s[lo] > s[hi]);
+                if (gt == up) {
+                    uint64_t tk = k[lo];
+                    k[lo] = k[hi];
+                    k[hi] = tk;
+                    uint64_t ts = s[lo];
+                    s[lo] = s[hi];
+                    s[hi] = ts;
+                }
+            }
+            __syncthreads();
+        }
+    for (int i = threadIdx.x; i < keep; i += SEL_THREADS) {
+        kout[(int64_t)blockIdx.x * keep + i] = k[i];
+        rout[(int64_t)blockIdx.x * keep + i] = s[i];
+    }
+}
+
+__global__ void write_result(Round rd, int order, int topk, const uint64_t *k, const uint64_t *s,
+                             const unsigned long long *evaluated, tg_epi_result *res) {
+    unsigned long long ev = *evaluated;
+    int nhit = ev < (unsigned long long)topk ? (int)ev : topk;
+    for (int i = threadIdx.x; i < topk; i += blockDim.x) {
+        tg_epi_hit h;
+        for (int q = 0; q < TG_EPI_MAX_ORDER; q++) h.snp[q] = -1;
+        h.key = INFINITY;
+        if (i < nhit) {
+            h.key = bits_key(k[i]);
+            for (int p = 0; p < order; p++)
+                h.snp[p] = (int32_t)(rd.first[p] +
+                                     (int64_t)((s[i] >> (RANK_BITS * (order - 1 - p))) &
+                                               ((1u << RANK_BITS) - 1)));
+        }
+        res->hit[i] = h;
+    }
+    if (threadIdx.x == 0) {
+        res->evaluated = ev;
+        res->nhit = nhit;
+        res->pad = 0;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-worker scratch memory, grown to the largest round seen (the codelet runs on the worker's
+// own thread, so thread-local storage is per GPU worker).
+struct Scratch {
+    void *p = nullptr;
+    size_t size = 0;
+    ~Scratch() { // the worker thread ends with StarPU: give its memory back
+        if (p) cudaFree(p);
+    }
+    void *get(size_t want) {
+        if (want > size) {
+            if (p) TG_CUDA_CHECK(cudaFree(p));
+            TG_CUDA_CHECK(cudaMalloc(&p, want));
+            size = want;
+        }
+        return p;
+    }
+};
+thread_local Scratch scratch;
+
+// Carves aligned pieces out of the scratch block.
+struct Carver {
+    size_t off = 0;
+    char *base = nullptr;
+    template <class T> T *take(size_t count) {
+        off = (off + 255) & ~(size_t)255;
+        T *r = (T *)(base + off);
+        off += count * sizeof(T);
+        return r;
+    }
+};
+
+// Tuples of a 2-SNP group, lexicographic; blocks are the same block when `same`.
+static std::vector<uint32_t> make_tuples(int n1, int n2, bool same) {
+    std::vector<uint32_t> t;
+    for (int a = 0; a < n1; a++)
+        for (int b = same ? a + 1 : 0; b < n2; b++) t.push_back((uint32_t)a << 16 | (uint32_t)b);
+    return t;
+}
+
+template <int K, int NL, int G> void launch_epilogue(const EpiArgs &e, cudaStream_t st) {
+    int64_t n = 2 * (e.t1 - e.t0) * e.rd.R.nt; // two threads per combination
+    if (n == 0) return;
+    epilogue<K, NL, G><<<(unsigned)((n + 255) / 256), 256, 0, st>>>(e);
+    TG_CUDA_CHECK(cudaGetLastError());
+}
+
+void epilogue_dispatch(int order, int grouping, const EpiArgs &e, cudaStream_t st) {
+    switch (order * 2 + grouping) {
+    case 4: launch_epilogue<2, 1, 0>(e, st); break;
+    case 6: launch_epilogue<3, 2, 0>(e, st); break;
+    case 7: launch_epilogue<3, 2, 1>(e, st); break;
+    case 8: launch_epilogue<4, 2, 0>(e, st); break;
+    default: launch_epilogue<4, 2, 1>(e, st); break;
+    }
+}
+
+// TG_EPI_PROFILE=1: time each phase of every round (synchronising, so only for measurements)
+// and print the totals per GPU worker when it stops.
+struct Profile {
+    bool on = getenv("TG_EPI_PROFILE") != nullptr;
+    double ms[4] = {0, 0, 0, 0}; // rows, gemm, epilogue, selection
+    long rounds = 0;
+    cudaEvent_t ev[2];
+    bool made = false;
+    void mark(cudaStream_t st, int phase, bool start) {
+        if (!on) return;
+        if (!made) {
+            TG_CUDA_CHECK(cudaEventCreate(&ev[0]));
+            TG_CUDA_CHECK(cudaEventCreate(&ev[1]));
+            made = true;
+        }
+        TG_CUDA_CHECK(cudaEventRecord(ev[start ? 0 : 1], st));
+        if (start) return;
+        TG_CUDA_CHECK(cudaEventSynchronize(ev[1]));
+        float t;
+        TG_CUDA_CHECK(cudaEventElapsedTime(&t, ev[0], ev[1]));
+        ms[phase] += t;
+    }
+    ~Profile() {
+        if (on && rounds)
+            fprintf(stderr,
+                    "epistasis GPU profile: %ld rounds; rows %.1f ms, GEMM %.1f ms, epilogue %.1f "
+                    "ms, selection %.1f ms\n",
+                    rounds, ms[0], ms[1], ms[2], ms[3]);
+    }
+};
+thread_local Profile profile;
+
+} // namespace
+
+extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
+    const tg_epi_round_arg *a = (const tg_epi_round_arg *)cl_arg;
+    const int k = a->order;
+    cudaStream_t st = starpu_cuda_get_local_stream();
+    const double *table = (const double *)STARPU_VECTOR_GET_PTR(buffers[k]);
+    tg_epi_result *res = (tg_epi_result *)STARPU_VECTOR_GET_PTR(buffers[k + 1]);
+
+    Round rd{};
+    rd.complete = a->complete;
+    rd.words[0] = a->words[0];
+    rd.words[1] = a->words[1];
+    rd.coff1 = (int64_t)a->block * 3 * a->words[0];
+    for (int p = 0; p < k; p++) rd.first[p] = a->first[p];
+    // grouping 1 when the middle positions share a block and their neighbours do not (Groups)
+    const int grouping = (k == 4 && a->first[1] == a->first[2] && a->first[0] != a->first[1] &&
+                          a->first[2] != a->first[3]) ||
+                         (k == 3 && a->first[1] == a->first[2] && a->first[0] != a->first[1]);
+    static const int group_pos[5][2][2][2] = {
+        {}, {}, {{{0, -1}, {1, -1}}, {{0, -1}, {1, -1}}},
+        {{{0, 1}, {2, -1}}, {{1, 2}, {0, -1}}}, {{{0, 1}, {2, 3}}, {{0, 3}, {1, 2}}}};
+    std::vector<uint32_t> tup[2];
+    Side *sides[2] = {&rd.L, &rd.R};
+    for (int s = 0; s < 2; s++) {
+        Side &sd = *sides[s];
+        const int *pos = group_pos[k][grouping][s];
+        sd.nl = pos[1] < 0 ? 1 : 2;
+        for (int q = 0; q < sd.nl; q++) {
+            sd.blk[q] = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[pos[q]]);
+            sd.nsnp[q] = a->nsnp[pos[q]];
+        }
+        if (sd.nl == 2) {
+            tup[s] = make_tuples(sd.nsnp[0], sd.nsnp[1], a->first[pos[0]] == a->first[pos[1]]);
+            sd.nt = (int64_t)tup[s].size();
+        } else {
+            sd.nt = sd.nsnp[0];
+        }
+        int per = rd.complete ? (sd.nl == 1 ? 2 : 4) : (sd.nl == 1 ? 3 : 9);
+        sd.nmain = sd.nt * per;
+        sd.nrows = sd.nmain;
+        if (rd.complete) {
+            if (sd.nl == 2) sd.nrows += 2 * ((int64_t)sd.nsnp[0] + sd.nsnp[1]);
+            sd.nrows += 1;
+        }
+    }
+
+    // Scratch sizing: right rows whole, left rows and C by slabs of left tuples within a budget.
+    const int64_t wsum = a->words[0] + a->words[1];
+    const int64_t ldc = (rd.R.nrows + 3) & ~(int64_t)3;
+    const int64_t per_l = rd.L.nmain / (rd.L.nt ? rd.L.nt : 1);
+    const int64_t next = rd.L.nrows - rd.L.nmain;
+    const int64_t nslot = rd.L.nt * rd.R.nt;
+    const size_t budget = (size_t)1 << 30; // C + left rows of one slab
+    int64_t slab = (int64_t)(budget / ((size_t)per_l * (ldc * 8 + wsum * 8)));
+    if (slab < 1) slab = 1;
+    if (slab > rd.L.nt) slab = rd.L.nt;
+    // each selection pass keeps topk of every SEL pairs, so it shrinks only while topk < SEL / 2
+    STARPU_ASSERT_MSG(a->topk >= 1 && a->topk <= SEL / 2, "epistasis: top-k %d outside 1..%d",
+                      a->topk, SEL / 2);
+    STARPU_ASSERT_MSG(a->block <= (1 << RANK_BITS), "epistasis: block %d above %d", a->block,
+                      1 << RANK_BITS);
+    const int64_t ncand = ((nslot + SEL - 1) / SEL + 1) * a->topk;
+
+    Carver cv;
+    size_t need = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        cv = Carver();
+        cv.base = pass ? (char *)scratch.get(need) : nullptr;
+        uint32_t *dtup[2] = {cv.take<uint32_t>(tup[0].size()), cv.take<uint32_t>(tup[1].size())};
+        uint64_t *rrows = cv.take<uint64_t>((size_t)rd.R.nrows * wsum);
+        uint64_t *lrows = cv.take<uint64_t>((size_t)(slab * per_l > next ? slab * per_l : next) * wsum);
+        int32_t *cm = cv.take<int32_t>((size_t)2 * slab * per_l * ldc);
+        int32_t *ce = cv.take<int32_t>((size_t)2 * next * ldc);
+        uint64_t *keys = cv.take<uint64_t>((size_t)nslot), *ranks = cv.take<uint64_t>((size_t)nslot);
+        uint64_t *kc[2] = {cv.take<uint64_t>((size_t)ncand), cv.take<uint64_t>((size_t)ncand)};
+        uint64_t *sc[2] = {cv.take<uint64_t>((size_t)ncand), cv.take<uint64_t>((size_t)ncand)};
+        unsigned long long *evaluated = cv.take<unsigned long long>(1);
+        if (!pass) {
+            need = cv.off + 256;
+            continue;
+        }
+        for (int s = 0; s < 2; s++)
+            if (!tup[s].empty()) {
+                TG_CUDA_CHECK(cudaMemcpyAsync(dtup[s], tup[s].data(), tup[s].size() * 4,
+                                              cudaMemcpyHostToDevice, st));
+                sides[s]->tuples = dtup[s];
+            }
+        TG_CUDA_CHECK(cudaMemsetAsync(evaluated, 0, sizeof *evaluated, st));
+
+        auto rows = [&](int left, int64_t r0, int64_t n, uint64_t *out) {
+            if (n == 0) return;
+            profile.mark(st, 0, true);
+            build_rows<<<(unsigned)(2 * n < 8192 ? 2 * n : 8192), 256, 0, st>>>(
+                rd, left, r0, n, out, out + n * a->words[0]);
+            TG_CUDA_CHECK(cudaGetLastError());
+            profile.mark(st, 0, false);
+        };
+        auto gemm = [&](const uint64_t *l, int64_t m, int32_t *c) {
+            GemmArgs g{};
+            for (int cl = 0; cl < 2; cl++) {
+                g.a[cl] = l + (cl ? m * a->words[0] : 0);
+                g.b[cl] = rrows + (cl ? rd.R.nrows * a->words[0] : 0);
+                g.c[cl] = c + (size_t)cl * m * ldc;
+                g.lda[cl] = g.ldb[cl] = g.kwords[cl] = a->words[cl];
+            }
+            g.m = m;
+            g.n = rd.R.nrows;
+            g.ldc = ldc;
+            profile.mark(st, 1, true);
+            launch_gemm(g, st);
+            profile.mark(st, 1, false);
+        };
+
+        rows(0, 0, rd.R.nrows, rrows);
+        // the left single / all-ones rows first: every slab's combinations need them
+        rows(1, rd.L.nmain, next, lrows);
+        gemm(lrows, next, ce);
+        EpiArgs e{};
+        e.rd = rd;
+        e.sa.table = table;
+        e.sa.score = a->score;
+        e.ce[0] = ce;
+        e.ce[1] = ce + (size_t)next * ldc;
+        e.ldc = ldc;
+        e.keys = keys;
+        e.ranks = ranks;
+        e.evaluated = evaluated;
+        for (int64_t t0 = 0; t0 < rd.L.nt; t0 += slab) {
+            int64_t t1 = t0 + slab < rd.L.nt ? t0 + slab : rd.L.nt, m = (t1 - t0) * per_l;
+            rows(1, t0 * per_l, m, lrows);
+            gemm(lrows, m, cm);
+            e.cm[0] = cm;
+            e.cm[1] = cm + (size_t)m * ldc;
+            e.t0 = t0;
+            e.t1 = t1;
+            profile.mark(st, 2, true);
+            epilogue_dispatch(k, grouping, e, st);
+            profile.mark(st, 2, false);
+        }
+
+        // selection: chunks of SEL sorted, the best topk of each kept, until one chunk is left
+        profile.mark(st, 3, true);
+        const uint64_t *kin = keys, *sin = ranks;
+        int64_t n = nslot;
+        int pp = 0;
+        do {
+            int64_t nb = (n + SEL - 1) / SEL;
+            if (nb == 0) nb = 1;
+            select_chunk<<<(unsigned)nb, SEL_THREADS, 0, st>>>(kin, sin, n, a->topk, kc[pp], sc[pp]);
+            TG_CUDA_CHECK(cudaGetLastError());
+            kin = kc[pp];
+            sin = sc[pp];
+            n = nb * a->topk;
+            pp ^= 1;
+            if (nb == 1) break;
+        } while (true);
+        write_result<<<1, 256, 0, st>>>(rd, k, a->topk, kin, sin, evaluated, res);
+        TG_CUDA_CHECK(cudaGetLastError());
+        profile.mark(st, 3, false);
+        profile.rounds += profile.on;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Benchmark hooks (bench/epistasis.c): the binary mma ceiling and the GEMM alone.
+namespace {
+// Register-only stream of independent mma: the rate no kernel that also loads data can exceed.
+__global__ void mma_ceiling(int iters, int *sink) {
+    unsigned a[4] = {threadIdx.x, threadIdx.x * 2654435761u, ~threadIdx.x, threadIdx.x ^ 0x5555u};
+    int acc[8][4] = {};
+    for (int it = 0; it < iters; it++)
+#pragma unroll
+        for (int j = 0; j < 8; j++) mma_and_popc(acc[j], a, a[j & 3] + it, a[(j + 1) & 3]);
+    int s = 0;
+    for (int j = 0; j < 8; j++)
+        for (int q = 0; q < 4; q++) s += acc[j][q];
+    if (s == 0x7fffffff) *sink = s;
+}
+
+__global__ void fill_random(uint64_t *p, int64_t n, uint64_t seed) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        uint64_t z = seed + 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        p[i] = z ^ (z >> 31);
+    }
+}
+
+// CUDA-core reference for a few rows of C (popcount of 64-bit words).
+__global__ void gemm_reference(GemmArgs g, int64_t r0, int64_t nr, int64_t *bad) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < 2 * nr * g.n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        int c = (int)(i / (nr * g.n));
+        int64_t r = r0 + (i / g.n) % nr, j = i % g.n;
+        if (r >= g.m) continue;
+        int s = 0;
+        for (int64_t w = 0; w < g.kwords[c]; w++)
+            s += __popcll(g.a[c][r * g.lda[c] + w] & g.b[c][j * g.ldb[c] + w]);
+        if (s != g.c[c][r * g.ldc + j]) atomicAdd((unsigned long long *)bad, 1ull);
+    }
+}
+} // namespace
+
+extern "C" double tg_epi_bench_ceiling(void) {
+    int dev, sms;
+    TG_CUDA_CHECK(cudaGetDevice(&dev));
+    TG_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    int *sink;
+    TG_CUDA_CHECK(cudaMalloc(&sink, sizeof *sink));
+    const int iters = 20000, blocks = sms * 4, threads = 256;
+    mma_ceiling<<<blocks, threads>>>(100, sink); // warm-up
+    cudaEvent_t e0, e1;
+    TG_CUDA_CHECK(cudaEventCreate(&e0));
+    TG_CUDA_CHECK(cudaEventCreate(&e1));
+    TG_CUDA_CHECK(cudaEventRecord(e0));
+    mma_ceiling<<<blocks, threads>>>(iters, sink);
+    TG_CUDA_CHECK(cudaEventRecord(e1));
+    TG_CUDA_CHECK(cudaEventSynchronize(e1));
+    float ms;
+    TG_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    TG_CUDA_CHECK(cudaFree(sink));
+    double ops = (double)blocks * (threads / 32) * iters * 8 * (16.0 * 8 * 256 * 2);
+    return ops / (ms * 1e-3) / 1e12;
+}
+
+// C (m × n, two classes of `words` words each) timed over `reps`; returns TOPS (AND + POPC
+// counted as 2) and the number of entries of a few checked rows that differ from the reference.
+extern "C" const char *tg_epi_bench_gemm_shape(int shape) {
+    return shape >= 0 && shape < NSHAPES ? gemm_shape_names[shape] : NULL;
+}
+
+extern "C" double tg_epi_bench_gemm(int64_t m, int64_t n, int64_t words, int reps, int shape,
+                                    int64_t *mismatches) {
+    GemmArgs g{};
+    uint64_t *a, *b;
+    int32_t *c;
+    int64_t *bad;
+    g.m = m;
+    g.n = n;
+    g.ldc = (n + 3) & ~(int64_t)3;
+    TG_CUDA_CHECK(cudaMalloc(&a, (size_t)2 * m * words * 8));
+    TG_CUDA_CHECK(cudaMalloc(&b, (size_t)2 * n * words * 8));
+    TG_CUDA_CHECK(cudaMalloc(&c, (size_t)2 * m * g.ldc * 4));
+    TG_CUDA_CHECK(cudaMalloc(&bad, sizeof *bad));
+    fill_random<<<1024, 256>>>(a, 2 * m * words, 1);
+    fill_random<<<1024, 256>>>(b, 2 * n * words, 2);
+    for (int cl = 0; cl < 2; cl++) {
+        g.a[cl] = a + cl * m * words;
+        g.b[cl] = b + cl * n * words;
+        g.c[cl] = c + cl * m * g.ldc;
+        g.lda[cl] = g.ldb[cl] = g.kwords[cl] = words;
+    }
+    gemm_shapes[shape](g, 0);
+    TG_CUDA_CHECK(cudaMemset(bad, 0, sizeof *bad));
+    gemm_reference<<<1024, 256>>>(g, 0, 130, bad);
+    gemm_reference<<<1024, 256>>>(g, m > 130 ? m - 130 : 0, 130, bad);
+    TG_CUDA_CHECK(cudaMemcpy(mismatches, bad, sizeof *bad, cudaMemcpyDeviceToHost));
+    cudaEvent_t e0, e1;
+    TG_CUDA_CHECK(cudaEventCreate(&e0));
+    TG_CUDA_CHECK(cudaEventCreate(&e1));
+    TG_CUDA_CHECK(cudaEventRecord(e0));
+    for (int r = 0; r < reps; r++) gemm_shapes[shape](g, 0);
+    TG_CUDA_CHECK(cudaEventRecord(e1));
+    TG_CUDA_CHECK(cudaEventSynchronize(e1));
+    float ms;
+    TG_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(c);
+    cudaFree(bad);
+    return 2.0 * m * n * words * 64 * 2 * reps / (ms * 1e-3) / 1e12;
+}

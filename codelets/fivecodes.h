@@ -1,0 +1,64 @@
+/* Genotype matrix product codelets (5codes): the interface between the product (src/algo/snpmm.c),
+ * the CPU kernel (codelets/fivecodes.c) and the CUDA kernel (codelets/fivecodes_cuda.cu).
+ *
+ * One task computes a block of output rows. The genotypes of the block are 5codes (Freudenberg
+ * et al. 2023, section 2.2.2): five consecutive "table rows" share one byte, the base-3 number
+ * code = Σ_t d_t·3^t (t = 0..4), d_t ∈ {0, 1, 2} the A1 count, 0 for a missing call, an excluded
+ * SNP or a table row past the end. Both products have the same form:
+ *   Z·Λ   (trans 0): output rows = samples of the block, table rows = SNPs (all m), in = Λ (m×k);
+ *   Zᵀ·Λ̃ (trans 1): output rows = SNPs of the block, table rows = samples (all n), in = Λ̃ (n×k).
+ *
+ * Buffers (modes R, R, R, R, W):
+ *  0 codes: matrix of uint8, NX = block rows, NY = groups (ceil(table rows / 5)); byte (r, g)
+ *           holds table rows 5g..5g+4 of output row r (rows contiguous within a group);
+ *  1 in:    matrix of double or float (the precision), NX = table rows, NY = k;
+ *  2 coef:  vector of double, 2m: coef[2j] = w_j (1, or 1/sqrt(2p_j(1−p_j)) when scaled),
+ *           coef[2j+1] = c_j = 2p_j·w_j; both 0 for an excluded SNP;
+ *  3 miss:  vector of int32, 1 + 2·count: count, then (r, t) per missing call: local output row
+ *           r, table row t;
+ *  4 out:   matrix of the precision, NX = block rows, NY = k.
+ * Result (j the SNP of the term: j = t for trans 0, j = r0 + r for trans 1):
+ *   trans 0: out_r = Σ_t (d_rt·w_t − c_t)·in_t + Σ_{(r,t) missing} c_t·in_t
+ *   trans 1: out_r = w_j·Σ_t d_rt·in_t − c_j·S + Σ_{(r,t) missing} c_j·in_t,  S = Σ_t in_t
+ * i.e. Z·in with Z_ij = (x_ij − 2p_j)·w_j and 0 for a missing call: the centering term of a
+ * missing call is added back, which is mean imputation exactly. For trans 0 the centering is
+ * folded into the table (entry 0 of a group is −Σ_t c_t·in_t), as in the paper; for trans 1 it
+ * depends on the output row, so it is applied once per row with S from the task argument. The
+ * GPU decodes the codes in registers and applies both centerings once per output row. */
+#ifndef TG_CODELETS_FIVECODES_H
+#define TG_CODELETS_FIVECODES_H
+#include <stdint.h>
+
+#include "codelets/codelets.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TG_FC_MAXK 64 /* columns of Λ per product */
+#define TG_FC_NCODES 243
+
+struct tg_fivecodes_arg {
+    int trans;    /* 0: Z·Λ, 1: Zᵀ·Λ̃ */
+    tg_prec prec; /* TG_FP64 or TG_FP32: the arrays and the accumulation */
+    int k;
+    int64_t r0; /* first output row of the block (trans 1: its first SNP) */
+    /* in double: trans 0: Σ_t c_t·in_t (the GPU subtracts it at the end; the CPU folds it into
+     * its tables instead), trans 1: S = Σ_t in_t */
+    double offset[TG_FC_MAXK];
+};
+
+/* [trans][prec index: 0 fp64, 1 fp32]; perfmodels tg_fivecodes_{zl,ztl}_{fp64,fp32} */
+extern struct starpu_codelet tg_cl_fivecodes[2][2];
+void tg_fivecodes_init(void);
+void tg_fivecodes_cpu(void *buffers[], void *cl_arg);
+void tg_fivecodes_cuda(void *buffers[], void *cl_arg);
+/** Inserts one block product (handles in the buffer order above). */
+int tg_insert_fivecodes(const struct tg_fivecodes_arg *a, starpu_data_handle_t codes,
+                        starpu_data_handle_t in, starpu_data_handle_t coef,
+                        starpu_data_handle_t miss, starpu_data_handle_t out, double flops);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,181 @@
+/* Tile BLAS-3 codelets (gemm, syrk, trsm by the inverse, transposed FP8 copy): CPU functions on
+ * OpenBLAS, the codelet tables indexed by precision and tg_insert_* helpers. The CPU path is the
+ * reference: FP16/FP8 operands are widened exactly to FP32 scratch, the product runs in FP32
+ * (FP64 for FP64 tiles) and the result is rounded once to the tile's precision. */
+#include "codelets/gemm.h"
+
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "runtime/runtime.h"
+
+struct starpu_codelet tg_cl_gemm[TG_NPREC], tg_cl_syrk[TG_NPREC], tg_cl_trsm[TG_NPREC],
+    tg_cl_convt[TG_NPREC];
+static struct starpu_perfmodel models[4][TG_NPREC];
+static char symbols[4][TG_NPREC][40];
+
+/* The precision the CPU computes in for tiles of precision p. */
+static tg_prec compute_prec(tg_prec p) { return p == TG_FP64 ? TG_FP64 : TG_FP32; }
+
+/* A matrix operand seen in the compute precision: the tile itself when it already is, otherwise
+ * an exact widening into scratch (FP16 and FP8 values are exact in FP32). */
+struct operand {
+    void *p;
+    int ld;
+    void *scratch;
+};
+
+static struct operand widen(tg_prec p, tg_prec cp, void *buf) {
+    struct operand o = {(void *)STARPU_MATRIX_GET_PTR(buf), (int)STARPU_MATRIX_GET_LD(buf), NULL};
+    if (p == cp) return o;
+    size_t rows = STARPU_MATRIX_GET_NX(buf), cols = STARPU_MATRIX_GET_NY(buf);
+    o.scratch = malloc(rows * cols * tg_prec_size(cp) + 1);
+    if (!o.scratch) STARPU_ABORT_MSG("out of memory widening a %zu x %zu tile", rows, cols);
+    for (size_t j = 0; j < cols; j++)
+        for (size_t i = 0; i < rows; i++)
+            tg_prec_store(cp, o.scratch, i + j * rows, tg_prec_load(p, o.p, i + j * (size_t)o.ld));
+    o.p = o.scratch;
+    o.ld = (int)(rows > 0 ? rows : 1);
+    return o;
+}
+
+/* Rounds a widened result back into its tile (one rounding) and frees the scratch. */
+static void narrow(tg_prec p, tg_prec cp, void *buf, struct operand *o) {
+    if (!o->scratch) return;
+    size_t rows = STARPU_MATRIX_GET_NX(buf), cols = STARPU_MATRIX_GET_NY(buf);
+    void *t = (void *)STARPU_MATRIX_GET_PTR(buf);
+    size_t ld = STARPU_MATRIX_GET_LD(buf);
+    for (size_t j = 0; j < cols; j++)
+        for (size_t i = 0; i < rows; i++)
+            tg_prec_store(p, t, i + j * ld, tg_prec_load(cp, o->scratch, i + j * rows));
+    free(o->scratch);
+}
+
+static enum CBLAS_TRANSPOSE cblas_trans(char t) { return t == 'T' ? CblasTrans : CblasNoTrans; }
+
+void tg_gemm_cpu(void *buffers[], void *cl_arg) {
+    struct tg_gemm_arg g;
+    starpu_codelet_unpack_args(cl_arg, &g);
+    tg_prec cp = compute_prec(g.prec);
+    int m = (int)STARPU_MATRIX_GET_NX(buffers[2]), n = (int)STARPU_MATRIX_GET_NY(buffers[2]);
+    int k = (int)(g.ta == 'N' ? STARPU_MATRIX_GET_NY(buffers[0]) : STARPU_MATRIX_GET_NX(buffers[0]));
+    struct operand a = widen(g.prec, cp, buffers[0]), b = widen(g.prec, cp, buffers[1]),
+                   c = widen(g.prec, cp, buffers[2]);
+    /* on stored values: C·sc ← beta·C·sc + alpha·sc/(sa·sb) · (A·sa)(B·sb) */
+    double alpha = g.alpha * g.sc / (g.sa * g.sb);
+    if (cp == TG_FP64)
+        cblas_dgemm(CblasColMajor, cblas_trans(g.ta), cblas_trans(g.tb), m, n, k, alpha, a.p, a.ld,
+                    b.p, b.ld, g.beta, c.p, c.ld);
+    else
+        cblas_sgemm(CblasColMajor, cblas_trans(g.ta), cblas_trans(g.tb), m, n, k, (float)alpha,
+                    a.p, a.ld, b.p, b.ld, (float)g.beta, c.p, c.ld);
+    free(a.scratch);
+    free(b.scratch);
+    narrow(g.prec, cp, buffers[2], &c);
+}
+
+void tg_syrk_cpu(void *buffers[], void *cl_arg) {
+    struct tg_syrk_arg s;
+    starpu_codelet_unpack_args(cl_arg, &s);
+    int n = (int)STARPU_MATRIX_GET_NX(buffers[1]), k = (int)STARPU_MATRIX_GET_NY(buffers[0]);
+    int lda = (int)STARPU_MATRIX_GET_LD(buffers[0]), ldc = (int)STARPU_MATRIX_GET_LD(buffers[1]);
+    void *a = (void *)STARPU_MATRIX_GET_PTR(buffers[0]), *c = (void *)STARPU_MATRIX_GET_PTR(buffers[1]);
+    if (s.prec == TG_FP64)
+        cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, n, k, -1.0, a, lda, 1.0, c, ldc);
+    else
+        cblas_ssyrk(CblasColMajor, CblasLower, CblasNoTrans, n, k, -1.0f, a, lda, 1.0f, c, ldc);
+}
+
+void tg_trsm_cpu(void *buffers[], void *cl_arg) {
+    struct tg_trsm_arg s;
+    starpu_codelet_unpack_args(cl_arg, &s);
+    int m = (int)STARPU_MATRIX_GET_NX(buffers[1]), n = (int)STARPU_MATRIX_GET_NY(buffers[1]);
+    int ldt = (int)STARPU_MATRIX_GET_LD(buffers[0]), ldx = (int)STARPU_MATRIX_GET_LD(buffers[1]);
+    void *t = (void *)STARPU_MATRIX_GET_PTR(buffers[0]), *x = (void *)STARPU_MATRIX_GET_PTR(buffers[1]);
+    enum CBLAS_SIDE side = s.side == 'L' ? CblasLeft : CblasRight;
+    if (s.prec == TG_FP64)
+        cblas_dtrmm(CblasColMajor, side, CblasLower, cblas_trans(s.trans), CblasNonUnit, m, n, 1.0,
+                    t, ldt, x, ldx);
+    else
+        cblas_strmm(CblasColMajor, side, CblasLower, cblas_trans(s.trans), CblasNonUnit, m, n, 1.0f,
+                    t, ldt, x, ldx);
+}
+
+void tg_convt_cpu(void *buffers[], void *cl_arg) {
+    struct tg_convt_arg a;
+    starpu_codelet_unpack_args(cl_arg, &a);
+    const void *src = (const void *)STARPU_MATRIX_GET_PTR(buffers[0]);
+    void *dst = (void *)STARPU_MATRIX_GET_PTR(buffers[1]);
+    size_t rows = STARPU_MATRIX_GET_NX(buffers[0]), cols = STARPU_MATRIX_GET_NY(buffers[0]);
+    size_t lds = STARPU_MATRIX_GET_LD(buffers[0]), ldd = STARPU_MATRIX_GET_LD(buffers[1]);
+    for (size_t j = 0; j < cols; j++)
+        for (size_t i = 0; i < rows; i++)
+            tg_prec_store(TG_FP8_E4M3, dst, j + i * ldd, tg_prec_load(a.from, src, i + j * lds) * a.scale);
+}
+
+static size_t dim(starpu_data_handle_t h, int which) {
+    return which ? starpu_matrix_get_ny(h) : starpu_matrix_get_nx(h);
+}
+
+int tg_insert_gemm(tg_prec p, char ta, char tb, double alpha, starpu_data_handle_t a, double sa,
+                   starpu_data_handle_t b, double sb, double beta, starpu_data_handle_t c, double sc,
+                   int priority) {
+    struct tg_gemm_arg g = {p, ta, tb, alpha, beta, sa, sb, sc};
+    double flops = 2.0 * dim(c, 0) * dim(c, 1) * dim(a, ta == 'N');
+    return TG_INSERT(&tg_cl_gemm[p], STARPU_R, a, STARPU_R, b, STARPU_RW, c, STARPU_VALUE, &g,
+                     sizeof g, STARPU_PRIORITY, priority, STARPU_FLOPS, flops, 0);
+}
+
+int tg_insert_syrk(tg_prec p, starpu_data_handle_t a, starpu_data_handle_t c, int priority) {
+    struct tg_syrk_arg s = {p};
+    double flops = (double)dim(c, 0) * dim(c, 0) * dim(a, 1);
+    return TG_INSERT(&tg_cl_syrk[p], STARPU_R, a, STARPU_RW, c, STARPU_VALUE, &s, sizeof s,
+                     STARPU_PRIORITY, priority, STARPU_FLOPS, flops, 0);
+}
+
+int tg_insert_trsm(tg_prec p, char side, char trans, starpu_data_handle_t t, starpu_data_handle_t x,
+                   int priority) {
+    struct tg_trsm_arg s = {p, side, trans};
+    double flops = (double)dim(x, 0) * dim(x, 1) * dim(t, 0);
+    return TG_INSERT(&tg_cl_trsm[p], STARPU_R, t, STARPU_RW, x, STARPU_VALUE, &s, sizeof s,
+                     STARPU_PRIORITY, priority, STARPU_FLOPS, flops, 0);
+}
+
+int tg_insert_convt(starpu_data_handle_t src, tg_prec from, starpu_data_handle_t dst, double scale,
+                    int priority) {
+    struct tg_convt_arg a = {from, scale};
+    return TG_INSERT(&tg_cl_convt[from], STARPU_R, src, STARPU_W, dst, STARPU_VALUE, &a, sizeof a,
+                     STARPU_PRIORITY, priority, STARPU_FLOPS, (double)dim(src, 0) * dim(src, 1), 0);
+}
+
+#ifdef TG_USE_CUDA
+#define CUDA_FN(f) f
+#else
+#define CUDA_FN(f) NULL
+#endif
+
+void tg_gemm_codelets_init(void) {
+    static const enum starpu_data_access_mode rrw[3] = {STARPU_R, STARPU_R, STARPU_RW},
+                                              rw[2] = {STARPU_R, STARPU_RW},
+                                              rwo[2] = {STARPU_R, STARPU_W};
+    static const struct {
+        const char *fmt;
+        struct starpu_codelet *table;
+        starpu_cpu_func_t cpu;
+        starpu_cuda_func_t cuda;
+        int nbuffers;
+        const enum starpu_data_access_mode *modes;
+    } fam[4] = {
+        {"tg_gemm_%s", tg_cl_gemm, tg_gemm_cpu, CUDA_FN(tg_gemm_cuda), 3, rrw},
+        {"tg_syrk_%s", tg_cl_syrk, tg_syrk_cpu, CUDA_FN(tg_syrk_cuda), 2, rw},
+        {"tg_trsm_%s", tg_cl_trsm, tg_trsm_cpu, CUDA_FN(tg_trsm_cuda), 2, rw},
+        {"tg_convt_%s_fp8", tg_cl_convt, tg_convt_cpu, CUDA_FN(tg_convt_cuda), 2, rwo},
+    };
+    for (int f = 0; f < 4; f++)
+        for (int p = 0; p < TG_NPREC; p++) {
+            snprintf(symbols[f][p], sizeof symbols[f][p], fam[f].fmt, tg_prec_name((tg_prec)p));
+            tg_codelet_fill(&fam[f].table[p], &models[f][p], symbols[f][p], fam[f].cpu,
+                            fam[f].cuda, fam[f].nbuffers, fam[f].modes);
+        }
+}

@@ -1,0 +1,81 @@
+/* Tile BLAS-3 codelets of the mixed-precision Cholesky and its solve (src/algo/cholesky.c,
+ * src/algo/solve.c): gemm in every floating precision, syrk and "trsm by the inverse" in
+ * FP32/FP64, and the transposing copy that feeds FP8 GEMMs. CPU functions in gemm.c (OpenBLAS;
+ * FP16/FP8 operands widened to FP32 scratch: the reference), CUDA in gemm_cuda.cu (cuBLAS,
+ * cuBLASLt for FP8).
+ *
+ * Scales: a tile stores value·scale (tg_matrix's per-tile scale, DESIGN-NOTES "Per-tile
+ * scale"). Every argument struct carries the scales of its operands and the codelets compute on
+ * the true values, so callers never unscale. */
+#ifndef TG_CODELETS_GEMM_H
+#define TG_CODELETS_GEMM_H
+#include "codelets/codelets.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- gemm: C ← beta·C + alpha·op(A)·op(B); A, B, C all of the table's precision. The FP8
+ * entry runs on cuBLASLt, which only takes the TN layout: FP8 tasks must use ta = 'T',
+ * tb = 'N' (the operands are transposed copies, see tg_cl_convt). */
+struct tg_gemm_arg {
+    tg_prec prec;
+    char ta, tb; /* 'N' or 'T' */
+    double alpha, beta;
+    double sa, sb, sc; /* scales of A, B, C */
+};
+extern struct starpu_codelet tg_cl_gemm[TG_NPREC];
+void tg_gemm_cpu(void *buffers[], void *cl_arg);
+void tg_gemm_cuda(void *buffers[], void *cl_arg);
+int tg_insert_gemm(tg_prec p, char ta, char tb, double alpha, starpu_data_handle_t a, double sa,
+                   starpu_data_handle_t b, double sb, double beta, starpu_data_handle_t c, double sc,
+                   int priority);
+
+/* ---- syrk: C ← C − A·Aᵀ on the lower triangle of a diagonal tile (FP32, FP64). */
+struct tg_syrk_arg {
+    tg_prec prec;
+};
+extern struct starpu_codelet tg_cl_syrk[TG_NPREC];
+void tg_syrk_cpu(void *buffers[], void *cl_arg);
+void tg_syrk_cuda(void *buffers[], void *cl_arg);
+int tg_insert_syrk(tg_prec p, starpu_data_handle_t a, starpu_data_handle_t c, int priority);
+
+/* ---- trsm by the inverse: X ← X·op(T) (side 'R') or X ← op(T)·X (side 'L') with T = L⁻¹ a
+ * lower-triangular tile whose strict upper part is zero (tg_cl_trtri's output), FP32 or FP64.
+ * This is the triangular solve X·L⁻ᵀ / L⁻¹·X: the CPU runs TRMM in place, the GPU a copy and a
+ * GEMM (cuBLAS TRSM is 14× slower than GEMM on the H100 at nb 1024). */
+struct tg_trsm_arg {
+    tg_prec prec;
+    char side, trans;
+};
+extern struct starpu_codelet tg_cl_trsm[TG_NPREC];
+void tg_trsm_cpu(void *buffers[], void *cl_arg);
+void tg_trsm_cuda(void *buffers[], void *cl_arg);
+int tg_insert_trsm(tg_prec p, char side, char trans, starpu_data_handle_t t, starpu_data_handle_t x,
+                   int priority);
+
+/* ---- convt: dst (cols × rows) = round_FP8(srcᵀ · scale), src FP32 or FP64: the transposed
+ * FP8 copy of a panel tile that cuBLASLt's TN layout needs (the paper, section V-B.3). */
+struct tg_convt_arg {
+    tg_prec from;
+    double scale;
+};
+extern struct starpu_codelet tg_cl_convt[TG_NPREC];
+void tg_convt_cpu(void *buffers[], void *cl_arg);
+void tg_convt_cuda(void *buffers[], void *cl_arg);
+int tg_insert_convt(starpu_data_handle_t src, tg_prec from, starpu_data_handle_t dst, double scale,
+                    int priority);
+
+/** Builds the tables above; called from tg_codelets_init(). */
+void tg_gemm_codelets_init(void);
+
+#ifdef TG_USE_CUDA
+/** Device scratch of the calling CUDA worker, slot 0..3, grown to at least @p bytes (kept for
+ * the worker's lifetime: the codelets reuse it task after task). */
+void *tg_cuda_scratch(int slot, size_t bytes);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,217 @@
+// Tile BLAS-3 codelets on the GPU. gemm: one cublasGemmEx call driven by a per-precision type
+// table (FP64, FP32, FP16 inputs with FP32 compute); FP8 E4M3 on cuBLASLt in its TN layout, the
+// FP8 output tile widened to an FP16 scratch C/D and rounded back (cuBLASLt takes no FP8 C).
+// trsm by the inverse: a copy and a GEMM (cuBLAS TRSM is ~14× slower than GEMM at nb 1024).
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <stdint.h>
+
+#include "codelets/gemm.h"
+#include "runtime/cuda.h"
+
+#define TG_CUBLAS_CHECK(call)                                                                    \
+    do {                                                                                         \
+        cublasStatus_t s_ = (call);                                                              \
+        if (s_ != CUBLAS_STATUS_SUCCESS)                                                         \
+            STARPU_ABORT_MSG("cuBLAS error %d (%s) at %s:%d", (int)s_, cublasGetStatusString(s_), \
+                             __FILE__, __LINE__);                                                \
+    } while (0)
+
+// ---- per-worker scratch (each worker touches only its own row: no lock)
+static struct {
+    void *p;
+    size_t bytes;
+} scratch[STARPU_NMAXWORKERS][4];
+
+extern "C" void *tg_cuda_scratch(int slot, size_t bytes) {
+    auto &s = scratch[starpu_worker_get_id_check()][slot];
+    if (s.bytes < bytes) {
+        // cudaFree synchronises the device, so earlier tasks still using the buffer are done
+        if (s.p) TG_CUDA_CHECK(cudaFree(s.p));
+        TG_CUDA_CHECK(cudaMalloc(&s.p, bytes));
+        s.bytes = bytes;
+    }
+    return s.p;
+}
+
+// ---- element conversions (exact loads, one rounding at the store; FP8 saturating)
+__device__ static double ld(const double *a, size_t i) { return a[i]; }
+__device__ static double ld(const float *a, size_t i) { return a[i]; }
+__device__ static double ld(const __half *a, size_t i) { return __half2float(a[i]); }
+__device__ static double ld(const __nv_fp8_storage_t *a, size_t i) {
+    return __half2float(__half(__nv_cvt_fp8_to_halfraw(a[i], __NV_E4M3)));
+}
+__device__ static void st(__half *a, size_t i, double x) { a[i] = __double2half(x); }
+__device__ static void st(__nv_fp8_storage_t *a, size_t i, double x) {
+    a[i] = __nv_cvt_double_to_fp8(x, __NV_SATFINITE, __NV_E4M3);
+}
+
+// dst = round(src·scale), transposed when asked (dst(j, i) = src(i, j)).
+template <typename S, typename D>
+__global__ static void convert(const S *src, size_t lds, D *dst, size_t ldd, size_t rows,
+                               size_t cols, double scale, int transpose) {
+    for (size_t j = blockIdx.y; j < cols; j += gridDim.y)
+        for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < rows;
+             i += (size_t)gridDim.x * blockDim.x)
+            st(dst, transpose ? j + i * ldd : i + j * ldd, ld(src, i + j * lds) * scale);
+}
+
+template <typename S, typename D>
+static void launch_convert(const S *src, size_t lds, D *dst, size_t ldd, size_t rows, size_t cols,
+                           double scale, int transpose) {
+    if (!rows || !cols) return;
+    size_t bx = (rows + 255) / 256;
+    dim3 grid((unsigned)(bx < 1024 ? bx : 1024), (unsigned)(cols < 65535 ? cols : 65535));
+    convert<<<grid, 256, 0, starpu_cuda_get_local_stream()>>>(src, lds, dst, ldd, rows, cols,
+                                                              scale, transpose);
+    TG_CUDA_CHECK(cudaGetLastError());
+}
+
+// ---- cuBLAS types per precision (FP16: FP16 storage, FP32 compute)
+struct blas_type {
+    cudaDataType data;
+    cublasComputeType_t compute;
+    int double_scalars;
+};
+static blas_type blas_type_of(tg_prec p) {
+    switch (p) {
+    case TG_FP64: return {CUDA_R_64F, CUBLAS_COMPUTE_64F, 1};
+    case TG_FP32: return {CUDA_R_32F, CUBLAS_COMPUTE_32F, 0};
+    case TG_FP16: return {CUDA_R_16F, CUBLAS_COMPUTE_32F, 0};
+    default: STARPU_ABORT_MSG("no cuBLAS GEMM for %s tiles", tg_prec_name(p));
+    }
+    return {};
+}
+
+static cublasOperation_t op(char t) { return t == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N; }
+
+// C = beta·C + alpha·op(A)·op(B), all of precision p (FP64/FP32/FP16).
+static void gemm_ex(tg_prec p, char ta, char tb, int m, int n, int k, double alpha, const void *a,
+                    int lda, const void *b, int ldb, double beta, void *c, int ldc) {
+    blas_type t = blas_type_of(p);
+    float fa = (float)alpha, fb = (float)beta;
+    const void *pa = t.double_scalars ? (const void *)&alpha : (const void *)&fa;
+    const void *pb = t.double_scalars ? (const void *)&beta : (const void *)&fb;
+    TG_CUBLAS_CHECK(cublasGemmEx(tg_cublas_handle(), op(ta), op(tb), m, n, k, pa, a, t.data, lda, b,
+                                 t.data, ldb, pb, c, t.data, ldc, t.compute, CUBLAS_GEMM_DEFAULT));
+}
+
+static struct {
+    int valid, m, n, k, lda, ldb;
+    cublasLtMatmulAlgo_t algo;
+} lt_algo[STARPU_NMAXWORKERS];
+
+// FP8: D16 = beta·C16 + alpha·Aᵀ·B on cuBLASLt (E4M3 inputs, FP32 compute), C16 the FP8 tile
+// widened exactly to FP16, then rounded back into the FP8 tile.
+static void gemm_fp8(int m, int n, int k, float alpha, const void *a, int lda, const void *b,
+                     int ldb, float beta, __nv_fp8_storage_t *c, int ldc) {
+    if (m % 16 || n % 16 || k % 16)
+        STARPU_ABORT_MSG("FP8 GEMM %d x %d x %d: cuBLASLt needs multiples of 16 (the precision map "
+                         "never gives FP8 to such tiles)", m, n, k);
+    __half *c16 = (__half *)tg_cuda_scratch(1, (size_t)m * n * sizeof(__half));
+    const size_t ws_bytes = 32u << 20;
+    void *ws = tg_cuda_scratch(2, ws_bytes);
+    launch_convert(c, (size_t)ldc, c16, (size_t)m, (size_t)m, (size_t)n, 1.0, 0);
+
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatrixLayout_t la, lb, lc;
+    cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    TG_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    TG_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    TG_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    TG_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&la, CUDA_R_8F_E4M3, k, m, lda));
+    TG_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lb, CUDA_R_8F_E4M3, k, n, ldb));
+    TG_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lc, CUDA_R_16F, m, n, m));
+    cublasLtMatmulPreference_t pref;
+    TG_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    TG_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof ws_bytes));
+    cublasLtHandle_t lt = tg_cublaslt_handle();
+    // the heuristic query costs about as much as a 2048³ FP8 GEMM: keep the last answer per worker
+    auto &cache = lt_algo[starpu_worker_get_id_check()];
+    if (!cache.valid || cache.m != m || cache.n != n || cache.k != k || cache.lda != lda ||
+        cache.ldb != ldb) {
+        cublasLtMatmulHeuristicResult_t heur;
+        int found = 0;
+        TG_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(lt, desc, la, lb, lc, lc, pref, 1, &heur, &found));
+        if (!found) STARPU_ABORT_MSG("cuBLASLt has no FP8 algorithm for %d x %d x %d", m, n, k);
+        cache = {1, m, n, k, lda, ldb, heur.algo};
+    }
+    TG_CUBLAS_CHECK(cublasLtMatmul(lt, desc, &alpha, a, la, b, lb, &beta, c16, lc, c16, lc,
+                                   &cache.algo, ws, ws_bytes, starpu_cuda_get_local_stream()));
+    cublasLtMatmulPreferenceDestroy(pref);
+    cublasLtMatrixLayoutDestroy(la);
+    cublasLtMatrixLayoutDestroy(lb);
+    cublasLtMatrixLayoutDestroy(lc);
+    cublasLtMatmulDescDestroy(desc);
+    launch_convert(c16, (size_t)m, c, (size_t)ldc, (size_t)m, (size_t)n, 1.0, 0);
+}
+
+extern "C" void tg_gemm_cuda(void *buffers[], void *cl_arg) {
+    struct tg_gemm_arg g;
+    starpu_codelet_unpack_args(cl_arg, &g);
+    int m = (int)STARPU_MATRIX_GET_NX(buffers[2]), n = (int)STARPU_MATRIX_GET_NY(buffers[2]);
+    int k = (int)(g.ta == 'N' ? STARPU_MATRIX_GET_NY(buffers[0]) : STARPU_MATRIX_GET_NX(buffers[0]));
+    const void *a = (const void *)STARPU_MATRIX_GET_PTR(buffers[0]);
+    const void *b = (const void *)STARPU_MATRIX_GET_PTR(buffers[1]);
+    void *c = (void *)STARPU_MATRIX_GET_PTR(buffers[2]);
+    int lda = (int)STARPU_MATRIX_GET_LD(buffers[0]), ldb = (int)STARPU_MATRIX_GET_LD(buffers[1]),
+        ldc = (int)STARPU_MATRIX_GET_LD(buffers[2]);
+    double alpha = g.alpha * g.sc / (g.sa * g.sb); // on stored values, as the CPU path
+    if (g.prec == TG_FP8_E4M3) {
+        if (g.ta != 'T' || g.tb != 'N') STARPU_ABORT_MSG("FP8 GEMM needs the TN layout");
+        gemm_fp8(m, n, k, (float)alpha, a, lda, b, ldb, (float)g.beta, (__nv_fp8_storage_t *)c, ldc);
+    } else {
+        gemm_ex(g.prec, g.ta, g.tb, m, n, k, alpha, a, lda, b, ldb, g.beta, c, ldc);
+    }
+}
+
+extern "C" void tg_syrk_cuda(void *buffers[], void *cl_arg) {
+    struct tg_syrk_arg s;
+    starpu_codelet_unpack_args(cl_arg, &s);
+    int n = (int)STARPU_MATRIX_GET_NX(buffers[1]), k = (int)STARPU_MATRIX_GET_NY(buffers[0]);
+    int lda = (int)STARPU_MATRIX_GET_LD(buffers[0]), ldc = (int)STARPU_MATRIX_GET_LD(buffers[1]);
+    void *a = (void *)STARPU_MATRIX_GET_PTR(buffers[0]), *c = (void *)STARPU_MATRIX_GET_PTR(buffers[1]);
+    if (s.prec == TG_FP64) {
+        const double m1 = -1, one = 1;
+        TG_CUBLAS_CHECK(cublasDsyrk(tg_cublas_handle(), CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, k,
+                                    &m1, (const double *)a, lda, &one, (double *)c, ldc));
+    } else {
+        const float m1 = -1, one = 1;
+        TG_CUBLAS_CHECK(cublasSsyrk(tg_cublas_handle(), CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, k,
+                                    &m1, (const float *)a, lda, &one, (float *)c, ldc));
+    }
+}
+
+extern "C" void tg_trsm_cuda(void *buffers[], void *cl_arg) {
+    struct tg_trsm_arg s;
+    starpu_codelet_unpack_args(cl_arg, &s);
+    const void *t = (const void *)STARPU_MATRIX_GET_PTR(buffers[0]);
+    void *x = (void *)STARPU_MATRIX_GET_PTR(buffers[1]);
+    int m = (int)STARPU_MATRIX_GET_NX(buffers[1]), n = (int)STARPU_MATRIX_GET_NY(buffers[1]);
+    int ldt = (int)STARPU_MATRIX_GET_LD(buffers[0]), ldx = (int)STARPU_MATRIX_GET_LD(buffers[1]);
+    size_t es = tg_prec_size(s.prec);
+    void *w = tg_cuda_scratch(0, (size_t)m * n * es);
+    TG_CUDA_CHECK(cudaMemcpy2DAsync(w, (size_t)m * es, x, (size_t)ldx * es, (size_t)m * es,
+                                    (size_t)n, cudaMemcpyDeviceToDevice,
+                                    starpu_cuda_get_local_stream()));
+    if (s.side == 'R') // X = W·op(T)
+        gemm_ex(s.prec, 'N', s.trans, m, n, n, 1.0, w, m, t, ldt, 0.0, x, ldx);
+    else // X = op(T)·W
+        gemm_ex(s.prec, s.trans, 'N', m, n, m, 1.0, t, ldt, w, m, 0.0, x, ldx);
+}
+
+extern "C" void tg_convt_cuda(void *buffers[], void *cl_arg) {
+    struct tg_convt_arg a;
+    starpu_codelet_unpack_args(cl_arg, &a);
+    const void *src = (const void *)STARPU_MATRIX_GET_PTR(buffers[0]);
+    auto *dst = (__nv_fp8_storage_t *)STARPU_MATRIX_GET_PTR(buffers[1]);
+    size_t rows = STARPU_MATRIX_GET_NX(buffers[0]), cols = STARPU_MATRIX_GET_NY(buffers[0]);
+    size_t lds = STARPU_MATRIX_GET_LD(buffers[0]), ldd = STARPU_MATRIX_GET_LD(buffers[1]);
+    if (a.from == TG_FP64)
+        launch_convert((const double *)src, lds, dst, ldd, rows, cols, a.scale, 1);
+    else if (a.from == TG_FP32)
+        launch_convert((const float *)src, lds, dst, ldd, rows, cols, a.scale, 1);
+    else
+        STARPU_ABORT_MSG("convt: source must be fp32 or fp64, not %s", tg_prec_name(a.from));
+}

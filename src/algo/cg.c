@@ -1,0 +1,485 @@
+/* Ridge regression (SNP-BLUP) by preconditioned conjugate gradients, never forming ZᵀZ: each
+ * iteration is one product Z·P and one product Zᵀ·Q for all phenotypes at once (the PCG use
+ * case of the 5codes paper, section on single-step models), plus O(m·k) vector work.
+ *
+ * Per phenotype c, with O_c its observed samples (n_c), d_c their 0/1 indicator, D_c = diag(d_c):
+ *   min over μ, β of ‖D_c(y_c − μ1 − Zβ)‖² + λ‖β‖².
+ * The intercept is not penalised; eliminating it centers y_c and the columns of Z over O_c:
+ *   (Z̃ᵀZ̃ + λI)·β = Z̃ᵀỹ,  Z̃ = C_c Z,  C_c = D_c − d_c d_cᵀ/n_c,  ỹ = C_c y_c.
+ * C_c is a projection, so Z̃ᵀZ̃·v = Zᵀ·(C_c·(Z·v)): after the product Z·P, column c is centered
+ * over O_c and zeroed elsewhere, then multiplied by Zᵀ. One product pair serves every phenotype
+ * whatever its missing values. Columns that converge leave the block (the products shrink).
+ * The Jacobi preconditioner diag(Z̃ᵀZ̃) + λ is computed exactly from the genotypes
+ * (tg_ridge_jacobi_*): from per-SNP genotype counts, in one pass over the data. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo/cg.h"
+#include "io/out.h"
+
+tg_status tg_cg_mul(tg_geno *g, int trans, int64_t k, const double *in, int64_t ldin, double *out,
+                    int64_t ldout, double *seconds, int64_t *calls, tg_error *err) {
+    double t0 = tg_now();
+    for (int64_t c = 0; c < k; c += TG_CG_MAXK) {
+        int64_t kc = k - c < TG_CG_MAXK ? k - c : TG_CG_MAXK;
+        tg_status st = tg_geno_mul(g, trans, kc, TG_FP64, in + c * ldin, ldin, out + c * ldout,
+                                   ldout, err);
+        if (st) return st;
+        if (calls) ++*calls;
+    }
+    if (seconds) *seconds += tg_now() - t0;
+    return TG_OK;
+}
+
+tg_cg_opts tg_cg_defaults(void) {
+    return (tg_cg_opts){.lambda = 1, .tol = 1e-8, .max_iter = 1000};
+}
+
+/* ---- The Jacobi diagonal from genotypes, column block by column block. */
+
+/* A genotype source: fills out (n × nj, leading dimension n) with SNPs [j0, j0+nj). */
+typedef void (*geno_block_fn)(const void *src, int64_t n, int64_t j0, int64_t nj, int8_t *out);
+
+static void bed_block(const void *src, int64_t n, int64_t j0, int64_t nj, int8_t *out) {
+    tg_bed_decode(src, 0, n, j0, nj, out, n);
+}
+
+typedef struct {
+    const int8_t *g;
+    int64_t ld;
+} int8_src;
+
+static void int8_block(const void *src, int64_t n, int64_t j0, int64_t nj, int8_t *out) {
+    const int8_src *s = src;
+    for (int64_t j = 0; j < nj; j++) memcpy(out + j * n, s->g + (j0 + j) * s->ld, (size_t)n);
+}
+
+enum { GENO_BLOCK = 256 };
+
+/* diag_c[j] = Σ_{O_c} Z_ij² − (Σ_{O_c} Z_ij)²/n_c. Z_ij takes one value per genotype class
+ * (z_0, z_1, z_2; 0 when missing), so the sums need only each class's count over O_c: counted
+ * over all samples, minus the counts over the samples c lacks (few, usually). */
+static tg_status jacobi(geno_block_fn block, const void *src, const tg_geno *g, int scale,
+                        int64_t nphen, const double *y, int64_t ldy, double *d, int64_t ldd,
+                        tg_error *err) {
+    const int64_t n = tg_geno_n(g), m = tg_geno_m(g);
+    const double *freq = tg_geno_freq(g);
+    if (nphen < 1 || ldy < n || ldd < m)
+        return tg_error_set(err, TG_ERR_ARG,
+                            "ridge Jacobi: nphen %lld must be ≥ 1, ldy %lld ≥ n %lld, ldd %lld "
+                            "≥ m %lld",
+                            (long long)nphen, (long long)ldy, (long long)n, (long long)ldd,
+                            (long long)m);
+    tg_status st = TG_OK;
+    int64_t *nmiss = tg_calloc((size_t)nphen + 1, sizeof *nmiss, err), *miss = NULL;
+    int8_t *buf = NULL;
+    if (!nmiss) return TG_ERR_NOMEM;
+    /* miss[nmiss[c] .. nmiss[c+1]) are the samples phenotype c lacks */
+    for (int64_t c = 0; c < nphen; c++) {
+        nmiss[c + 1] = nmiss[c];
+        for (int64_t i = 0; i < n; i++) nmiss[c + 1] += isnan(y[i + c * ldy]) != 0;
+    }
+    if (!(miss = tg_malloc((size_t)(nmiss[nphen] + 1) * sizeof *miss, err)) ||
+        !(buf = tg_malloc((size_t)(n * GENO_BLOCK), err))) {
+        st = TG_ERR_NOMEM;
+        goto cleanup;
+    }
+    for (int64_t c = 0, at = 0; c < nphen; c++)
+        for (int64_t i = 0; i < n; i++)
+            if (isnan(y[i + c * ldy])) miss[at++] = i;
+    for (int64_t j0 = 0; j0 < m; j0 += GENO_BLOCK) {
+        int64_t nj = m - j0 < GENO_BLOCK ? m - j0 : GENO_BLOCK;
+        block(src, n, j0, nj, buf);
+        for (int64_t jj = 0; jj < nj; jj++) {
+            const int8_t *x = buf + jj * n;
+            const int64_t j = j0 + jj;
+            int64_t all[4] = {0}; /* by genotype + 1: missing, 0, 1, 2 */
+            for (int64_t i = 0; i < n; i++) all[(uint8_t)(x[i] + 1) & 3]++;
+            const double p = freq[j];
+            double z[3] = {0, 0, 0};
+            if (p > 0 && p < 1) /* monomorphic / all-missing SNPs have a zero column */
+                for (int k = 0; k < 3; k++)
+                    z[k] = (k - 2 * p) * (scale ? 1 / sqrt(2 * p * (1 - p)) : 1);
+            for (int64_t c = 0; c < nphen; c++) {
+                int64_t cnt[4] = {all[0], all[1], all[2], all[3]};
+                for (int64_t t = nmiss[c]; t < nmiss[c + 1]; t++)
+                    cnt[(uint8_t)(x[miss[t]] + 1) & 3]--;
+                const double nc = (double)(n - (nmiss[c + 1] - nmiss[c]));
+                double s1 = 0, s2 = 0;
+                for (int k = 0; k < 3; k++) {
+                    s1 += (double)cnt[k + 1] * z[k];
+                    s2 += (double)cnt[k + 1] * z[k] * z[k];
+                }
+                double v = nc > 0 ? s2 - s1 * s1 / nc : 0;
+                d[j + c * ldd] = v > 0 ? v : 0;
+            }
+        }
+    }
+cleanup:
+    free(buf);
+    free(miss);
+    free(nmiss);
+    return st;
+}
+
+tg_status tg_ridge_jacobi_bed(const tg_bed *bed, const tg_geno *g, int scale, int64_t nphen,
+                              const double *y, int64_t ldy, double *d, int64_t ldd,
+                              tg_error *err) {
+    if (bed->n_samples != tg_geno_n(g) || bed->n_snps != tg_geno_m(g))
+        return tg_error_set(err, TG_ERR_ARG,
+                            "ridge Jacobi: %s has %lld samples × %lld SNPs, the genotype matrix "
+                            "%lld × %lld",
+                            bed->prefix, (long long)bed->n_samples, (long long)bed->n_snps,
+                            (long long)tg_geno_n(g), (long long)tg_geno_m(g));
+    return jacobi(bed_block, bed, g, scale, nphen, y, ldy, d, ldd, err);
+}
+
+tg_status tg_ridge_jacobi_int8(const int8_t *geno, int64_t ld, const tg_geno *g, int scale,
+                               int64_t nphen, const double *y, int64_t ldy, double *d,
+                               int64_t ldd, tg_error *err) {
+    if (ld < tg_geno_n(g))
+        return tg_error_set(err, TG_ERR_ARG, "ridge Jacobi: leading dimension %lld < n %lld",
+                            (long long)ld, (long long)tg_geno_n(g));
+    int8_src s = {geno, ld};
+    return jacobi(int8_block, &s, g, scale, nphen, y, ldy, d, ldd, err);
+}
+
+/* ---- The solver. */
+
+/* Centered phenotypes ỹ = C_c y_c (n × nphen, ld n): observed values minus their mean, 0 for
+ * missing ones. Fills n_obs and mean of each report entry. */
+static tg_status center_pheno(int64_t n, int64_t nphen, const double *y, int64_t ldy, double *yt,
+                              tg_cg_pheno *pr, tg_error *err) {
+    for (int64_t c = 0; c < nphen; c++) {
+        const double *yc = y + c * ldy;
+        double s = 0;
+        int64_t no = 0;
+        for (int64_t i = 0; i < n; i++) {
+            if (isnan(yc[i])) continue;
+            if (!isfinite(yc[i]))
+                return tg_error_set(err, TG_ERR_ARG,
+                                    "ridge CG: phenotype %lld, sample %lld: value %g is not finite",
+                                    (long long)c + 1, (long long)i + 1, yc[i]);
+            s += yc[i];
+            no++;
+        }
+        if (no < 2)
+            return tg_error_set(err, TG_ERR_ARG,
+                                "ridge CG: phenotype %lld has %lld observed value(s), at least 2 "
+                                "are needed",
+                                (long long)c + 1, (long long)no);
+        pr[c].n_obs = no;
+        pr[c].mean = s / (double)no;
+        for (int64_t i = 0; i < n; i++) yt[i + c * n] = isnan(yc[i]) ? 0 : yc[i] - pr[c].mean;
+    }
+    return TG_OK;
+}
+
+/* q ← C_c q: centered over the observed samples of phenotype column yc, zero elsewhere. */
+static void center_masked(int64_t n, const double *yc, int64_t n_obs, double *q) {
+    double s = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (!isnan(yc[i])) s += q[i];
+    s /= (double)n_obs;
+    for (int64_t i = 0; i < n; i++) q[i] = isnan(yc[i]) ? 0 : q[i] - s;
+}
+
+static double dot(int64_t m, const double *a, const double *b) {
+    double s = 0;
+    for (int64_t j = 0; j < m; j++) s += a[j] * b[j];
+    return s;
+}
+
+/* The solver's state: m × nphen blocks with leading dimension m, and the active columns. */
+typedef struct {
+    tg_geno *g;
+    int64_t n, m, nphen;
+    const double *y;
+    int64_t ldy;
+    const tg_cg_opts *o;
+    tg_cg_report *rep;
+    double *b, *r, *z, *p, *pa, *wa, *q, *rz, *bnorm, *relres;
+    int64_t *act, nact;
+} cg_state;
+
+/* wa[:, a] = (Z̃ᵀZ̃ + λI)·pa[:, a] for the phenotypes cols[a], a < k. */
+static tg_status apply(cg_state *s, const int64_t *cols, int64_t k, const double *pa, double *wa,
+                       tg_error *err) {
+    tg_status st = tg_cg_mul(s->g, 0, k, pa, s->m, s->q, s->n, &s->rep->seconds_products,
+                             &s->rep->products, err);
+    if (st) return st;
+    for (int64_t a = 0; a < k; a++)
+        center_masked(s->n, s->y + cols[a] * s->ldy, s->rep->pheno[cols[a]].n_obs, s->q + a * s->n);
+    st = tg_cg_mul(s->g, 1, k, s->q, s->n, wa, s->m, &s->rep->seconds_products, &s->rep->products,
+                   err);
+    if (st) return st;
+    for (int64_t a = 0; a < k; a++)
+        for (int64_t j = 0; j < s->m; j++) wa[j + a * s->m] += s->o->lambda * pa[j + a * s->m];
+    return TG_OK;
+}
+
+/* z = M⁻¹ r for column c (M = diag(Z̃ᵀZ̃) + λ, or I without a preconditioner). */
+static void precondition(const cg_state *s, int64_t c, const double *r, double *z) {
+    const double *dj = s->o->jacobi ? s->o->jacobi + c * s->o->ldj : NULL;
+    for (int64_t j = 0; j < s->m; j++) z[j] = dj ? r[j] / (dj[j] + s->o->lambda) : r[j];
+}
+
+static tg_status check_args(tg_geno *g, int64_t nphen, int64_t ldy, const tg_cg_opts *o,
+                            int64_t ldb, tg_error *err) {
+    const int64_t n = tg_geno_n(g), m = tg_geno_m(g);
+    if (nphen < 1 || ldy < n || ldb < m)
+        return tg_error_set(err, TG_ERR_ARG,
+                            "ridge CG: nphen %lld must be ≥ 1, ldy %lld ≥ n %lld, ldb %lld ≥ m "
+                            "%lld",
+                            (long long)nphen, (long long)ldy, (long long)n, (long long)ldb,
+                            (long long)m);
+    if (!(o->lambda > 0) || !isfinite(o->lambda))
+        return tg_error_set(err, TG_ERR_ARG, "ridge CG: lambda %g must be positive and finite",
+                            o->lambda);
+    if (!(o->tol > 0) || !(o->tol < 1))
+        return tg_error_set(err, TG_ERR_ARG, "ridge CG: tol %g must be in (0, 1)", o->tol);
+    if (o->max_iter < 1)
+        return tg_error_set(err, TG_ERR_ARG, "ridge CG: max_iter %d must be ≥ 1", o->max_iter);
+    if (o->jacobi && o->ldj < m)
+        return tg_error_set(err, TG_ERR_ARG, "ridge CG: Jacobi leading dimension %lld < m %lld",
+                            (long long)o->ldj, (long long)m);
+    return TG_OK;
+}
+
+/* One iteration for the active columns: updates x, r, p; a column whose residual reaches the
+ * tolerance leaves the active list. */
+static tg_status iterate(cg_state *s, int iter, double *x, int64_t ldb, tg_error *err) {
+    const int64_t m = s->m;
+    for (int64_t a = 0; a < s->nact; a++)
+        memcpy(s->pa + a * m, s->p + s->act[a] * m, (size_t)m * sizeof *s->pa);
+    tg_status st = apply(s, s->act, s->nact, s->pa, s->wa, err);
+    if (st) return st;
+    for (int64_t c = 0; c < s->nphen; c++) s->relres[c] = NAN;
+    int64_t keep = 0;
+    for (int64_t a = 0; a < s->nact; a++) {
+        const int64_t c = s->act[a];
+        double *xc = x + c * ldb, *rc = s->r + c * m, *zc = s->z + c * m, *pc = s->p + c * m;
+        const double *wc = s->wa + a * m;
+        double pw = dot(m, pc, wc);
+        if (!(pw > 0) || !isfinite(pw))
+            return tg_error_set(err, TG_ERR_NUMERIC,
+                                "ridge CG: breakdown at iteration %d for phenotype %lld (pᵀAp = "
+                                "%g; the system should be positive definite)",
+                                iter, (long long)c + 1, pw);
+        double alpha = s->rz[c] / pw;
+        for (int64_t j = 0; j < m; j++) {
+            xc[j] += alpha * pc[j];
+            rc[j] -= alpha * wc[j];
+        }
+        tg_cg_pheno *pr = &s->rep->pheno[c];
+        pr->iterations = iter;
+        pr->relres = s->relres[c] = sqrt(dot(m, rc, rc)) / s->bnorm[c];
+        if (pr->relres <= s->o->tol) {
+            pr->converged = 1;
+            continue;
+        }
+        precondition(s, c, rc, zc);
+        double rz = dot(m, rc, zc), beta = rz / s->rz[c];
+        s->rz[c] = rz;
+        for (int64_t j = 0; j < m; j++) pc[j] = zc[j] + beta * pc[j];
+        s->act[keep++] = c;
+    }
+    s->nact = keep;
+    s->rep->iterations = iter;
+    if (s->o->progress) s->o->progress(s->o->ctx, iter, s->nphen, s->relres);
+    return TG_OK;
+}
+
+/* true_relres = ‖b − Aβ‖/‖b‖ for every phenotype with b ≠ 0 (one more product pair). */
+static tg_status true_residuals(cg_state *s, const double *x, int64_t ldb, tg_error *err) {
+    const int64_t m = s->m;
+    int64_t k = 0;
+    for (int64_t c = 0; c < s->nphen; c++)
+        if (s->bnorm[c] > 0) {
+            memcpy(s->pa + k * m, x + c * ldb, (size_t)m * sizeof *s->pa);
+            s->act[k++] = c;
+        }
+    if (!k) return TG_OK;
+    tg_status st = apply(s, s->act, k, s->pa, s->wa, err);
+    if (st) return st;
+    for (int64_t a = 0; a < k; a++) {
+        const int64_t c = s->act[a];
+        double ss = 0;
+        for (int64_t j = 0; j < m; j++) {
+            double e = s->b[j + c * m] - s->wa[j + a * m];
+            ss += e * e;
+        }
+        s->rep->pheno[c].true_relres = sqrt(ss) / s->bnorm[c];
+    }
+    return TG_OK;
+}
+
+tg_status tg_ridge_cg(tg_geno *g, int64_t nphen, const double *y, int64_t ldy,
+                      const tg_cg_opts *o, double *beta, int64_t ldb, tg_cg_report *rep,
+                      tg_error *err) {
+    tg_status st = check_args(g, nphen, ldy, o, ldb, err);
+    if (st) return st;
+    const double t0 = tg_now();
+    const int64_t n = tg_geno_n(g), m = tg_geno_m(g);
+    const size_t mk = (size_t)(m * nphen);
+    cg_state s = {.g = g, .n = n, .m = m, .nphen = nphen, .y = y, .ldy = ldy, .o = o, .rep = rep};
+    double *yt = NULL;
+    memset(rep->pheno, 0, (size_t)nphen * sizeof *rep->pheno);
+    rep->iterations = 0;
+    rep->products = 0;
+    rep->seconds = rep->seconds_products = 0;
+    if (!(s.b = tg_malloc(mk * sizeof(double), err)) ||
+        !(s.r = tg_malloc(mk * sizeof(double), err)) ||
+        !(s.z = tg_malloc(mk * sizeof(double), err)) ||
+        !(s.p = tg_malloc(mk * sizeof(double), err)) ||
+        !(s.pa = tg_malloc(mk * sizeof(double), err)) ||
+        !(s.wa = tg_malloc(mk * sizeof(double), err)) ||
+        !(s.q = tg_malloc((size_t)(n * nphen) * sizeof(double), err)) ||
+        !(yt = tg_malloc((size_t)(n * nphen) * sizeof(double), err)) ||
+        !(s.rz = tg_malloc((size_t)nphen * sizeof(double), err)) ||
+        !(s.bnorm = tg_malloc((size_t)nphen * sizeof(double), err)) ||
+        !(s.relres = tg_malloc((size_t)nphen * sizeof(double), err)) ||
+        !(s.act = tg_malloc((size_t)nphen * sizeof(int64_t), err))) {
+        st = TG_ERR_NOMEM;
+        goto cleanup;
+    }
+    /* b = Z̃ᵀỹ = Zᵀ·(C_c y_c); x0 = 0, r0 = b */
+    if ((st = center_pheno(n, nphen, y, ldy, yt, rep->pheno, err)) ||
+        (st = tg_cg_mul(g, 1, nphen, yt, n, s.b, m, &rep->seconds_products, &rep->products, err)))
+        goto cleanup;
+    for (int64_t c = 0; c < nphen; c++) {
+        double *bc = s.b + c * m, *rc = s.r + c * m, *zc = s.z + c * m;
+        memset(beta + c * ldb, 0, (size_t)m * sizeof *beta);
+        memcpy(rc, bc, (size_t)m * sizeof *rc);
+        s.bnorm[c] = sqrt(dot(m, bc, bc));
+        if (s.bnorm[c] == 0) { /* ỹ orthogonal to every SNP (e.g. constant y): β = 0 exactly */
+            rep->pheno[c].converged = 1;
+            continue;
+        }
+        precondition(&s, c, rc, zc);
+        s.rz[c] = dot(m, rc, zc);
+        memcpy(s.p + c * m, zc, (size_t)m * sizeof *s.p);
+        s.act[s.nact++] = c;
+    }
+    for (int iter = 1; s.nact > 0 && iter <= o->max_iter; iter++)
+        if ((st = iterate(&s, iter, beta, ldb, err))) goto cleanup;
+    if ((st = true_residuals(&s, beta, ldb, err))) goto cleanup;
+    for (int64_t c = 0; c < nphen; c++)
+        if (!rep->pheno[c].converged) {
+            st = tg_error_set(err, TG_ERR_NUMERIC,
+                              "ridge CG: phenotype %lld did not reach relative residual %g in %d "
+                              "iterations (last %.3g); its β is the last iterate",
+                              (long long)c + 1, o->tol, o->max_iter, rep->pheno[c].relres);
+            break;
+        }
+cleanup:
+    rep->seconds = tg_now() - t0;
+    free(yt);
+    free(s.b);
+    free(s.r);
+    free(s.z);
+    free(s.p);
+    free(s.pa);
+    free(s.wa);
+    free(s.q);
+    free(s.rz);
+    free(s.bnorm);
+    free(s.relres);
+    free(s.act);
+    return st;
+}
+
+tg_status tg_ridge_predict(tg_geno *g, int64_t nphen, const double *y, int64_t ldy,
+                           const double *beta, int64_t ldb, double *pred, int64_t ldp, double *mu,
+                           tg_error *err) {
+    const int64_t n = tg_geno_n(g), m = tg_geno_m(g);
+    if (nphen < 1 || ldy < n || ldb < m || ldp < n)
+        return tg_error_set(err, TG_ERR_ARG,
+                            "ridge predict: nphen %lld must be ≥ 1, ldy %lld and ldp %lld ≥ n "
+                            "%lld, ldb %lld ≥ m %lld",
+                            (long long)nphen, (long long)ldy, (long long)ldp, (long long)n,
+                            (long long)ldb, (long long)m);
+    tg_status st = tg_cg_mul(g, 0, nphen, beta, ldb, pred, ldp, NULL, NULL, err);
+    if (st) return st;
+    /* ŷ = μ + Zβ with μ = mean_O(y) − mean_O(Zβ): the intercept of the centered model */
+    for (int64_t c = 0; c < nphen; c++) {
+        const double *yc = y + c * ldy;
+        double *pc = pred + c * ldp, sy = 0, sz = 0;
+        int64_t no = 0;
+        for (int64_t i = 0; i < n; i++)
+            if (!isnan(yc[i])) sy += yc[i], sz += pc[i], no++;
+        if (!no)
+            return tg_error_set(err, TG_ERR_ARG, "ridge predict: phenotype %lld has no value",
+                                (long long)c + 1);
+        double mc = (sy - sz) / (double)no;
+        for (int64_t i = 0; i < n; i++) pc[i] += mc;
+        if (mu) mu[c] = mc;
+    }
+    return TG_OK;
+}
+
+/* Another cohort, centered and scaled with the training frequencies p (its own are q). With
+ * s_j the training scale, w = s∘β and d_j = 2(q_j − p_j)·w_j, for sample i
+ *   Σ_{j called} (x_ij − 2p_j)·w_j = (Z_q·w)_i + Σ_j d_j − Σ_{j missing at i} d_j,
+ * Z_q the cohort's own unscaled centered matrix (a product), the last sum over its missing
+ * calls (one pass over its genotypes). */
+tg_status tg_ridge_predict_bed(tg_geno *train, int scale, const tg_bed *test, int64_t nphen,
+                               const double *beta, int64_t ldb, const double *mu, double *pred,
+                               int64_t ldp, tg_error *err) {
+    const int64_t m = tg_geno_m(train), n = test->n_samples;
+    if (test->n_snps != m || nphen < 1 || ldb < m || ldp < n)
+        return tg_error_set(err, TG_ERR_ARG,
+                            "ridge predict: %s has %lld SNPs, the training genotypes %lld (nphen "
+                            "%lld, ldb %lld, ldp %lld)",
+                            test->prefix, (long long)test->n_snps, (long long)m,
+                            (long long)nphen, (long long)ldb, (long long)ldp);
+    tg_geno *gt = NULL;
+    double *w = NULL, *dj = NULL;
+    int8_t *buf = NULL;
+    tg_status st = tg_geno_from_bed(test, 0, &gt, err);
+    if (st) return st;
+    if (!(w = tg_malloc((size_t)(m * nphen) * sizeof *w, err)) ||
+        !(dj = tg_malloc((size_t)(m * nphen) * sizeof *dj, err)) ||
+        !(buf = tg_malloc((size_t)(n * GENO_BLOCK), err))) {
+        st = TG_ERR_NOMEM;
+        goto cleanup;
+    }
+    const double *p = tg_geno_freq(train), *q = tg_geno_freq(gt);
+    for (int64_t c = 0; c < nphen; c++) {
+        double total = 0;
+        for (int64_t j = 0; j < m; j++) {
+            double sj = !(p[j] > 0 && p[j] < 1) ? 0 : scale ? 1 / sqrt(2 * p[j] * (1 - p[j])) : 1;
+            w[j + c * m] = sj * beta[j + c * ldb];
+            /* all-missing in the cohort (q NAN): nothing is called, no term */
+            dj[j + c * m] = isnan(q[j]) ? 0 : 2 * (q[j] - p[j]) * w[j + c * m];
+            total += dj[j + c * m];
+        }
+        for (int64_t i = 0; i < n; i++) pred[i + c * ldp] = mu[c] + total;
+    }
+    /* pred += Z_q·w, through a scratch block since tg_cg_mul overwrites */
+    double *zw = tg_malloc((size_t)(n * nphen) * sizeof *zw, err);
+    if (!zw) {
+        st = TG_ERR_NOMEM;
+        goto cleanup;
+    }
+    st = tg_cg_mul(gt, 0, nphen, w, m, zw, n, NULL, NULL, err);
+    for (int64_t c = 0; c < nphen && !st; c++)
+        for (int64_t i = 0; i < n; i++) pred[i + c * ldp] += zw[i + c * n];
+    free(zw);
+    for (int64_t j0 = 0; j0 < m && !st; j0 += GENO_BLOCK) {
+        int64_t nj = m - j0 < GENO_BLOCK ? m - j0 : GENO_BLOCK;
+        bed_block(test, n, j0, nj, buf);
+        for (int64_t jj = 0; jj < nj; jj++)
+            for (int64_t i = 0; i < n; i++)
+                if (buf[i + jj * n] == TG_GENO_MISSING)
+                    for (int64_t c = 0; c < nphen; c++)
+                        pred[i + c * ldp] -= dj[j0 + jj + c * m];
+    }
+cleanup:
+    free(buf);
+    free(dj);
+    free(w);
+    tg_geno_free(gt);
+    return st;
+}

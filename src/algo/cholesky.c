@@ -1,0 +1,326 @@
+/* Mixed-precision tile Cholesky (the KRR paper's Associate phase, Algorithm 3 line 3): the
+ * precision map (adaptive, from tile norms read on the CPU, or the hand-tuned bands), then a
+ * right-looking sequential task flow over tiles. Per panel k: potrf of A_kk, its inverse once
+ * (trtri), every panel tile A_ik ← A_ik·L_kk⁻ᵀ as a GEMM in the diagonal precision, then the
+ * trailing updates, each in the precision of the tile it updates, from copies of the panel
+ * tiles in that precision made once per panel. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codelets/gemm.h"
+#include "codelets/potrf.h"
+#include "io/out.h"
+#include "runtime/runtime.h"
+#include "tile/matrix.h"
+
+tg_chol_opts tg_chol_defaults(void) {
+    tg_chol_opts o = {.eps = 1e-8,
+                      .allowed = 1u << TG_FP64 | 1u << TG_FP32 | 1u << TG_FP16 | 1u << TG_FP8_E4M3,
+                      .diag = TG_FP64,
+                      .band = -1};
+    return o;
+}
+
+/* Per-tile statistics read once on the CPU: Frobenius norm (of the symmetric matrix: a diagonal
+ * tile counts its lower triangle twice, its diagonal once), largest |entry|, largest diagonal
+ * entry of a diagonal tile. */
+struct stats {
+    double *norm, *maxabs, *dmax;
+};
+
+static void tile_stats(const tg_matrix *A, int i, int j, struct stats *s) {
+    size_t t = tg_tile_index(A, i, j);
+    int rows, cols;
+    tg_matrix_tile_dims(A, i, j, &rows, &cols);
+    starpu_data_acquire(A->h[t], STARPU_R);
+    const void *p = (const void *)starpu_matrix_get_local_ptr(A->h[t]);
+    size_t ld = starpu_matrix_get_local_ld(A->h[t]);
+    double sum = 0, mx = 0, dm = 0;
+    for (int c = 0; c < cols; c++)
+        for (int r = i == j ? c : 0; r < rows; r++) {
+            double v = tg_prec_load(A->prec[t], p, r + c * ld) / A->scale[t];
+            sum += (i == j && r != c ? 2 : 1) * v * v;
+            if (fabs(v) > mx) mx = fabs(v);
+            if (i == j && r == c && v > dm) dm = v;
+        }
+    starpu_data_release(A->h[t]);
+    s->norm[t] = sqrt(sum);
+    s->maxabs[t] = mx;
+    s->dmax[t] = dm;
+}
+
+/* Whether tile (i, j) may be FP8: cuBLASLt's FP8 GEMM needs sides that are multiples of 16. */
+static int fp8_fits(const tg_matrix *A, int i, int j) {
+    int rows, cols;
+    tg_matrix_tile_dims(A, i, j, &rows, &cols);
+    return rows % 16 == 0 && cols % 16 == 0;
+}
+
+/* The precisions tile (i, j) may take, least accurate first: allowed ∪ {diag}, none more
+ * accurate than diag, FP8 only where it fits. Returns the count. */
+static int candidates(const tg_matrix *A, const tg_chol_opts *o, int i, int j, tg_prec *c) {
+    int n = 0;
+    for (int p = TG_FP8_E4M3; p >= TG_FP64; p--) {
+        if (!((o->allowed >> p & 1u) || p == (int)o->diag)) continue;
+        if (tg_prec_unit_roundoff((tg_prec)p) < tg_prec_unit_roundoff(o->diag)) continue;
+        if (p == TG_FP8_E4M3 && !fp8_fits(A, i, j)) continue;
+        c[n++] = (tg_prec)p;
+    }
+    return n;
+}
+
+/* The FP8 scale of tile (i, j): the largest power of two s with s·bound ≤ 448, bound covering
+ * the tile's entries, its Schur-complement entries (|s_rc| ≤ √(s_rr·s_cc) ≤ √(a_rr·a_cc)) and
+ * its factor entries (|l_rc| ≤ √a_rr), so no value saturates during the factorisation. */
+static double fp8_scale(const tg_matrix *A, const struct stats *s, int i, int j) {
+    double di = s->dmax[tg_tile_index(A, i, i)], dj = s->dmax[tg_tile_index(A, j, j)];
+    double b = fmax(s->maxabs[tg_tile_index(A, i, j)], fmax(sqrt(di * dj), sqrt(di)));
+    if (!(b > 0) || !isfinite(b)) return 1;
+    int e;
+    frexp(448.0 / b, &e); /* 448/b = f·2^e, f in [0.5, 1): 2^(e−1) ≤ 448/b */
+    return ldexp(1.0, e - 1);
+}
+
+/* Builds the precision map and the FP8 scales (s8: the scale an FP8 copy of each tile uses). */
+static void build_map(const tg_matrix *A, const tg_chol_opts *o, const struct stats *s,
+                      tg_prec *map, double *scale, double *s8) {
+    int nt = A->nt;
+    double total = 0;
+    for (int j = 0; j < nt; j++)
+        for (int i = j; i < nt; i++) {
+            double v = s->norm[tg_tile_index(A, i, j)];
+            total += (i == j ? 1 : 2) * v * v;
+        }
+    total = sqrt(total);
+    int wband = o->band < 0 ? -1 : (int)lround(o->band * (nt - 1));
+    for (int j = 0; j < nt; j++)
+        for (int i = 0; i < nt; i++) {
+            size_t t = tg_tile_index(A, i, j);
+            map[t] = o->diag;
+            scale[t] = 1;
+            s8[t] = 1;
+            if (i < j) continue;
+            s8[t] = fp8_scale(A, s, i, j);
+            if (i == j) continue;
+            tg_prec c[TG_NPREC];
+            int n = candidates(A, o, i, j, c);
+            if (wband >= 0) {
+                map[t] = i - j <= wband ? o->diag : c[0];
+            } else {
+                for (int k = 0; k < n; k++)
+                    if (tg_prec_unit_roundoff(c[k]) * s->norm[t] <= o->eps * total / nt) {
+                        map[t] = c[k];
+                        break;
+                    }
+            }
+            if (map[t] == TG_FP8_E4M3) scale[t] = s8[t];
+        }
+}
+
+static tg_status check_opts(const tg_matrix *A, const tg_chol_opts *o, tg_error *err) {
+    if (A->shape != TG_SYM_LOWER)
+        return tg_error_set(err, TG_ERR_ARG, "tile Cholesky: the matrix must be symmetric-lower");
+    if (o->diag != TG_FP64 && o->diag != TG_FP32)
+        return tg_error_set(err, TG_ERR_ARG, "tile Cholesky: diagonal precision %s: must be fp64 or fp32",
+                            tg_prec_name(o->diag));
+    unsigned floats = 1u << TG_FP64 | 1u << TG_FP32 | 1u << TG_FP16 | 1u << TG_FP8_E4M3;
+    if (o->allowed & ~floats)
+        return tg_error_set(err, TG_ERR_ARG,
+                            "tile Cholesky: allowed precisions 0x%x: only fp64, fp32, fp16, fp8",
+                            o->allowed);
+    if (o->band < 0 ? !(o->eps >= 0 && isfinite(o->eps)) : !(o->band <= 1))
+        return tg_error_set(err, TG_ERR_ARG,
+                            "tile Cholesky: eps %g / band %g: eps must be ≥ 0, band in [0, 1]",
+                            o->eps, o->band);
+    if (tg_runtime_mpi())
+        return tg_error_set(err, TG_ERR_ARG, "tile Cholesky runs on one rank for now (%d ranks)",
+                            tg_runtime_nranks());
+    return TG_OK;
+}
+
+static starpu_data_handle_t temp_tile(int rows, int cols, tg_prec p) {
+    starpu_data_handle_t h;
+    starpu_matrix_data_register(&h, -1, 0, (uint32_t)rows, (uint32_t)rows, (uint32_t)cols,
+                                tg_prec_size(p));
+    return h;
+}
+
+/* One panel's tiles: hi[i] is A_ik after the panel solve in the diagonal precision (the tile
+ * itself, or a raised copy); cp[i][q] the copy in precision q the trailing updates read. */
+struct panel {
+    starpu_data_handle_t *hi, *cp; /* cp: nt × TG_NPREC */
+    unsigned char *own_hi, *own_cp;
+    double *cp_scale;
+};
+
+/* The copy of panel tile (i, k) in precision q, made on first request. */
+static starpu_data_handle_t panel_copy(tg_matrix *A, struct panel *pn, const double *s8, int i,
+                                       int k, tg_prec q, tg_prec d, int prio, int64_t *copies,
+                                       int *bad) {
+    size_t c = (size_t)i * TG_NPREC + q, t = tg_tile_index(A, i, k);
+    if (pn->cp[c]) return pn->cp[c];
+    int rows, cols;
+    tg_matrix_tile_dims(A, i, k, &rows, &cols);
+    if (q == d) {
+        pn->cp[c] = pn->hi[i];
+        pn->cp_scale[c] = 1;
+    } else if (q == A->prec[t] && q != TG_FP8_E4M3) {
+        pn->cp[c] = A->h[t];
+        pn->cp_scale[c] = A->scale[t];
+    } else if (q == TG_FP8_E4M3) { /* transposed: cuBLASLt's TN layout */
+        pn->cp[c] = temp_tile(cols, rows, q);
+        pn->own_cp[c] = 1;
+        pn->cp_scale[c] = s8[t];
+        ++*copies;
+        *bad |= tg_insert_convt(pn->hi[i], d, pn->cp[c], s8[t], prio);
+    } else {
+        pn->cp[c] = temp_tile(rows, cols, q);
+        pn->own_cp[c] = 1;
+        pn->cp_scale[c] = 1;
+        ++*copies;
+        *bad |= tg_insert_convert(pn->hi[i], pn->cp[c], d, q, 1, prio);
+    }
+    return pn->cp[c];
+}
+
+static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const double *s8, int *info,
+                        tg_chol_report *r, tg_error *err) {
+    int nt = A->nt;
+    tg_prec d = o->diag;
+    struct panel pn = {0};
+    starpu_data_handle_t *hinfo = tg_calloc((size_t)nt, sizeof *hinfo, err);
+    pn.hi = tg_calloc((size_t)nt, sizeof *pn.hi, err);
+    pn.cp = tg_calloc((size_t)nt * TG_NPREC, sizeof *pn.cp, err);
+    pn.own_hi = tg_calloc((size_t)nt, 1, err);
+    pn.own_cp = tg_calloc((size_t)nt * TG_NPREC, 1, err);
+    pn.cp_scale = tg_calloc((size_t)nt * TG_NPREC, sizeof *pn.cp_scale, err);
+    tg_status st = TG_OK;
+    int bad = 0;
+    if (!hinfo || !pn.hi || !pn.cp || !pn.own_hi || !pn.own_cp || !pn.cp_scale) {
+        st = TG_ERR_NOMEM;
+        goto done;
+    }
+    for (int k = 0; k < nt; k++) {
+        starpu_variable_data_register(&hinfo[k], STARPU_MAIN_RAM, (uintptr_t)&info[k], sizeof(int));
+        int top = 3 * nt - 3 * k; /* critical path first: potrf, then panel, then updates */
+        bad |= tg_insert_potrf(d, tg_tile(A, k, k), hinfo[k], top + 2 * nt);
+        if (k == nt - 1) break;
+        int kb;
+        tg_matrix_tile_dims(A, k, k, &kb, &kb);
+        starpu_data_handle_t linv = temp_tile(kb, kb, d);
+        bad |= tg_insert_trtri(d, tg_tile(A, k, k), linv, top + 2 * nt);
+        for (int i = k + 1; i < nt; i++) {
+            size_t t = tg_tile_index(A, i, k);
+            int prio = top + nt - i;
+            if (A->prec[t] == d) {
+                pn.hi[i] = A->h[t];
+            } else { /* raise, solve in the diagonal precision, round back into the tile */
+                int rows, cols;
+                tg_matrix_tile_dims(A, i, k, &rows, &cols);
+                pn.hi[i] = temp_tile(rows, cols, d);
+                pn.own_hi[i] = 1;
+                bad |= tg_insert_convert(A->h[t], pn.hi[i], A->prec[t], d, 1 / A->scale[t], prio);
+            }
+            bad |= tg_insert_trsm(d, 'R', 'T', linv, pn.hi[i], prio);
+            if (pn.own_hi[i])
+                bad |= tg_insert_convert(pn.hi[i], A->h[t], d, A->prec[t], A->scale[t], prio);
+        }
+        starpu_data_unregister_submit(linv);
+        for (int j = k + 1; j < nt; j++) {
+            bad |= tg_insert_syrk(d, pn.hi[j], tg_tile(A, j, j), top - 2 * (j - k));
+            for (int i = j + 1; i < nt; i++) {
+                size_t t = tg_tile_index(A, i, j);
+                tg_prec q = A->prec[t];
+                int prio = top - (i - k) - (j - k);
+                starpu_data_handle_t a = panel_copy(A, &pn, s8, i, k, q, d, prio, &r->copies, &bad),
+                                     b = panel_copy(A, &pn, s8, j, k, q, d, prio, &r->copies, &bad);
+                double sa = pn.cp_scale[(size_t)i * TG_NPREC + q],
+                       sb = pn.cp_scale[(size_t)j * TG_NPREC + q];
+                int fp8 = q == TG_FP8_E4M3;
+                bad |= tg_insert_gemm(q, fp8 ? 'T' : 'N', fp8 ? 'N' : 'T', -1, a, sa, b, sb, 1, A->h[t],
+                               A->scale[t], prio);
+                r->gemms[q]++;
+            }
+        }
+        /* the panel's copies are read by the tasks above only: free them when those are done */
+        for (int i = k + 1; i < nt; i++) {
+            for (int q = 0; q < TG_NPREC; q++) {
+                size_t c = (size_t)i * TG_NPREC + q;
+                if (pn.own_cp[c]) starpu_data_unregister_submit(pn.cp[c]);
+                pn.cp[c] = NULL;
+                pn.own_cp[c] = 0;
+            }
+            if (pn.own_hi[i]) starpu_data_unregister_submit(pn.hi[i]);
+            else starpu_data_wont_use(pn.hi[i]);
+            pn.own_hi[i] = 0;
+        }
+    }
+    tg_runtime_wait_all();
+    for (int k = 0; k < nt; k++)
+        if (hinfo[k]) starpu_data_unregister(hinfo[k]);
+    if (bad) {
+        st = tg_error_set(err, TG_ERR_RUNTIME, "tile Cholesky: StarPU refused a task");
+        goto done;
+    }
+    for (int k = 0; k < nt; k++)
+        if (info[k] > 0) {
+            int kb;
+            tg_matrix_tile_dims(A, k, k, &kb, &kb);
+            st = tg_error_set(err, TG_ERR_NUMERIC,
+                              "tile Cholesky: diagonal tile (%d, %d) is not positive definite in %s "
+                              "(leading minor of order %d, global row %lld): the matrix is not SPD "
+                              "at this precision; use a larger regularisation alpha (K + alpha·I) or "
+                              "a more accurate precision map",
+                              k, k, tg_prec_name(d), info[k], (long long)k * A->nb + info[k]);
+            break;
+        }
+done:
+    free(hinfo);
+    free(pn.hi);
+    free(pn.cp);
+    free(pn.own_hi);
+    free(pn.own_cp);
+    free(pn.cp_scale);
+    return st;
+}
+
+tg_status tg_cholesky(tg_matrix *A, const tg_chol_opts *opts, tg_chol_report *rep, tg_error *err) {
+    tg_chol_opts o = opts ? *opts : tg_chol_defaults();
+    tg_chol_report r;
+    memset(&r, 0, sizeof r);
+    tg_status st = check_opts(A, &o, err);
+    if (st) return st;
+    size_t n2 = (size_t)A->mt * A->nt;
+    double t0 = tg_now();
+    struct stats s = {tg_calloc(n2, sizeof(double), err), tg_calloc(n2, sizeof(double), err),
+                      tg_calloc(n2, sizeof(double), err)};
+    tg_prec *map = tg_malloc(n2 * sizeof *map, err);
+    double *scale = tg_malloc(n2 * sizeof *scale, err), *s8 = tg_malloc(n2 * sizeof *s8, err);
+    int *info = tg_calloc((size_t)A->nt, sizeof *info, err);
+    if (!s.norm || !s.maxabs || !s.dmax || !map || !scale || !s8 || !info) {
+        st = TG_ERR_NOMEM;
+        goto done;
+    }
+    for (int j = 0; j < A->nt; j++)
+        for (int i = j; i < A->mt; i++) tile_stats(A, i, j, &s);
+    build_map(A, &o, &s, map, scale, s8);
+    if ((st = tg_matrix_convert(A, map, scale, err))) goto done;
+    tg_runtime_wait_all();
+    for (int j = 0; j < A->nt; j++)
+        for (int i = j; i < A->mt; i++) r.tiles[map[tg_tile_index(A, i, j)]]++;
+    r.map_seconds = tg_now() - t0;
+    t0 = tg_now();
+    st = factor(A, &o, s8, info, &r, err);
+    r.factor_seconds = tg_now() - t0;
+done:
+    if (rep) *rep = r;
+    free(s.norm);
+    free(s.maxabs);
+    free(s.dmax);
+    free(map);
+    free(scale);
+    free(s8);
+    free(info);
+    return st;
+}

@@ -1,0 +1,386 @@
+/* Exhaustive epistasis search (issue 4; paper: epistasis-4th-order-tensor-cores, sections 2–3).
+ * The genotypes become bit planes per class (codelets/epistasis.h has the layout), one StarPU
+ * vector per block of B SNPs; every tuple of blocks b_1 ≤ … ≤ b_k is one round task that scores
+ * all its combinations and keeps its best top-k. Rounds go out in waves (bounding the result
+ * memory), each wave's results are merged on the CPU, and the reported hits get their full
+ * table recounted here from the planes, which must give the round's key again (a check of the
+ * device that ran the round). */
+#include <errno.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codelets/epistasis.h"
+#include "io/out.h"
+#include "runtime/runtime.h"
+
+_Static_assert((int)TG_EPI_SCORE_K2 == (int)TG_EPI_K2 && (int)TG_EPI_SCORE_MI == (int)TG_EPI_MI &&
+                   (int)TG_EPI_SCORE_CHI2 == (int)TG_EPI_CHI2,
+               "public and codelet score enums differ");
+
+tg_epi_opts tg_epi_defaults(void) {
+    return (tg_epi_opts){.order = 2, .topk = 10, .score = TG_EPI_SCORE_K2, .block = 0};
+}
+
+tg_status tg_epi_classes(const tg_sample *samples, const double *values, int64_t n,
+                         const char *source, int8_t *cls, tg_error *err) {
+    /* PLINK: 0 is a missing code only when every value is 0, 1, 2 or missing */
+    int64_t count[2] = {0, 0}, i = 0;
+    while (i < n && (isnan(values[i]) || values[i] == 0 || values[i] == 1 || values[i] == 2)) i++;
+    const int zero_missing = i == n;
+    for (i = 0; i < n; i++) {
+        double v = values[i];
+        if (isnan(v) || (v == 0 && zero_missing))
+            cls[i] = -1;
+        else if (v == 1 || v == 2)
+            count[(cls[i] = (int8_t)(v - 1))]++;
+        else
+            return tg_error_set(err, TG_ERR_FORMAT,
+                                "%s: sample %s %s has phenotype %g: epistasis needs a case-control "
+                                "phenotype (1 = control, 2 = case, 0/-9/NA = missing), and any "
+                                "other value makes it quantitative",
+                                source, samples[i].fid, samples[i].iid, v);
+    }
+    if (!count[0] || !count[1])
+        return tg_error_set(err, TG_ERR_FORMAT,
+                            "%s: %lld controls and %lld cases: epistasis needs both (1 = control, "
+                            "2 = case)",
+                            source, (long long)count[0], (long long)count[1]);
+    return TG_OK;
+}
+
+/* C(m, k) in 128 bits (C(2^31, 4) does not fit 64). */
+static unsigned __int128 choose(int64_t m, int k) {
+    unsigned __int128 c = 1;
+    if (m < k) return 0;
+    for (int i = 0; i < k; i++) c = c * (unsigned __int128)(m - i) / (unsigned __int128)(i + 1);
+    return c;
+}
+
+/* Search state shared with the task callbacks. */
+struct progress {
+    const tg_epi_opts *o;
+    uint64_t total;
+    _Atomic uint64_t done;
+    _Atomic int64_t last_ms; /* when progress was last reported */
+};
+
+struct slot {
+    struct progress *p;
+    uint64_t combos;
+    starpu_data_handle_t h;
+    struct tg_epi_result *res;
+};
+
+static void round_done(void *arg) {
+    struct slot *s = arg;
+    struct progress *p = s->p;
+    uint64_t done = atomic_fetch_add(&p->done, s->combos) + s->combos;
+    if (!p->o->progress) return;
+    int64_t now = (int64_t)(tg_now() * 1000), last = atomic_load(&p->last_ms);
+    if (now - last >= 1000 && atomic_compare_exchange_strong(&p->last_ms, &last, now))
+        p->o->progress(p->o->progress_ctx, done, p->total);
+}
+
+/* Everything the search allocates, released at one place. */
+struct search {
+    int64_t m, nb, words[2], n[2], block_words;
+    int B, k, complete;
+    uint64_t *planes;
+    double *table;
+    starpu_data_handle_t *blk, th;
+    struct slot *slots;
+    char *results;
+    struct tg_epi_hit *best;
+};
+
+static tg_status build_planes(const tg_bed *bed, const int8_t *cls, struct search *s,
+                              tg_epi_report *rep, tg_error *err) {
+    const int64_t n = bed->n_samples;
+    int64_t *pos = tg_malloc((size_t)n * sizeof *pos, err), cnt[2] = {0, 0};
+    int64_t chunk = ((int64_t)1 << 26) / (n ? n : 1);
+    if (chunk < 1) chunk = 1;
+    if (chunk > s->m) chunk = s->m;
+    int8_t *g = pos ? tg_malloc((size_t)(n * chunk), err) : NULL;
+    if (!g) {
+        free(pos);
+        return TG_ERR_NOMEM;
+    }
+    for (int64_t i = 0; i < n; i++) pos[i] = cls[i] < 0 ? -1 : cnt[cls[i]]++;
+    int64_t missing = 0;
+    for (int64_t j0 = 0; j0 < s->m; j0 += chunk) {
+        int64_t nj = s->m - j0 < chunk ? s->m - j0 : chunk;
+        tg_bed_decode(bed, 0, n, j0, nj, g, n);
+        for (int64_t j = j0; j < j0 + nj; j++) {
+            uint64_t *blk = s->planes + (j / s->B) * s->block_words;
+            int snp = (int)(j % s->B);
+            const int8_t *col = g + (j - j0) * n;
+            for (int64_t i = 0; i < n; i++) {
+                if (cls[i] < 0) continue;
+                if (col[i] == TG_GENO_MISSING) {
+                    missing++;
+                    continue;
+                }
+                const int c = cls[i];
+                const uint64_t bit = (uint64_t)1 << (pos[i] % 64);
+                const int64_t w = pos[i] / 64;
+                blk[tg_epi_plane_offset(s->B, s->words, c, snp, 2) + w] |= bit;
+                if (col[i] < 2) blk[tg_epi_plane_offset(s->B, s->words, c, snp, col[i]) + w] |= bit;
+            }
+        }
+    }
+    rep->complete = missing == 0;
+    rep->missing_rate = (double)missing / ((double)s->m * (double)(cnt[0] + cnt[1]));
+    free(g);
+    free(pos);
+    return TG_OK;
+}
+
+/* Recounts the table of every hit from the planes (host copies) and checks its key. */
+static tg_status report_hits(const struct search *s, const tg_epi_opts *o, int nbest,
+                             tg_epi_report *rep, tg_error *err) {
+    if (!(rep->hits = tg_calloc((size_t)nbest, sizeof *rep->hits, err))) return TG_ERR_NOMEM;
+    for (int h = 0; h < nbest; h++) {
+        const struct tg_epi_hit *b = &s->best[h];
+        tg_epi_hit_info *hi = &rep->hits[h];
+        const uint64_t *blk[TG_EPI_MAX_ORDER];
+        int32_t loc[TG_EPI_MAX_ORDER];
+        for (int i = 0; i < 4; i++) hi->snp[i] = i < s->k ? b->snp[i] : -1;
+        for (int i = 0; i < s->k; i++) {
+            blk[i] = s->planes + (b->snp[i] / s->B) * s->block_words;
+            loc[i] = b->snp[i] % s->B;
+        }
+        tg_epi_table(s->k, s->B, s->words, blk, loc, hi->table[0], hi->table[1]);
+        double key =
+            tg_epi_key((enum tg_epi_score)o->score, s->k, hi->table[0], hi->table[1], s->table);
+        if (memcmp(&key, &b->key, sizeof key))
+            return tg_error_set(err, TG_ERR_RUNTIME,
+                                "internal error: combination of SNPs %d %d %d %d: the round "
+                                "task's score key %.17g differs from the recounted table's %.17g",
+                                b->snp[0], b->snp[1], b->snp[2], b->snp[3], b->key, key);
+        for (int g = 0; g < 81; g++) hi->n += hi->table[0][g] + hi->table[1][g];
+        hi->score = o->score == TG_EPI_SCORE_K2 ? key : -key;
+    }
+    rep->nhit = nbest;
+    return TG_OK;
+}
+
+/* Submits up to `wave` rounds from the block tuple b on (advancing it; *more = 0 after the
+ * last), waits for them and merges their results; *expected adds their combinations. */
+static tg_status run_wave(struct search *s, const tg_epi_opts *o, struct progress *p, int64_t *b,
+                          int64_t wave, int *more, int32_t *nbest, uint64_t *evaluated,
+                          uint64_t *expected, tg_error *err) {
+    const size_t rsize = tg_epi_result_size(o->topk);
+    int64_t w = 0;
+    int ret = 0;
+    for (; w < wave && *more && !ret; w++) {
+        struct tg_epi_round_arg a = {.order = s->k,
+                                     .block = s->B,
+                                     .complete = s->complete,
+                                     .score = (int32_t)o->score,
+                                     .topk = o->topk};
+        memcpy(a.words, s->words, sizeof a.words);
+        memcpy(a.n, s->n, sizeof a.n);
+        struct starpu_data_descr d[TG_EPI_MAX_ORDER + 2];
+        uint64_t combos = 1;
+        for (int i = 0; i < s->k; i++) {
+            a.first[i] = b[i] * s->B;
+            a.nsnp[i] = (int32_t)(s->m - a.first[i] < s->B ? s->m - a.first[i] : s->B);
+            d[i] = (struct starpu_data_descr){s->blk[b[i]], STARPU_R};
+            /* a group of equal blocks contributes C(nsnp, multiplicity) */
+            int mult = 1;
+            while (i + mult < s->k && b[i + mult] == b[i]) mult++;
+            if (i == 0 || b[i - 1] != b[i]) combos *= (uint64_t)choose(a.nsnp[i], mult);
+        }
+        /* the argument goes to the task as is (both codelets read it by a cast); StarPU frees it */
+        struct tg_epi_round_arg *arg = malloc(sizeof *arg);
+        if (!arg) {
+            ret = -ENOMEM;
+            break;
+        }
+        *arg = a;
+        struct slot *sl = &s->slots[w];
+        sl->p = p;
+        sl->combos = combos;
+        *expected += combos;
+        sl->res = (struct tg_epi_result *)(s->results + (size_t)w * rsize);
+        starpu_vector_data_register(&sl->h, STARPU_MAIN_RAM, (uintptr_t)sl->res, rsize, 1);
+        d[s->k] = (struct starpu_data_descr){s->th, STARPU_R};
+        d[s->k + 1] = (struct starpu_data_descr){sl->h, STARPU_W};
+        ret = TG_INSERT(&tg_cl_epi_round[s->k - 2], STARPU_CL_ARGS, arg, sizeof *arg,
+                        STARPU_DATA_MODE_ARRAY, d, s->k + 2, STARPU_CALLBACK_WITH_ARG_NFREE,
+                        round_done, sl, STARPU_FLOPS, (double)combos * (double)(s->n[0] + s->n[1]),
+                        0);
+        /* next tuple b_1 ≤ … ≤ b_k */
+        int i = s->k - 1;
+        while (i >= 0 && b[i] == s->nb - 1) i--;
+        if (i < 0)
+            *more = 0;
+        else {
+            b[i]++;
+            for (int j = i + 1; j < s->k; j++) b[j] = b[i];
+        }
+    }
+    tg_runtime_wait_all();
+    for (int64_t x = 0; x < w; x++) {
+        starpu_data_unregister(s->slots[x].h);
+        if (ret) continue;
+        const struct tg_epi_result *r = s->slots[x].res;
+        *evaluated += r->evaluated;
+        for (int h = 0; h < r->nhit; h++) tg_epi_keep(s->best, nbest, o->topk, &r->hit[h]);
+    }
+    if (ret)
+        return tg_error_set(err, TG_ERR_RUNTIME,
+                            "cannot submit an epistasis round task of order %d (%s)%s", s->k,
+                            strerror(-ret), ret == -ENODEV ? ": no worker started can run it" : "");
+    return TG_OK;
+}
+
+static void search_free(struct search *s) {
+    if (s->blk)
+        for (int64_t b = 0; b < s->nb; b++)
+            if (s->blk[b]) starpu_data_unregister(s->blk[b]);
+    if (s->th) starpu_data_unregister(s->th);
+    free(s->blk);
+    if (s->planes) starpu_free(s->planes);
+    free(s->table);
+    free(s->slots);
+    free(s->results);
+    free(s->best);
+}
+
+static tg_status check_opts(const tg_bed *bed, const tg_epi_opts *o, tg_error *err) {
+    if (o->order < 2 || o->order > TG_EPI_MAX_ORDER)
+        return tg_error_set(err, TG_ERR_ARG, "--order %d: must be 2, 3 or 4", o->order);
+    if (o->topk < 1 || o->topk > TG_EPI_MAX_TOPK)
+        return tg_error_set(err, TG_ERR_ARG, "--top %d: must be between 1 and %d", o->topk,
+                            TG_EPI_MAX_TOPK);
+    if (o->score < TG_EPI_SCORE_K2 || o->score > TG_EPI_SCORE_CHI2)
+        return tg_error_set(err, TG_ERR_ARG, "unknown score kind %d", (int)o->score);
+    if (o->block && (o->block < 8 || o->block > 4096 || o->block % 8))
+        return tg_error_set(err, TG_ERR_ARG, "--block %d: must be a multiple of 8 in [8, 4096]",
+                            o->block);
+    if (bed->n_snps > TG_EPI_MAX_SNPS)
+        return tg_error_set(err, TG_ERR_ARG,
+                            "%s.bim: %lld SNPs: epistasis indexes SNPs with 32 bits, at most "
+                            "2^31 - 1 = %d SNPs",
+                            bed->prefix, (long long)bed->n_snps, TG_EPI_MAX_SNPS);
+    if (bed->n_snps < o->order)
+        return tg_error_set(err, TG_ERR_ARG, "%s.bim: %lld SNPs: --order %d needs at least %d",
+                            bed->prefix, (long long)bed->n_snps, o->order, o->order);
+    if (choose(bed->n_snps, o->order) > (unsigned __int128)UINT64_MAX)
+        return tg_error_set(err, TG_ERR_ARG, "%lld SNPs at --order %d: more than 2^64 combinations",
+                            (long long)bed->n_snps, o->order);
+    return TG_OK;
+}
+
+tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *o,
+                       tg_epi_report *rep, tg_error *err) {
+    static const int default_block[TG_EPI_MAX_ORDER + 1] = {0, 0, 1024, 256, 64};
+    struct search s = {0};
+    memset(rep, 0, sizeof *rep);
+    tg_status st = check_opts(bed, o, err);
+    if (st) return st;
+    for (int64_t i = 0; i < bed->n_samples; i++)
+        if (cls[i] >= 0) s.n[cls[i]]++;
+    if (!s.n[0] || !s.n[1])
+        return tg_error_set(err, TG_ERR_ARG, "%lld controls and %lld cases: epistasis needs both",
+                            (long long)s.n[0], (long long)s.n[1]);
+    s.k = o->order;
+    s.m = bed->n_snps;
+    s.B = o->block ? o->block : default_block[s.k];
+    if (s.B > (s.m + 7) / 8 * 8) s.B = (int)((s.m + 7) / 8 * 8);
+    s.nb = (s.m + s.B - 1) / s.B;
+    for (int c = 0; c < 2; c++) s.words[c] = 4 * ((s.n[c] + 255) / 256);
+    s.block_words = 3 * (int64_t)s.B * (s.words[0] + s.words[1]);
+    if (s.block_words > (int64_t)UINT32_MAX)
+        return tg_error_set(err, TG_ERR_ARG,
+                            "--block %d with %lld samples: a block of %lld words is more than a "
+                            "StarPU vector holds (2^32 - 1); use a smaller --block",
+                            s.B, (long long)(s.n[0] + s.n[1]), (long long)s.block_words);
+    if (tg_runtime_nranks() > 1)
+        return tg_error_set(err, TG_ERR_ARG,
+                            "epistasis runs on one MPI rank (started with %d); run it without "
+                            "mpiexec",
+                            tg_runtime_nranks());
+    *rep = (tg_epi_report){.order = s.k,
+                           .block = s.B,
+                           .n_snps = s.m,
+                           .n_controls = s.n[0],
+                           .n_cases = s.n[1],
+                           .n_excluded = bed->n_samples - s.n[0] - s.n[1]};
+    rep->combinations = (uint64_t)choose(s.m, s.k);
+    rep->rounds = (int64_t)choose(s.nb + s.k - 1, s.k);
+    if (o->max_rounds > 0 && o->max_rounds < rep->rounds) rep->rounds = o->max_rounds;
+
+    double t0 = tg_now();
+    size_t bytes = (size_t)(s.nb * s.block_words) * sizeof *s.planes;
+    if (starpu_malloc((void **)&s.planes, bytes)) {
+        s.planes = NULL;
+        return tg_error_set(err, TG_ERR_NOMEM, "cannot allocate %.3g GiB of genotype planes",
+                            (double)bytes / (1 << 30));
+    }
+    memset(s.planes, 0, bytes);
+    if ((st = build_planes(bed, cls, &s, rep, err))) goto done;
+    s.complete = rep->complete;
+    rep->seconds_planes = tg_now() - t0;
+
+    t0 = tg_now();
+    const int64_t nt = s.n[0] + s.n[1] + 2;
+    const size_t rsize = tg_epi_result_size(o->topk);
+    /* enough rounds in flight to feed every worker, results bounded to about 256 MiB */
+    int64_t wave = (int64_t)(((size_t)256 << 20) / rsize),
+            busy = 8 * (int64_t)starpu_worker_get_count();
+    if (wave > 4096) wave = 4096;
+    if (wave < busy) wave = busy;
+    if (wave > rep->rounds) wave = rep->rounds;
+    if (!(s.table = tg_malloc((size_t)nt * sizeof *s.table, err)) ||
+        !(s.blk = tg_calloc((size_t)s.nb, sizeof *s.blk, err)) ||
+        !(s.slots = tg_calloc((size_t)wave, sizeof *s.slots, err)) ||
+        !(s.results = tg_malloc((size_t)wave * rsize, err)) ||
+        !(s.best = tg_malloc((size_t)o->topk * sizeof *s.best, err))) {
+        st = TG_ERR_NOMEM;
+        goto done;
+    }
+    tg_epi_score_table((enum tg_epi_score)o->score, s.n[0] + s.n[1], s.table);
+    starpu_vector_data_register(&s.th, STARPU_MAIN_RAM, (uintptr_t)s.table, (uint32_t)nt,
+                                sizeof *s.table);
+    for (int64_t b = 0; b < s.nb; b++)
+        starpu_vector_data_register(&s.blk[b], STARPU_MAIN_RAM,
+                                    (uintptr_t)(s.planes + b * s.block_words),
+                                    (uint32_t)s.block_words, sizeof *s.planes);
+    struct progress p = {.o = o, .total = rep->combinations, .last_ms = (int64_t)(tg_now() * 1000)};
+    int64_t b[TG_EPI_MAX_ORDER] = {0, 0, 0, 0}, left = rep->rounds;
+    int more = 1;
+    int32_t nbest = 0;
+    uint64_t evaluated = 0, expected = 0;
+    for (; more && left > 0 && !st; left -= wave)
+        st = run_wave(&s, o, &p, b, left < wave ? left : wave, &more, &nbest, &evaluated, &expected,
+                      err);
+    if (st) goto done;
+    rep->seconds_search = tg_now() - t0;
+    /* the rounds' own counts, the counts planned at submission and C(M, k) must agree */
+    const int part = rep->rounds < (int64_t)choose(s.nb + s.k - 1, s.k);
+    if (evaluated != expected || (!part && expected != rep->combinations)) {
+        st = tg_error_set(err, TG_ERR_RUNTIME,
+                          "internal error: the rounds evaluated %llu combinations, %llu expected "
+                          "(C(%lld, %d) = %llu in all; a bug in the search: please report it)",
+                          (unsigned long long)evaluated, (unsigned long long)expected,
+                          (long long)s.m, s.k, (unsigned long long)rep->combinations);
+        goto done;
+    }
+    rep->combinations = expected;
+    if (o->progress) o->progress(o->progress_ctx, evaluated, expected);
+    st = report_hits(&s, o, nbest, rep, err);
+done:
+    search_free(&s);
+    if (st) tg_epi_report_free(rep);
+    return st;
+}
+
+void tg_epi_report_free(tg_epi_report *rep) {
+    free(rep->hits);
+    rep->hits = NULL;
+    rep->nhit = 0;
+}

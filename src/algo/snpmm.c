@@ -1,0 +1,504 @@
+/* Genotype matrix products Z·Λ and Zᵀ·Λ̃ (tg_geno_*): the 5codes genotype blocks, built once
+ * from a .bed or an int8 array and registered once with StarPU (so a GPU keeps its copy
+ * between products), and the product as one task per block of output rows.
+ *
+ * Two copies of the genotypes, both 5codes (codelets/fivecodes.h): row blocks of samples with
+ * SNPs grouped by five (for Z·Λ) and blocks of SNPs with samples grouped by five (for Zᵀ·Λ̃),
+ * each block one contiguous array and one StarPU handle. 0.2 bytes per genotype each (the
+ * paper stores both orientations too: a transposed read of one copy would stream Λ̃ once per
+ * group instead of once per task). Missing calls are listed per block (two int32 per call and
+ * orientation) and corrected exactly after the table lookups.
+ *
+ * Block sizes (defaults): Z·Λ, about 64 blocks of [1024, 8192] samples, so that 16 CPU workers
+ * get about 4 tasks each; Zᵀ·Λ̃, about 32 blocks of [1024, 8192] SNPs: a CPU task builds one
+ * table per group of 5 samples (243·k adds) for all its rows, so fewer, longer blocks keep that
+ * cost under ~15% of the lookups. Both rounded up to multiples of 512, the rows of one CUDA
+ * thread block at k = 10, so no GPU row tile is partial. For the paper's n = 102,000 ×
+ * m = 50,241: 50 tasks of 2,048 samples (2.1 GFLOP each at k = 10) and 25 tasks of 2,048 SNPs:
+ * long against StarPU's task overhead on a GPU (tens of µs); the dmda scheduler gives each
+ * worker the share its calibrated speed earns. */
+#include "algo/snpmm.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "codelets/fivecodes.h"
+#include "runtime/runtime.h"
+
+/* A growable list of int32 whose element 0 is the number of (r, t) pairs after it. */
+typedef struct {
+    int32_t *a;
+    size_t len, cap;
+} miss_list;
+
+struct tg_geno {
+    int64_t n, m, excluded;
+    double *freq;   /* m; NAN for an all-missing SNP */
+    double *coef;   /* 2m: w_j, c_j = 2p_j·w_j */
+    int64_t rb, sb; /* samples per row block, SNPs per SNP block */
+    int64_t nrb, nsb;
+    uint8_t **rcodes, **tcodes; /* nrb blocks rows × ceil(m/5), nsb blocks cols × ceil(n/5) */
+    miss_list *rmiss, *tmiss;
+    int registered;
+    starpu_data_handle_t hcoef, *hr, *ht, *hrm, *htm;
+};
+
+static int64_t clamp64(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : x > hi ? hi : x; }
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static void default_blocks(int64_t n, int64_t m, int64_t *rows_per_block, int64_t *snps_per_block) {
+    /* multiples of 512, the rows of one CUDA thread block at k = 10 (no partial row tiles) */
+    *rows_per_block = clamp64(cdiv(cdiv(n, 64), 512) * 512, 1024, 8192);
+    *snps_per_block = clamp64(cdiv(cdiv(m, 32), 512) * 512, 1024, 8192);
+}
+
+/* 0, or -1 out of memory, or -2 when the count (an int32, as the codelets read it) is full */
+static int miss_push(miss_list *l, int64_t r, int64_t t) {
+    if (l->a[0] == INT32_MAX) return -2;
+    if (l->len + 2 > l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 64;
+        int32_t *a = realloc(l->a, cap * sizeof *a);
+        if (!a) return -1;
+        l->a = a;
+        l->cap = cap;
+    }
+    l->a[l->len++] = (int32_t)r;
+    l->a[l->len++] = (int32_t)t;
+    l->a[0]++;
+    return 0;
+}
+
+static tg_status miss_error(int e, const char *what, tg_error *err) {
+    return tg_error_set(err, e == -1 ? TG_ERR_NOMEM : TG_ERR_ARG,
+                        e == -1 ? "%s: out of memory for the missing calls"
+                                : "%s: more than 2^31-1 missing calls in one block of samples or "
+                                  "SNPs",
+                        what);
+}
+
+static int miss_init(miss_list *l) {
+    l->a = malloc(64 * sizeof *l->a);
+    l->cap = 64;
+    l->len = 1;
+    if (l->a) l->a[0] = 0;
+    return l->a ? 0 : -1;
+}
+
+void tg_geno_free(tg_geno *g) {
+    if (!g) return;
+    if (g->registered && starpu_is_initialized()) {
+        starpu_data_unregister(g->hcoef);
+        for (int64_t b = 0; b < g->nrb; b++) {
+            starpu_data_unregister(g->hr[b]);
+            starpu_data_unregister(g->hrm[b]);
+        }
+        for (int64_t b = 0; b < g->nsb; b++) {
+            starpu_data_unregister(g->ht[b]);
+            starpu_data_unregister(g->htm[b]);
+        }
+    }
+    for (int64_t b = 0; g->rcodes && b < g->nrb; b++) free(g->rcodes[b]);
+    for (int64_t b = 0; g->tcodes && b < g->nsb; b++) free(g->tcodes[b]);
+    for (int64_t b = 0; g->rmiss && b < g->nrb; b++) free(g->rmiss[b].a);
+    for (int64_t b = 0; g->tmiss && b < g->nsb; b++) free(g->tmiss[b].a);
+    free(g->rcodes);
+    free(g->tcodes);
+    free(g->rmiss);
+    free(g->tmiss);
+    free(g->hr);
+    free(g->ht);
+    free(g->hrm);
+    free(g->htm);
+    free(g->freq);
+    free(g->coef);
+    free(g);
+}
+
+int64_t tg_geno_n(const tg_geno *g) { return g->n; }
+int64_t tg_geno_m(const tg_geno *g) { return g->m; }
+int64_t tg_geno_excluded(const tg_geno *g) { return g->excluded; }
+const double *tg_geno_freq(const tg_geno *g) { return g->freq; }
+void tg_geno_blocks(const tg_geno *g, int64_t *rows_per_block, int64_t *snps_per_block) {
+    *rows_per_block = g->rb;
+    *snps_per_block = g->sb;
+}
+
+static int64_t block_len(int64_t total, int64_t bs, int64_t b) {
+    return b * bs + bs <= total ? bs : total - b * bs;
+}
+
+static tg_status alloc_geno(int64_t n, int64_t m, int64_t rb, int64_t sb, tg_geno **out,
+                            tg_error *err) {
+    tg_geno *g = tg_calloc(1, sizeof *g, err);
+    if (!g) return TG_ERR_NOMEM;
+    g->n = n;
+    g->m = m;
+    g->rb = rb;
+    g->sb = sb;
+    g->nrb = cdiv(n, rb);
+    g->nsb = cdiv(m, sb);
+    int64_t ng = cdiv(m, 5), nh = cdiv(n, 5);
+    int ok = (g->freq = malloc((size_t)m * sizeof *g->freq)) &&
+             (g->coef = malloc(2 * (size_t)m * sizeof *g->coef)) &&
+             (g->rcodes = calloc((size_t)g->nrb, sizeof *g->rcodes)) &&
+             (g->tcodes = calloc((size_t)g->nsb, sizeof *g->tcodes)) &&
+             (g->rmiss = calloc((size_t)g->nrb, sizeof *g->rmiss)) &&
+             (g->tmiss = calloc((size_t)g->nsb, sizeof *g->tmiss)) &&
+             (g->hr = calloc((size_t)g->nrb, sizeof *g->hr)) &&
+             (g->hrm = calloc((size_t)g->nrb, sizeof *g->hrm)) &&
+             (g->ht = calloc((size_t)g->nsb, sizeof *g->ht)) &&
+             (g->htm = calloc((size_t)g->nsb, sizeof *g->htm));
+    for (int64_t b = 0; ok && b < g->nrb; b++)
+        ok = (g->rcodes[b] = calloc((size_t)(block_len(n, rb, b) * ng), 1)) &&
+             !miss_init(&g->rmiss[b]);
+    for (int64_t b = 0; ok && b < g->nsb; b++)
+        ok = (g->tcodes[b] = calloc((size_t)(block_len(m, sb, b) * nh), 1)) &&
+             !miss_init(&g->tmiss[b]);
+    if (!ok) {
+        tg_geno_free(g);
+        return tg_error_set(err, TG_ERR_NOMEM,
+                            "out of memory for the 5codes genotypes (%lld samples × %lld SNPs: "
+                            "%.2f GB)",
+                            (long long)n, (long long)m, 0.4e-9 * (double)n * (double)m);
+    }
+    *out = g;
+    return TG_OK;
+}
+
+/* Fills buf (n × nj, column-major, ld n) with SNPs j0..j0+nj−1. */
+typedef void (*col_source)(const void *ctx, int64_t n, int64_t j0, int64_t nj, int8_t *buf);
+
+struct int8_src {
+    const int8_t *g;
+    int64_t ld;
+};
+
+static void int8_cols(const void *ctx, int64_t n, int64_t j0, int64_t nj, int8_t *buf) {
+    const struct int8_src *s = ctx;
+    for (int64_t t = 0; t < nj; t++)
+        memcpy(buf + t * n, s->g + (size_t)(j0 + t) * (size_t)s->ld, (size_t)n);
+}
+
+static void bed_cols(const void *ctx, int64_t n, int64_t j0, int64_t nj, int8_t *buf) {
+    tg_bed_decode(ctx, 0, n, j0, nj, buf, n);
+}
+
+/* SNPs decoded per step: a multiple of 5 (whole groups), enough consecutive bytes per sample
+ * group in the SNP-block copy. */
+#define CHUNK 40
+
+/* Statistics and coefficients of SNPs j0.. of buf, which becomes digits 0/1/2; the missing
+ * calls of SNPs not excluded are appended to @p cm as (sample, SNP), the exclusions counted. */
+static tg_status chunk_prepare(tg_geno *g, int scale, int64_t j0, int64_t nj, int8_t *buf,
+                               miss_list *cm, int64_t *excl, const char *what, tg_error *err) {
+    const int64_t n = g->n;
+    for (int64_t t = 0; t < nj; t++) {
+        int64_t j = j0 + t, obs = 0, sum = 0;
+        int8_t *col = buf + t * n;
+        for (int64_t i = 0; i < n; i++) {
+            int8_t v = col[i];
+            if (v == TG_GENO_MISSING) continue;
+            if (v < 0 || v > 2)
+                return tg_error_set(err, TG_ERR_ARG,
+                                    "%s: genotype of sample %lld at SNP %lld is %d: expected 0, 1, "
+                                    "2 or TG_GENO_MISSING (-1)",
+                                    what, (long long)i, (long long)j, v);
+            obs++;
+            sum += v;
+        }
+        double p = obs ? (double)sum / (2.0 * (double)obs) : NAN;
+        int excluded = obs == 0 || sum == 0 || sum == 2 * obs;
+        g->freq[j] = p;
+        double w = excluded ? 0 : scale ? 1 / sqrt(2 * p * (1 - p)) : 1;
+        g->coef[2 * j] = w;
+        g->coef[2 * j + 1] = excluded ? 0 : 2 * p * w;
+        *excl += excluded;
+        /* an excluded SNP is all zeros: no codes, no corrections */
+        for (int64_t i = 0; i < n; i++) {
+            if (excluded) {
+                col[i] = 0;
+            } else if (col[i] == TG_GENO_MISSING) {
+                int e = miss_push(cm, i, j);
+                if (e) return miss_error(e, what, err);
+                col[i] = 0;
+            }
+        }
+    }
+    return TG_OK;
+}
+
+/* 5codes of SNPs j0..j0+nj−1 (j0 a multiple of 5) into both copies. */
+static void chunk_encode(tg_geno *g, int64_t j0, int64_t nj, const int8_t *d) {
+    const int64_t n = g->n, nh = cdiv(n, 5);
+    for (int64_t q = 0; q < nj; q += 5) { /* SNP groups: samples in row blocks */
+        int64_t grp = (j0 + q) / 5, w = nj - q < 5 ? nj - q : 5;
+        for (int64_t b = 0; b < g->nrb; b++) {
+            int64_t i0 = b * g->rb, rows = block_len(n, g->rb, b);
+            uint8_t *dst = g->rcodes[b] + grp * rows;
+            for (int64_t i = 0; i < rows; i++) {
+                int code = 0;
+                for (int64_t t = w - 1; t >= 0; t--) code = 3 * code + d[(q + t) * n + i0 + i];
+                dst[i] = (uint8_t)code;
+            }
+        }
+    }
+    for (int64_t t = 0; t < nj; t++) { /* SNPs: sample groups */
+        int64_t j = j0 + t, b = j / g->sb, cols = block_len(g->m, g->sb, b), jl = j - b * g->sb;
+        const int8_t *col = d + t * n;
+        uint8_t *dst = g->tcodes[b] + jl;
+        for (int64_t h = 0; h < nh; h++) {
+            int code = 0;
+            for (int64_t u = (n - 5 * h < 5 ? n - 5 * h : 5) - 1; u >= 0; u--)
+                code = 3 * code + col[5 * h + u];
+            dst[h * cols] = (uint8_t)code;
+        }
+    }
+}
+
+/* The preparation runs on every core. Chunks of SNPs are claimed in increasing order; the codes
+ * of a chunk are bytes of both copies no other chunk writes; its missing calls go to a list of
+ * its own, merged into the block lists in chunk order at the end, so the lists (hence the
+ * rounding of the products) and the error reported (the first bad genotype in SNP order) do not
+ * depend on the number of threads. */
+typedef struct {
+    tg_geno *g;
+    int scale;
+    col_source src;
+    const void *ctx;
+    const char *what;
+    int64_t nchunks;
+    miss_list *cmiss; /* per chunk: (sample, SNP) of its missing calls */
+    int64_t *cexcl;   /* per chunk: excluded SNPs */
+    pthread_mutex_t lock;
+    int64_t next;      /* the next chunk to claim */
+    int64_t err_chunk; /* the lowest chunk that failed (nchunks: none; -1: no memory) */
+    tg_error err;
+} build_job;
+
+static void *build_worker(void *arg) {
+    build_job *jb = arg;
+    const int64_t n = jb->g->n, m = jb->g->m;
+    int8_t *buf = malloc((size_t)n * CHUNK);
+    for (;;) {
+        pthread_mutex_lock(&jb->lock);
+        int64_t c = jb->next++;
+        if (!buf && jb->err_chunk >= 0) {
+            jb->err_chunk = -1;
+            tg_error_set(&jb->err, TG_ERR_NOMEM, "%s: out of memory", jb->what);
+        }
+        /* chunks after a failed one are not needed: the error reported is the first one */
+        int stop = c >= jb->nchunks || c > jb->err_chunk;
+        pthread_mutex_unlock(&jb->lock);
+        if (stop) break;
+        int64_t j0 = c * CHUNK, nj = m - j0 < CHUNK ? m - j0 : CHUNK;
+        tg_error e;
+        jb->src(jb->ctx, n, j0, nj, buf);
+        if (chunk_prepare(jb->g, jb->scale, j0, nj, buf, &jb->cmiss[c], &jb->cexcl[c], jb->what,
+                          &e)) {
+            pthread_mutex_lock(&jb->lock);
+            if (c < jb->err_chunk) {
+                jb->err_chunk = c;
+                jb->err = e;
+            }
+            pthread_mutex_unlock(&jb->lock);
+            continue;
+        }
+        chunk_encode(jb->g, j0, nj, buf);
+    }
+    free(buf);
+    return NULL;
+}
+
+/* Runs the chunks on every core, then merges the missing calls into the block lists. */
+static tg_status build_chunks(build_job *jb, tg_error *err) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int64_t nth = cores < 1 ? 1 : cores > 256 ? 256 : cores;
+    if (nth > jb->nchunks) nth = jb->nchunks;
+    pthread_t th[256];
+    int64_t started = 0;
+    for (; started < nth - 1; started++)
+        if (pthread_create(&th[started], NULL, build_worker, jb)) break;
+    build_worker(jb); /* this thread works too (alone if no thread could start) */
+    for (int64_t t = 0; t < started; t++) pthread_join(th[t], NULL);
+    if (jb->err_chunk < jb->nchunks) {
+        *err = jb->err;
+        return jb->err.status;
+    }
+    tg_geno *g = jb->g;
+    for (int64_t c = 0; c < jb->nchunks; c++) {
+        g->excluded += jb->cexcl[c];
+        const int32_t *a = jb->cmiss[c].a;
+        for (int32_t e = 0; e < a[0]; e++) {
+            int64_t i = a[1 + 2 * e], j = a[2 + 2 * e], rbk = i / g->rb, sbk = j / g->sb;
+            int r = miss_push(&g->rmiss[rbk], i - rbk * g->rb, j);
+            if (!r) r = miss_push(&g->tmiss[sbk], j - sbk * g->sb, i);
+            if (r) return miss_error(r, jb->what, err);
+        }
+    }
+    return TG_OK;
+}
+
+static tg_status build(int64_t n, int64_t m, int scale, int64_t rb, int64_t sb, col_source src,
+                       const void *ctx, const char *what, tg_geno **out, tg_error *err) {
+    *out = NULL;
+    if (n < 1 || m < 1 || n >= INT32_MAX || m >= INT32_MAX)
+        return tg_error_set(err, TG_ERR_ARG,
+                            "%s: %lld samples × %lld SNPs: both must be in 1..2^31-2", what,
+                            (long long)n, (long long)m);
+    int64_t drb, dsb;
+    default_blocks(n, m, &drb, &dsb);
+    rb = rb > 0 ? (rb < n ? rb : n) : (drb < n ? drb : n);
+    sb = sb > 0 ? (sb < m ? sb : m) : (dsb < m ? dsb : m);
+    tg_geno *g = NULL;
+    tg_status st = alloc_geno(n, m, rb, sb, &g, err);
+    if (st) return st;
+    build_job jb = {
+        .g = g, .scale = scale, .src = src, .ctx = ctx, .what = what, .nchunks = cdiv(m, CHUNK)};
+    jb.err_chunk = jb.nchunks;
+    jb.cmiss = tg_calloc((size_t)jb.nchunks, sizeof *jb.cmiss, err);
+    jb.cexcl = tg_calloc((size_t)jb.nchunks, sizeof *jb.cexcl, err);
+    int ok = jb.cmiss && jb.cexcl;
+    for (int64_t c = 0; ok && c < jb.nchunks; c++) ok = !miss_init(&jb.cmiss[c]);
+    if (!ok) st = tg_error_set(err, TG_ERR_NOMEM, "%s: out of memory", what);
+    if (!st) {
+        pthread_mutex_init(&jb.lock, NULL);
+        st = build_chunks(&jb, err);
+        pthread_mutex_destroy(&jb.lock);
+    }
+    for (int64_t c = 0; jb.cmiss && c < jb.nchunks; c++) free(jb.cmiss[c].a);
+    free(jb.cmiss);
+    free(jb.cexcl);
+    if (st) {
+        tg_geno_free(g);
+        return st;
+    }
+    /* the lists grew by doubling: give the slack back */
+    for (int64_t b = 0; b < g->nrb + g->nsb; b++) {
+        miss_list *l = b < g->nrb ? &g->rmiss[b] : &g->tmiss[b - g->nrb];
+        int32_t *a = realloc(l->a, l->len * sizeof *a);
+        if (a) l->a = a, l->cap = l->len;
+    }
+    *out = g;
+    return TG_OK;
+}
+
+tg_status tg_geno_from_int8_blocks(const int8_t *geno, int64_t n, int64_t m, int64_t ld, int scale,
+                                   int64_t rows_per_block, int64_t snps_per_block, tg_geno **out,
+                                   tg_error *err) {
+    if (!geno || !out) return tg_error_set(err, TG_ERR_ARG, "tg_geno_from_int8: NULL argument");
+    if (ld < n)
+        return tg_error_set(err, TG_ERR_ARG, "tg_geno_from_int8: ld %lld < n %lld", (long long)ld,
+                            (long long)n);
+    struct int8_src s = {geno, ld};
+    return build(n, m, scale, rows_per_block, snps_per_block, int8_cols, &s, "genotype array", out,
+                 err);
+}
+
+tg_status tg_geno_from_int8(const int8_t *g, int64_t n, int64_t m, int64_t ld, int scale,
+                            tg_geno **out, tg_error *err) {
+    return tg_geno_from_int8_blocks(g, n, m, ld, scale, 0, 0, out, err);
+}
+
+tg_status tg_geno_from_bed(const tg_bed *bed, int scale, tg_geno **out, tg_error *err) {
+    if (!bed || !out) return tg_error_set(err, TG_ERR_ARG, "tg_geno_from_bed: NULL argument");
+    return build(bed->n_samples, bed->n_snps, scale, 0, 0, bed_cols, bed, bed->prefix, out, err);
+}
+
+/* Registers every block once; StarPU then keeps valid copies on the devices that read them. */
+static void register_blocks(tg_geno *g) {
+    int64_t ng = cdiv(g->m, 5), nh = cdiv(g->n, 5);
+    starpu_vector_data_register(&g->hcoef, STARPU_MAIN_RAM, (uintptr_t)g->coef, 2 * (uint32_t)g->m,
+                                sizeof(double));
+    for (int64_t b = 0; b < g->nrb; b++) {
+        uint32_t rows = (uint32_t)block_len(g->n, g->rb, b);
+        starpu_matrix_data_register(&g->hr[b], STARPU_MAIN_RAM, (uintptr_t)g->rcodes[b], rows, rows,
+                                    (uint32_t)ng, 1);
+        starpu_vector_data_register(&g->hrm[b], STARPU_MAIN_RAM, (uintptr_t)g->rmiss[b].a,
+                                    (uint32_t)g->rmiss[b].len, sizeof(int32_t));
+    }
+    for (int64_t b = 0; b < g->nsb; b++) {
+        uint32_t cols = (uint32_t)block_len(g->m, g->sb, b);
+        starpu_matrix_data_register(&g->ht[b], STARPU_MAIN_RAM, (uintptr_t)g->tcodes[b], cols, cols,
+                                    (uint32_t)nh, 1);
+        starpu_vector_data_register(&g->htm[b], STARPU_MAIN_RAM, (uintptr_t)g->tmiss[b].a,
+                                    (uint32_t)g->tmiss[b].len, sizeof(int32_t));
+    }
+    g->registered = 1;
+}
+
+tg_status tg_geno_mul(tg_geno *g, int trans, int64_t k, tg_prec prec, const void *in, int64_t ldin,
+                      void *out, int64_t ldout, tg_error *err) {
+    if (!g || !in || !out) return tg_error_set(err, TG_ERR_ARG, "tg_geno_mul: NULL argument");
+    if (trans != 0 && trans != 1)
+        return tg_error_set(err, TG_ERR_ARG, "tg_geno_mul: trans %d: expected 0 or 1", trans);
+    if (k < 1 || k > TG_FC_MAXK)
+        return tg_error_set(err, TG_ERR_ARG, "tg_geno_mul: %lld columns: expected 1 to %d",
+                            (long long)k, TG_FC_MAXK);
+    if (prec != TG_FP64 && prec != TG_FP32)
+        return tg_error_set(err, TG_ERR_ARG, "tg_geno_mul: precision %s: expected fp64 or fp32",
+                            tg_prec_name(prec));
+    const int64_t nt = trans ? g->n : g->m, nr = trans ? g->m : g->n;
+    if (ldin < nt || ldout < nr || ldin > UINT32_MAX || ldout > UINT32_MAX)
+        return tg_error_set(err, TG_ERR_ARG,
+                            "tg_geno_mul: leading dimensions %lld (input, rows %lld) and %lld "
+                            "(output, rows %lld) must be at least the row counts and below 2^32",
+                            (long long)ldin, (long long)nt, (long long)ldout, (long long)nr);
+    if (!starpu_is_initialized())
+        return tg_error_set(err, TG_ERR_RUNTIME, "tg_geno_mul: the runtime is not started");
+    const size_t es = tg_prec_size(prec);
+    struct tg_fivecodes_arg a = {.trans = trans, .prec = prec, .k = (int)k};
+    for (int64_t c = 0; c < k; c++) {
+        double s = 0;
+        for (int64_t r = 0; r < nt; r++) {
+            double x = tg_prec_load(prec, in, (size_t)(r + c * ldin));
+            if (!isfinite(x))
+                return tg_error_set(err, TG_ERR_ARG,
+                                    "tg_geno_mul: input row %lld (%s %lld), column %lld is %g: "
+                                    "expected a finite number",
+                                    (long long)r, trans ? "sample" : "SNP", (long long)r,
+                                    (long long)c, x);
+            s += trans ? x : g->coef[2 * r + 1] * x;
+        }
+        a.offset[c] = s;
+    }
+    const int64_t nblk = tg_geno_nblocks(g, trans), bs = trans ? g->sb : g->rb;
+    starpu_data_handle_t hin, *hout = tg_calloc((size_t)nblk, sizeof *hout, err);
+    if (!hout) return TG_ERR_NOMEM;
+    starpu_matrix_data_register(&hin, STARPU_MAIN_RAM, (uintptr_t)in, (uint32_t)ldin, (uint32_t)nt,
+                                (uint32_t)k, es);
+    for (int64_t b = 0; b < nblk; b++)
+        starpu_matrix_data_register(
+            &hout[b], STARPU_MAIN_RAM, (uintptr_t)((char *)out + (size_t)(b * bs) * es),
+            (uint32_t)ldout, (uint32_t)block_len(nr, bs, b), (uint32_t)k, es);
+    tg_status st = tg_geno_mul_submit(g, trans, (int)k, prec, a.offset, hin, hout, err);
+    for (int64_t b = 0; b < nblk; b++) starpu_data_unregister(hout[b]); /* waits, copies back */
+    starpu_data_unregister(hin);
+    free(hout);
+    return st;
+}
+
+int64_t tg_geno_nblocks(const tg_geno *g, int trans) { return trans ? g->nsb : g->nrb; }
+
+tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, const double *offset,
+                             starpu_data_handle_t in, const starpu_data_handle_t *out_blocks,
+                             tg_error *err) {
+    if (!g->registered) register_blocks(g);
+    struct tg_fivecodes_arg a = {.trans = trans, .prec = prec, .k = k};
+    memcpy(a.offset, offset, (size_t)k * sizeof *offset);
+    const int64_t nt = trans ? g->n : g->m, nr = trans ? g->m : g->n;
+    const int64_t bs = trans ? g->sb : g->rb;
+    for (int64_t b = 0; b < tg_geno_nblocks(g, trans); b++) {
+        int64_t rows = block_len(nr, bs, b);
+        a.r0 = b * bs;
+        int ret = tg_insert_fivecodes(&a, trans ? g->ht[b] : g->hr[b], in, g->hcoef,
+                                      trans ? g->htm[b] : g->hrm[b], out_blocks[b],
+                                      2.0 * (double)rows * (double)nt * (double)k);
+        if (ret)
+            return tg_error_set(err, TG_ERR_RUNTIME,
+                                "genotype product: task submission failed (%d)", ret);
+    }
+    return TG_OK;
+}

@@ -1,0 +1,100 @@
+/* Multi-RHS solve with a tile Cholesky factor (the KRR paper's Algorithm 3 line 5): L·Lᵀ·W = B,
+ * forward then backward substitution by tiles in B's precision. Diagonal tiles are inverted once
+ * (trtri) and applied as GEMMs on the GPU (tg_cl_trsm); off-diagonal L tiles stored in another
+ * precision are raised to B's for each sweep (a copy per use: each is read twice in all). */
+#include <stdlib.h>
+
+#include "codelets/gemm.h"
+#include "codelets/potrf.h"
+#include "runtime/runtime.h"
+#include "tile/matrix.h"
+
+static starpu_data_handle_t temp_tile(int rows, int cols, tg_prec p) {
+    starpu_data_handle_t h;
+    starpu_matrix_data_register(&h, -1, 0, (uint32_t)rows, (uint32_t)rows, (uint32_t)cols,
+                                tg_prec_size(p));
+    return h;
+}
+
+/* L tile (i, k) in precision b: the tile itself or a raised copy (*own set: unregister after). */
+static starpu_data_handle_t in_prec(const tg_matrix *L, int i, int k, tg_prec b, int *own, int *bad) {
+    size_t t = tg_tile_index(L, i, k);
+    *own = L->prec[t] != b || L->scale[t] != 1;
+    if (!*own) return L->h[t];
+    int rows, cols;
+    tg_matrix_tile_dims(L, i, k, &rows, &cols);
+    starpu_data_handle_t h = temp_tile(rows, cols, b);
+    *bad |= tg_insert_convert(L->h[t], h, L->prec[t], b, 1 / L->scale[t], 0);
+    return h;
+}
+
+static tg_status check(const tg_matrix *L, const tg_matrix *B, tg_prec *b, tg_error *err) {
+    if (L->shape != TG_SYM_LOWER || B->shape != TG_GENERAL)
+        return tg_error_set(err, TG_ERR_ARG,
+                            "Cholesky solve: L must be symmetric-lower and B general");
+    if (B->m != L->m || B->mb != L->mb)
+        return tg_error_set(err, TG_ERR_ARG,
+                            "Cholesky solve: B has %lld rows in tiles of %d, L %lld in tiles of %d",
+                            (long long)B->m, B->mb, (long long)L->m, L->mb);
+    *b = B->prec[0];
+    for (size_t t = 0; t < (size_t)B->mt * B->nt; t++)
+        if (B->prec[t] != *b || (*b != TG_FP64 && *b != TG_FP32) || B->scale[t] != 1)
+            return tg_error_set(err, TG_ERR_ARG,
+                                "Cholesky solve: every tile of B must be fp64, or every tile fp32, "
+                                "unscaled (tile %zu is %s)", t, tg_prec_name(B->prec[t]));
+    for (int k = 0; k < L->nt; k++)
+        if (L->prec[tg_tile_index(L, k, k)] != TG_FP64 && L->prec[tg_tile_index(L, k, k)] != TG_FP32)
+            return tg_error_set(err, TG_ERR_ARG,
+                                "Cholesky solve: diagonal tile (%d, %d) of L is %s, not fp64/fp32",
+                                k, k, tg_prec_name(L->prec[tg_tile_index(L, k, k)]));
+    if (tg_runtime_mpi())
+        return tg_error_set(err, TG_ERR_ARG, "Cholesky solve runs on one rank for now");
+    return TG_OK;
+}
+
+tg_status tg_chol_solve(const tg_matrix *L, tg_matrix *B, tg_error *err) {
+    tg_prec b;
+    tg_status st = check(L, B, &b, err);
+    if (st) return st;
+    int nt = L->nt, nc = B->nt, bad = 0;
+    starpu_data_handle_t *inv = tg_calloc((size_t)nt, sizeof *inv, err);
+    if (!inv) return TG_ERR_NOMEM;
+    /* inverses of the diagonal tiles, in B's precision, kept for both sweeps */
+    for (int k = 0; k < nt; k++) {
+        int own, kb;
+        tg_matrix_tile_dims(L, k, k, &kb, &kb);
+        starpu_data_handle_t lkk = in_prec(L, k, k, b, &own, &bad);
+        inv[k] = temp_tile(kb, kb, b);
+        bad |= tg_insert_trtri(b, lkk, inv[k], 2 * nt - k);
+        if (own) starpu_data_unregister_submit(lkk);
+    }
+    /* forward: B_k ← L_kk⁻¹·B_k, then B_i −= L_ik·B_k below */
+    for (int k = 0; k < nt; k++) {
+        for (int c = 0; c < nc; c++) bad |= tg_insert_trsm(b, 'L', 'N', inv[k], tg_tile(B, k, c), 2 * nt - k);
+        for (int i = k + 1; i < nt; i++) {
+            int own;
+            starpu_data_handle_t lik = in_prec(L, i, k, b, &own, &bad);
+            for (int c = 0; c < nc; c++)
+                bad |= tg_insert_gemm(b, 'N', 'N', -1, lik, 1, tg_tile(B, k, c), 1, 1,
+                                      tg_tile(B, i, c), 1, 2 * nt - k - (i - k));
+            if (own) starpu_data_unregister_submit(lik);
+        }
+    }
+    /* backward: B_k −= Σ_{i>k} L_ikᵀ·B_i, then B_k ← L_kk⁻ᵀ·B_k */
+    for (int k = nt - 1; k >= 0; k--) {
+        for (int i = k + 1; i < nt; i++) {
+            int own;
+            starpu_data_handle_t lik = in_prec(L, i, k, b, &own, &bad);
+            for (int c = 0; c < nc; c++)
+                bad |= tg_insert_gemm(b, 'T', 'N', -1, lik, 1, tg_tile(B, i, c), 1, 1,
+                                      tg_tile(B, k, c), 1, k + 1);
+            if (own) starpu_data_unregister_submit(lik);
+        }
+        for (int c = 0; c < nc; c++) bad |= tg_insert_trsm(b, 'L', 'T', inv[k], tg_tile(B, k, c), k + 1);
+        starpu_data_unregister_submit(inv[k]);
+    }
+    tg_runtime_wait_all();
+    free(inv);
+    if (bad) return tg_error_set(err, TG_ERR_RUNTIME, "Cholesky solve: StarPU refused a task");
+    return TG_OK;
+}

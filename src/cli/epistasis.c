@@ -1,0 +1,264 @@
+/* tilegwas epistasis: exhaustive search of SNP pairs, triples or quads in a case-control
+ * fileset (tg_epistasis), writing the top-k with full contingency tables to PREFIX.epi<k>.tsv. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const char *help =
+    "usage: tilegwas epistasis --bfile PREFIX --out PREFIX [options]\n"
+    "Scores every combination of --order SNPs against a case-control phenotype and writes the\n"
+    "best --top to OUT.epi<k>.tsv (k = order) with their contingency tables, and OUT.log.\n\n"
+    "options:\n"
+    "  --bfile PREFIX     PLINK fileset PREFIX.bed/.bim/.fam (required)\n"
+    "  --pheno FILE       phenotype file (FID IID columns...; default: .fam column 6)\n"
+    "  --pheno-name NAME  column of --pheno (default: the first)\n"
+    "  --order K          2, 3 or 4 (default 2)\n"
+    "  --top K            combinations reported (default 10, at most 1024)\n"
+    "  --score S          k2 (Bayesian K2, lower is better), mi (mutual information, nats) or\n"
+    "                     chi2 (Pearson chi-square of the 3^k x 2 table); default k2\n"
+    "  --block B          SNPs per block, a multiple of 8 in [8, 4096] (default by order:\n"
+    "                     1024, 256, 64; smaller when there are fewer SNPs)\n" TG_CLI_COMMON_HELP
+    "  --help             this text\n\n"
+    "Phenotype coding as PLINK: 1 control, 2 case, 0/-9/NA missing (those samples are left\n"
+    "out); any other value is a quantitative phenotype and an error. A missing genotype\n"
+    "leaves the sample out of the tables of the combinations holding that SNP.\n"
+    "Output columns: RANK, SNP1..SNPk, CHR1..CHRk, BP1..BPk, SCORE, N (samples counted),\n"
+    "CONTROLS and CASES: 3^k comma-separated counts, cell g = sum g_i*3^(k-i) over the A1\n"
+    "counts g_i of SNP i (first SNP most significant: 00, 01, 02, 10, ... for k = 2).\n";
+
+static const char *score_names[] = {"k2", "mi", "chi2"};
+
+typedef struct {
+    const char *bfile, *pheno, *pheno_name;
+    tg_epi_opts e;
+    tg_cli_common c;
+} epi_opts;
+
+static int parse_options(int argc, char **argv, epi_opts *o, tg_error *err) {
+    enum { O_BFILE = 1, O_PHENO, O_PNAME, O_ORDER, O_TOP, O_SCORE, O_BLOCK, O_HELP };
+    static const struct option opts[] = {{"bfile", required_argument, 0, O_BFILE},
+                                         {"pheno", required_argument, 0, O_PHENO},
+                                         {"pheno-name", required_argument, 0, O_PNAME},
+                                         {"order", required_argument, 0, O_ORDER},
+                                         {"top", required_argument, 0, O_TOP},
+                                         {"score", required_argument, 0, O_SCORE},
+                                         {"block", required_argument, 0, O_BLOCK},
+                                         {"help", no_argument, 0, O_HELP},
+                                         TG_CLI_COMMON_OPTIONS,
+                                         {0, 0, 0, 0}};
+    *o = (epi_opts){.e = tg_epi_defaults()};
+    tg_cli_common_init(&o->c);
+    int c;
+    int64_t v;
+    tg_status st = TG_OK;
+    opterr = 0;
+    while (!st && (c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case O_BFILE: o->bfile = optarg; break;
+        case O_PHENO: o->pheno = optarg; break;
+        case O_PNAME: o->pheno_name = optarg; break;
+        case O_ORDER:
+            if (!(st = tg_cli_int("order", optarg, 2, 4, &v, err))) o->e.order = (int)v;
+            break;
+        case O_TOP:
+            if (!(st = tg_cli_int("top", optarg, 1, TG_EPI_MAX_TOPK, &v, err))) o->e.topk = (int)v;
+            break;
+        case O_SCORE: {
+            int k = 0;
+            while (k < 3 && strcmp(optarg, score_names[k])) k++;
+            if (k == 3)
+                st = tg_error_set(err, TG_ERR_ARG, "--score %s: expected k2, mi or chi2", optarg);
+            o->e.score = (tg_epi_score_kind)k;
+            break;
+        }
+        case O_BLOCK:
+            if (!(st = tg_cli_int("block", optarg, 8, 4096, &v, err))) {
+                o->e.block = (int)v;
+                if (v % 8)
+                    st = tg_error_set(err, TG_ERR_ARG, "--block %s: must be a multiple of 8",
+                                      optarg);
+            }
+            break;
+        case O_HELP: fputs(help, stdout); return -1;
+        default:
+            st = c >= 1000 && c < 1100 ? tg_cli_common_option(&o->c, c, optarg, err)
+                                       : tg_cli_bad_option(argv, err);
+        }
+    }
+    if (st) return st;
+    if (optind < argc)
+        return tg_error_set(err, TG_ERR_ARG, "unexpected argument '%s'", argv[optind]);
+    if (!o->bfile) return tg_error_set(err, TG_ERR_ARG, "--bfile PREFIX is required");
+    if (o->pheno_name && !o->pheno)
+        return tg_error_set(err, TG_ERR_ARG, "--pheno-name needs --pheno");
+    return TG_OK;
+}
+
+/* Case-control classes from --pheno (column --pheno-name) or the .fam. */
+static tg_status load_classes(const epi_opts *o, const tg_bed *bed, int8_t *cls, tg_error *err) {
+    size_t len = strlen(bed->prefix) + 64;
+    char *source = tg_malloc(
+        len + (o->pheno ? strlen(o->pheno) : 0) + (o->pheno_name ? strlen(o->pheno_name) : 0), err);
+    if (!source) return TG_ERR_NOMEM;
+    tg_status st;
+    if (!o->pheno) {
+        double *v = tg_malloc((size_t)bed->n_samples * sizeof *v, err);
+        if (!v) {
+            free(source);
+            return TG_ERR_NOMEM;
+        }
+        for (int64_t i = 0; i < bed->n_samples; i++) v[i] = bed->samples[i].pheno;
+        sprintf(source, "%s.fam column 6", bed->prefix);
+        st = tg_epi_classes(bed->samples, v, bed->n_samples, source, cls, err);
+        free(v);
+        free(source);
+        return st;
+    }
+    tg_pheno ph;
+    if ((st = tg_pheno_read(o->pheno, bed->samples, bed->n_samples, &ph, err))) {
+        free(source);
+        return st;
+    }
+    int col = 0;
+    if (o->pheno_name) {
+        while (col < ph.n_cols && strcmp(ph.names[col], o->pheno_name)) col++;
+        if (col == ph.n_cols)
+            st = tg_error_set(err, TG_ERR_ARG, "%s: no column named %s", o->pheno, o->pheno_name);
+    }
+    if (!st) {
+        sprintf(source, "%s column %s", o->pheno, ph.names[col]);
+        st = tg_epi_classes(bed->samples, ph.values + (size_t)col * (size_t)ph.n_samples,
+                            ph.n_samples, source, cls, err);
+    }
+    tg_pheno_free(&ph);
+    free(source);
+    return st;
+}
+
+/* Progress on stderr: combinations done / total, rate in combinations·samples/s, ETA. */
+struct progress_ctx {
+    double t0;
+    double samples;
+};
+
+static void progress(void *ctx, uint64_t done, uint64_t total) {
+    const struct progress_ctx *p = ctx;
+    double dt = tg_now() - p->t0, rate = dt > 0 ? (double)done / dt : 0;
+    fprintf(stderr,
+            "\repistasis: %llu / %llu combinations (%.1f%%), %.3g combinations*samples/s, "
+            "ETA %.0f s   %s",
+            (unsigned long long)done, (unsigned long long)total,
+            total ? 100.0 * (double)done / (double)total : 100.0, rate * p->samples,
+            rate > 0 ? (double)(total - done) / rate : 0.0, done == total ? "\n" : "");
+}
+
+static tg_status write_hits(const epi_opts *o, const tg_bed *bed, const tg_epi_report *r,
+                            tg_error *err) {
+    char suffix[16], *path = NULL;
+    FILE *f;
+    const int k = r->order, cells = k == 2 ? 9 : k == 3 ? 27 : 81;
+    snprintf(suffix, sizeof suffix, ".epi%d.tsv", k);
+    tg_status st = tg_out_open(o->c.out, suffix, &f, &path, err);
+    if (st) return st;
+    static const char *cols[3] = {"SNP", "CHR", "BP"};
+    fputs("RANK", f);
+    for (int c = 0; c < 3; c++)
+        for (int i = 1; i <= k; i++) fprintf(f, "\t%s%d", cols[c], i);
+    fprintf(f, "\t%s\tN\tCONTROLS\tCASES\n",
+            o->e.score == TG_EPI_SCORE_K2   ? "K2"
+            : o->e.score == TG_EPI_SCORE_MI ? "MI"
+                                            : "CHI2");
+    for (int h = 0; h < r->nhit; h++) {
+        const tg_epi_hit_info *x = &r->hits[h];
+        fprintf(f, "%d", h + 1);
+        for (int i = 0; i < k; i++) fprintf(f, "\t%s", bed->snps[x->snp[i]].id);
+        for (int i = 0; i < k; i++) fprintf(f, "\t%s", bed->snps[x->snp[i]].chrom);
+        for (int i = 0; i < k; i++) fprintf(f, "\t%lld", (long long)bed->snps[x->snp[i]].pos);
+        fprintf(f, "\t%.10g\t%lld", x->score, (long long)x->n);
+        for (int c = 0; c < 2; c++)
+            for (int g = 0; g < cells; g++)
+                fprintf(f, "%s%lld", g ? "," : "\t", (long long)x->table[c][g]);
+        fputc('\n', f);
+    }
+    st = tg_out_close(f, path, err);
+    free(path);
+    return st;
+}
+
+int tg_cmd_epistasis(int argc, char **argv) {
+    epi_opts o;
+    tg_error err = {0};
+    tg_log *log = NULL;
+    tg_bed bed = {0};
+    int8_t *cls = NULL;
+    tg_epi_report rep = {0};
+    int rc = 0, started = 0;
+    int st = parse_options(argc, argv, &o, &err);
+    if (st < 0) return 0;
+    if (st || (st = tg_out_check_prefix(o.c.out, &err)))
+        return tg_cli_fail("epistasis", NULL, &err);
+    if ((st = tg_log_open(&log, o.c.out, argc, argv, &err)))
+        return tg_cli_fail("epistasis", NULL, &err);
+    tg_log_set_quiet(log, o.c.quiet);
+    tg_log_file_only(log,
+                     "options: --bfile %s --pheno %s --pheno-name %s --order %d --top %d "
+                     "--score %s --block %d%s",
+                     o.bfile, o.pheno ? o.pheno : "(.fam)", o.pheno_name ? o.pheno_name : "(first)",
+                     o.e.order, o.e.topk, score_names[o.e.score], o.e.block,
+                     o.e.block ? "" : " (by order)");
+    double t0 = tg_now();
+    if ((st = tg_bed_open(o.bfile, &bed, &err)) ||
+        !(cls = tg_malloc((size_t)bed.n_samples + 1, &err)) ||
+        (st = load_classes(&o, &bed, cls, &err)) || (st = tg_runtime_start(&o.c.rt, &err))) {
+        rc = tg_cli_fail("epistasis", log, &err);
+        goto cleanup;
+    }
+    started = 1;
+    char desc[2048];
+    tg_runtime_describe(desc, sizeof desc);
+    tg_log_file_only(log, "runtime: %s", desc);
+    tg_log_file_only(log, "read %s: %lld samples, %lld SNPs (%.2f s)", o.bfile,
+                     (long long)bed.n_samples, (long long)bed.n_snps, tg_now() - t0);
+    int64_t used = 0;
+    for (int64_t i = 0; i < bed.n_samples; i++) used += cls[i] >= 0;
+    struct progress_ctx pc = {tg_now(), (double)used};
+    if (!o.c.quiet) {
+        o.e.progress = progress;
+        o.e.progress_ctx = &pc;
+    }
+    if ((st = tg_epistasis(&bed, cls, &o.e, &rep, &err))) {
+        rc = tg_cli_fail("epistasis", log, &err);
+        goto cleanup;
+    }
+    tg_log_printf(log,
+                  "%lld SNPs; samples: %lld controls, %lld cases, %lld without phenotype "
+                  "(left out)",
+                  (long long)rep.n_snps, (long long)rep.n_controls, (long long)rep.n_cases,
+                  (long long)rep.n_excluded);
+    tg_log_printf(log, "missing genotype rate %.4g: %s", rep.missing_rate,
+                  rep.complete ? "complete data" : "with missing genotypes (counted per SNP)");
+    tg_log_printf(log, "order %d, score %s, block %d SNPs, %lld rounds, %llu combinations",
+                  rep.order, score_names[o.e.score], rep.block, (long long)rep.rounds,
+                  (unsigned long long)rep.combinations);
+    double cs = (double)rep.combinations * (double)(rep.n_controls + rep.n_cases);
+    tg_log_printf(log,
+                  "planes built in %.3f s; search %.3f s: %.4g combinations/s, %.4g "
+                  "combinations*samples/s",
+                  rep.seconds_planes, rep.seconds_search,
+                  rep.seconds_search > 0 ? (double)rep.combinations / rep.seconds_search : 0,
+                  rep.seconds_search > 0 ? cs / rep.seconds_search : 0);
+    if ((st = write_hits(&o, &bed, &rep, &err))) {
+        rc = tg_cli_fail("epistasis", log, &err);
+        goto cleanup;
+    }
+    tg_log_printf(log, "wrote %s.epi%d.tsv (%d combinations)", o.c.out, rep.order, rep.nhit);
+cleanup:
+    tg_epi_report_free(&rep);
+    if (started) tg_runtime_stop();
+    free(cls);
+    tg_bed_close(&bed);
+    tg_log_close(log);
+    return rc;
+}

@@ -1,0 +1,388 @@
+/* tilegwas rr: ridge regression (SNP-BLUP) of one or more phenotypes on every SNP. The solver is
+ * chosen by --solver: `cg` (conjugate gradients over genotype matrix products, ZᵀZ never formed)
+ * is implemented; `cholesky` (the tile Cholesky of issue 3) is not yet and is refused. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "io/idmap.h"
+
+static const char *help =
+    "usage: tilegwas rr --bfile PREFIX --pheno FILE --lambda L --out PREFIX [options]\n"
+    "Ridge regression of each phenotype on all SNPs with an unpenalised intercept:\n"
+    "  min over mu, beta of sum over observed samples (y - mu - Z beta)^2 + L |beta|^2\n"
+    "Z: genotypes centered by 2p (p the A1 frequency over non-missing calls), missing calls\n"
+    "mean-imputed (0 after centering), with --scale divided by sqrt(2p(1-p)); monomorphic and\n"
+    "all-missing SNPs get beta 0. Each phenotype uses its own non-missing samples.\n"
+    "Writes PREFIX.beta.tsv (SNP A1 then one beta column per phenotype), PREFIX.pred.tsv (FID\n"
+    "IID then the in-sample fitted values mu + Z beta for every sample, or with --test-bfile\n"
+    "the predictions of that cohort), PREFIX.cg.tsv (per\n"
+    "phenotype: observed samples, iterations, converged, residuals) and PREFIX.log (options,\n"
+    "the residual of every iteration, times).\n\n"
+    "options:\n"
+    "  --bfile PREFIX     PLINK 1 fileset (.bed/.bim/.fam)\n"
+    "  --pheno FILE       phenotypes: FID IID then columns (header optional; -9/NA missing)\n"
+    "  --pheno-name A,B   use these columns (default: all)\n"
+    "  --test-bfile T     predict this cohort instead (same SNPs in the same order, same A1;\n"
+    "                     centered and scaled with the training frequencies, missing calls\n"
+    "                     imputed by the training mean)\n"
+    "  --lambda L         ridge parameter (required, > 0)\n"
+    "  --solver cg        conjugate gradients (default); cholesky: not implemented yet\n"
+    "  --scale            standardise SNPs to variance 1 (default: centered only)\n"
+    "  --tol T            stop when |r|/|b| <= T for a phenotype (default 1e-8)\n"
+    "  --max-iter N       iterations at most (default 1000); a phenotype not converged by then\n"
+    "                     is an error (exit 1) after the results are written and flagged\n"
+    "  --help             this text\n" TG_CLI_COMMON_HELP
+    "\nThe preconditioner is Jacobi: diag(Z'Z) + L over each phenotype's samples, exact.\n";
+
+typedef struct {
+    const char *bfile, *pheno, *pheno_names, *test_bfile;
+    double lambda, tol;
+    int64_t max_iter;
+    int scale;
+    tg_cli_common c;
+} rr_opts;
+
+/* Returns TG_OK, an error, or -1 after printing the help. */
+static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
+    enum {
+        O_BFILE = 1, O_PHENO, O_PNAME, O_LAMBDA, O_SOLVER, O_SCALE, O_TOL, O_MAXIT, O_TEST, O_HELP
+    };
+    static const struct option opts[] = {
+        {"bfile", required_argument, 0, O_BFILE}, {"pheno", required_argument, 0, O_PHENO},
+        {"pheno-name", required_argument, 0, O_PNAME}, {"lambda", required_argument, 0, O_LAMBDA},
+        {"solver", required_argument, 0, O_SOLVER}, {"scale", no_argument, 0, O_SCALE},
+        {"tol", required_argument, 0, O_TOL}, {"max-iter", required_argument, 0, O_MAXIT},
+        {"test-bfile", required_argument, 0, O_TEST}, {"help", no_argument, 0, O_HELP},
+        TG_CLI_COMMON_OPTIONS, {0, 0, 0, 0}};
+    *o = (rr_opts){.lambda = NAN, .tol = 1e-8, .max_iter = 1000};
+    tg_cli_common_init(&o->c);
+    int c;
+    tg_status st = TG_OK;
+    opterr = 0;
+    while (!st && (c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case O_BFILE: o->bfile = optarg; break;
+        case O_PHENO: o->pheno = optarg; break;
+        case O_PNAME: o->pheno_names = optarg; break;
+        case O_TEST: o->test_bfile = optarg; break;
+        case O_LAMBDA: st = tg_cli_double("lambda", optarg, 0, INFINITY, &o->lambda, err); break;
+        case O_SOLVER:
+            if (!strcmp(optarg, "cholesky"))
+                st = tg_error_set(err, TG_ERR_ARG,
+                                  "--solver cholesky: not implemented yet (issue 3); use --solver "
+                                  "cg");
+            else if (strcmp(optarg, "cg"))
+                st = tg_error_set(err, TG_ERR_ARG, "--solver %s: expected cg or cholesky", optarg);
+            break;
+        case O_SCALE: o->scale = 1; break;
+        case O_TOL: st = tg_cli_double("tol", optarg, 1e-300, 0.5, &o->tol, err); break;
+        case O_MAXIT: st = tg_cli_int("max-iter", optarg, 1, 1000000, &o->max_iter, err); break;
+        case O_HELP: fputs(help, stdout); return -1;
+        case '?':
+        case ':': st = tg_cli_bad_option(argv, err); break;
+        default: st = tg_cli_common_option(&o->c, c, optarg, err);
+        }
+    }
+    if (st) return st;
+    if (optind < argc)
+        return tg_error_set(err, TG_ERR_ARG, "unexpected argument '%s'", argv[optind]);
+    if (!o->bfile) return tg_error_set(err, TG_ERR_ARG, "--bfile PREFIX is required");
+    if (!o->pheno) return tg_error_set(err, TG_ERR_ARG, "--pheno FILE is required");
+    if (isnan(o->lambda)) return tg_error_set(err, TG_ERR_ARG, "--lambda L is required");
+    if (!(o->lambda > 0))
+        return tg_error_set(err, TG_ERR_ARG, "--lambda %g: must be > 0", o->lambda);
+    return TG_OK;
+}
+
+/* The phenotype columns to use: all, or those named by --pheno-name (in that order). */
+static tg_status select_columns(const rr_opts *o, const tg_pheno *ph, int **cols, int *k,
+                                tg_error *err) {
+    if (!o->pheno_names) {
+        if (!(*cols = tg_malloc((size_t)ph->n_cols * sizeof **cols, err))) return TG_ERR_NOMEM;
+        for (int c = 0; c < ph->n_cols; c++) (*cols)[c] = c;
+        *k = ph->n_cols;
+        return TG_OK;
+    }
+    char *list = tg_strdup(o->pheno_names, err), *save = NULL;
+    if (!list || !(*cols = tg_malloc(strlen(list) * sizeof **cols, err))) {
+        free(list);
+        return TG_ERR_NOMEM;
+    }
+    tg_status st = TG_OK;
+    *k = 0;
+    for (char *t = strtok_r(list, ",", &save); t && !st; t = strtok_r(NULL, ",", &save)) {
+        int found = -1;
+        for (int c = 0; c < ph->n_cols && found < 0; c++)
+            if (!strcmp(ph->names[c], t)) found = c;
+        for (int a = 0; a < *k && found >= 0; a++)
+            if ((*cols)[a] == found)
+                st = tg_error_set(err, TG_ERR_ARG, "--pheno-name: %s is named twice", t);
+        if (found < 0)
+            st = tg_error_set(err, TG_ERR_ARG, "--pheno-name: %s has no column %s", o->pheno, t);
+        else if (!st)
+            (*cols)[(*k)++] = found;
+    }
+    if (!st && !*k) st = tg_error_set(err, TG_ERR_ARG, "--pheno-name: no column named");
+    free(list);
+    return st;
+}
+
+/* Per-iteration residuals: every iteration to the log file, every 10th (and the first) to
+ * stderr as progress. */
+typedef struct {
+    tg_log *log;
+    char **names;
+    char *line;
+    size_t len;
+} progress_ctx;
+
+static void on_progress(void *vctx, int iter, int64_t nphen, const double *relres) {
+    progress_ctx *p = vctx;
+    size_t at = (size_t)snprintf(p->line, p->len, "cg iteration %d: relative residual", iter);
+    for (int64_t c = 0; c < nphen && at < p->len; c++) /* p->len fits every name */
+        if (!isnan(relres[c]))
+            at += (size_t)snprintf(p->line + at, p->len - at, " %s %.3e", p->names[c], relres[c]);
+    if (iter == 1 || iter % 10 == 0)
+        tg_log_printf(p->log, "%s", p->line);
+    else
+        tg_log_file_only(p->log, "%s", p->line);
+}
+
+static tg_status write_beta(const char *prefix, const tg_bed *bed, int k, char **names,
+                            const double *beta, tg_error *err) {
+    FILE *f;
+    char *path = NULL, num[32];
+    tg_status st = tg_out_open(prefix, ".beta.tsv", &f, &path, err);
+    if (st) return st;
+    fputs("SNP\tA1", f);
+    for (int c = 0; c < k; c++) fprintf(f, "\t%s", names[c]);
+    fputc('\n', f);
+    for (int64_t j = 0; j < bed->n_snps; j++) {
+        fprintf(f, "%s\t%s", bed->snps[j].id, bed->snps[j].a1);
+        for (int c = 0; c < k; c++) {
+            tg_text_format_double(beta[j + c * bed->n_snps], num);
+            fprintf(f, "\t%s", num);
+        }
+        fputc('\n', f);
+    }
+    st = tg_out_close(f, path, err);
+    free(path);
+    return st;
+}
+
+static tg_status write_pred(const char *prefix, const tg_bed *bed, int k, char **names,
+                            const double *pred, tg_error *err) { /* bed: the cohort predicted */
+    FILE *f;
+    char *path = NULL, num[32];
+    tg_status st = tg_out_open(prefix, ".pred.tsv", &f, &path, err);
+    if (st) return st;
+    fputs("FID\tIID", f);
+    for (int c = 0; c < k; c++) fprintf(f, "\t%s", names[c]);
+    fputc('\n', f);
+    for (int64_t i = 0; i < bed->n_samples; i++) {
+        fprintf(f, "%s\t%s", bed->samples[i].fid, bed->samples[i].iid);
+        for (int c = 0; c < k; c++) {
+            tg_text_format_double(pred[i + c * bed->n_samples], num);
+            fprintf(f, "\t%s", num);
+        }
+        fputc('\n', f);
+    }
+    st = tg_out_close(f, path, err);
+    free(path);
+    return st;
+}
+
+static tg_status write_summary(const char *prefix, int k, char **names, const tg_cg_pheno *pr,
+                               tg_error *err) {
+    FILE *f;
+    char *path = NULL;
+    tg_status st = tg_out_open(prefix, ".cg.tsv", &f, &path, err);
+    if (st) return st;
+    fputs("pheno\tn_obs\tmean\titerations\tconverged\trelres\ttrue_relres\n", f);
+    for (int c = 0; c < k; c++)
+        fprintf(f, "%s\t%lld\t%.17g\t%d\t%d\t%.6e\t%.6e\n", names[c], (long long)pr[c].n_obs,
+                pr[c].mean, pr[c].iterations, pr[c].converged, pr[c].relres, pr[c].true_relres);
+    st = tg_out_close(f, path, err);
+    free(path);
+    return st;
+}
+
+/* Everything the command allocates, freed at one place. */
+typedef struct {
+    tg_bed bed, test;
+    tg_pheno ph;
+    tg_geno *geno;
+    int *cols, k;
+    char **names, *line;
+    size_t line_len;
+    double *y, *jacobi, *beta, *pred, *mu, *test_pred;
+    tg_cg_pheno *pr;
+} rr_data;
+
+/* The test cohort: the same SNPs in the same order with the same A1. */
+static tg_status load_test(const rr_opts *o, rr_data *d, tg_log *log, tg_error *err) {
+    tg_status st = tg_bed_open(o->test_bfile, &d->test, err);
+    if (st) return st;
+    if (d->test.n_snps != d->bed.n_snps)
+        return tg_error_set(err, TG_ERR_ARG, "--test-bfile %s: %lld SNPs, %s.bim has %lld",
+                            o->test_bfile, (long long)d->test.n_snps, o->bfile,
+                            (long long)d->bed.n_snps);
+    for (int64_t j = 0; j < d->bed.n_snps; j++) {
+        const tg_snp *a = &d->bed.snps[j], *b = &d->test.snps[j];
+        if (strcmp(a->id, b->id) || strcmp(a->a1, b->a1))
+            return tg_error_set(err, TG_ERR_ARG,
+                                "--test-bfile %s: SNP %lld of the .bim is %s (A1 %s), the "
+                                "training SNP is %s (A1 %s): the same SNPs in the same order "
+                                "with the same A1 are needed",
+                                o->test_bfile, (long long)j + 1, b->id, b->a1, a->id, a->a1);
+    }
+    if (!(d->test_pred = tg_malloc((size_t)(d->test.n_samples * d->k) * sizeof(double), err)))
+        return TG_ERR_NOMEM;
+    tg_log_printf(log, "%s: %lld samples to predict", o->test_bfile,
+                  (long long)d->test.n_samples);
+    return TG_OK;
+}
+
+static tg_status load(const rr_opts *o, rr_data *d, tg_log *log, tg_error *err) {
+    double t0 = tg_now();
+    tg_status st = tg_bed_open(o->bfile, &d->bed, err);
+    if (!st) st = tg_pheno_read(o->pheno, d->bed.samples, d->bed.n_samples, &d->ph, err);
+    if (!st) st = select_columns(o, &d->ph, &d->cols, &d->k, err);
+    if (st) return st;
+    const int64_t n = d->bed.n_samples, m = d->bed.n_snps, k = d->k;
+    if (!(d->names = tg_malloc((size_t)k * sizeof *d->names, err)) ||
+        !(d->y = tg_malloc((size_t)(n * k) * sizeof *d->y, err)) ||
+        !(d->jacobi = tg_malloc((size_t)(m * k) * sizeof *d->jacobi, err)) ||
+        !(d->beta = tg_malloc((size_t)(m * k) * sizeof *d->beta, err)) ||
+        !(d->pred = tg_malloc((size_t)(n * k) * sizeof *d->pred, err)) ||
+        !(d->pr = tg_calloc((size_t)k, sizeof *d->pr, err)) ||
+        !(d->mu = tg_malloc((size_t)k * sizeof *d->mu, err)))
+        return TG_ERR_NOMEM;
+    d->line_len = 64;
+    for (int c = 0; c < k; c++) {
+        d->names[c] = d->ph.names[d->cols[c]];
+        d->line_len += strlen(d->names[c]) + 16;
+        memcpy(d->y + c * n, d->ph.values + d->cols[c] * n, (size_t)n * sizeof *d->y);
+        int64_t obs = 0;
+        for (int64_t i = 0; i < n; i++) obs += !isnan(d->y[i + c * n]);
+        if (obs < 2)
+            return tg_error_set(err, TG_ERR_ARG,
+                                "%s: phenotype %s has %lld value(s) for the samples of %s.fam, at "
+                                "least 2 are needed",
+                                o->pheno, d->names[c], (long long)obs, o->bfile);
+    }
+    if (!(d->line = tg_malloc(d->line_len, err))) return TG_ERR_NOMEM;
+    tg_log_printf(log, "%s: %lld samples, %lld SNPs; %s: %d phenotype(s) used", o->bfile,
+                  (long long)n, (long long)m, o->pheno, d->k);
+    if (o->test_bfile && (st = load_test(o, d, log, err))) return st;
+    tg_log_printf(log, "read inputs: %.3f s", tg_now() - t0);
+    return TG_OK;
+}
+
+static int run(const rr_opts *o, rr_data *d, tg_log *log) {
+    tg_error err = {0};
+    tg_status st = load(o, d, log, &err);
+    if (st) return tg_cli_fail("rr", log, &err);
+    if ((st = tg_runtime_start(&o->c.rt, &err))) return tg_cli_fail("rr", log, &err);
+    char desc[2048];
+    tg_runtime_describe(desc, sizeof desc);
+    tg_log_printf(log, "runtime: %s", desc);
+    const int64_t n = d->bed.n_samples, m = d->bed.n_snps;
+    double t0 = tg_now();
+    if ((st = tg_geno_from_bed(&d->bed, o->scale, &d->geno, &err)) ||
+        (st = tg_ridge_jacobi_bed(&d->bed, d->geno, o->scale, d->k, d->y, n, d->jacobi, m, &err)))
+        goto done;
+    if (tg_geno_excluded(d->geno))
+        tg_log_printf(log, "warning: %lld monomorphic or all-missing SNP(s): β = 0",
+                      (long long)tg_geno_excluded(d->geno));
+    tg_log_printf(log, "genotypes and Jacobi preconditioner: %.3f s", tg_now() - t0);
+    progress_ctx pc = {log, d->names, d->line, d->line_len};
+    tg_cg_opts co = tg_cg_defaults();
+    co.lambda = o->lambda;
+    co.tol = o->tol;
+    co.max_iter = (int)o->max_iter;
+    co.jacobi = d->jacobi;
+    co.ldj = m;
+    co.progress = on_progress;
+    co.ctx = &pc;
+    tg_cg_report rep = {.pheno = d->pr};
+    tg_status solve = tg_ridge_cg(d->geno, d->k, d->y, n, &co, d->beta, m, &rep, &err);
+    tg_error solve_err = err;
+    if (solve && solve != TG_ERR_NUMERIC) {
+        st = solve;
+        goto done;
+    }
+    tg_log_printf(log, "cg: %d iterations, %lld products, %.3f s (products %.3f s; %.3f ms per "
+                  "iteration)",
+                  rep.iterations, (long long)rep.products, rep.seconds, rep.seconds_products,
+                  rep.iterations ? 1e3 * rep.seconds / rep.iterations : 0.0);
+    for (int c = 0; c < d->k; c++)
+        tg_log_printf(log, "%s: %lld observed, %d iterations, relative residual %.3e (recomputed "
+                      "%.3e)%s",
+                      d->names[c], (long long)d->pr[c].n_obs, d->pr[c].iterations,
+                      d->pr[c].relres, d->pr[c].true_relres,
+                      d->pr[c].converged ? "" : " NOT CONVERGED");
+    t0 = tg_now();
+    if ((st = tg_ridge_predict(d->geno, d->k, d->y, n, d->beta, m, d->pred, n, d->mu, &err)) ||
+        (o->test_bfile &&
+         (st = tg_ridge_predict_bed(d->geno, o->scale, &d->test, d->k, d->beta, m, d->mu,
+                                    d->test_pred, d->test.n_samples, &err))) ||
+        (st = write_beta(o->c.out, &d->bed, d->k, d->names, d->beta, &err)) ||
+        (st = o->test_bfile
+                  ? write_pred(o->c.out, &d->test, d->k, d->names, d->test_pred, &err)
+                  : write_pred(o->c.out, &d->bed, d->k, d->names, d->pred, &err)) ||
+        (st = write_summary(o->c.out, d->k, d->names, d->pr, &err)))
+        goto done;
+    tg_log_printf(log, "wrote %s.beta.tsv, %s.pred.tsv (%s), %s.cg.tsv (%.3f s)", o->c.out,
+                  o->c.out, o->test_bfile ? o->test_bfile : "in-sample", o->c.out, tg_now() - t0);
+    if (solve) { /* TG_ERR_NUMERIC: name the first phenotype not converged */
+        err = solve_err;
+        st = solve;
+        for (int c = 0; c < d->k; c++)
+            if (!d->pr[c].converged) {
+                tg_error_set(&err, st,
+                             "%s did not reach relative residual %g in %lld iterations (last "
+                             "%.3g); results written, flagged in %s.cg.tsv",
+                             d->names[c], o->tol, (long long)o->max_iter, d->pr[c].relres,
+                             o->c.out);
+                break;
+            }
+    }
+done:
+    tg_geno_free(d->geno);
+    d->geno = NULL;
+    tg_runtime_stop();
+    return st ? tg_cli_fail("rr", log, &err) : 0;
+}
+
+int tg_cmd_rr(int argc, char **argv) {
+    rr_opts o;
+    rr_data d = {0};
+    tg_error err = {0};
+    tg_log *log = NULL;
+    int st = parse_options(argc, argv, &o, &err);
+    if (st < 0) return 0;
+    if (st || (st = tg_out_check_prefix(o.c.out, &err))) return tg_cli_fail("rr", NULL, &err);
+    if ((st = tg_log_open(&log, o.c.out, argc, argv, &err))) return tg_cli_fail("rr", NULL, &err);
+    tg_log_set_quiet(log, o.c.quiet);
+    tg_log_file_only(log, "options: solver cg, lambda %.17g, tol %g, max-iter %lld, %s", o.lambda,
+                     o.tol, (long long)o.max_iter, o.scale ? "scaled SNPs" : "centered SNPs");
+    int rc = run(&o, &d, log);
+    free(d.line);
+    free(d.test_pred);
+    free(d.mu);
+    free(d.pr);
+    free(d.pred);
+    free(d.beta);
+    free(d.jacobi);
+    free(d.y);
+    free(d.names);
+    free(d.cols);
+    tg_pheno_free(&d.ph);
+    tg_bed_close(&d.test);
+    tg_bed_close(&d.bed);
+    tg_log_close(log);
+    return rc;
+}

@@ -1,0 +1,287 @@
+/* tilegwas snpmm: Z·L or Zᵀ·L for the centered genotype matrix Z of a PLINK fileset and a
+ * dense matrix L read from a text file (one row per SNP, or per sample with --transpose). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli/cli.h"
+#include "io/idmap.h"
+
+#define MAXK 64
+
+static const char *help =
+    "usage: tilegwas snpmm --bfile PREFIX --matrix FILE --out PREFIX [options]\n"
+    "Multiplies the centered genotype matrix Z (samples x SNPs; Z = x - 2p, x the A1 count,\n"
+    "p the A1 frequency over non-missing calls; a missing call counts as 2p, i.e. 0 in Z)\n"
+    "by the matrix in FILE: Z*L, one output line per sample, or with --transpose Z'*L, one\n"
+    "output line per SNP. Writes PREFIX.snpmm.tsv and PREFIX.log.\n\n"
+    "options:\n"
+    "  --bfile PREFIX   PLINK fileset PREFIX.bed/.bim/.fam\n"
+    "  --matrix FILE    L: whitespace-separated numbers, 1 to 64 columns; one line per SNP in\n"
+    "                   .bim order (Z*L) or, with --transpose, per sample in .fam order.\n"
+    "                   Optional header: a first line whose first field is not a number names\n"
+    "                   the columns; leading columns named SNP (or ID) for Z*L, FID IID (or\n"
+    "                   IID) for Z'*L, are IDs and must match the .bim/.fam line by line.\n"
+    "                   Without a header every field is a value.\n"
+    "  --transpose      compute Z'*L (L has one line per sample)\n"
+    "  --scale          scale SNP j by 1/sqrt(2p(1-p)) (standardized genotypes)\n"
+    "  --float          single precision (FP32 arrays and accumulation) instead of "
+    "double\n" TG_CLI_COMMON_HELP "  --help           this text\n\n"
+    "Monomorphic and all-missing SNPs have a zero column in Z (counted in the log).\n"
+    "Output: header FID IID NAMES (Z*L) or SNP NAMES (Z'*L), NAMES from the header of FILE\n"
+    "or COL1..COLk.\n";
+
+typedef struct {
+    const char *bfile, *matrix;
+    int transpose, scale, fp32;
+    tg_cli_common c;
+} mm_opts;
+
+/* Returns TG_OK, an error, or -1 after printing the help. */
+static int parse_options(int argc, char **argv, mm_opts *o, tg_error *err) {
+    enum { O_BFILE = 1, O_MATRIX, O_TRANSPOSE, O_SCALE, O_FLOAT, O_HELP };
+    static const struct option opts[] = {{"bfile", required_argument, 0, O_BFILE},
+                                         {"matrix", required_argument, 0, O_MATRIX},
+                                         {"transpose", no_argument, 0, O_TRANSPOSE},
+                                         {"scale", no_argument, 0, O_SCALE},
+                                         {"float", no_argument, 0, O_FLOAT},
+                                         {"help", no_argument, 0, O_HELP},
+                                         TG_CLI_COMMON_OPTIONS,
+                                         {0, 0, 0, 0}};
+    memset(o, 0, sizeof *o);
+    tg_cli_common_init(&o->c);
+    int c;
+    tg_status st = TG_OK;
+    opterr = 0;
+    optind = 1;
+    while (!st && (c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case O_BFILE: o->bfile = optarg; break;
+        case O_MATRIX: o->matrix = optarg; break;
+        case O_TRANSPOSE: o->transpose = 1; break;
+        case O_SCALE: o->scale = 1; break;
+        case O_FLOAT: o->fp32 = 1; break;
+        case O_HELP: fputs(help, stdout); return -1;
+        case '?':
+        case ':': st = tg_cli_bad_option(argv, err); break;
+        default: st = tg_cli_common_option(&o->c, c, optarg, err);
+        }
+    }
+    if (st) return st;
+    if (optind < argc)
+        return tg_error_set(err, TG_ERR_ARG, "unexpected argument '%s' (see --help)", argv[optind]);
+    if (!o->bfile) return tg_error_set(err, TG_ERR_ARG, "--bfile is required (see --help)");
+    if (!o->matrix) return tg_error_set(err, TG_ERR_ARG, "--matrix is required (see --help)");
+    return TG_OK;
+}
+
+/* The matrix file: values column-major rows × k, column names, and how many ID columns. */
+typedef struct {
+    int64_t rows;
+    int k, nid;
+    char *names[MAXK];
+    double *v;
+    tg_text t;
+} mm_matrix;
+
+static int is_number(const char *s) {
+    char *end;
+    strtod(s, &end); /* nan and inf spellings count as numbers here: refused below by name */
+    return end != s && !*end;
+}
+
+static int id_name(const char *s, const char *want) {
+    if (*s == '#') s++;
+    return !strcasecmp(s, want);
+}
+
+/* Reads FILE; rows must match the .bim (Z·L) or the .fam (Z'·L) in count and, with ID
+ * columns, in IDs. */
+static tg_status read_matrix(const char *path, const tg_bed *bed, int transpose, mm_matrix *mx,
+                             tg_error *err) {
+    tg_status st = tg_text_read(&mx->t, path, err);
+    if (st) return st;
+    const int64_t want = transpose ? bed->n_samples : bed->n_snps;
+    const char *unit = transpose ? "sample" : "SNP";
+    char *f[MAXK + 3];
+    char *line = tg_text_next_line(&mx->t);
+    if (!line) return tg_error_set(err, TG_ERR_FORMAT, "%s: empty file", path);
+    int nf = tg_text_split(line, f, MAXK + 3), header = !is_number(f[0]);
+    int64_t header_line = mx->t.line_no;
+    if (header) {
+        if (!transpose && (id_name(f[0], "SNP") || id_name(f[0], "ID"))) mx->nid = 1;
+        if (transpose && id_name(f[0], "FID") && nf > 1 && id_name(f[1], "IID"))
+            mx->nid = 2;
+        else if (transpose && id_name(f[0], "IID"))
+            mx->nid = 1;
+    }
+    mx->k = nf - mx->nid;
+    if (mx->k < 1)
+        return tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: no value columns (k = 0)", path,
+                            (long long)header_line);
+    if (mx->k > MAXK)
+        return tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: %d value columns, at most %d", path,
+                            (long long)header_line, mx->k, MAXK);
+    for (int c = 0; c < mx->k; c++) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "COL%d", c + 1);
+        mx->names[c] = tg_strdup(header ? f[mx->nid + c] : buf, err);
+        if (!mx->names[c]) return TG_ERR_NOMEM;
+    }
+    if (!(mx->v = tg_malloc((size_t)(want * mx->k) * sizeof *mx->v, err))) return TG_ERR_NOMEM;
+    /* f holds the fields of the current line (the first one is split already) */
+    int got = nf;
+    if (header && (line = tg_text_next_line(&mx->t))) got = tg_text_split(line, f, MAXK + 3);
+    int64_t r = 0;
+    for (; line; r++) {
+        long long ln = (long long)mx->t.line_no;
+        if (r >= want)
+            return tg_error_set(err, TG_ERR_FORMAT,
+                                "%s line %lld: more data lines than the %lld %ss of %s", path, ln,
+                                (long long)want, unit, bed->prefix);
+        if (got != nf)
+            return tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: %d fields, expected %d", path,
+                                ln, got, nf);
+        if (mx->nid) {
+            const char *id = transpose ? bed->samples[r].iid : bed->snps[r].id;
+            const char *idf = f[mx->nid - 1];
+            int bad = strcmp(idf, id) || (mx->nid == 2 && strcmp(f[0], bed->samples[r].fid));
+            if (bad)
+                return tg_error_set(
+                    err, TG_ERR_FORMAT,
+                    "%s line %lld: %s '%s%s%s' but %s %lld of %s.%s is '%s%s%s' (rows must follow "
+                    "the .%s order)",
+                    path, ln, unit, mx->nid == 2 ? f[0] : "", mx->nid == 2 ? " " : "", idf, unit,
+                    (long long)r + 1, bed->prefix, transpose ? "fam" : "bim",
+                    mx->nid == 2 ? bed->samples[r].fid : "", mx->nid == 2 ? " " : "", id,
+                    transpose ? "fam" : "bim");
+        }
+        for (int c = 0; c < mx->k; c++) {
+            const char *s = f[mx->nid + c];
+            double x;
+            if (!is_number(s) || !tg_text_parse_double(s, &x))
+                return tg_error_set(err, TG_ERR_FORMAT,
+                                    "%s line %lld, column %d (%s): '%s' is not a finite number%s",
+                                    path, ln, mx->nid + c + 1, mx->names[c], s,
+                                    !mx->nid && c == 0 && !is_number(s)
+                                        ? " (ID columns need a header line naming them)"
+                                        : "");
+            mx->v[r + c * want] = x;
+        }
+        if ((line = tg_text_next_line(&mx->t))) got = tg_text_split(line, f, MAXK + 3);
+    }
+    if (r != want)
+        return tg_error_set(err, TG_ERR_FORMAT,
+                            "%s: %lld data lines, expected %lld (one per %s of %s)", path,
+                            (long long)r, (long long)want, unit, bed->prefix);
+    mx->rows = want;
+    return TG_OK;
+}
+
+static void free_matrix(mm_matrix *mx) {
+    for (int c = 0; c < MAXK; c++) free(mx->names[c]);
+    free(mx->v);
+    tg_text_free(&mx->t);
+}
+
+static tg_status write_output(const mm_opts *o, const tg_bed *bed, const mm_matrix *mx,
+                              const void *res, tg_prec prec, tg_error *err) {
+    FILE *f;
+    char *path;
+    tg_status st = tg_out_open(o->c.out, ".snpmm.tsv", &f, &path, err);
+    if (st) return st;
+    const int64_t rows = o->transpose ? bed->n_snps : bed->n_samples;
+    fputs(o->transpose ? "SNP" : "FID\tIID", f);
+    for (int c = 0; c < mx->k; c++) fprintf(f, "\t%s", mx->names[c]);
+    fputc('\n', f);
+    for (int64_t r = 0; r < rows; r++) {
+        if (o->transpose)
+            fputs(bed->snps[r].id, f);
+        else
+            fprintf(f, "%s\t%s", bed->samples[r].fid, bed->samples[r].iid);
+        for (int c = 0; c < mx->k; c++) {
+            double x = tg_prec_load(prec, res, (size_t)(r + c * rows));
+            char buf[32];
+            if (prec == TG_FP32)
+                snprintf(buf, sizeof buf, "%.9g", x);
+            else
+                tg_text_format_double(x, buf);
+            fprintf(f, "\t%s", buf);
+        }
+        fputc('\n', f);
+    }
+    st = tg_out_close(f, path, err);
+    free(path);
+    return st;
+}
+
+int tg_cmd_snpmm(int argc, char **argv) {
+    mm_opts o;
+    tg_error err = {0};
+    tg_log *log = NULL;
+    tg_bed bed = {0};
+    mm_matrix mx = {0};
+    tg_geno *g = NULL;
+    void *in = NULL, *res = NULL;
+    int rc = 0, started = 0;
+    int st = parse_options(argc, argv, &o, &err);
+    if (st < 0) return 0;
+    if (st || (st = tg_out_check_prefix(o.c.out, &err))) return tg_cli_fail("snpmm", NULL, &err);
+    if ((st = tg_log_open(&log, o.c.out, argc, argv, &err)))
+        return tg_cli_fail("snpmm", NULL, &err);
+    tg_log_set_quiet(log, o.c.quiet);
+    const tg_prec prec = o.fp32 ? TG_FP32 : TG_FP64;
+    double t = tg_now();
+    if ((st = tg_bed_open(o.bfile, &bed, &err)) ||
+        (st = read_matrix(o.matrix, &bed, o.transpose, &mx, &err)))
+        goto fail;
+    tg_log_printf(log, "%s: %lld samples, %lld SNPs; %s: %d column%s%s (%.2f s)", o.bfile,
+                  (long long)bed.n_samples, (long long)bed.n_snps, o.matrix, mx.k,
+                  mx.k == 1 ? "" : "s", mx.nid ? ", IDs checked" : "", tg_now() - t);
+    t = tg_now();
+    if ((st = tg_geno_from_bed(&bed, o.scale, &g, &err))) goto fail;
+    tg_log_printf(log, "5codes genotypes prepared (%.2f GB, %.2f s)%s",
+                  0.4e-9 * (double)bed.n_samples * (double)bed.n_snps, tg_now() - t,
+                  o.scale ? ", columns scaled by 1/sqrt(2p(1-p))" : "");
+    if (tg_geno_excluded(g))
+        tg_log_printf(log, "warning: %lld monomorphic or all-missing SNP%s: zero column%s in Z",
+                      (long long)tg_geno_excluded(g), tg_geno_excluded(g) == 1 ? "" : "s",
+                      tg_geno_excluded(g) == 1 ? "" : "s");
+    const int64_t nt = o.transpose ? bed.n_samples : bed.n_snps,
+                  nr = o.transpose ? bed.n_snps : bed.n_samples;
+    size_t es = tg_prec_size(prec);
+    if (!(in = tg_malloc((size_t)(nt * mx.k) * es, &err)) ||
+        !(res = tg_malloc((size_t)(nr * mx.k) * es, &err)))
+        goto fail;
+    for (int64_t e = 0; e < nt * mx.k; e++) tg_prec_store(prec, in, (size_t)e, mx.v[e]);
+    t = tg_now();
+    if ((st = tg_runtime_start(&o.c.rt, &err))) goto fail;
+    started = 1;
+    char desc[1024];
+    tg_runtime_describe(desc, sizeof desc);
+    tg_log_printf(log, "runtime: %s (%.2f s)", desc, tg_now() - t);
+    t = tg_now();
+    if ((st = tg_geno_mul(g, o.transpose, mx.k, prec, in, nt, res, nr, &err))) goto fail;
+    double dt = tg_now() - t;
+    tg_log_printf(log,
+                  "product %s (%s, k = %d): %.3f s, %.2f GFLOP/s (2nmk flops, with the "
+                  "first transfer to the devices)",
+                  o.transpose ? "Z'*L" : "Z*L", tg_prec_name(prec), mx.k, dt,
+                  2e-9 * (double)bed.n_samples * (double)bed.n_snps * mx.k / dt);
+    t = tg_now();
+    if ((st = write_output(&o, &bed, &mx, res, prec, &err))) goto fail;
+    tg_log_printf(log, "wrote %s.snpmm.tsv (%.2f s)", o.c.out, tg_now() - t);
+    goto cleanup;
+fail:
+    rc = tg_cli_fail("snpmm", log, &err);
+cleanup:
+    tg_geno_free(g); /* before the runtime stops: it unregisters its blocks */
+    if (started) tg_runtime_stop();
+    free(in);
+    free(res);
+    free_matrix(&mx);
+    tg_bed_close(&bed);
+    tg_log_close(log);
+    return rc;
+}

@@ -1,0 +1,92 @@
+# tilegwas epistasis through the command line: a good run writes PREFIX.epi<k>.tsv (header, top
+# rows, tables of 3^k cells that add up to N) and a log; bad input ends with exactly one clear
+# error line on stderr and a non-zero exit, never a crash, a sanitizer report or a hang.
+set -u
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+n=0
+fail=0
+
+report() { # report OK DESCRIPTION
+    n=$((n + 1))
+    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi
+}
+
+# expect_error DESCRIPTION SUBSTRING COMMAND...
+expect_error() {
+    desc=$1 want=$2
+    shift 2
+    timeout 120 "$@" >out.txt 2>err.txt
+    rc=$?
+    lines=$(grep -c . err.txt)
+    if [ $rc -ne 0 ] && [ $rc -lt 124 ] && [ "$lines" -eq 1 ] && grep -q "error: " err.txt &&
+        grep -qF -- "$want" err.txt && ! grep -qE "Sanitizer|runtime error" err.txt; then
+        report 0 "$desc: $(cat err.txt)"
+    else
+        report 1 "$desc (exit $rc, $lines stderr lines, wanted '$want')"
+        sed 's/^/# /' err.txt | head -20
+    fi
+}
+
+"$TG_BIN" simulate --quiet --out good --n-samples 300 --n-snps 30 --seed 7 --missing 0.02 \
+    --epistasis 2:1 --epi-effect 0.2 >/dev/null 2>&1 ||
+    { echo "Bail out! tilegwas simulate failed"; exit 1; }
+
+# a good run at order 3: 4060 combinations, top 7
+"$TG_BIN" epistasis --bfile good --order 3 --top 7 --block 8 --out run >run.out 2>run.err
+report $? "order 3 run succeeds"
+awk -F'\t' 'NR == 1 { ok = $0 == "RANK\tSNP1\tSNP2\tSNP3\tCHR1\tCHR2\tCHR3\tBP1\tBP2\tBP3\tK2\tN\tCONTROLS\tCASES"; next }
+    { rows++; nc = split($13, c, ","); na = split($14, a, ","); s = 0
+      for (i = 1; i <= nc; i++) s += c[i]; for (i = 1; i <= na; i++) s += a[i]
+      if ($1 != rows || nc != 27 || na != 27 || s != $12 || (rows > 1 && $11 < prev)) ok = 0; prev = $11 }
+    END { exit !(ok && rows == 7) }' run.epi3.tsv
+report $? "run.epi3.tsv: header, 7 ranked rows, K2 non-decreasing, 27 cells per class adding up to N"
+grep -q "C(30" run.log || grep -q "4060 combinations" run.log
+report $? "log names the combinations (4060)"
+grep -q "with missing genotypes" run.log && grep -q "block 8 SNPs, 20 rounds" run.log &&
+    grep -q "combinations\*samples/s" run.log && grep -q "options: --bfile good" run.log
+report $? "log: options, mode, block, rounds (C(4 + 2, 3) = 20 for 4 blocks), rate"
+grep -q "4060 / 4060 combinations" run.err
+report $? "progress line on stderr ends at 4060 / 4060"
+"$TG_BIN" epistasis --bfile good --order 2 --top 3 --score mi --quiet --out q >q.out 2>q.err
+report $(( $? || $(grep -c . q.err) )) "--quiet: nothing on stderr"
+head -1 q.epi2.tsv | grep -q "	MI	N	"
+report $? "--score mi names the column MI"
+
+expect_error "order 5" "--order" "$TG_BIN" epistasis --bfile good --order 5 --out e
+expect_error "order 1" "--order" "$TG_BIN" epistasis --bfile good --order 1 --out e
+expect_error "block not a multiple of 8" "multiple of 8" "$TG_BIN" epistasis --bfile good --block 12 --out e
+expect_error "block too large" "--block" "$TG_BIN" epistasis --bfile good --block 8192 --out e
+expect_error "unknown score" "--score" "$TG_BIN" epistasis --bfile good --score bic --out e
+expect_error "missing --bfile" "--bfile" "$TG_BIN" epistasis --out e
+expect_error "unknown option" "--bogus" "$TG_BIN" epistasis --bfile good --bogus --out e
+expect_error "--pheno-name without --pheno" "--pheno-name needs --pheno" "$TG_BIN" epistasis --bfile good --pheno-name P --out e
+
+"$TG_BIN" simulate --quiet --out three --n-samples 50 --n-snps 3 --seed 1 >/dev/null 2>&1
+expect_error "fewer SNPs than the order" "3 SNPs" "$TG_BIN" epistasis --bfile three --order 4 --out e
+
+cp good.bed nocase.bed; cp good.bim nocase.bim
+awk '{ $6 = 1; print }' good.fam >nocase.fam
+expect_error "no cases" "0 cases" "$TG_BIN" epistasis --bfile nocase --out e
+cp good.bed noctl.bed; cp good.bim noctl.bim
+awk '{ $6 = 2; print }' good.fam >noctl.fam
+expect_error "no controls" "0 controls" "$TG_BIN" epistasis --bfile noctl --out e
+cp good.bed qt.bed; cp good.bim qt.bim
+awk '{ $6 = (NR == 5 ? 3.25 : 1 + NR % 2); print }' good.fam >qt.fam
+expect_error "quantitative .fam phenotype" "qt.fam column 6: sample F4 I4 has phenotype 3.25" \
+    "$TG_BIN" epistasis --bfile qt --out e
+"$TG_BIN" simulate --quiet --out qtsim --n-samples 300 --n-snps 30 --seed 2 --trait qt \
+    --additive 2 >/dev/null 2>&1
+expect_error "quantitative --pheno" "quantitative" \
+    "$TG_BIN" epistasis --bfile good --pheno qtsim.pheno --out e
+awk 'NR == 1 { print "FID IID A B"; next } { print $1, $2, 1 + NR % 2, (NR == 9 ? 0.5 : 2) }' \
+    good.pheno >two.pheno
+expect_error "--pheno-name picks the quantitative column" "two.pheno column B: sample F7 I7 has phenotype 0.5" \
+    "$TG_BIN" epistasis --bfile good --pheno two.pheno --pheno-name B --out e
+"$TG_BIN" epistasis --bfile good --pheno two.pheno --pheno-name A --quiet --out a >/dev/null 2>&1
+report $? "--pheno-name A (case-control column) runs"
+expect_error "--pheno-name not in the file" "no column named NOPE" \
+    "$TG_BIN" epistasis --bfile good --pheno two.pheno --pheno-name NOPE --out e
+echo "1..$n"
+exit $fail

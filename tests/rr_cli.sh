@@ -1,0 +1,136 @@
+# tilegwas rr --solver cg end to end on simulated data with planted additive SNPs: outputs and
+# their layout, the per-iteration residuals in the log, the planted SNPs found, a phenotype with
+# missing values solved alone equal to its column of the joint solve, --test-bfile,
+# non-convergence written and flagged with exit 1, and bad options refused with one error line.
+# (The numbers themselves are checked against LAPACK in tests/test_cg.)
+set -u
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+n=0
+fail=0
+report() { # report OK DESCRIPTION
+    n=$((n + 1))
+    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi
+}
+rr() { "$TG_BIN" rr --quiet "$@" 2>rr.err; }
+
+"$TG_BIN" simulate --quiet --out ds --trait qt --n-pheno 2 --n-samples 400 --n-snps 300 \
+    --additive 5 --h2 0.7 --missing 0.02 --seed 21 2>/dev/null ||
+    { echo "Bail out! tilegwas simulate failed"; exit 1; }
+# PHENO2 missing for every 7th sample
+awk 'NR > 1 && NR % 7 == 0 { $4 = "NA" } { print }' OFS='\t' ds.pheno >ds2.pheno
+
+"$TG_BIN" rr --help >help.txt 2>&1
+rc=$?
+missing_opts=
+for o in --bfile --pheno --pheno-name --test-bfile --lambda --solver --scale --tol --max-iter \
+    --out --ncpu --ngpu; do
+    grep -q -- "$o" help.txt || missing_opts="$missing_opts $o"
+done
+[ $rc -eq 0 ] && [ -z "$missing_opts" ]
+report $? "--help exits 0 and lists every option${missing_opts:+ (missing:$missing_opts)}"
+
+rr --bfile ds --pheno ds2.pheno --lambda 150 --scale --solver cg --out r
+rc=$?
+sed 's/^/# /' rr.err
+[ $rc -eq 0 ] && [ "$(head -1 r.beta.tsv)" = "$(printf 'SNP\tA1\tPHENO1\tPHENO2')" ] &&
+    [ "$(wc -l <r.beta.tsv)" -eq 301 ] && [ "$(awk -F'\t' 'NF != 4' r.beta.tsv | wc -l)" -eq 0 ] &&
+    [ "$(cut -f2 ds.bim | head -3)" = "$(tail -n +2 r.beta.tsv | cut -f1 | head -3)" ]
+report $? "beta.tsv: header SNP A1 PHENO1 PHENO2, one line per SNP in .bim order (exit $rc)"
+[ "$(head -1 r.pred.tsv)" = "$(printf 'FID\tIID\tPHENO1\tPHENO2')" ] &&
+    [ "$(wc -l <r.pred.tsv)" -eq 401 ] && [ "$(awk -F'\t' 'NF != 4' r.pred.tsv | wc -l)" -eq 0 ]
+report $? "pred.tsv: header FID IID PHENO1 PHENO2, one line per sample (missing ones too)"
+it1=$(awk -F'\t' '$1 == "PHENO1" { print $4 }' r.cg.tsv)
+conv=$(awk -F'\t' 'NR > 1 && $5 == 1 && $6 <= 1e-8 && $7 <= 1e-6' r.cg.tsv | wc -l)
+nobs2=$(awk -F'\t' '$1 == "PHENO2" { print $2 }' r.cg.tsv)
+[ "$conv" -eq 2 ] && [ "$nobs2" -eq $((400 - 57)) ]
+report $? "cg.tsv: both phenotypes converged to 1e-8, PHENO2 with its 343 observed samples"
+lines=$(grep -c "cg iteration [0-9]*: relative residual.*PHENO1 [0-9.e+-]*" r.log)
+[ -n "$it1" ] && [ "$lines" -ge "$it1" ] && grep -q "cg iteration $it1: .*PHENO1" r.log
+report $? "log: one residual line per iteration ($lines lines, PHENO1 converged at $it1)"
+
+# planted SNPs: those explaining ≥ 4% of the variance (|effect| ≥ 0.2; smaller ones are within
+# the noise at n = 400) are exactly the largest |β| of their phenotype
+found=0 strong=0
+for p in PHENO1 PHENO2; do
+    col=$([ $p = PHENO1 ] && echo 3 || echo 4)
+    awk -F'\t' -v p=$p '$1 == p && $2 == "additive" && ($4 >= 0.2 || $4 <= -0.2) { print $3 }' \
+        ds.truth.tsv | sort >truth.$p
+    k=$(wc -l <truth.$p)
+    tail -n +2 r.beta.tsv | awk -F'\t' -v c=$col '{ b = $c < 0 ? -$c : $c; print b "\t" $1 }' |
+        sort -g -r | head -n "$k" | cut -f2 | sort >top.$p
+    cmp -s top.$p truth.$p && found=$((found + 1))
+    strong=$((strong + k))
+    echo "# $p: planted $(tr '\n' ' ' <truth.$p); largest |beta| $(tr '\n' ' ' <top.$p)"
+done
+[ $found -eq 2 ] && [ $strong -ge 3 ]
+report $? "the $strong strongly planted SNPs have the largest |beta| of their phenotype"
+# fitted values correlate with the observed phenotype
+r=$(paste <(tail -n +2 ds2.pheno) <(tail -n +2 r.pred.tsv) | awk -F'\t' '$4 != "NA" {
+    x = $4; y = $8; n++; sx += x; sy += y; sxx += x * x; syy += y * y; sxy += x * y }
+    END { print (n * sxy - sx * sy) / sqrt((n * sxx - sx * sx) * (n * syy - sy * sy)) }')
+awk -v r="$r" 'BEGIN { exit !(r > 0.7) }'
+report $? "in-sample fitted PHENO2 correlates with its observed values (r = $r)"
+
+rr --bfile ds --pheno ds2.pheno --pheno-name PHENO2 --lambda 150 --scale --out r2
+rc=$?
+paste <(cut -f4 r.beta.tsv) <(cut -f3 r2.beta.tsv) | awk -F'\t' 'NR == 1 { ok = $1 == $2; next }
+    { d = $1 - $2; s += d * d; t += $2 * $2 } END { exit !(ok && NR == 301 && sqrt(s / t) < 1e-6) }'
+report $? "--pheno-name PHENO2 alone gives the same beta as in the joint solve (exit $rc)"
+
+# the training cohort through --test-bfile: same frequencies, so the in-sample fitted values
+rr --bfile ds --pheno ds2.pheno --lambda 150 --scale --test-bfile ds --out rt
+rc=$?
+paste <(cut -f3,4 r.pred.tsv) <(cut -f3,4 rt.pred.tsv) | awk -F'\t' 'NR == 1 { next }
+    { for (c = 1; c <= 2; c++) { d = $c - $(c + 2); s += d * d; t += $c * $c } }
+    END { exit !(NR == 401 && sqrt(s / t) < 1e-12) }'
+report $? "--test-bfile with the training fileset reproduces the in-sample fitted values (exit $rc)"
+cp ds.bed sw.bed; cp ds.fam sw.fam
+awk 'NR == 2 { l = $0; next } NR == 3 { print; print l; next } { print }' ds.bim >sw.bim
+rr --bfile ds --pheno ds.pheno --lambda 150 --test-bfile sw --out rs
+rc=$?
+[ $rc -eq 2 ] && [ "$(grep -c . rr.err)" -eq 1 ] && grep -q "SNP 2 of the .bim is snp2" rr.err
+report $? "--test-bfile with SNPs in another order refused, naming the first: $(cat rr.err)"
+
+rr --bfile ds --pheno ds.pheno --lambda 150 --out rc --tol 1e-13 --max-iter 2
+rc=$?
+[ $rc -eq 1 ] && [ "$(grep -c . rr.err)" -eq 1 ] && grep -q "did not reach" rr.err &&
+    [ "$(wc -l <rc.beta.tsv)" -eq 301 ] && [ "$(wc -l <rc.pred.tsv)" -eq 401 ] &&
+    [ "$(awk -F'\t' 'NR > 1 && $5 == 0 && $4 == 2' rc.cg.tsv | wc -l)" -eq 2 ] &&
+    grep -q "NOT CONVERGED" rc.log
+report $? "--max-iter 2: exit 1, last residual named, results written and flagged: $(cat rr.err)"
+
+# bad input: exit ≠ 0 (2 for usage), exactly one error line, no sanitizer report
+expect_error() { # expect_error DESCRIPTION SUBSTRING ARGS...
+    desc=$1 want=$2
+    shift 2
+    timeout 120 "$TG_BIN" rr "$@" >out.txt 2>err.txt
+    rc=$?
+    [ $rc -ne 0 ] && [ $rc -lt 124 ] && [ "$(grep -c . err.txt)" -eq 1 ] &&
+        grep -q "error: " err.txt && grep -qF -- "$want" err.txt &&
+        ! grep -qE "Sanitizer|runtime error" err.txt
+    report $? "$desc: exit $rc: $(head -c 200 err.txt)"
+}
+printf 'FID\tIID\tP\n' >allna.pheno
+awk 'NR > 1 { print $1 "\t" $2 "\tNA" }' ds.pheno >>allna.pheno
+expect_error "--solver cholesky" "not implemented yet (issue 3)" \
+    --bfile ds --pheno ds.pheno --lambda 1 --solver cholesky --out e
+expect_error "unknown solver" "--solver qr" --bfile ds --pheno ds.pheno --lambda 1 --solver qr \
+    --out e
+expect_error "no --lambda" "--lambda" --bfile ds --pheno ds.pheno --out e
+expect_error "--lambda 0" "--lambda" --bfile ds --pheno ds.pheno --lambda 0 --out e
+expect_error "--lambda -1" "--lambda" --bfile ds --pheno ds.pheno --lambda -1 --out e
+expect_error "no --pheno" "--pheno" --bfile ds --lambda 1 --out e
+expect_error "no --bfile" "--bfile" --pheno ds.pheno --lambda 1 --out e
+expect_error "unknown phenotype name" "NOPE" --bfile ds --pheno ds.pheno --pheno-name PHENO1,NOPE \
+    --lambda 1 --out e
+expect_error "a phenotype without values" "phenotype P" --bfile ds --pheno allna.pheno --lambda 1 \
+    --out e
+expect_error "--tol abc" "--tol" --bfile ds --pheno ds.pheno --lambda 1 --tol abc --out e
+expect_error "--max-iter 0" "--max-iter" --bfile ds --pheno ds.pheno --lambda 1 --max-iter 0 --out e
+expect_error "missing .bed" "nothere.bed" --bfile nothere --pheno ds.pheno --lambda 1 --out e
+expect_error "unknown option" "--bogus" --bfile ds --pheno ds.pheno --lambda 1 --bogus
+
+echo "1..$n"
+exit $fail

@@ -1,0 +1,428 @@
+/* Epistasis search vs a naive reference that builds every contingency table sample by sample
+ * from the genotype matrix and scores it with its own code: random data with and without
+ * missing genotypes, orders 2/3/4, M not a multiple of the block, N not a multiple of 64 or
+ * 256, a class smaller than 64, every score kind and every CPU popcount kernel this CPU has.
+ * With top-k = all combinations, every key is compared bit for bit; the reported tables must
+ * equal the reference's; the search must evaluate C(M, k) combinations. When CUDA workers exist
+ * the same searches run with CUDA workers only and must give bit-identical results (a failure
+ * without CUDA workers when TG_REQUIRE_GPU is set). Also: phenotype coding and bad options. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/rng.h"
+#include "codelets/epistasis.h"
+#include "runtime/runtime.h"
+#include "tap.h"
+
+static char tmpdir[64];
+
+/* A dataset: genotypes column-major (n × m), classes, written and opened as a fileset. */
+typedef struct {
+    int32_t snp[4];
+    int32_t t[2][81];
+} ref_table;
+
+typedef struct {
+    int64_t n, m;
+    int8_t *g, *cls;
+    tg_bed bed;
+    ref_table *tab[5]; /* reference tables by order, built once */
+    int64_t count[5];
+} dataset;
+
+static void make_dataset(dataset *d, const char *name, int64_t n0, int64_t n1, int64_t nx,
+                         int64_t m, double missing, tg_rng *r) {
+    d->n = n0 + n1 + nx;
+    d->m = m;
+    d->g = malloc((size_t)(d->n * m));
+    d->cls = malloc((size_t)d->n);
+    /* classes in a shuffled order, so class positions differ from sample positions */
+    for (int64_t i = 0; i < d->n; i++) d->cls[i] = i < n0 ? 0 : i < n0 + n1 ? 1 : -1;
+    for (int64_t i = d->n - 1; i > 0; i--) {
+        int64_t j = (int64_t)tg_rng_below(r, (uint64_t)i + 1);
+        int8_t t = d->cls[i];
+        d->cls[i] = d->cls[j], d->cls[j] = t;
+    }
+    for (int64_t j = 0; j < m; j++) {
+        double p = 0.1 + 0.4 * tg_rng_uniform(r);
+        for (int64_t i = 0; i < d->n; i++) {
+            double u = tg_rng_uniform(r);
+            d->g[i + j * d->n] = tg_rng_uniform(r) < missing
+                                     ? TG_GENO_MISSING
+                                     : (int8_t)((u < p * p) + (u < 1 - (1 - p) * (1 - p)));
+        }
+    }
+    tg_sample *s = calloc((size_t)d->n, sizeof *s);
+    tg_snp *v = calloc((size_t)m, sizeof *v);
+    char *ids = malloc((size_t)(d->n + m) * 16);
+    static char zero[] = "0", chr[] = "1", a1[] = "A", a2[] = "C";
+    for (int64_t i = 0; i < d->n; i++) {
+        s[i].fid = s[i].iid = ids + 16 * i;
+        snprintf(s[i].fid, 16, "S%u", (unsigned)i);
+        s[i].father = s[i].mother = zero;
+        s[i].pheno = d->cls[i] < 0 ? NAN : d->cls[i] + 1;
+    }
+    for (int64_t j = 0; j < m; j++) {
+        v[j].id = ids + 16 * (d->n + j);
+        snprintf(v[j].id, 16, "v%u", (unsigned)j);
+        v[j].chrom = chr, v[j].a1 = a1, v[j].a2 = a2, v[j].pos = j + 1;
+    }
+    char prefix[128];
+    snprintf(prefix, sizeof prefix, "%s/%s", tmpdir, name);
+    tg_error err = {0};
+    if (tg_bed_write(prefix, s, d->n, v, m, d->g, d->n, &err) ||
+        tg_bed_open(prefix, &d->bed, &err)) {
+        printf("Bail out! %s\n", err.msg);
+        exit(1);
+    }
+    free(ids);
+    free(s);
+    free(v);
+}
+
+static void free_dataset(dataset *d) {
+    for (int k = 2; k <= 4; k++) free(d->tab[k]);
+    tg_bed_close(&d->bed);
+    free(d->g);
+    free(d->cls);
+}
+
+/* ---- the reference: tables sample by sample, keys by the documented formulas */
+typedef struct {
+    double key;
+    const ref_table *tab;
+} ref_hit;
+
+/* ln Γ(i + 1) and i·ln i for i = 0 .. n + 1, computed once per reference */
+static double *lgam, *xlx;
+
+static double ref_key(int score, int cells, const int32_t t[2][81]) {
+    int64_t R[2] = {0, 0};
+    for (int g = 0; g < cells; g++) R[0] += t[0][g], R[1] += t[1][g];
+    int64_t N = R[0] + R[1];
+    if (N == 0) return INFINITY;
+    double a = 0;
+    if (score == TG_EPI_K2) {
+        for (int g = 0; g < cells; g++)
+            a = a + ((lgam[t[0][g] + t[1][g] + 1] - lgam[t[0][g]]) - lgam[t[1][g]]);
+        return a;
+    }
+    if (score == TG_EPI_MI) {
+        for (int g = 0; g < cells; g++) {
+            a = a + xlx[t[0][g]];
+            a = a + xlx[t[1][g]];
+            a = a - xlx[t[0][g] + t[1][g]];
+        }
+        return -((((a - xlx[R[0]]) - xlx[R[1]]) + xlx[N]) / (double)N);
+    }
+    for (int g = 0; g < cells; g++) {
+        int64_t r = t[0][g] + t[1][g];
+        if (!r) continue;
+        for (int c = 0; c < 2; c++)
+            if (R[c]) a = a + (double)((int64_t)t[c][g] * t[c][g]) / (double)(r * R[c]);
+    }
+    return -((a - 1.0) * (double)N);
+}
+
+static int ref_cmp(const void *x, const void *y) {
+    const ref_hit *a = x, *b = y;
+    if (a->key != b->key) return a->key < b->key ? -1 : 1;
+    int c = memcmp(a->tab->snp, b->tab->snp, sizeof a->tab->snp);
+    return (c > 0) - (c < 0);
+}
+
+/* The table of every combination of k SNPs (s_1 < ... < s_k, lexicographic order). */
+static void ref_tables(dataset *d, int k) {
+    int64_t count = 1;
+    for (int i = 0; i < k; i++) count = count * (d->m - i) / (i + 1);
+    ref_table *rt = calloc((size_t)count, sizeof *rt);
+    int32_t s[4] = {0, 1, 2, 3};
+    for (int64_t x = 0; x < count; x++) {
+        ref_table *c = &rt[x];
+        for (int i = 0; i < 4; i++) c->snp[i] = i < k ? s[i] : -1;
+        for (int64_t i = 0; i < d->n; i++) {
+            if (d->cls[i] < 0) continue;
+            int cell = 0, miss = 0;
+            for (int j = 0; j < k; j++) {
+                int8_t g = d->g[i + s[j] * d->n];
+                miss |= g == TG_GENO_MISSING;
+                cell = 3 * cell + g;
+            }
+            if (!miss) c->t[d->cls[i]][cell]++;
+        }
+        int j = k - 1; /* next combination */
+        while (j >= 0 && s[j] == d->m - k + j) j--;
+        if (j >= 0) {
+            s[j]++;
+            for (int i = j + 1; i < k; i++) s[i] = s[i - 1] + 1;
+        }
+    }
+    d->tab[k] = rt;
+    d->count[k] = count;
+}
+
+/* Every combination scored, best first; returns the count. */
+static int64_t reference(dataset *d, int k, int score, ref_hit **out) {
+    /* the runtime's idle workers poll: paused, they leave the cores to the reference */
+    starpu_pause();
+    if (!d->tab[k]) ref_tables(d, k);
+    const int cells = k == 2 ? 9 : k == 3 ? 27 : 81;
+    lgam = malloc((size_t)(d->n + 2) * sizeof *lgam);
+    xlx = malloc((size_t)(d->n + 2) * sizeof *xlx);
+    for (int64_t i = 0; i < d->n + 2; i++) {
+        lgam[i] = lgamma((double)i + 1);
+        xlx[i] = i ? (double)i * log((double)i) : 0.0;
+    }
+    ref_hit *h = malloc((size_t)d->count[k] * sizeof *h);
+    for (int64_t x = 0; x < d->count[k]; x++)
+        h[x] = (ref_hit){ref_key(score, cells, d->tab[k][x].t), &d->tab[k][x]};
+    qsort(h, (size_t)d->count[k], sizeof *h, ref_cmp);
+    free(lgam);
+    free(xlx);
+    starpu_resume();
+    *out = h;
+    return d->count[k];
+}
+
+/* Runs the search; compares with the reference; returns the report (caller frees). */
+static int check_search(dataset *d, int k, int score, int topk, int block, const char *what,
+                        tg_epi_report *rep) {
+    static const char *names[] = {"k2", "mi", "chi2"};
+    ref_hit *ref;
+    int64_t count = reference(d, k, score, &ref);
+    tg_epi_opts o = tg_epi_defaults();
+    o.order = k, o.topk = topk, o.score = (tg_epi_score_kind)score, o.block = block;
+    tg_error err = {0};
+    tg_status st = tg_epistasis(&d->bed, d->cls, &o, rep, &err);
+    if (!ok(st == TG_OK, "%s order %d %s: search runs", what, k, names[score])) {
+        diag("%s", err.msg);
+        free(ref);
+        return 0;
+    }
+    int want = topk < count ? topk : (int)count, bad = 0;
+    bad += rep->combinations != (uint64_t)count || rep->nhit != want;
+    for (int h = 0; h < rep->nhit && h < want; h++) {
+        const tg_epi_hit_info *x = &rep->hits[h];
+        const ref_table *y = ref[h].tab;
+        double key = score == TG_EPI_K2 ? x->score : -x->score;
+        int same = !memcmp(&key, &ref[h].key, sizeof key);
+        int64_t n = 0;
+        for (int c = 0; c < 2; c++)
+            for (int g = 0; g < 81; g++) same &= x->table[c][g] == y->t[c][g], n += y->t[c][g];
+        for (int i = 0; i < 4; i++) same &= x->snp[i] == y->snp[i];
+        same &= x->n == n;
+        if (!same && bad++ < 3)
+            diag("rank %d: got SNPs %lld %lld %lld %lld key %.17g, want %d %d %d %d key %.17g",
+                 h + 1, (long long)x->snp[0], (long long)x->snp[1], (long long)x->snp[2],
+                 (long long)x->snp[3], key, y->snp[0], y->snp[1], y->snp[2], y->snp[3], ref[h].key);
+    }
+    ok(bad == 0, "%s order %d %s: %lld combinations (C(%lld,%d)), top %d identical (keys, tables)",
+       what, k, names[score], (long long)rep->combinations, (long long)d->m, k, want);
+    free(ref);
+    return bad == 0;
+}
+
+/* The same search on CUDA workers only must equal the CPU search bit for bit. */
+static void check_cuda(const dataset *d, int k, int score, int topk, int block,
+                       const tg_epi_report *cpu) {
+    tg_error err = {0};
+    tg_runtime_opts ro = tg_runtime_defaults();
+    ro.ncpu = 0;
+    tg_runtime_stop();
+    if (!ok(tg_runtime_start(&ro, &err) == TG_OK, "runtime with CUDA workers only")) {
+        diag("%s", err.msg);
+        ro = tg_runtime_defaults();
+        tg_runtime_start(&ro, &err);
+        return;
+    }
+    tg_epi_opts o = tg_epi_defaults();
+    o.order = k, o.topk = topk, o.score = (tg_epi_score_kind)score, o.block = block;
+    tg_epi_report g;
+    tg_status st = tg_epistasis(&d->bed, d->cls, &o, &g, &err);
+    int same = st == TG_OK && g.nhit == cpu->nhit && g.complete == cpu->complete;
+    for (int h = 0; same && h < g.nhit; h++)
+        same = !memcmp(&g.hits[h], &cpu->hits[h], sizeof g.hits[h]);
+    ok(same, "order %d score %d: CUDA rounds bit-identical to CPU rounds%s%s", k, score,
+       st ? ": " : "", st ? err.msg : "");
+    tg_epi_report_free(&g);
+    tg_runtime_stop();
+    ro = tg_runtime_defaults();
+    tg_runtime_start(&ro, &err);
+}
+
+static void check_classes(void) {
+    tg_sample s[5] = {{.fid = "F0", .iid = "I0"},
+                      {.fid = "F1", .iid = "I1"},
+                      {.fid = "F2", .iid = "I2"},
+                      {.fid = "F3", .iid = "I3"},
+                      {.fid = "F4", .iid = "I4"}};
+    int8_t cls[5];
+    tg_error err = {0};
+    double v1[5] = {1, 2, 0, NAN, 2};
+    ok(tg_epi_classes(s, v1, 5, "x", cls, &err) == TG_OK && cls[0] == 0 && cls[1] == 1 &&
+           cls[2] == -1 && cls[3] == -1 && cls[4] == 1,
+       "classes: 1 control, 2 case, 0 and NA missing");
+    double v2[5] = {1, 2, 0, 1.5, 2};
+    ok(tg_epi_classes(s, v2, 5, "ph.txt column P", cls, &err) == TG_ERR_FORMAT &&
+           strstr(err.msg, "ph.txt column P") && strstr(err.msg, "F2 I2") &&
+           strstr(err.msg, "quantitative"),
+       "quantitative phenotype refused, first value not 1/2 named: %s", err.msg);
+    double v3[5] = {1, 1, NAN, 1, 0};
+    ok(tg_epi_classes(s, v3, 5, "x", cls, &err) == TG_ERR_FORMAT && strstr(err.msg, "0 cases"),
+       "no cases refused: %s", err.msg);
+    double v4[5] = {2, 2, 2, NAN, 2};
+    ok(tg_epi_classes(s, v4, 5, "x", cls, &err) == TG_ERR_FORMAT && strstr(err.msg, "0 controls"),
+       "no controls refused: %s", err.msg);
+}
+
+/* A search limited to its first rounds counts exactly their combinations. */
+static void check_max_rounds(const dataset *d) {
+    tg_error err = {0};
+    tg_epi_report rep;
+    tg_epi_opts o = tg_epi_defaults();
+    o.block = 8, o.max_rounds = 3; /* rounds (0,0), (0,1), (0,2): C(8,2) + 64 + 64 */
+    tg_status st = tg_epistasis(&d->bed, d->cls, &o, &rep, &err);
+    ok(st == TG_OK && rep.rounds == 3 && rep.combinations == 156,
+       "--max-rounds 3 at block 8: %lld rounds, %llu combinations (156) %s", (long long)rep.rounds,
+       (unsigned long long)rep.combinations, st ? err.msg : "");
+    for (int h = 0; !st && h < rep.nhit; h++)
+        if (rep.hits[h].snp[0] >= 8 || rep.hits[h].snp[1] >= 24) {
+            ok(0, "hit outside the first three rounds: %lld %lld", (long long)rep.hits[h].snp[0],
+               (long long)rep.hits[h].snp[1]);
+            break;
+        }
+    if (!st) tg_epi_report_free(&rep);
+}
+
+static void check_bad_options(const dataset *d) {
+    tg_error err = {0};
+    tg_epi_report rep;
+    tg_epi_opts o = tg_epi_defaults();
+    o.order = 5;
+    ok(tg_epistasis(&d->bed, d->cls, &o, &rep, &err) == TG_ERR_ARG && strstr(err.msg, "--order"),
+       "order 5 refused: %s", err.msg);
+    o = tg_epi_defaults();
+    o.block = 12;
+    ok(tg_epistasis(&d->bed, d->cls, &o, &rep, &err) == TG_ERR_ARG &&
+           strstr(err.msg, "multiple of 8"),
+       "block 12 refused: %s", err.msg);
+    o = tg_epi_defaults();
+    o.order = 4;
+    tg_bed few = d->bed;
+    few.n_snps = 3;
+    ok(tg_epistasis(&few, d->cls, &o, &rep, &err) == TG_ERR_ARG && strstr(err.msg, "3 SNPs"),
+       "fewer SNPs than the order refused: %s", err.msg);
+    tg_bed huge = d->bed;
+    huge.n_snps = (int64_t)INT32_MAX + 1;
+    ok(tg_epistasis(&huge, d->cls, &o, &rep, &err) == TG_ERR_ARG && strstr(err.msg, "2^31"),
+       "2^31 SNPs refused (32-bit indices): %s", err.msg);
+}
+
+int main(void) {
+    tg_rng r;
+    tg_rng_seed(&r, tap_seed());
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/tg-epi-XXXXXX");
+    if (!mkdtemp(tmpdir)) {
+        printf("Bail out! mkdtemp\n");
+        return 1;
+    }
+    tg_error err = {0};
+    tg_runtime_opts ro = tg_runtime_defaults();
+    if (tg_runtime_start(&ro, &err)) {
+        printf("Bail out! %s\n", err.msg);
+        return 1;
+    }
+    const int gpu = tg_runtime_ngpu() > 0;
+    if (getenv("TG_REQUIRE_GPU")) ok(gpu, "a CUDA worker exists (TG_REQUIRE_GPU is set)");
+    check_classes();
+
+    /* N = 300 (not a multiple of 64 or 256), 20 excluded; M = 37 with B = 8 (5 blocks, the last
+     * one partial) for orders 2 and 3, M = 29 for order 4 (B = 8: 4 blocks, the last of 5; and
+     * B = 16); 13 SNPs for order 4 with top = every combination and 19 cases */
+    dataset miss = {0}, full = {0}, miss4 = {0}, full4 = {0}, small = {0};
+    make_dataset(&miss, "miss", 140, 160, 20, 37, 0.05, &r);
+    make_dataset(&full, "full", 163, 137, 0, 37, 0.0, &r);
+    make_dataset(&miss4, "miss4", 150, 150, 7, 29, 0.05, &r);
+    make_dataset(&full4, "full4", 120, 180, 0, 29, 0.0, &r);
+    make_dataset(&small, "small", 71, 19, 5, 13, 0.05, &r);
+    check_bad_options(&miss);
+    check_max_rounds(&miss);
+
+    /* every score with the kernel used by default, K2 with the others */
+    static const char *kernels[] = {"scalar", "avx2", "avx512"};
+    const char *best = tg_epi_popc_select(NULL);
+    for (int kn = 0; kn < 3; kn++) {
+        if (!tg_epi_popc_select(kernels[kn])) {
+            diag("popcount kernel %s: not supported by this CPU, skipped", kernels[kn]);
+            continue;
+        }
+        char what[64];
+        const int every = !strcmp(best, kernels[kn]); /* all scores, and the CUDA comparison */
+        for (int score = 0; score < (every ? 3 : 1); score++) {
+            dataset *sets[2] = {&miss, &full}, *sets4[2] = {&miss4, &full4};
+            for (int x = 0; x < 2; x++) {
+                tg_epi_report rep;
+                snprintf(what, sizeof what, "%s, %s", kernels[kn], x ? "complete" : "5% missing");
+                if (check_search(sets[x], 2, score, 1000, 8, what, &rep) && gpu && every)
+                    check_cuda(sets[x], 2, score, 1000, 8, &rep);
+                tg_epi_report_free(&rep);
+                if (check_search(sets[x], 3, score, 60, 8, what, &rep) && gpu && every)
+                    check_cuda(sets[x], 3, score, 60, 8, &rep);
+                tg_epi_report_free(&rep);
+                for (int b = 8; b <= 16; b += 8) {
+                    if (check_search(sets4[x], 4, score, 25, b, what, &rep) && gpu && every)
+                        check_cuda(sets4[x], 4, score, 25, b, &rep);
+                    tg_epi_report_free(&rep);
+                }
+            }
+            tg_epi_report rep;
+            snprintf(what, sizeof what, "%s, 19 cases, all combinations", kernels[kn]);
+            if (check_search(&small, 4, score, 1000, 8, what, &rep) && gpu && every)
+                check_cuda(&small, 4, score, 1000, 8, &rep);
+            ok(!rep.complete, "missing genotypes detected (mode: with missing)");
+            tg_epi_report_free(&rep);
+        }
+        /* the default block (shrunk to 40 for 37 SNPs): one round per block tuple */
+        tg_epi_report rep;
+        snprintf(what, sizeof what, "%s, default block", kernels[kn]);
+        check_search(&full, 2, TG_EPI_K2, 10, 0, what, &rep);
+        ok(rep.block == 40 && rep.rounds == 1 && rep.complete,
+           "default block %d, %lld rounds, complete", rep.block, (long long)rep.rounds);
+        tg_epi_report_free(&rep);
+    }
+    tg_epi_popc_select(NULL);
+
+    /* larger blocks (several GPU tiles per round), K2 with the best CPU kernel */
+    dataset big2 = {0}, big3 = {0}, big4 = {0};
+    make_dataset(&big2, "big2", 333, 367, 0, 200, 0.0, &r);
+    make_dataset(&big3, "big3", 300, 280, 9, 60, 0.02, &r);
+    make_dataset(&big4, "big4", 260, 262, 0, 33, 0.0, &r);
+    struct {
+        dataset *d;
+        int k, block, topk;
+    } large[] = {{&big2, 2, 0, 100}, {&big2, 2, 64, 100}, {&big3, 3, 32, 50}, {&big4, 4, 0, 50}};
+    for (size_t x = 0; x < sizeof large / sizeof large[0]; x++) {
+        tg_epi_report rep;
+        if (check_search(large[x].d, large[x].k, TG_EPI_K2, large[x].topk, large[x].block,
+                         "larger blocks", &rep) &&
+            gpu)
+            check_cuda(large[x].d, large[x].k, TG_EPI_K2, large[x].topk, large[x].block, &rep);
+        tg_epi_report_free(&rep);
+    }
+    free_dataset(&big2);
+    free_dataset(&big3);
+    free_dataset(&big4);
+    free_dataset(&miss);
+    free_dataset(&full);
+    free_dataset(&small);
+    free_dataset(&miss4);
+    free_dataset(&full4);
+    tg_runtime_stop();
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    if (system(cmd)) diag("could not remove %s", tmpdir);
+    tap_plan(tap_n);
+    return tap_done();
+}

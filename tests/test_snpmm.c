@@ -1,0 +1,344 @@
+/* Genotype matrix products against a naive double reference written here from the definition
+ * (Z_ij = (x_ij − 2p_j)·w_j, 0 when missing), on random genotypes with missing calls, sizes that
+ * are not multiples of 4, 5 or 32, small blocks (many tasks, block edges) and default ones,
+ * k = 1, 3, 10, 64, both orientations, FP64 and FP32, scaled and not, with a monomorphic, an
+ * all-missing and an all-heterozygous SNP. Runs once with CPU workers only and, where CUDA
+ * workers exist, once with the GPU only and once with both (TG_REQUIRE_GPU=1: a GPU must exist).
+ *
+ * Bounds: FP64: ‖out − ref‖_F ≤ 1e-12·‖ref‖_F. Both precisions, per element:
+ *   |out − ref| ≤ (N + 10)·u·Σ_t w_t·(2 + 2p_t)·|in_t|   (N the inner dimension, u = 2^-53/2^-24)
+ * the worst-case bound of a sum of N + 10 rounded terms each at most w_t(x + 2p_t)|in_t|
+ * (x ≤ 2): it holds in any summation order (tables, atomics). Also: a .bed written to disk gives
+ * the same frequencies and products as the int8 array; repeated products give identical results;
+ * bad arguments are refused with messages naming what is wrong. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "algo/snpmm.h"
+#include "runtime/runtime.h"
+#include "tap.h"
+
+typedef struct {
+    int64_t n, m;
+    int8_t *g;     /* n × m */
+    double *p, *w; /* reference frequency and scale (w = 0 for an excluded SNP) */
+    int64_t excluded;
+} data;
+
+static void make_data(data *d, int64_t n, int64_t m, int scale, tg_rng *r) {
+    d->n = n;
+    d->m = m;
+    d->g = malloc((size_t)(n * m));
+    d->p = malloc((size_t)m * sizeof *d->p);
+    d->w = malloc((size_t)m * sizeof *d->w);
+    for (int64_t j = 0; j < m; j++) {
+        double f = 0.02 + 0.96 * tg_rng_uniform(r), miss = j % 3 ? 0.05 : 0.3;
+        for (int64_t i = 0; i < n; i++) {
+            int8_t v = (int8_t)((tg_rng_uniform(r) < f) + (tg_rng_uniform(r) < f));
+            if (tg_rng_uniform(r) < miss) v = TG_GENO_MISSING;
+            d->g[i + j * n] = v;
+        }
+    }
+    /* special SNPs: monomorphic with missing calls, all missing, all heterozygous */
+    if (m > 3)
+        for (int64_t i = 0; i < n; i++) {
+            d->g[i + 1 * n] = i % 7 ? 2 : TG_GENO_MISSING;
+            d->g[i + 2 * n] = TG_GENO_MISSING;
+            d->g[i + 3 * n] = 1;
+        }
+    d->excluded = 0;
+    for (int64_t j = 0; j < m; j++) {
+        int64_t obs = 0, sum = 0;
+        for (int64_t i = 0; i < n; i++)
+            if (d->g[i + j * n] >= 0) {
+                obs++;
+                sum += d->g[i + j * n];
+            }
+        d->p[j] = obs ? sum / (2.0 * obs) : NAN;
+        int ex = obs == 0 || d->p[j] == 0 || d->p[j] == 1;
+        d->excluded += ex;
+        d->w[j] = ex ? 0 : scale ? 1 / sqrt(2 * d->p[j] * (1 - d->p[j])) : 1;
+    }
+}
+
+static void free_data(data *d) {
+    free(d->g);
+    free(d->p);
+    free(d->w);
+}
+
+/* ref (rows × k) = Z·in or Zᵀ·in; bnd = Σ w(2 + 2p)|in| per element */
+static void reference(const data *d, int trans, int k, const double *in, int64_t ldin, double *ref,
+                      double *bnd) {
+    int64_t rows = trans ? d->m : d->n;
+    for (int64_t c = 0; c < k; c++)
+        for (int64_t r = 0; r < rows; r++) {
+            double s = 0, b = 0;
+            int64_t nt = trans ? d->n : d->m;
+            for (int64_t t = 0; t < nt; t++) {
+                int64_t i = trans ? t : r, j = trans ? r : t;
+                int8_t x = d->g[i + j * d->n];
+                double z = d->w[j] == 0 || x < 0 ? 0 : (x - 2 * d->p[j]) * d->w[j];
+                double v = in[t + c * ldin];
+                s += z * v;
+                if (d->w[j] != 0) b += d->w[j] * (2 + 2 * d->p[j]) * fabs(v);
+            }
+            ref[r + c * rows] = s;
+            bnd[r + c * rows] = b;
+        }
+}
+
+/* One product on the running workers, checked; returns 1 when good. */
+static int check_product(tg_geno *g, const data *d, int trans, int k, tg_prec prec, tg_rng *r,
+                         const char *what) {
+    int64_t nt = trans ? d->n : d->m, rows = trans ? d->m : d->n;
+    int64_t ldin = nt + 3, ldout = rows + 2;
+    double *in = malloc((size_t)(ldin * k) * sizeof *in),
+           *ref = malloc((size_t)(rows * k) * sizeof *ref),
+           *bnd = malloc((size_t)(rows * k) * sizeof *bnd);
+    size_t es = tg_prec_size(prec);
+    void *inp = malloc((size_t)(ldin * k) * es), *out = malloc((size_t)(ldout * k) * es);
+    for (int64_t e = 0; e < ldin * k; e++) {
+        tg_prec_store(prec, inp, (size_t)e, tg_rng_normal(r));
+        in[e] = tg_prec_load(prec, inp, (size_t)e); /* the reference sees the rounded input */
+    }
+    for (int64_t e = 0; e < ldout * k; e++) tg_prec_store(prec, out, (size_t)e, -777.0);
+    reference(d, trans, k, in, ldin, ref, bnd);
+    tg_error err = {0};
+    tg_status st = tg_geno_mul(g, trans, k, prec, inp, ldin, out, ldout, &err);
+    double u = prec == TG_FP64 ? 0x1p-53 : 0x1p-24, num = 0, den = 0, worst = 0;
+    int64_t bad = 0, gap_bad = 0;
+    for (int64_t c = 0; c < k; c++) {
+        for (int64_t i = 0; i < rows; i++) {
+            double got = tg_prec_load(prec, out, (size_t)(i + c * ldout)), want = ref[i + c * rows];
+            double e = fabs(got - want), lim = (double)(nt + 10) * u * bnd[i + c * rows];
+            num += e * e;
+            den += want * want;
+            if (!(e <= lim)) {
+                if (bad++ < 3)
+                    diag("%s: row %" PRId64 " col %" PRId64 ": got %.17g want %.17g (bound %.3g)",
+                         what, i, c, got, want, lim);
+            } else if (lim > 0 && e / lim > worst) {
+                worst = e / lim;
+            }
+        }
+        for (int64_t i = rows; i < ldout; i++) /* rows past the matrix stay untouched */
+            gap_bad += tg_prec_load(prec, out, (size_t)(i + c * ldout)) != -777.0;
+    }
+    double rel = den > 0 ? sqrt(num / den) : sqrt(num);
+    int good = st == TG_OK && bad == 0 && gap_bad == 0 && (prec != TG_FP64 || rel <= 1e-12);
+    ok(good, "%s: rel. error %.2e, worst error/bound %.2e%s%s", what, rel, worst, st ? ": " : "",
+       st ? err.msg : "");
+    free(in);
+    free(ref);
+    free(bnd);
+    free(inp);
+    free(out);
+    return good;
+}
+
+typedef struct {
+    int64_t n, m, rb, sb;
+} shape;
+
+static void run_all(const char *workers, tg_rng *r) {
+    /* the last shape: default blocks (two of samples), several CUDA thread blocks and splits */
+    static const shape shapes[] = {
+        {1, 7, 0, 0}, {37, 23, 0, 0}, {203, 157, 64, 33}, {131, 611, 40, 101}, {1037, 1203, 0, 0}};
+    static const int ks[] = {1, 3, 10, 64};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int scale = 0; scale < 2; scale++) {
+            const shape *sh = &shapes[s];
+            data d;
+            make_data(&d, sh->n, sh->m, scale, r);
+            tg_geno *g = NULL;
+            tg_error err = {0};
+            if (!ok(tg_geno_from_int8_blocks(d.g, d.n, d.m, d.n, scale, sh->rb, sh->sb, &g, &err) ==
+                        TG_OK,
+                    "%s: %" PRId64 " x %" PRId64 " prepared", workers, d.n, d.m)) {
+                diag("%s", err.msg);
+                free_data(&d);
+                continue;
+            }
+            int fgood = tg_geno_excluded(g) == d.excluded;
+            for (int64_t j = 0; j < d.m; j++) {
+                double a = tg_geno_freq(g)[j], b = d.p[j];
+                fgood &= (isnan(a) && isnan(b)) || fabs(a - b) <= 1e-15;
+            }
+            ok(fgood, "%s: %" PRId64 " x %" PRId64 ": frequencies, %" PRId64 " excluded", workers,
+               d.n, d.m, d.excluded);
+            for (int trans = 0; trans < 2; trans++)
+                for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
+                    for (int pi = 0; pi < 2; pi++) {
+                        /* k = 64 on the smaller shapes only: the reference is n·m·k */
+                        if (ks[ki] == 64 && d.n * d.m > 40000) continue;
+                        char what[160];
+                        snprintf(what, sizeof what, "%s: %s %" PRId64 "x%" PRId64 " k=%d %s%s",
+                                 workers, trans ? "Z'L" : "ZL", d.n, d.m, ks[ki],
+                                 pi ? "fp32" : "fp64", scale ? " scaled" : "");
+                        check_product(g, &d, trans, ks[ki], pi ? TG_FP32 : TG_FP64, r, what);
+                    }
+            tg_geno_free(g);
+            free_data(&d);
+        }
+}
+
+/* The same product twice gives identical bits (the handles are reused), and a .bed gives what
+ * the int8 array gives. */
+static void check_bed_and_repeat(tg_rng *r) {
+    data d;
+    make_data(&d, 57, 44, 1, r);
+    char dir[] = "/tmp/tg_snpmm_XXXXXX";
+    if (!mkdtemp(dir)) {
+        ok(0, "temporary folder");
+        return;
+    }
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "%s/g", dir);
+    tg_sample *s = calloc((size_t)d.n, sizeof *s);
+    tg_snp *v = calloc((size_t)d.m, sizeof *v);
+    char ids[64][24], snps[64][24], zero[] = "0", a1[] = "A", a2[] = "C", chr[] = "1";
+    for (int64_t i = 0; i < d.n; i++) {
+        snprintf(ids[i], sizeof ids[i], "S%" PRId64, i);
+        s[i] = (tg_sample){ids[i], ids[i], zero, zero, 0, NAN};
+    }
+    for (int64_t j = 0; j < d.m; j++) {
+        snprintf(snps[j], sizeof snps[j], "rs%" PRId64, j);
+        v[j] = (tg_snp){chr, snps[j], 0, j + 1, a1, a2};
+    }
+    tg_error err = {0};
+    tg_bed bed;
+    tg_geno *ga = NULL, *gb = NULL;
+    int good = tg_bed_write(prefix, s, d.n, v, d.m, d.g, d.n, &err) == TG_OK &&
+               tg_bed_open(prefix, &bed, &err) == TG_OK;
+    if (good) {
+        good = tg_geno_from_bed(&bed, 1, &gb, &err) == TG_OK &&
+               tg_geno_from_int8(d.g, d.n, d.m, d.n, 1, &ga, &err) == TG_OK;
+        tg_bed_close(&bed);
+    }
+    if (!ok(good, ".bed written and prepared: %s", good ? "" : err.msg)) return;
+    ok(!memcmp(tg_geno_freq(ga), tg_geno_freq(gb), (size_t)d.m * sizeof(double)) &&
+           tg_geno_excluded(ga) == tg_geno_excluded(gb),
+       ".bed and int8 array: same frequencies and exclusions");
+    for (int trans = 0; trans < 2; trans++) {
+        int64_t nt = trans ? d.n : d.m, rows = trans ? d.m : d.n, k = 5;
+        double *in = malloc((size_t)(nt * k) * sizeof *in),
+               *o[3] = {malloc((size_t)(rows * k) * 8), malloc((size_t)(rows * k) * 8),
+                        malloc((size_t)(rows * k) * 8)};
+        for (int64_t e = 0; e < nt * k; e++) in[e] = tg_rng_normal(r);
+        int st = tg_geno_mul(ga, trans, k, TG_FP64, in, nt, o[0], rows, &err) ||
+                 tg_geno_mul(ga, trans, k, TG_FP64, in, nt, o[1], rows, &err) ||
+                 tg_geno_mul(gb, trans, k, TG_FP64, in, nt, o[2], rows, &err);
+        /* CPU workers only: the same arithmetic in the same order, so the same bits */
+        size_t bytes = (size_t)(rows * k) * sizeof(double);
+        ok(!st && !memcmp(o[0], o[1], bytes) && !memcmp(o[0], o[2], bytes),
+           "%s: repeated product and .bed give the same bits as the int8 array",
+           trans ? "Z'L" : "ZL");
+        free(in);
+        for (int q = 0; q < 3; q++) free(o[q]);
+    }
+    tg_geno_free(ga);
+    tg_geno_free(gb);
+    char path[96];
+    for (int e = 0; e < 3; e++) {
+        snprintf(path, sizeof path, "%s.%s", prefix, (const char *[]){"bed", "bim", "fam"}[e]);
+        unlink(path);
+    }
+    rmdir(dir);
+    free(s);
+    free(v);
+    free_data(&d);
+}
+
+static void check_bad_input(tg_rng *r) {
+    data d;
+    make_data(&d, 20, 130, 0, r);
+    tg_geno *g = NULL;
+    tg_error err = {0};
+    /* bad values in several chunks of SNPs, prepared in parallel: the first in SNP order named */
+    d.g[5 + 97 * d.n] = 3;
+    d.g[2 + 45 * d.n] = 5;
+    d.g[9 + 45 * d.n] = 4;
+    ok(tg_geno_from_int8(d.g, d.n, d.m, d.n, 0, &g, &err) == TG_ERR_ARG &&
+           strstr(err.msg, "sample 2 at SNP 45 is 5"),
+       "bad genotypes refused, the first one named: %s", err.msg);
+    d.g[5 + 97 * d.n] = d.g[2 + 45 * d.n] = d.g[9 + 45 * d.n] = 1;
+    ok(tg_geno_from_int8(d.g, d.n, d.m, d.n - 1, 0, &g, &err) == TG_ERR_ARG, "ld < n refused: %s",
+       err.msg);
+    ok(tg_geno_from_int8(d.g, 0, d.m, 1, 0, &g, &err) == TG_ERR_ARG, "n = 0 refused: %s", err.msg);
+    if (tg_geno_from_int8(d.g, d.n, d.m, d.n, 0, &g, &err)) {
+        ok(0, "prepare: %s", err.msg);
+        free_data(&d);
+        return;
+    }
+    double in[130 * 2] = {0}, out[20 * 2];
+    ok(tg_geno_mul(g, 0, 0, TG_FP64, in, 130, out, 20, &err) == TG_ERR_ARG &&
+           strstr(err.msg, "0 columns"),
+       "k = 0 refused: %s", err.msg);
+    ok(tg_geno_mul(g, 0, 65, TG_FP64, in, 130, out, 20, &err) == TG_ERR_ARG, "k = 65 refused: %s",
+       err.msg);
+    ok(tg_geno_mul(g, 0, 2, TG_FP16, in, 130, out, 20, &err) == TG_ERR_ARG &&
+           strstr(err.msg, "fp16"),
+       "fp16 refused: %s", err.msg);
+    ok(tg_geno_mul(g, 0, 2, TG_FP64, in, 129, out, 20, &err) == TG_ERR_ARG, "ldin < m refused: %s",
+       err.msg);
+    ok(tg_geno_mul(g, 2, 2, TG_FP64, in, 130, out, 20, &err) == TG_ERR_ARG, "trans 2 refused: %s",
+       err.msg);
+    in[3 + 1 * 130] = NAN;
+    ok(tg_geno_mul(g, 0, 2, TG_FP64, in, 130, out, 20, &err) == TG_ERR_ARG &&
+           strstr(err.msg, "row 3") && strstr(err.msg, "column 1"),
+       "NaN in the input names its row and column: %s", err.msg);
+    tg_geno_free(g);
+    free_data(&d);
+}
+
+int main(void) {
+    tg_rng r;
+    tg_rng_seed(&r, tap_seed());
+    tg_error err = {0};
+
+    /* before any runtime: a product is refused */
+    {
+        int8_t g[6] = {0, 1, 2, 1, 0, 2};
+        tg_geno *x = NULL;
+        double in[2] = {1, 2}, out[3];
+        ok(tg_geno_from_int8(g, 3, 2, 3, 0, &x, &err) == TG_OK &&
+               tg_geno_mul(x, 0, 1, TG_FP64, in, 2, out, 3, &err) == TG_ERR_RUNTIME,
+           "product without a runtime refused: %s", err.msg);
+        tg_geno_free(x);
+    }
+
+    tg_runtime_opts o = tg_runtime_defaults();
+    if (tg_runtime_start(&o, &err)) {
+        ok(0, "runtime: %s", err.msg);
+        return tap_done();
+    }
+    int ngpu = tg_runtime_ngpu();
+    tg_runtime_stop();
+    if (getenv("TG_REQUIRE_GPU")) ok(ngpu > 0, "a CUDA worker exists (TG_REQUIRE_GPU is set)");
+
+    struct {
+        const char *name;
+        int ncpu, ngpu;
+    } configs[] = {{"cpu", -1, 0}, {"gpu", 0, 1}, {"cpu+gpu", -1, -1}};
+    for (int c = 0; c < (ngpu ? 3 : 1); c++) {
+        o = tg_runtime_defaults();
+        o.ncpu = configs[c].ncpu;
+        o.ngpu = configs[c].ngpu;
+        if (!ok(tg_runtime_start(&o, &err) == TG_OK, "%s runtime started", configs[c].name)) {
+            diag("%s", err.msg);
+            continue;
+        }
+        run_all(configs[c].name, &r);
+        if (c == 0) {
+            check_bed_and_repeat(&r);
+            check_bad_input(&r);
+        }
+        tg_runtime_stop();
+    }
+    tap_plan(tap_n);
+    return tap_done();
+}
