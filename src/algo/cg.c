@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "algo/cg.h"
+#include "base/parallel.h"
 #include "io/out.h"
 
 tg_status tg_cg_mul(tg_geno *g, int trans, int64_t k, const double *in, int64_t ldin, double *out,
@@ -60,11 +61,59 @@ enum { GENO_BLOCK = 256 };
 /* diag_c[j] = Σ_{O_c} Z_ij² − (Σ_{O_c} Z_ij)²/n_c. Z_ij takes one value per genotype class
  * (z_0, z_1, z_2; 0 when missing), so the sums need only each class's count over O_c: counted
  * over all samples, minus the counts over the samples c lacks (few, usually). */
+/* The diagonal is computed GENO_BLOCK SNPs at a time on every core (one .bed pass). */
+struct jacobi_job {
+    geno_block_fn block;
+    const void *src;
+    const double *freq;
+    int scale;
+    int64_t n, m, nphen, ldd;
+    const int64_t *nmiss, *miss;
+    double *d;
+    int nomem; /* atomic */
+};
+
+static void jacobi_chunk(void *ctx, int64_t chunk) {
+    struct jacobi_job *jb = ctx;
+    const int64_t n = jb->n, j0 = chunk * GENO_BLOCK;
+    const int64_t nj = jb->m - j0 < GENO_BLOCK ? jb->m - j0 : GENO_BLOCK;
+    const int64_t *nmiss = jb->nmiss, *miss = jb->miss;
+    int8_t *buf = malloc((size_t)(n * nj));
+    if (!buf) {
+        __atomic_store_n(&jb->nomem, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    jb->block(jb->src, n, j0, nj, buf);
+    for (int64_t jj = 0; jj < nj; jj++) {
+        const int8_t *x = buf + jj * n;
+        const int64_t j = j0 + jj;
+        int64_t all[4] = {0}; /* by genotype + 1: missing, 0, 1, 2 */
+        for (int64_t i = 0; i < n; i++) all[(uint8_t)(x[i] + 1) & 3]++;
+        const double p = jb->freq[j];
+        double z[3] = {0, 0, 0};
+        if (p > 0 && p < 1) /* monomorphic / all-missing SNPs have a zero column */
+            for (int k = 0; k < 3; k++)
+                z[k] = (k - 2 * p) * (jb->scale ? 1 / sqrt(2 * p * (1 - p)) : 1);
+        for (int64_t c = 0; c < jb->nphen; c++) {
+            int64_t cnt[4] = {all[0], all[1], all[2], all[3]};
+            for (int64_t t = nmiss[c]; t < nmiss[c + 1]; t++) cnt[(uint8_t)(x[miss[t]] + 1) & 3]--;
+            const double nc = (double)(n - (nmiss[c + 1] - nmiss[c]));
+            double s1 = 0, s2 = 0;
+            for (int k = 0; k < 3; k++) {
+                s1 += (double)cnt[k + 1] * z[k];
+                s2 += (double)cnt[k + 1] * z[k] * z[k];
+            }
+            double v = nc > 0 ? s2 - s1 * s1 / nc : 0;
+            jb->d[j + c * jb->ldd] = v > 0 ? v : 0;
+        }
+    }
+    free(buf);
+}
+
 static tg_status jacobi(geno_block_fn block, const void *src, const tg_geno *g, int scale,
                         int64_t nphen, const double *y, int64_t ldy, double *d, int64_t ldd,
                         tg_error *err) {
     const int64_t n = tg_geno_n(g), m = tg_geno_m(g);
-    const double *freq = tg_geno_freq(g);
     if (nphen < 1 || ldy < n || ldd < m)
         return tg_error_set(err, TG_ERR_ARG,
                             "ridge Jacobi: nphen %lld must be ≥ 1, ldy %lld ≥ n %lld, ldd %lld "
@@ -73,51 +122,24 @@ static tg_status jacobi(geno_block_fn block, const void *src, const tg_geno *g, 
                             (long long)m);
     tg_status st = TG_OK;
     int64_t *nmiss = tg_calloc((size_t)nphen + 1, sizeof *nmiss, err), *miss = NULL;
-    int8_t *buf = NULL;
     if (!nmiss) return TG_ERR_NOMEM;
     /* miss[nmiss[c] .. nmiss[c+1]) are the samples phenotype c lacks */
     for (int64_t c = 0; c < nphen; c++) {
         nmiss[c + 1] = nmiss[c];
         for (int64_t i = 0; i < n; i++) nmiss[c + 1] += isnan(y[i + c * ldy]) != 0;
     }
-    if (!(miss = tg_malloc((size_t)(nmiss[nphen] + 1) * sizeof *miss, err)) ||
-        !(buf = tg_malloc((size_t)(n * GENO_BLOCK), err))) {
+    if (!(miss = tg_malloc((size_t)(nmiss[nphen] + 1) * sizeof *miss, err))) {
         st = TG_ERR_NOMEM;
         goto cleanup;
     }
     for (int64_t c = 0, at = 0; c < nphen; c++)
         for (int64_t i = 0; i < n; i++)
             if (isnan(y[i + c * ldy])) miss[at++] = i;
-    for (int64_t j0 = 0; j0 < m; j0 += GENO_BLOCK) {
-        int64_t nj = m - j0 < GENO_BLOCK ? m - j0 : GENO_BLOCK;
-        block(src, n, j0, nj, buf);
-        for (int64_t jj = 0; jj < nj; jj++) {
-            const int8_t *x = buf + jj * n;
-            const int64_t j = j0 + jj;
-            int64_t all[4] = {0}; /* by genotype + 1: missing, 0, 1, 2 */
-            for (int64_t i = 0; i < n; i++) all[(uint8_t)(x[i] + 1) & 3]++;
-            const double p = freq[j];
-            double z[3] = {0, 0, 0};
-            if (p > 0 && p < 1) /* monomorphic / all-missing SNPs have a zero column */
-                for (int k = 0; k < 3; k++)
-                    z[k] = (k - 2 * p) * (scale ? 1 / sqrt(2 * p * (1 - p)) : 1);
-            for (int64_t c = 0; c < nphen; c++) {
-                int64_t cnt[4] = {all[0], all[1], all[2], all[3]};
-                for (int64_t t = nmiss[c]; t < nmiss[c + 1]; t++)
-                    cnt[(uint8_t)(x[miss[t]] + 1) & 3]--;
-                const double nc = (double)(n - (nmiss[c + 1] - nmiss[c]));
-                double s1 = 0, s2 = 0;
-                for (int k = 0; k < 3; k++) {
-                    s1 += (double)cnt[k + 1] * z[k];
-                    s2 += (double)cnt[k + 1] * z[k] * z[k];
-                }
-                double v = nc > 0 ? s2 - s1 * s1 / nc : 0;
-                d[j + c * ldd] = v > 0 ? v : 0;
-            }
-        }
-    }
+    struct jacobi_job jb = {block, src, tg_geno_freq(g), scale, n, m, nphen, ldd, nmiss, miss,
+                            d, 0};
+    tg_parallel_for((m + GENO_BLOCK - 1) / GENO_BLOCK, jacobi_chunk, &jb);
+    if (jb.nomem) st = tg_error_set(err, TG_ERR_NOMEM, "ridge Jacobi: out of memory");
 cleanup:
-    free(buf);
     free(miss);
     free(nmiss);
     return st;

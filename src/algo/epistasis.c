@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/parallel.h"
 #include "codelets/epistasis.h"
 #include "io/out.h"
 #include "runtime/runtime.h"
@@ -95,45 +96,65 @@ struct search {
     struct tg_epi_hit *best;
 };
 
+/* Planes are built SNP_CHUNK SNPs at a time on every core: distinct SNPs own distinct plane
+ * words, so chunks never write the same word. */
+enum { SNP_CHUNK = 64 };
+
+struct plane_job {
+    const tg_bed *bed;
+    const int8_t *cls;
+    const int64_t *pos; /* sample's index within its class, −1 when excluded */
+    struct search *s;
+    int64_t missing;    /* atomic */
+    int nomem;          /* atomic */
+};
+
+static void plane_chunk(void *ctx, int64_t c) {
+    struct plane_job *jb = ctx;
+    struct search *s = jb->s;
+    const int64_t n = jb->bed->n_samples, j0 = c * SNP_CHUNK;
+    const int64_t nj = s->m - j0 < SNP_CHUNK ? s->m - j0 : SNP_CHUNK;
+    int8_t *g = malloc((size_t)(n * nj));
+    if (!g) {
+        __atomic_store_n(&jb->nomem, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    tg_bed_decode(jb->bed, 0, n, j0, nj, g, n);
+    int64_t missing = 0;
+    for (int64_t j = j0; j < j0 + nj; j++) {
+        uint64_t *blk = s->planes + (j / s->B) * s->block_words;
+        int snp = (int)(j % s->B);
+        const int8_t *col = g + (j - j0) * n;
+        for (int64_t i = 0; i < n; i++) {
+            if (jb->cls[i] < 0) continue;
+            if (col[i] == TG_GENO_MISSING) {
+                missing++;
+                continue;
+            }
+            const int cl = jb->cls[i];
+            const uint64_t bit = (uint64_t)1 << (jb->pos[i] % 64);
+            const int64_t w = jb->pos[i] / 64;
+            blk[tg_epi_plane_offset(s->B, s->words, cl, snp, 2) + w] |= bit;
+            if (col[i] < 2) blk[tg_epi_plane_offset(s->B, s->words, cl, snp, col[i]) + w] |= bit;
+        }
+    }
+    __atomic_fetch_add(&jb->missing, missing, __ATOMIC_RELAXED);
+    free(g);
+}
+
 static tg_status build_planes(const tg_bed *bed, const int8_t *cls, struct search *s,
                               tg_epi_report *rep, tg_error *err) {
     const int64_t n = bed->n_samples;
     int64_t *pos = tg_malloc((size_t)n * sizeof *pos, err), cnt[2] = {0, 0};
-    int64_t chunk = ((int64_t)1 << 26) / (n ? n : 1);
-    if (chunk < 1) chunk = 1;
-    if (chunk > s->m) chunk = s->m;
-    int8_t *g = pos ? tg_malloc((size_t)(n * chunk), err) : NULL;
-    if (!g) {
-        free(pos);
-        return TG_ERR_NOMEM;
-    }
+    if (!pos) return TG_ERR_NOMEM;
     for (int64_t i = 0; i < n; i++) pos[i] = cls[i] < 0 ? -1 : cnt[cls[i]]++;
-    int64_t missing = 0;
-    for (int64_t j0 = 0; j0 < s->m; j0 += chunk) {
-        int64_t nj = s->m - j0 < chunk ? s->m - j0 : chunk;
-        tg_bed_decode(bed, 0, n, j0, nj, g, n);
-        for (int64_t j = j0; j < j0 + nj; j++) {
-            uint64_t *blk = s->planes + (j / s->B) * s->block_words;
-            int snp = (int)(j % s->B);
-            const int8_t *col = g + (j - j0) * n;
-            for (int64_t i = 0; i < n; i++) {
-                if (cls[i] < 0) continue;
-                if (col[i] == TG_GENO_MISSING) {
-                    missing++;
-                    continue;
-                }
-                const int c = cls[i];
-                const uint64_t bit = (uint64_t)1 << (pos[i] % 64);
-                const int64_t w = pos[i] / 64;
-                blk[tg_epi_plane_offset(s->B, s->words, c, snp, 2) + w] |= bit;
-                if (col[i] < 2) blk[tg_epi_plane_offset(s->B, s->words, c, snp, col[i]) + w] |= bit;
-            }
-        }
-    }
-    rep->complete = missing == 0;
-    rep->missing_rate = (double)missing / ((double)s->m * (double)(cnt[0] + cnt[1]));
-    free(g);
+    struct plane_job jb = {bed, cls, pos, s, 0, 0};
+    tg_parallel_for((s->m + SNP_CHUNK - 1) / SNP_CHUNK, plane_chunk, &jb);
     free(pos);
+    if (jb.nomem)
+        return tg_error_set(err, TG_ERR_NOMEM, "out of memory decoding %s.bed", bed->prefix);
+    rep->complete = jb.missing == 0;
+    rep->missing_rate = (double)jb.missing / ((double)s->m * (double)(cnt[0] + cnt[1]));
     return TG_OK;
 }
 
