@@ -1,29 +1,7 @@
 # Bad input through the command line: each case must end with exactly one clear error line on
 # stderr naming what is wrong, and a non-zero exit — never a crash, a sanitizer report or a hang.
-set -u
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
-n=0
-fail=0
-
-# expect_error DESCRIPTION SUBSTRING COMMAND...
-expect_error() {
-    desc=$1 want=$2
-    shift 2
-    n=$((n + 1))
-    timeout 120 "$@" >out.txt 2>err.txt
-    rc=$?
-    lines=$(grep -c . err.txt)
-    if [ $rc -ne 0 ] && [ $rc -lt 124 ] && [ "$lines" -eq 1 ] && grep -q "error: " err.txt &&
-        grep -qF -- "$want" err.txt && ! grep -qE "Sanitizer|runtime error" err.txt; then
-        echo "ok $n - $desc: $(cat err.txt)"
-    else
-        echo "not ok $n - $desc (exit $rc, $lines stderr lines, wanted '$want')"
-        sed 's/^/# /' err.txt | head -20
-        fail=1
-    fi
-}
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/tap.sh"
 
 "$TG_BIN" simulate --out good --n-samples 41 --n-snps 30 --seed 7 >/dev/null 2>&1 ||
     { echo "Bail out! tilegwas simulate failed"; exit 1; }
@@ -58,5 +36,4 @@ else
 fi
 expect_error "negative --ncpu" "--ncpu" "$TG_BIN" info --ncpu -1
 expect_error "unknown scheduler" "unknown StarPU scheduler" "$TG_BIN" info --sched nope
-echo "1..$n"
-exit $fail
+tap_end

@@ -1,33 +1,9 @@
 # tilegwas epistasis through the command line: a good run writes PREFIX.epi<k>.tsv (header, top
 # rows, tables of 3^k cells that add up to N) and a log; bad input ends with exactly one clear
 # error line on stderr and a non-zero exit, never a crash, a sanitizer report or a hang.
-set -u
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
-n=0
-fail=0
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/tap.sh"
 
-report() { # report OK DESCRIPTION
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi
-}
-
-# expect_error DESCRIPTION SUBSTRING COMMAND...
-expect_error() {
-    desc=$1 want=$2
-    shift 2
-    timeout 120 "$@" >out.txt 2>err.txt
-    rc=$?
-    lines=$(grep -c . err.txt)
-    if [ $rc -ne 0 ] && [ $rc -lt 124 ] && [ "$lines" -eq 1 ] && grep -q "error: " err.txt &&
-        grep -qF -- "$want" err.txt && ! grep -qE "Sanitizer|runtime error" err.txt; then
-        report 0 "$desc: $(cat err.txt)"
-    else
-        report 1 "$desc (exit $rc, $lines stderr lines, wanted '$want')"
-        sed 's/^/# /' err.txt | head -20
-    fi
-}
 
 "$TG_BIN" simulate --quiet --out good --n-samples 300 --n-snps 30 --seed 7 --missing 0.02 \
     --epistasis 2:1 --epi-effect 0.2 >/dev/null 2>&1 ||
@@ -88,5 +64,4 @@ expect_error "--pheno-name picks the quantitative column" "two.pheno column B: s
 report $? "--pheno-name A (case-control column) runs"
 expect_error "--pheno-name not in the file" "no column named NOPE" \
     "$TG_BIN" epistasis --bfile good --pheno two.pheno --pheno-name NOPE --out e
-echo "1..$n"
-exit $fail
+tap_end

@@ -2,18 +2,10 @@
 # the set) must come first in tilegwas epistasis: a pair among 60 SNPs with 3% missing calls,
 # under every score, and a quad among 24 SNPs (order 4, complete data). EPI_ARGS adds options
 # to every search (tests/device/epistasis.sh runs it with --ncpu 0: GPU rounds only).
-set -u
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/tap.sh"
 read -r -a extra <<<"${EPI_ARGS:-}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
-n=0
-fail=0
 
-report() { # report OK DESCRIPTION (the last search's stderr shown on failure)
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; sed 's/^/# /' err.txt; fail=1; fi
-}
 
 # first_hit FILE K: the SNPs of rank 1, comma-separated
 first_hit() { awk -F'\t' -v k="$2" 'NR == 2 { s = $2; for (i = 3; i <= k + 1; i++) s = s "," $i; print s }' "$1"; }
@@ -26,7 +18,7 @@ for score in k2 mi chi2; do
         --out "pair-$score" "${extra[@]}" >/dev/null 2>err.txt
     got=$(first_hit "pair-$score.epi2.tsv" 2 2>/dev/null)
     [ -n "$got" ] && [ "$got" = "$(truth pair)" ]
-    report $? "order 2, $score, 3% missing: planted pair $(truth pair) ranked first (got '$got')"
+    report $? "order 2, $score, 3% missing: planted pair $(truth pair) ranked first (got '$got')" err.txt
 done
 
 "$TG_BIN" simulate --quiet --out quad --n-samples 3000 --n-snps 24 --epistasis 4:1 \
@@ -34,8 +26,7 @@ done
 "$TG_BIN" epistasis --bfile quad --order 4 --top 3 --quiet --out quad "${extra[@]}" >/dev/null 2>err.txt
 got=$(first_hit quad.epi4.tsv 4 2>/dev/null)
 [ -n "$got" ] && [ "$got" = "$(truth quad)" ]
-report $? "order 4, k2: planted quad $(truth quad) ranked first among C(24,4) = 10626 (got '$got')"
+report $? "order 4, k2: planted quad $(truth quad) ranked first among C(24,4) = 10626 (got '$got')" err.txt
 awk -F'\t' 'NR == 2 { exit !(split($16, c, ",") == 81 && split($17, a, ",") == 81) }' quad.epi4.tsv 2>/dev/null
-report $? "order 4 rows carry 81 control and 81 case counts"
-echo "1..$n"
-exit $fail
+report $? "order 4 rows carry 81 control and 81 case counts" err.txt
+tap_end

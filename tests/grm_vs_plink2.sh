@@ -9,16 +9,8 @@
 # The three agree without missing calls; with missing calls only meanimpute matches, and the
 # default differs (checked below, so the user guide's statement stays true).
 # Text .rel holds 6 significant digits, so values are compared through 'square bin' (float64).
-set -u
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
-n=0
-fail=0
-report() { # report OK DESCRIPTION
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi
-}
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/tap.sh"
 PLINK2=${PLINK2:-$(command -v plink2 || true)}
 if [ -z "$PLINK2" ]; then
     echo "1..0 # SKIP plink2 not found"
@@ -89,5 +81,4 @@ for args in "--out x" "--bfile nothere --out x" "--bfile full --out x --bogus"; 
     report $? "grm $args: one error line, exit $rc: $(cat err.txt)"
 done
 
-echo "1..$n"
-exit $fail
+tap_end

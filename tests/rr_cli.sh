@@ -3,16 +3,8 @@
 # missing values solved alone equal to its column of the joint solve, --test-bfile,
 # non-convergence written and flagged with exit 1, and bad options refused with one error line.
 # (The numbers themselves are checked against LAPACK in tests/test_cg.)
-set -u
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
-n=0
-fail=0
-report() { # report OK DESCRIPTION
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi
-}
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/tap.sh"
 rr() { "$TG_BIN" rr --quiet "$@" 2>rr.err; }
 
 "$TG_BIN" simulate --quiet --out ds --trait qt --n-pheno 2 --n-samples 400 --n-snps 300 \
@@ -101,36 +93,25 @@ rc=$?
     grep -q "NOT CONVERGED" rc.log
 report $? "--max-iter 2: exit 1, last residual named, results written and flagged: $(cat rr.err)"
 
-# bad input: exit ≠ 0 (2 for usage), exactly one error line, no sanitizer report
-expect_error() { # expect_error DESCRIPTION SUBSTRING ARGS...
-    desc=$1 want=$2
-    shift 2
-    timeout 120 "$TG_BIN" rr "$@" >out.txt 2>err.txt
-    rc=$?
-    [ $rc -ne 0 ] && [ $rc -lt 124 ] && [ "$(grep -c . err.txt)" -eq 1 ] &&
-        grep -q "error: " err.txt && grep -qF -- "$want" err.txt &&
-        ! grep -qE "Sanitizer|runtime error" err.txt
-    report $? "$desc: exit $rc: $(head -c 200 err.txt)"
-}
+rr_error() { expect_error "$1" "$2" "$TG_BIN" rr "${@:3}"; } # DESCRIPTION SUBSTRING ARGS...
 printf 'FID\tIID\tP\n' >allna.pheno
 awk 'NR > 1 { print $1 "\t" $2 "\tNA" }' ds.pheno >>allna.pheno
-expect_error "--solver cholesky" "not implemented yet (issue 3)" \
+rr_error "--solver cholesky" "not implemented yet (issue 3)" \
     --bfile ds --pheno ds.pheno --lambda 1 --solver cholesky --out e
-expect_error "unknown solver" "--solver qr" --bfile ds --pheno ds.pheno --lambda 1 --solver qr \
+rr_error "unknown solver" "--solver qr" --bfile ds --pheno ds.pheno --lambda 1 --solver qr \
     --out e
-expect_error "no --lambda" "--lambda" --bfile ds --pheno ds.pheno --out e
-expect_error "--lambda 0" "--lambda" --bfile ds --pheno ds.pheno --lambda 0 --out e
-expect_error "--lambda -1" "--lambda" --bfile ds --pheno ds.pheno --lambda -1 --out e
-expect_error "no --pheno" "--pheno" --bfile ds --lambda 1 --out e
-expect_error "no --bfile" "--bfile" --pheno ds.pheno --lambda 1 --out e
-expect_error "unknown phenotype name" "NOPE" --bfile ds --pheno ds.pheno --pheno-name PHENO1,NOPE \
+rr_error "no --lambda" "--lambda" --bfile ds --pheno ds.pheno --out e
+rr_error "--lambda 0" "--lambda" --bfile ds --pheno ds.pheno --lambda 0 --out e
+rr_error "--lambda -1" "--lambda" --bfile ds --pheno ds.pheno --lambda -1 --out e
+rr_error "no --pheno" "--pheno" --bfile ds --lambda 1 --out e
+rr_error "no --bfile" "--bfile" --pheno ds.pheno --lambda 1 --out e
+rr_error "unknown phenotype name" "NOPE" --bfile ds --pheno ds.pheno --pheno-name PHENO1,NOPE \
     --lambda 1 --out e
-expect_error "a phenotype without values" "phenotype P" --bfile ds --pheno allna.pheno --lambda 1 \
+rr_error "a phenotype without values" "phenotype P" --bfile ds --pheno allna.pheno --lambda 1 \
     --out e
-expect_error "--tol abc" "--tol" --bfile ds --pheno ds.pheno --lambda 1 --tol abc --out e
-expect_error "--max-iter 0" "--max-iter" --bfile ds --pheno ds.pheno --lambda 1 --max-iter 0 --out e
-expect_error "missing .bed" "nothere.bed" --bfile nothere --pheno ds.pheno --lambda 1 --out e
-expect_error "unknown option" "--bogus" --bfile ds --pheno ds.pheno --lambda 1 --bogus
+rr_error "--tol abc" "--tol" --bfile ds --pheno ds.pheno --lambda 1 --tol abc --out e
+rr_error "--max-iter 0" "--max-iter" --bfile ds --pheno ds.pheno --lambda 1 --max-iter 0 --out e
+rr_error "missing .bed" "nothere.bed" --bfile nothere --pheno ds.pheno --lambda 1 --out e
+rr_error "unknown option" "--bogus" --bfile ds --pheno ds.pheno --lambda 1 --bogus
 
-echo "1..$n"
-exit $fail
+tap_end

@@ -2,22 +2,8 @@
 # non-linear effects are read back by tests/sim_check, which must find what the truth file
 # lists with its own statistics; the same seed gives identical files, another seed other
 # genotypes; plink1.9 reads the fileset; bad options give one error line and a non-zero exit.
-set -u
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
-n=0
-fail=0
-
-report() { # report OK DESCRIPTION
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then
-        echo "ok $n - $2"
-    else
-        echo "not ok $n - $2"
-        fail=1
-    fi
-}
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/tap.sh"
 
 sim() { "$TG_BIN" simulate --quiet "$@" 2>sim.err; }
 
@@ -89,9 +75,9 @@ else
     echo "ok $n # SKIP plink1.9 not found"
 fi
 
-# expect_error DESCRIPTION SIMULATE_OPTIONS...: exit ≠ 0 (not a crash), exactly one stderr
+# sim_error DESCRIPTION SIMULATE_OPTIONS...: exit ≠ 0 (not a crash), exactly one stderr
 # line with "error", no sanitizer report, and no output file written.
-expect_error() {
+sim_error() {
     desc=$1
     shift
     rm -f bad.*
@@ -104,30 +90,29 @@ expect_error() {
     report $r "$desc: $(head -c 200 err.txt)"
     [ $r -eq 0 ] || sed 's/^/# /' err.txt | head -20
 }
-expect_error "no --out" --n-snps 10
-expect_error "no --n-snps" --out bad
-expect_error "--n-snps 0" --out bad --n-snps 0
-expect_error "negative --n-snps" --out bad --n-snps -3
-expect_error "absurd --n-snps" --out bad --n-snps 1e12
-expect_error "non-numeric --n-samples" --out bad --n-snps 10 --n-samples abc
-expect_error "genotype matrix over the memory limit" --out bad --n-samples 1000000 --n-snps 100000
-expect_error "unknown --trait" --out bad --n-snps 10 --trait binary
-expect_error "--nonlinear with cc" --out bad --n-snps 10 --nonlinear
-expect_error "--nl-pairs without --nonlinear" --out bad --n-snps 10 --trait qt --nl-pairs 2
-expect_error "epistasis order 5" --out bad --n-snps 10 --epistasis 5:1
-expect_error "epistasis without count" --out bad --n-snps 10 --epistasis 2
-expect_error "epistasis count 0" --out bad --n-snps 10 --epistasis 2:0
-expect_error "more planted SNPs than SNPs" --out bad --n-snps 10 --additive 4 --epistasis 4:2
-expect_error "--maf-min > --maf-max" --out bad --n-snps 10 --maf-min 0.3 --maf-max 0.2
-expect_error "--maf-min 0" --out bad --n-snps 10 --maf-min 0
-expect_error "--maf-max above 0.5" --out bad --n-snps 10 --maf-max 0.7
-expect_error "--h2 1" --out bad --n-snps 10 --additive 1 --h2 1
-expect_error "--missing 1.5" --out bad --n-snps 10 --missing 1.5
-expect_error "P(case) leaves (0,1)" --out bad --n-snps 10 --epistasis 2:1 --prevalence 0.9
-expect_error "--epi-effect 0" --out bad --n-snps 10 --epistasis 2:1 --epi-effect 0
-expect_error "unknown option" --out bad --n-snps 10 --bogus
-expect_error "stray argument" --out bad --n-snps 10 extra
-expect_error "unwritable --out folder" --out no/such/dir/bad --n-snps 10
+sim_error "no --out" --n-snps 10
+sim_error "no --n-snps" --out bad
+sim_error "--n-snps 0" --out bad --n-snps 0
+sim_error "negative --n-snps" --out bad --n-snps -3
+sim_error "absurd --n-snps" --out bad --n-snps 1e12
+sim_error "non-numeric --n-samples" --out bad --n-snps 10 --n-samples abc
+sim_error "genotype matrix over the memory limit" --out bad --n-samples 1000000 --n-snps 100000
+sim_error "unknown --trait" --out bad --n-snps 10 --trait binary
+sim_error "--nonlinear with cc" --out bad --n-snps 10 --nonlinear
+sim_error "--nl-pairs without --nonlinear" --out bad --n-snps 10 --trait qt --nl-pairs 2
+sim_error "epistasis order 5" --out bad --n-snps 10 --epistasis 5:1
+sim_error "epistasis without count" --out bad --n-snps 10 --epistasis 2
+sim_error "epistasis count 0" --out bad --n-snps 10 --epistasis 2:0
+sim_error "more planted SNPs than SNPs" --out bad --n-snps 10 --additive 4 --epistasis 4:2
+sim_error "--maf-min > --maf-max" --out bad --n-snps 10 --maf-min 0.3 --maf-max 0.2
+sim_error "--maf-min 0" --out bad --n-snps 10 --maf-min 0
+sim_error "--maf-max above 0.5" --out bad --n-snps 10 --maf-max 0.7
+sim_error "--h2 1" --out bad --n-snps 10 --additive 1 --h2 1
+sim_error "--missing 1.5" --out bad --n-snps 10 --missing 1.5
+sim_error "P(case) leaves (0,1)" --out bad --n-snps 10 --epistasis 2:1 --prevalence 0.9
+sim_error "--epi-effect 0" --out bad --n-snps 10 --epistasis 2:1 --epi-effect 0
+sim_error "unknown option" --out bad --n-snps 10 --bogus
+sim_error "stray argument" --out bad --n-snps 10 extra
+sim_error "unwritable --out folder" --out no/such/dir/bad --n-snps 10
 
-echo "1..$n"
-exit $fail
+tap_end

@@ -3,17 +3,9 @@
 # in both orientations, scaled, FP32, with and without header / ID columns; a hand-made .bed
 # with a monomorphic and an all-missing SNP (zero rows, counted in the log); bad matrix files
 # give one error line naming the line, column or ID.
-set -u
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
-n=0
-fail=0
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/tap.sh"
 
-report() { # report OK DESCRIPTION
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi
-}
 
 "$TG_BIN" simulate --quiet --out d --n-samples 67 --n-snps 43 --missing 0.08 --seed 3 >/dev/null 2>&1 ||
     { echo "Bail out! tilegwas simulate failed"; exit 1; }
@@ -125,42 +117,26 @@ got=$(awk 'NR > 1 { printf "%s=%.10f ", $1, $2 }' h.snpmm.tsv)
     grep -q "warning: 2 monomorphic or all-missing SNPs" h.log
 report $? "monomorphic and all-missing SNPs: zero rows, counted in the log ($got)"
 
-# expect_error DESCRIPTION SUBSTRING SNPMM_OPTIONS...: one error line naming the fault
-expect_error() {
-    desc=$1 want=$2
-    shift 2
-    n=$((n + 1))
-    timeout 120 "$TG_BIN" snpmm "$@" >out.txt 2>err.txt
-    rc=$?
-    lines=$(grep -c . err.txt)
-    if [ $rc -ne 0 ] && [ $rc -lt 124 ] && [ "$lines" -eq 1 ] && grep -q "error: " err.txt &&
-        grep -qF -- "$want" err.txt && ! grep -qE "Sanitizer|runtime error" err.txt; then
-        echo "ok $n - $desc: $(cat err.txt)"
-    else
-        echo "not ok $n - $desc (exit $rc, $lines stderr lines, wanted '$want')"
-        sed 's/^/# /' err.txt | head -20
-        fail=1
-    fi
-}
+# snpmm_error DESCRIPTION SUBSTRING SNPMM_OPTIONS...: one error line naming the fault
+snpmm_error() { expect_error "$1" "$2" "$TG_BIN" snpmm "${@:3}"; }
 { head -1 L.tsv; sed -n 3p L.tsv; sed -n 2p L.tsv; tail -n +4 L.tsv; } >swapped.tsv
 id2=$(sed -n 3p L.tsv | cut -f1)
-expect_error "SNP IDs out of .bim order" "line 2: SNP '$id2'" --bfile d --matrix swapped.tsv --out e
+snpmm_error "SNP IDs out of .bim order" "line 2: SNP '$id2'" --bfile d --matrix swapped.tsv --out e
 awk 'NR == 5 { $3 = "nan" } { print }' OFS='\t' L.tsv >nan.tsv
-expect_error "NaN value" "line 5, column 3 (gamma)" --bfile d --matrix nan.tsv --out e
+snpmm_error "NaN value" "line 5, column 3 (gamma)" --bfile d --matrix nan.tsv --out e
 awk 'NR == 4 { $2 = "x1" } { print }' OFS='\t' L.tsv >text.tsv
-expect_error "non-numeric value" "line 4, column 2" --bfile d --matrix text.tsv --out e
+snpmm_error "non-numeric value" "line 4, column 2" --bfile d --matrix text.tsv --out e
 cut -f1 L.tsv >ids.tsv
-expect_error "no value columns (k = 0)" "k = 0" --bfile d --matrix ids.tsv --out e
+snpmm_error "no value columns (k = 0)" "k = 0" --bfile d --matrix ids.tsv --out e
 head -n 20 L.tsv >short.tsv
-expect_error "fewer lines than SNPs" "19 data lines, expected 43" --bfile d --matrix short.tsv --out e
-expect_error "a per-sample matrix without --transpose" "column 1 (FID)" --bfile d --matrix Lt.tsv --out e
+snpmm_error "fewer lines than SNPs" "19 data lines, expected 43" --bfile d --matrix short.tsv --out e
+snpmm_error "a per-sample matrix without --transpose" "column 1 (FID)" --bfile d --matrix Lt.tsv --out e
 awk 'NR == 7 { NF = 3 } { print }' OFS='\t' L.tsv >ragged.tsv
-expect_error "short line" "line 7: 3 fields, expected 4" --bfile d --matrix ragged.tsv --out e
+snpmm_error "short line" "line 7: 3 fields, expected 4" --bfile d --matrix ragged.tsv --out e
 tail -n +2 L.tsv >noheader.tsv
-expect_error "IDs without a header" "ID columns need a header" --bfile d --matrix noheader.tsv --out e
+snpmm_error "IDs without a header" "ID columns need a header" --bfile d --matrix noheader.tsv --out e
 awk '{ printf "%s", $2; for (c = 0; c < 65; c++) printf " 1"; print "" }' d.bim >wide.tsv
-expect_error "65 columns" "at most 64" --bfile d --matrix wide.tsv --out e
-expect_error "missing --matrix" "--matrix" --bfile d --out e
-expect_error "missing matrix file" "nothere.tsv" --bfile d --matrix nothere.tsv --out e
-echo "1..$n"
-exit $fail
+snpmm_error "65 columns" "at most 64" --bfile d --matrix wide.tsv --out e
+snpmm_error "missing --matrix" "--matrix" --bfile d --out e
+snpmm_error "missing matrix file" "nothere.tsv" --bfile d --matrix nothere.tsv --out e
+tap_end

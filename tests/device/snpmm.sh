@@ -5,16 +5,8 @@
 # terms in different orders; the worst-case bound, (n+10)·2⁻²⁴ of the sum of magnitudes, is
 # ~√n·2.4e-4 ≈ 1.6e-2 of a column's largest value and observed differences are ~5e-5, while a
 # decoding or centering error is of order 1: 1e-3 separates the two.
-set -u
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
-n=0
-fail=0
-report() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi
-}
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/../tap.sh"
 
 "$TG_BIN" simulate --quiet --out d --n-samples 4100 --n-snps 2600 --missing 0.02 --seed 8 \
     >/dev/null 2>&1 || { echo "Bail out! tilegwas simulate failed"; exit 1; }
@@ -52,5 +44,4 @@ for prec in fp64 fp32; do
         report $rc "$dir $prec: GPU only = CPU only ($msg)"
     done
 done
-echo "1..$n"
-exit $fail
+tap_end

@@ -1,0 +1,43 @@
+# Shared by the shell tests (source it first): a private working directory removed at exit, TAP
+# results, and the bad-input check every command is held to. End the script with tap_end.
+set -u
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+n=0
+fail=0
+
+# report STATUS DESCRIPTION [FILE]: ok when STATUS is 0; on failure FILE is shown as comments.
+report() {
+    n=$((n + 1))
+    if [ "$1" -eq 0 ]; then
+        echo "ok $n - $2"
+    else
+        echo "not ok $n - $2"
+        [ $# -lt 3 ] || sed 's/^/# /' "$3" | head -20
+        fail=1
+    fi
+}
+
+# expect_error DESCRIPTION SUBSTRING COMMAND...: the command exits non-zero (not killed, not timed
+# out) with exactly one stderr line, an "error: " line containing SUBSTRING, and no sanitizer
+# report.
+expect_error() {
+    local desc=$1 want=$2
+    shift 2
+    timeout 120 "$@" >out.txt 2>err.txt
+    local rc=$? lines
+    lines=$(grep -c . err.txt)
+    [ $rc -ne 0 ] && [ $rc -lt 124 ] && [ "$lines" -eq 1 ] && grep -q "error: " err.txt &&
+        grep -qF -- "$want" err.txt && ! grep -qE "Sanitizer|runtime error" err.txt
+    if [ $? -eq 0 ]; then
+        report 0 "$desc: $(cat err.txt)"
+    else
+        report 1 "$desc (exit $rc, $lines stderr lines, wanted '$want')" err.txt
+    fi
+}
+
+tap_end() {
+    echo "1..$n"
+    exit $fail
+}
