@@ -87,7 +87,7 @@ int main(int argc, char **argv) {
         void *p = (void *)starpu_matrix_get_local_ptr(src);
         for (size_t i = 0; i < (size_t)nb * nb; i++) tg_prec_store(a, p, i, (double)(i % 1000) / 7 - 70);
         starpu_data_release(src);
-        struct tg_convert_arg arg = {a, b, 1.0};
+        struct tg_convert_arg arg = {a, b, 1.0, 0};
         /* first task: allocation and calibration, not timed */
         for (int pass = 0; pass < 2; pass++) {
             int n = pass ? reps : 1;

@@ -66,12 +66,13 @@ void tg_convert_cpu(void *buffers[], void *cl_arg) {
     size_t lds = STARPU_MATRIX_GET_LD(buffers[0]), ldd = STARPU_MATRIX_GET_LD(buffers[1]);
     for (size_t j = 0; j < cols; j++)
         for (size_t i = 0; i < rows; i++)
-            tg_prec_store(a.to, dst, i + j * ldd, tg_prec_load(a.from, src, i + j * lds) * a.scale);
+            tg_prec_store(a.to, dst, a.transpose ? j + i * ldd : i + j * ldd,
+                          tg_prec_load(a.from, src, i + j * lds) * a.scale);
 }
 
 int tg_insert_convert(starpu_data_handle_t src, starpu_data_handle_t dst, tg_prec from, tg_prec to,
                       double scale, int priority) {
-    struct tg_convert_arg a = {from, to, scale};
+    struct tg_convert_arg a = {from, to, scale, 0};
     size_t n = starpu_matrix_get_nx(src) * starpu_matrix_get_ny(src);
     return TG_INSERT(&tg_cl_convert[from][to], STARPU_R, src, STARPU_W, dst, STARPU_VALUE, &a,
                      sizeof a, STARPU_PRIORITY, priority, STARPU_FLOPS, (double)n, 0);

@@ -52,11 +52,11 @@ template <tg_prec P> __device__ static void store(void *a, size_t i, double x) {
 // A 2-D grid: x over rows, y over columns (grid-stride both ways), so no index division.
 template <tg_prec F, tg_prec T>
 __global__ static void convert_kernel(double scale, const void *src, size_t lds, void *dst,
-                                      size_t ldd, size_t rows, size_t cols) {
+                                      size_t ldd, size_t rows, size_t cols, int transpose) {
     for (size_t j = blockIdx.y; j < cols; j += gridDim.y)
         for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < rows;
              i += (size_t)gridDim.x * blockDim.x)
-            store<T>(dst, i + j * ldd, load<F>(src, i + j * lds) * scale);
+            store<T>(dst, transpose ? j + i * ldd : i + j * ldd, load<F>(src, i + j * lds) * scale);
 }
 
 struct launch_args {
@@ -65,6 +65,7 @@ struct launch_args {
     size_t lds;
     void *dst;
     size_t ldd, rows, cols;
+    int transpose;
     cudaStream_t stream;
 };
 
@@ -73,7 +74,7 @@ template <tg_prec F, tg_prec T> static void launch_pair(const launch_args &a) {
     size_t bx = (a.rows + threads - 1) / threads;
     dim3 grid((unsigned)(bx < 1024 ? bx : 1024), (unsigned)(a.cols < 65535 ? a.cols : 65535));
     convert_kernel<F, T><<<grid, threads, 0, a.stream>>>(a.scale, a.src, a.lds, a.dst, a.ldd,
-                                                           a.rows, a.cols);
+                                                           a.rows, a.cols, a.transpose);
 }
 
 template <tg_prec F> static void launch_from(tg_prec to, const launch_args &a) {
@@ -100,18 +101,20 @@ static void launch(tg_prec from, tg_prec to, const launch_args &a) {
     }
 }
 
+extern "C" void tg_convert_launch(tg_prec from, tg_prec to, const void *src, size_t lds,
+                                  void *dst, size_t ldd, size_t rows, size_t cols, double scale,
+                                  int transpose, cudaStream_t stream) {
+    if (rows == 0 || cols == 0) return;
+    launch(from, to, {scale, src, lds, dst, ldd, rows, cols, transpose, stream});
+    TG_CUDA_CHECK(cudaGetLastError());
+}
+
 extern "C" void tg_convert_cuda(void *buffers[], void *cl_arg) {
     struct tg_convert_arg a;
     starpu_codelet_unpack_args(cl_arg, &a);
-    launch_args l = {a.scale,
-                     (const void *)STARPU_MATRIX_GET_PTR(buffers[0]),
-                     STARPU_MATRIX_GET_LD(buffers[0]),
-                     (void *)STARPU_MATRIX_GET_PTR(buffers[1]),
-                     STARPU_MATRIX_GET_LD(buffers[1]),
-                     STARPU_MATRIX_GET_NX(buffers[0]),
-                     STARPU_MATRIX_GET_NY(buffers[0]),
-                     starpu_cuda_get_local_stream()};
-    if (l.rows == 0 || l.cols == 0) return;
-    launch(a.from, a.to, l);
-    TG_CUDA_CHECK(cudaGetLastError());
+    tg_convert_launch(a.from, a.to, (const void *)STARPU_MATRIX_GET_PTR(buffers[0]),
+                      STARPU_MATRIX_GET_LD(buffers[0]), (void *)STARPU_MATRIX_GET_PTR(buffers[1]),
+                      STARPU_MATRIX_GET_LD(buffers[1]), STARPU_MATRIX_GET_NX(buffers[0]),
+                      STARPU_MATRIX_GET_NY(buffers[0]), a.scale, a.transpose,
+                      starpu_cuda_get_local_stream());
 }

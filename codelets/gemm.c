@@ -102,18 +102,6 @@ void tg_trsm_cpu(void *buffers[], void *cl_arg) {
                     t, ldt, x, ldx);
 }
 
-void tg_convt_cpu(void *buffers[], void *cl_arg) {
-    struct tg_convt_arg a;
-    starpu_codelet_unpack_args(cl_arg, &a);
-    const void *src = (const void *)STARPU_MATRIX_GET_PTR(buffers[0]);
-    void *dst = (void *)STARPU_MATRIX_GET_PTR(buffers[1]);
-    size_t rows = STARPU_MATRIX_GET_NX(buffers[0]), cols = STARPU_MATRIX_GET_NY(buffers[0]);
-    size_t lds = STARPU_MATRIX_GET_LD(buffers[0]), ldd = STARPU_MATRIX_GET_LD(buffers[1]);
-    for (size_t j = 0; j < cols; j++)
-        for (size_t i = 0; i < rows; i++)
-            tg_prec_store(TG_FP8_E4M3, dst, j + i * ldd, tg_prec_load(a.from, src, i + j * lds) * a.scale);
-}
-
 static size_t dim(starpu_data_handle_t h, int which) {
     return which ? starpu_matrix_get_ny(h) : starpu_matrix_get_nx(h);
 }
@@ -144,7 +132,7 @@ int tg_insert_trsm(tg_prec p, char side, char trans, starpu_data_handle_t t, sta
 
 int tg_insert_convt(starpu_data_handle_t src, tg_prec from, starpu_data_handle_t dst, double scale,
                     int priority) {
-    struct tg_convt_arg a = {from, scale};
+    struct tg_convert_arg a = {from, TG_FP8_E4M3, scale, 1};
     return TG_INSERT(&tg_cl_convt[from], STARPU_R, src, STARPU_W, dst, STARPU_VALUE, &a, sizeof a,
                      STARPU_PRIORITY, priority, STARPU_FLOPS, (double)dim(src, 0) * dim(src, 1), 0);
 }
@@ -170,7 +158,7 @@ void tg_gemm_codelets_init(void) {
         {"tg_gemm_%s", tg_cl_gemm, tg_gemm_cpu, CUDA_FN(tg_gemm_cuda), 3, rrw},
         {"tg_syrk_%s", tg_cl_syrk, tg_syrk_cpu, CUDA_FN(tg_syrk_cuda), 2, rw},
         {"tg_trsm_%s", tg_cl_trsm, tg_trsm_cpu, CUDA_FN(tg_trsm_cuda), 2, rw},
-        {"tg_convt_%s_fp8", tg_cl_convt, tg_convt_cpu, CUDA_FN(tg_convt_cuda), 2, rwo},
+        {"tg_convt_%s_fp8", tg_cl_convt, tg_convert_cpu, CUDA_FN(tg_convert_cuda), 2, rwo},
     };
     for (int f = 0; f < 4; f++)
         for (int p = 0; p < TG_NPREC; p++) {

@@ -55,14 +55,10 @@ int tg_insert_trsm(tg_prec p, char side, char trans, starpu_data_handle_t t, sta
                    int priority);
 
 /* ---- convt: dst (cols × rows) = round_FP8(srcᵀ · scale), src FP32 or FP64: the transposed
- * FP8 copy of a panel tile that cuBLASLt's TN layout needs (the paper, section V-B.3). */
-struct tg_convt_arg {
-    tg_prec from;
-    double scale;
-};
+ * FP8 copy of a panel tile that cuBLASLt's TN layout needs (the paper, section V-B.3). The
+ * conversion codelet's functions with transpose set (struct tg_convert_arg), under perfmodels of
+ * their own (tg_convt_<from>_fp8): a transposed store has its own speed. */
 extern struct starpu_codelet tg_cl_convt[TG_NPREC];
-void tg_convt_cpu(void *buffers[], void *cl_arg);
-void tg_convt_cuda(void *buffers[], void *cl_arg);
 int tg_insert_convt(starpu_data_handle_t src, tg_prec from, starpu_data_handle_t dst, double scale,
                     int priority);
 

@@ -34,39 +34,6 @@ extern "C" void *tg_cuda_scratch(int slot, size_t bytes) {
     return s.p;
 }
 
-// ---- element conversions (exact loads, one rounding at the store; FP8 saturating)
-__device__ static double ld(const double *a, size_t i) { return a[i]; }
-__device__ static double ld(const float *a, size_t i) { return a[i]; }
-__device__ static double ld(const __half *a, size_t i) { return __half2float(a[i]); }
-__device__ static double ld(const __nv_fp8_storage_t *a, size_t i) {
-    return __half2float(__half(__nv_cvt_fp8_to_halfraw(a[i], __NV_E4M3)));
-}
-__device__ static void st(__half *a, size_t i, double x) { a[i] = __double2half(x); }
-__device__ static void st(__nv_fp8_storage_t *a, size_t i, double x) {
-    a[i] = __nv_cvt_double_to_fp8(x, __NV_SATFINITE, __NV_E4M3);
-}
-
-// dst = round(src·scale), transposed when asked (dst(j, i) = src(i, j)).
-template <typename S, typename D>
-__global__ static void convert(const S *src, size_t lds, D *dst, size_t ldd, size_t rows,
-                               size_t cols, double scale, int transpose) {
-    for (size_t j = blockIdx.y; j < cols; j += gridDim.y)
-        for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < rows;
-             i += (size_t)gridDim.x * blockDim.x)
-            st(dst, transpose ? j + i * ldd : i + j * ldd, ld(src, i + j * lds) * scale);
-}
-
-template <typename S, typename D>
-static void launch_convert(const S *src, size_t lds, D *dst, size_t ldd, size_t rows, size_t cols,
-                           double scale, int transpose) {
-    if (!rows || !cols) return;
-    size_t bx = (rows + 255) / 256;
-    dim3 grid((unsigned)(bx < 1024 ? bx : 1024), (unsigned)(cols < 65535 ? cols : 65535));
-    convert<<<grid, 256, 0, starpu_cuda_get_local_stream()>>>(src, lds, dst, ldd, rows, cols,
-                                                              scale, transpose);
-    TG_CUDA_CHECK(cudaGetLastError());
-}
-
 // ---- cuBLAS types per precision (FP16: FP16 storage, FP32 compute)
 struct blas_type {
     cudaDataType data;
@@ -111,7 +78,8 @@ static void gemm_fp8(int m, int n, int k, float alpha, const void *a, int lda, c
     __half *c16 = (__half *)tg_cuda_scratch(1, (size_t)m * n * sizeof(__half));
     const size_t ws_bytes = 32u << 20;
     void *ws = tg_cuda_scratch(2, ws_bytes);
-    launch_convert(c, (size_t)ldc, c16, (size_t)m, (size_t)m, (size_t)n, 1.0, 0);
+    tg_convert_launch(TG_FP8_E4M3, TG_FP16, c, (size_t)ldc, c16, (size_t)m, (size_t)m, (size_t)n,
+                      1.0, 0, starpu_cuda_get_local_stream());
 
     cublasLtMatmulDesc_t desc;
     cublasLtMatrixLayout_t la, lb, lc;
@@ -144,7 +112,8 @@ static void gemm_fp8(int m, int n, int k, float alpha, const void *a, int lda, c
     cublasLtMatrixLayoutDestroy(lb);
     cublasLtMatrixLayoutDestroy(lc);
     cublasLtMatmulDescDestroy(desc);
-    launch_convert(c16, (size_t)m, c, (size_t)ldc, (size_t)m, (size_t)n, 1.0, 0);
+    tg_convert_launch(TG_FP16, TG_FP8_E4M3, c16, (size_t)m, c, (size_t)ldc, (size_t)m, (size_t)n,
+                      1.0, 0, starpu_cuda_get_local_stream());
 }
 
 extern "C" void tg_gemm_cuda(void *buffers[], void *cl_arg) {
@@ -201,17 +170,3 @@ extern "C" void tg_trsm_cuda(void *buffers[], void *cl_arg) {
         gemm_ex(s.prec, s.trans, 'N', m, n, m, 1.0, t, ldt, w, m, 0.0, x, ldx);
 }
 
-extern "C" void tg_convt_cuda(void *buffers[], void *cl_arg) {
-    struct tg_convt_arg a;
-    starpu_codelet_unpack_args(cl_arg, &a);
-    const void *src = (const void *)STARPU_MATRIX_GET_PTR(buffers[0]);
-    auto *dst = (__nv_fp8_storage_t *)STARPU_MATRIX_GET_PTR(buffers[1]);
-    size_t rows = STARPU_MATRIX_GET_NX(buffers[0]), cols = STARPU_MATRIX_GET_NY(buffers[0]);
-    size_t lds = STARPU_MATRIX_GET_LD(buffers[0]), ldd = STARPU_MATRIX_GET_LD(buffers[1]);
-    if (a.from == TG_FP64)
-        launch_convert((const double *)src, lds, dst, ldd, rows, cols, a.scale, 1);
-    else if (a.from == TG_FP32)
-        launch_convert((const float *)src, lds, dst, ldd, rows, cols, a.scale, 1);
-    else
-        STARPU_ABORT_MSG("convt: source must be fp32 or fp64, not %s", tg_prec_name(a.from));
-}

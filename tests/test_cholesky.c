@@ -323,7 +323,7 @@ static struct result case_convt(int w, uint64_t seed, tg_prec from, int m, int n
     x[1] = 1e-5;
     round_to(from, x, (size_t)m * n, 1);
     struct tile S = tile_make(from, m, n, x, 1), D = tile_make(TG_FP8_E4M3, n, m, z, 1);
-    struct tg_convt_arg a = {from, scale};
+    struct tg_convert_arg a = {from, TG_FP8_E4M3, scale, 1};
     starpu_data_handle_t h[2] = {S.h, D.h};
     struct result res = {.n = (size_t)m * n};
     res.ret = run_on(w, &tg_cl_convt[from], &a, sizeof a, h, 2);

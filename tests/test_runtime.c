@@ -52,7 +52,7 @@ static int check_pair(int w, tg_prec from, tg_prec to, double scale, const doubl
                                 tg_prec_size(from));
     starpu_matrix_data_register(&hd, STARPU_MAIN_RAM, (uintptr_t)dst, LD, ROWS, COLS,
                                 tg_prec_size(to));
-    struct tg_convert_arg a = {from, to, scale};
+    struct tg_convert_arg a = {from, to, scale, 0};
     int ret = starpu_task_insert(&tg_cl_convert[from][to], STARPU_R, hs, STARPU_W, hd,
                                  STARPU_VALUE, &a, sizeof a, STARPU_EXECUTE_ON_WORKER, w, 0);
     starpu_task_wait_for_all();
