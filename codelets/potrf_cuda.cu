@@ -1,8 +1,6 @@
 // Diagonal-tile codelets on the GPU: cuSOLVER potrf (info written straight into the StarPU
-// variable, read by the caller after the wait) and Xtrtri. One cuSOLVER handle per CUDA worker,
-// created on the worker's first task and bound to its current stream on every call.
-#include <cusolverDn.h>
-
+// variable, read by the caller after the wait) and Xtrtri, on the worker's cuSOLVER handle
+// (tg_cusolver_handle, made by the runtime).
 #include "codelets/gemm.h"
 #include "codelets/potrf.h"
 #include "runtime/cuda.h"
@@ -13,16 +11,6 @@
         if (s_ != CUSOLVER_STATUS_SUCCESS)                                                       \
             STARPU_ABORT_MSG("cuSOLVER error %d at %s:%d", (int)s_, __FILE__, __LINE__);          \
     } while (0)
-
-static cusolverDnHandle_t handles[STARPU_NMAXWORKERS];
-
-static cusolverDnHandle_t solver(void) {
-    cusolverDnHandle_t &h = handles[starpu_worker_get_id_check()];
-    if (!h) TG_CUSOLVER_CHECK(cusolverDnCreate(&h));
-    // bound on every call: StarPU re-creates the worker's stream when it is restarted
-    TG_CUSOLVER_CHECK(cusolverDnSetStream(h, starpu_cuda_get_local_stream()));
-    return h;
-}
 
 // Zeroes the strict upper triangle of an n × n tile, so the tile holds exactly L.
 template <typename T> __global__ static void zero_upper(T *a, size_t ld, size_t n) {
@@ -43,7 +31,7 @@ extern "C" void tg_potrf_cuda(void *buffers[], void *cl_arg) {
     void *a = (void *)STARPU_MATRIX_GET_PTR(buffers[0]);
     int n = (int)STARPU_MATRIX_GET_NX(buffers[0]), ld = (int)STARPU_MATRIX_GET_LD(buffers[0]);
     int *info = (int *)STARPU_VARIABLE_GET_PTR(buffers[1]); // device memory
-    cusolverDnHandle_t h = solver();
+    cusolverDnHandle_t h = tg_cusolver_handle();
     int lwork = 0;
     if (s.prec == TG_FP64) {
         TG_CUSOLVER_CHECK(cusolverDnDpotrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, (double *)a, ld, &lwork));
@@ -68,7 +56,7 @@ extern "C" void tg_trtri_cuda(void *buffers[], void *cl_arg) {
     cudaStream_t stream = starpu_cuda_get_local_stream();
     TG_CUDA_CHECK(cudaMemcpy2DAsync(t, ldt * es, l, ldl * es, n * es, n, cudaMemcpyDeviceToDevice, stream));
     cudaDataType type = s.prec == TG_FP64 ? CUDA_R_64F : CUDA_R_32F;
-    cusolverDnHandle_t h = solver();
+    cusolverDnHandle_t h = tg_cusolver_handle();
     size_t dev_bytes = 0, host_bytes = 0;
     TG_CUSOLVER_CHECK(cusolverDnXtrtri_bufferSize(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_DIAG_NON_UNIT,
                                                   (int64_t)n, type, t, (int64_t)ldt, &dev_bytes,

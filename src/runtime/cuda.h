@@ -4,6 +4,7 @@
 #define TG_RUNTIME_CUDA_H
 #include <cublasLt.h>
 #include <cublas_v2.h>
+#include <cusolverDn.h>
 #include <cuda_runtime.h>
 #include <starpu.h>
 
@@ -12,6 +13,7 @@ extern "C" {
 #endif
 cublasHandle_t tg_cublas_handle(void);
 cublasLtHandle_t tg_cublaslt_handle(void);
+cusolverDnHandle_t tg_cusolver_handle(void);
 #ifdef __cplusplus
 }
 #endif

@@ -20,21 +20,32 @@ static struct {
 
 #ifdef TG_USE_CUDA
 #include <starpu_cublas_v2.h>
+/* Library handles of each CUDA worker, created on its thread when the runtime starts (bound to
+ * the worker's stream, which StarPU re-creates at every start) and destroyed when it stops. */
 static cublasLtHandle_t lt_handles[STARPU_NMAXWORKERS];
+static cusolverDnHandle_t solver_handles[STARPU_NMAXWORKERS];
 
-static void lt_create(void *arg) {
+static void handles_create(void *arg) {
     (void)arg;
-    if (cublasLtCreate(&lt_handles[starpu_worker_get_id_check()]) != CUBLAS_STATUS_SUCCESS)
-        STARPU_ABORT_MSG("cublasLtCreate failed on worker %d", starpu_worker_get_id_check());
+    int w = starpu_worker_get_id_check();
+    if (cublasLtCreate(&lt_handles[w]) != CUBLAS_STATUS_SUCCESS)
+        STARPU_ABORT_MSG("cublasLtCreate failed on worker %d", w);
+    if (cusolverDnCreate(&solver_handles[w]) != CUSOLVER_STATUS_SUCCESS ||
+        cusolverDnSetStream(solver_handles[w], starpu_cuda_get_local_stream()) !=
+            CUSOLVER_STATUS_SUCCESS)
+        STARPU_ABORT_MSG("cusolverDnCreate failed on worker %d", w);
 }
 
-static void lt_destroy(void *arg) {
+static void handles_destroy(void *arg) {
     (void)arg;
-    cublasLtDestroy(lt_handles[starpu_worker_get_id_check()]);
+    int w = starpu_worker_get_id_check();
+    cublasLtDestroy(lt_handles[w]);
+    cusolverDnDestroy(solver_handles[w]);
 }
 
 cublasHandle_t tg_cublas_handle(void) { return starpu_cublas_get_local_handle(); }
 cublasLtHandle_t tg_cublaslt_handle(void) { return lt_handles[starpu_worker_get_id_check()]; }
+cusolverDnHandle_t tg_cusolver_handle(void) { return solver_handles[starpu_worker_get_id_check()]; }
 #endif
 
 #ifdef TG_USE_MPI
@@ -143,7 +154,7 @@ tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err) {
 #ifdef TG_USE_CUDA
     if (starpu_cuda_worker_get_count() > 0) {
         starpu_cublas_init();
-        starpu_execute_on_each_worker(lt_create, NULL, STARPU_CUDA);
+        starpu_execute_on_each_worker(handles_create, NULL, STARPU_CUDA);
     }
 #endif
     tg_codelets_init();
@@ -155,7 +166,7 @@ void tg_runtime_stop(void) {
     tg_runtime_wait_all();
 #ifdef TG_USE_CUDA
     if (starpu_cuda_worker_get_count() > 0) {
-        starpu_execute_on_each_worker(lt_destroy, NULL, STARPU_CUDA);
+        starpu_execute_on_each_worker(handles_destroy, NULL, STARPU_CUDA);
         starpu_cublas_shutdown();
     }
 #endif
