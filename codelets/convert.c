@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "codelets/codelets.h"
+#include "codelets/distance.h"
 #include "codelets/epistasis.h"
 #include "codelets/fivecodes.h"
 #include "codelets/gemm.h"
@@ -55,6 +56,7 @@ void tg_codelets_init(void) {
     tg_potrf_codelets_init();
     tg_gemm_codelets_init();
     tg_fivecodes_init();
+    tg_distance_codelets_init();
 }
 
 void tg_convert_cpu(void *buffers[], void *cl_arg) {

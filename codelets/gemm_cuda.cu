@@ -9,14 +9,6 @@
 #include "codelets/gemm.h"
 #include "runtime/cuda.h"
 
-#define TG_CUBLAS_CHECK(call)                                                                    \
-    do {                                                                                         \
-        cublasStatus_t s_ = (call);                                                              \
-        if (s_ != CUBLAS_STATUS_SUCCESS)                                                         \
-            STARPU_ABORT_MSG("cuBLAS error %d (%s) at %s:%d", (int)s_, cublasGetStatusString(s_), \
-                             __FILE__, __LINE__);                                                \
-    } while (0)
-
 // ---- per-worker scratch (each worker touches only its own row: no lock)
 static struct {
     void *p;

@@ -26,4 +26,11 @@ cusolverDnHandle_t tg_cusolver_handle(void);
             STARPU_ABORT_MSG("CUDA error %s at %s:%d: %s", cudaGetErrorName(e_), __FILE__,       \
                              __LINE__, cudaGetErrorString(e_));                                  \
     } while (0)
+#define TG_CUBLAS_CHECK(call)                                                                    \
+    do {                                                                                         \
+        cublasStatus_t s_ = (call);                                                              \
+        if (s_ != CUBLAS_STATUS_SUCCESS)                                                         \
+            STARPU_ABORT_MSG("cuBLAS error %d (%s) at %s:%d", (int)s_, cublasGetStatusString(s_), \
+                             __FILE__, __LINE__);                                                \
+    } while (0)
 #endif
