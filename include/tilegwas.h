@@ -436,6 +436,8 @@ typedef struct {
     double band;      /**< < 0: the adaptive map. Otherwise the paper's hand-tuned bands: tiles
                        * with i − j ≤ band·(NT − 1) take @p diag, the others the least accurate
                        * allowed precision (band 1: all @p diag, band 0: only the diagonal) */
+    tg_prec *map_out; /**< NULL, or mt × nt entries receiving the precision map (column-major,
+                       * tile (i, j) at i + j·mt; upper tiles get @p diag) */
 } tg_chol_opts;
 
 /** Defaults: eps 1e-8, diag FP64, allowed FP64|FP32|FP16|FP8, adaptive map. */
@@ -465,6 +467,99 @@ tg_status tg_cholesky(tg_matrix *A, const tg_chol_opts *o, tg_chol_report *r, tg
  * tg_cholesky(). Forward then backward substitution by tiles: triangular solves by the inverse
  * of the diagonal tiles, GEMM updates (lowered L tiles raised to B's precision). */
 tg_status tg_chol_solve(const tg_matrix *L, tg_matrix *B, tg_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name Kernel ridge regression: Build (kernel matrix from genotypes) and Predict
+ * The KRR paper's Algorithms 2, 4, 5. Genotypes are int8 "encodings" e (one vector per sample),
+ * so that every kernel is a function of the integer dot products c_ij = e_i·e_j (INT8 inputs,
+ * INT32 accumulation: cuBLAS INT8 tensor cores on GPU, integer code on CPU), the per-sample
+ * terms s_i and the kernel's constants:
+ *   gaussian: e = the A1 counts g (0/1/2), s_i = e_i·e_i, d_ij = s_i + s_j − 2c_ij = ‖g_i − g_j‖²
+ *             plus ‖x_i − x_j‖² over the confounders x (real, as given, FP64);
+ *             K_ij = exp(−γ·d_ij)
+ *   ibs:      e = ([g ≥ 1], [g ≥ 2]) per SNP (2 entries), so s_i + s_j − 2c_ij = Σ|g_i − g_j|
+ *             exactly; K_ij = 1 − Σ|g_i − g_j| / (2·N_S) (alleles shared IBS / 2N_S)
+ *   linear:   e = g, s_i = Σ_k g_ik·2p_k; K_ij = (c_ij − s_i − s_j + Σ_k 4p_k²) / (2Σ_k p_k(1−p_k))
+ *             = (g_i − 2p)·(g_j − 2p) / (2Σp(1−p)) (VanRaden's first GRM)
+ * Missing calls are imputed by the nearest integer to the training mean 2p_k (the encodings are
+ * integers); p_k is the A1 frequency over the training cohort's non-missing calls, and a test
+ * cohort uses the training p. */
+typedef enum { TG_KERNEL_GAUSSIAN = 0, TG_KERNEL_IBS, TG_KERNEL_LINEAR } tg_kernel;
+
+/** Name ("gaussian", "ibs", "linear") and parser (TG_ERR_ARG listing the names). */
+const char *tg_kernel_name(tg_kernel k);
+tg_status tg_kernel_parse(const char *name, tg_kernel *k, tg_error *err);
+
+/** A cohort's genotypes prepared for kernel builds: int8 panels of nb samples (the encodings of
+ * those samples, each a column, SNPs padded with zeros to a multiple of 16) plus per-sample
+ * terms and confounders, each panel a StarPU handle. */
+typedef struct tg_kgeno tg_kgeno;
+
+/** Prepares the samples rows[0..n) of @p bed (rows NULL: every sample in .fam order) for kernel
+ * @p kind in panels of @p nb samples. @p freq: the A1 frequencies (N_S) of the training cohort for
+ * a test cohort; NULL computes them over these samples (the training cohort). @p covar: n × ncov
+ * column-major confounders (leading dimension ldc) of these samples, gaussian only (ncov 0 and
+ * NULL otherwise); a NAN is TG_ERR_ARG naming the sample and column. Decodes the .bed on every
+ * core. */
+tg_status tg_kgeno_create(const tg_bed *bed, const int64_t *rows, int64_t n, tg_kernel kind,
+                          const double *freq, const double *covar, int ncov, int64_t ldc, int nb,
+                          tg_kgeno **out, tg_error *err);
+void tg_kgeno_free(tg_kgeno *g);
+int64_t tg_kgeno_n(const tg_kgeno *g);
+/** A1 frequencies used (N_S of them). */
+const double *tg_kgeno_freq(const tg_kgeno *g);
+/** Missing calls imputed. */
+int64_t tg_kgeno_imputed(const tg_kgeno *g);
+
+/** The INT32 dot-product tiles c_ij of cohorts @p a (rows) and @p b (columns): a symmetric-lower
+ * n_a × n_a matrix when a == b (only lower tiles are computed), general n_a × n_b otherwise;
+ * tiles nb × nb of the panels. Both must be made for the same kernel and SNP count. @p ops
+ * (may be NULL) receives the useful integer operations: 2·(pairs i ≥ j or all)·(encoding
+ * length). Kept between kernels: several γ reuse it. */
+tg_status tg_kernel_gram(const tg_kgeno *a, const tg_kgeno *b, tg_matrix **C, double *ops,
+                         tg_error *err);
+
+/** K from the dot products @p C of tg_kernel_gram(a, b): the kernel function with @p gamma
+ * (gaussian only; > 0), alpha added to the diagonal when a == b (K + αI), tiles of precision
+ * @p prec (fp64 or fp32; the Cholesky lowers them afterwards), one fused task per tile. */
+tg_status tg_kernel_apply(const tg_matrix *C, const tg_kgeno *a, const tg_kgeno *b, double gamma,
+                          double alpha, tg_prec prec, tg_matrix **K, tg_error *err);
+
+/** Predictions P = K_t·W: @p Kt the test-train kernel (general n_t × n), @p W the weights
+ * (general n × nphen, fp64 or fp32 tiles, tg_chol_solve's output) as tile GEMMs in W's
+ * precision; P is written to @p pred (n_t × nphen, leading dimension ldp). */
+tg_status tg_krr_predict(const tg_matrix *Kt, const tg_matrix *W, double *pred, int64_t ldp,
+                         tg_error *err);
+
+/** Mean square prediction error and Pearson r of @p pred against @p y over the n rows where y
+ * is not NAN (*nobs of them; r is NAN when either has zero variance or nobs < 2). */
+void tg_pred_metrics(const double *y, const double *pred, int64_t n, double *mspe, double *r,
+                     int64_t *nobs);
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name Ridge regression by the tile Cholesky (the KRR paper's RR baseline, Fig. 2)
+ * The same model as tg_ridge_cg(), for phenotypes observed on every sample: ZᵀZ + λI formed by
+ * INT8 dot products of SNP panels (exact integers; missing calls through a 0/1 mask panel so
+ * that mean imputation stays exact), centered and scaled per tile in FP64, factored by
+ * tg_cholesky(), Zᵀ(y − ȳ) by the genotype products, and solved with tg_chol_solve(). */
+typedef struct {
+    double lambda;    /**< > 0 */
+    int nb;           /**< SNP tile size (default 1024) */
+    tg_chol_opts chol; /**< precision map of the factorisation; chol.diag (fp64 or fp32) is
+                        * also the precision of the solve */
+} tg_ridge_chol_opts;
+tg_ridge_chol_opts tg_ridge_chol_defaults(void);
+
+/** Solves (ZᵀZ + λI)β = Zᵀ(y − ȳ) for the @p nphen columns of @p y (n × nphen, no NAN: the
+ * caller keeps the samples observed for every phenotype), Z from @p geno (n × m column-major
+ * int8, leading dimension ld, A1 counts or TG_GENO_MISSING) centered by the frequencies over
+ * these n samples (scaled by 1/sqrt(2p(1−p)) with @p scale; monomorphic SNPs have zero columns
+ * and β 0). β is m × nphen (leading dimension ldb); mu (nphen) the intercepts ȳ. @p rep (may be
+ * NULL) receives the factorisation's report. */
+tg_status tg_ridge_chol(const int8_t *geno, int64_t n, int64_t m, int64_t ld, int scale,
+                        int64_t nphen, const double *y, int64_t ldy, const tg_ridge_chol_opts *o,
+                        double *beta, int64_t ldb, double *mu, tg_chol_report *rep,
+                        tg_error *err);
 
 #ifdef __cplusplus
 }

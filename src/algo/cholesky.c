@@ -18,7 +18,8 @@ tg_chol_opts tg_chol_defaults(void) {
     tg_chol_opts o = {.eps = 1e-8,
                       .allowed = 1u << TG_FP64 | 1u << TG_FP32 | 1u << TG_FP16 | 1u << TG_FP8_E4M3,
                       .diag = TG_FP64,
-                      .band = -1};
+                      .band = -1,
+                      .map_out = NULL};
     return o;
 }
 
@@ -309,6 +310,7 @@ tg_status tg_cholesky(tg_matrix *A, const tg_chol_opts *opts, tg_chol_report *re
     tg_runtime_wait_all();
     for (int j = 0; j < A->nt; j++)
         for (int i = j; i < A->mt; i++) r.tiles[map[tg_tile_index(A, i, j)]]++;
+    if (o.map_out) memcpy(o.map_out, map, n2 * sizeof *map);
     r.map_seconds = tg_now() - t0;
     t0 = tg_now();
     st = factor(A, &o, s8, info, &r, err);

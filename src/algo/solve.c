@@ -53,7 +53,7 @@ static tg_status check(const tg_matrix *L, const tg_matrix *B, tg_prec *b, tg_er
 }
 
 tg_status tg_chol_solve(const tg_matrix *L, tg_matrix *B, tg_error *err) {
-    tg_prec b;
+    tg_prec b = TG_FP64;
     tg_status st = check(L, B, &b, err);
     if (st) return st;
     int nt = L->nt, nc = B->nt, bad = 0;

@@ -1,0 +1,39 @@
+/* The fused kernel-function tile (the KRR paper's exponentiation fused into the distance tile):
+ * K (m × n, fp64 or fp32 — a table indexed by precision) from the INT32 dot products C of
+ * tg_cl_gram and the per-sample terms of both panels. See include/tilegwas.h "Kernel ridge
+ * regression" for the formulas. CPU in kernelfn.c (double arithmetic, one rounding: the
+ * reference), CUDA in kernelfn_cuda.cu (one thread per entry, FP64 arithmetic for the distance,
+ * so CPU and GPU agree to the last bits of exp). */
+#ifndef TG_CODELETS_KERNELFN_H
+#define TG_CODELETS_KERNELFN_H
+#include "codelets/codelets.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tg_kernelfn_arg {
+    int kind;     /* tg_kernel */
+    tg_prec prec; /* of K */
+    int ncov;     /* confounder columns in the terms panels (gaussian) */
+    int diag;     /* a diagonal tile of a symmetric K: add alpha where row == column */
+    double gamma, alpha;
+    double c0, c1; /* ibs: c1 = 1/(2·N_S); linear: c0 = Σ4p², c1 = 1/(2Σp(1−p)) */
+};
+
+/* buffers: C (R, matrix int32 m × n), Ti (R, matrix double m × (1+ncov): column 0 the terms
+ * s_i, then the confounders of the m row samples), Tj (R, the same for the n column samples),
+ * K (W, matrix m × n of precision prec). */
+extern struct starpu_codelet tg_cl_kernelfn[TG_NPREC];
+void tg_kernelfn_cpu(void *buffers[], void *cl_arg);
+void tg_kernelfn_cuda(void *buffers[], void *cl_arg);
+int tg_insert_kernelfn(const struct tg_kernelfn_arg *a, starpu_data_handle_t c,
+                       starpu_data_handle_t ti, starpu_data_handle_t tj, starpu_data_handle_t k,
+                       int priority);
+
+void tg_kernelfn_codelets_init(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
