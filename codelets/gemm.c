@@ -81,7 +81,12 @@ void tg_syrk_cpu(void *buffers[], void *cl_arg) {
     int n = (int)STARPU_MATRIX_GET_NX(buffers[1]), k = (int)STARPU_MATRIX_GET_NY(buffers[0]);
     int lda = (int)STARPU_MATRIX_GET_LD(buffers[0]), ldc = (int)STARPU_MATRIX_GET_LD(buffers[1]);
     void *a = (void *)STARPU_MATRIX_GET_PTR(buffers[0]), *c = (void *)STARPU_MATRIX_GET_PTR(buffers[1]);
-    if (s.prec == TG_FP64)
+    if (s.prec == TG_FP16) {
+        struct operand w = widen(TG_FP16, TG_FP32, buffers[0]);
+        cblas_sgemm(CblasColMajor, CblasNoTrans, CblasTrans, n, n, k, -1.0f, w.p, w.ld, w.p, w.ld,
+                    1.0f, c, ldc);
+        free(w.scratch);
+    } else if (s.prec == TG_FP64)
         cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, n, k, -1.0, a, lda, 1.0, c, ldc);
     else
         cblas_ssyrk(CblasColMajor, CblasLower, CblasNoTrans, n, k, -1.0f, a, lda, 1.0f, c, ldc);
@@ -117,7 +122,7 @@ int tg_insert_gemm(tg_prec p, char ta, char tb, double alpha, starpu_data_handle
 
 int tg_insert_syrk(tg_prec p, starpu_data_handle_t a, starpu_data_handle_t c, int priority) {
     struct tg_syrk_arg s = {p};
-    double flops = (double)dim(c, 0) * dim(c, 0) * dim(a, 1);
+    double flops = (p == TG_FP16 ? 2.0 : 1.0) * dim(c, 0) * dim(c, 0) * dim(a, 1);
     return TG_INSERT(&tg_cl_syrk[p], STARPU_R, a, STARPU_RW, c, STARPU_VALUE, &s, sizeof s,
                      STARPU_PRIORITY, priority, STARPU_FLOPS, flops, 0);
 }

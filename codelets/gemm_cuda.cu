@@ -133,7 +133,12 @@ extern "C" void tg_syrk_cuda(void *buffers[], void *cl_arg) {
     int n = (int)STARPU_MATRIX_GET_NX(buffers[1]), k = (int)STARPU_MATRIX_GET_NY(buffers[0]);
     int lda = (int)STARPU_MATRIX_GET_LD(buffers[0]), ldc = (int)STARPU_MATRIX_GET_LD(buffers[1]);
     void *a = (void *)STARPU_MATRIX_GET_PTR(buffers[0]), *c = (void *)STARPU_MATRIX_GET_PTR(buffers[1]);
-    if (s.prec == TG_FP64) {
+    if (s.prec == TG_FP16) {
+        const float m1 = -1, one = 1;
+        TG_CUBLAS_CHECK(cublasGemmEx(tg_cublas_handle(), CUBLAS_OP_N, CUBLAS_OP_T, n, n, k, &m1, a,
+                                     CUDA_R_16F, lda, a, CUDA_R_16F, lda, &one, c, CUDA_R_32F, ldc,
+                                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    } else if (s.prec == TG_FP64) {
         const double m1 = -1, one = 1;
         TG_CUBLAS_CHECK(cublasDsyrk(tg_cublas_handle(), CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, k,
                                     &m1, (const double *)a, lda, &one, (double *)c, ldc));

@@ -248,14 +248,16 @@ static struct result case_trtri(int w, uint64_t seed, tg_prec p, int n) {
     return res;
 }
 
-/* syrk: lower triangle of C − A·Aᵀ within 2(k+1)u·‖|C| + |A||Aᵀ|‖; the upper part untouched. */
+/* syrk: lower triangle of C − A·Aᵀ within 2(k+1)u·‖|C| + |A||Aᵀ|‖; the upper part untouched,
+ * except with FP16 A (FP32 C, u of FP32), which updates both triangles. */
 static struct result case_syrk(int w, uint64_t seed, tg_prec p, int n, int k) {
     tg_rng r;
     tg_rng_seed(&r, seed);
+    tg_prec cp = p == TG_FP16 ? TG_FP32 : p;
     double *a = rand_mat(n, k, -1, 1, &r), *c = rand_mat(n, n, -1, 1, &r);
     round_to(p, a, (size_t)n * k, 1);
-    round_to(p, c, (size_t)n * n, 1);
-    struct tile A = tile_make(p, n, k, a, 1), C = tile_make(p, n, n, c, 1);
+    round_to(cp, c, (size_t)n * n, 1);
+    struct tile A = tile_make(p, n, k, a, 1), C = tile_make(cp, n, n, c, 1);
     struct tg_syrk_arg s = {p};
     starpu_data_handle_t h[2] = {A.h, C.h};
     struct result res = {.n = (size_t)n * n};
@@ -266,7 +268,7 @@ static struct result case_syrk(int w, uint64_t seed, tg_prec p, int n, int k) {
     for (int j = 0; j < n; j++)
         for (int i = 0; i < n; i++) {
             double s2 = 0, sm = 0;
-            for (int q = 0; q < k && i >= j; q++) {
+            for (int q = 0; q < k && (i >= j || p == TG_FP16); q++) {
                 s2 += a[i + (size_t)q * n] * a[j + (size_t)q * n];
                 sm += fabs(a[i + (size_t)q * n] * a[j + (size_t)q * n]);
             }
@@ -274,7 +276,7 @@ static struct result case_syrk(int w, uint64_t seed, tg_prec p, int n, int k) {
             mag[i + (size_t)j * n] = fabs(c[i + (size_t)j * n]) + sm;
         }
     res.err = fro_diff(res.out, ref, res.n);
-    res.bound = 2 * (k + 1) * tg_prec_unit_roundoff(p) * fro(mag, res.n);
+    res.bound = 2 * (k + 1) * tg_prec_unit_roundoff(cp) * fro(mag, res.n);
     free(a);
     free(c);
     free(ref);
@@ -384,6 +386,7 @@ static void codelet_tests(uint64_t seed, int *cuda_ran) {
         {K_TRTRI, TG_FP32, 0, 0, 40, 0, 0, 0, 0, 0},
         {K_SYRK, TG_FP64, 0, 0, 37, 0, 21, 0, 0, 0},
         {K_SYRK, TG_FP32, 0, 0, 30, 0, 32, 0, 0, 0},
+        {K_SYRK, TG_FP16, 0, 0, 30, 0, 32, 0, 0, 0},
         {K_TRSM, TG_FP64, 'R', 'T', 41, 37, 0, 0, 0, 0},
         {K_TRSM, TG_FP32, 'R', 'T', 41, 37, 0, 0, 0, 0},
         {K_TRSM, TG_FP64, 'L', 'N', 37, 5, 0, 0, 0, 0},

@@ -229,7 +229,13 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const double *s8, i
         }
         starpu_data_unregister_submit(linv);
         for (int j = k + 1; j < nt; j++) {
-            bad |= tg_insert_syrk(d, pn.hi[j], tg_tile(A, j, j), top - 2 * (j - k));
+            /* a panel tile stored in FP16 updates an FP32 diagonal from its FP16 copy, on tensor
+             * cores: the trailing updates already read that copy */
+            tg_prec sp = d == TG_FP32 && A->prec[tg_tile_index(A, j, k)] == TG_FP16 ? TG_FP16 : d;
+            starpu_data_handle_t aj =
+                sp == d ? pn.hi[j]
+                        : panel_copy(A, &pn, s8, j, k, sp, d, top - 2 * (j - k), &r->copies, &bad);
+            bad |= tg_insert_syrk(sp, aj, tg_tile(A, j, j), top - 2 * (j - k));
             for (int i = j + 1; i < nt; i++) {
                 size_t t = tg_tile_index(A, i, j);
                 tg_prec q = A->prec[t];
