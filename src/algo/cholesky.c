@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/parallel.h"
 #include "codelets/gemm.h"
 #include "codelets/potrf.h"
 #include "io/out.h"
@@ -49,6 +50,19 @@ static void tile_stats(const tg_matrix *A, int i, int j, struct stats *s) {
     s->norm[t] = sqrt(sum);
     s->maxabs[t] = mx;
     s->dmax[t] = dm;
+}
+
+/* Lower tile c (column-major order over the lower triangle) of stats_ctx's matrix: the
+ * statistics read every entry, a scan that takes seconds per core at N = 65536. */
+struct stats_ctx {
+    const tg_matrix *A;
+    struct stats *s;
+};
+static void stats_chunk(void *vctx, int64_t c) {
+    const struct stats_ctx *x = vctx;
+    int j = 0;
+    while (c >= x->A->nt - j) c -= x->A->nt - j++;
+    tile_stats(x->A, j + (int)c, j, x->s);
 }
 
 /* Whether tile (i, j) may be FP8: cuBLASLt's FP8 GEMM needs sides that are multiples of 16. */
@@ -309,8 +323,8 @@ tg_status tg_cholesky(tg_matrix *A, const tg_chol_opts *opts, tg_chol_report *re
         st = TG_ERR_NOMEM;
         goto done;
     }
-    for (int j = 0; j < A->nt; j++)
-        for (int i = j; i < A->mt; i++) tile_stats(A, i, j, &s);
+    struct stats_ctx sc = {A, &s};
+    tg_parallel_for((int64_t)A->nt * (A->nt + 1) / 2, stats_chunk, &sc);
     build_map(A, &o, &s, map, scale, s8);
     if ((st = tg_matrix_convert(A, map, scale, err))) goto done;
     tg_runtime_wait_all();
