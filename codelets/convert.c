@@ -8,6 +8,7 @@
 #include "codelets/epistasis.h"
 #include "codelets/fivecodes.h"
 #include "codelets/gemm.h"
+#include "codelets/kernelfn.h"
 #include "codelets/potrf.h"
 #include "runtime/runtime.h"
 
@@ -57,6 +58,7 @@ void tg_codelets_init(void) {
     tg_gemm_codelets_init();
     tg_fivecodes_init();
     tg_distance_codelets_init();
+    tg_kernelfn_codelets_init();
 }
 
 void tg_convert_cpu(void *buffers[], void *cl_arg) {

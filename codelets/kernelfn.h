@@ -18,7 +18,7 @@ struct tg_kernelfn_arg {
     int ncov;     /* confounder columns in the terms panels (gaussian) */
     int diag;     /* a diagonal tile of a symmetric K: add alpha where row == column */
     double gamma, alpha;
-    double c0, c1; /* ibs: c1 = 1/(2·N_S); linear: c0 = Σ4p², c1 = 1/(2Σp(1−p)) */
+    double c0, c1; /* ibs: c1 = 1/(2·N_S); linear: c0 = Σδ² (δ = 2p − round(2p)), c1 = 1/(2Σp(1−p)) */
 };
 
 /* buffers: C (R, matrix int32 m × n), Ti (R, matrix double m × (1+ncov): column 0 the terms

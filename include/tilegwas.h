@@ -479,11 +479,16 @@ tg_status tg_chol_solve(const tg_matrix *L, tg_matrix *B, tg_error *err);
  *             K_ij = exp(−γ·d_ij)
  *   ibs:      e = ([g ≥ 1], [g ≥ 2]) per SNP (2 entries), so s_i + s_j − 2c_ij = Σ|g_i − g_j|
  *             exactly; K_ij = 1 − Σ|g_i − g_j| / (2·N_S) (alleles shared IBS / 2N_S)
- *   linear:   e = g, s_i = Σ_k g_ik·2p_k; K_ij = (c_ij − s_i − s_j + Σ_k 4p_k²) / (2Σ_k p_k(1−p_k))
- *             = (g_i − 2p)·(g_j − 2p) / (2Σp(1−p)) (VanRaden's first GRM)
- * Missing calls are imputed by the nearest integer to the training mean 2p_k (the encodings are
- * integers); p_k is the A1 frequency over the training cohort's non-missing calls, and a test
- * cohort uses the training p. */
+ *   linear:   e = g − r, r_k the integer nearest 2p_k, δ_k = 2p_k − r_k, s_i = Σ_k e_ik·δ_k;
+ *             K_ij = (c_ij − s_i − s_j + Σ_k δ_k²) / (2Σ_k p_k(1−p_k))
+ *             = (g_i − 2p)·(g_j − 2p) / (2Σp(1−p)) (VanRaden's first GRM). Centring by the
+ *             integers r is exact, so floating point only adds terms of |δ| ≤ 1/2 (with e = g,
+ *             c_ij, s_i and Σ4p² are ~N_S and cancel to ~√N_S: 10× the error at N_S = 157).
+ * Missing calls are imputed by the nearest integer to the training mean 2p_k (halves up; the
+ * encodings are integers); p_k is the A1 frequency over the training cohort's non-missing
+ * calls, and a test cohort uses the training p. An SNP without training calls (p NAN) is 0 in
+ * every sample of both cohorts: it adds nothing to any kernel (ibs still divides by 2·N_S
+ * counting it) and is left out of Σp(1−p). */
 typedef enum { TG_KERNEL_GAUSSIAN = 0, TG_KERNEL_IBS, TG_KERNEL_LINEAR } tg_kernel;
 
 /** Name ("gaussian", "ibs", "linear") and parser (TG_ERR_ARG listing the names). */
@@ -497,10 +502,11 @@ typedef struct tg_kgeno tg_kgeno;
 
 /** Prepares the samples rows[0..n) of @p bed (rows NULL: every sample in .fam order) for kernel
  * @p kind in panels of @p nb samples. @p freq: the A1 frequencies (N_S) of the training cohort for
- * a test cohort; NULL computes them over these samples (the training cohort). @p covar: n × ncov
+ * a test cohort (tg_kgeno_freq of the training one; NAN where it had no call, otherwise in
+ * [0, 1]); NULL computes them over these samples (the training cohort). @p covar: n × ncov
  * column-major confounders (leading dimension ldc) of these samples, gaussian only (ncov 0 and
- * NULL otherwise); a NAN is TG_ERR_ARG naming the sample and column. Decodes the .bed on every
- * core. */
+ * NULL otherwise); a NAN or infinity is TG_ERR_ARG naming the sample and column. Decodes the
+ * .bed on every core. Needs a started runtime, one rank. */
 tg_status tg_kgeno_create(const tg_bed *bed, const int64_t *rows, int64_t n, tg_kernel kind,
                           const double *freq, const double *covar, int ncov, int64_t ldc, int nb,
                           tg_kgeno **out, tg_error *err);
@@ -513,7 +519,8 @@ int64_t tg_kgeno_imputed(const tg_kgeno *g);
 
 /** The INT32 dot-product tiles c_ij of cohorts @p a (rows) and @p b (columns): a symmetric-lower
  * n_a × n_a matrix when a == b (only lower tiles are computed), general n_a × n_b otherwise;
- * tiles nb × nb of the panels. Both must be made for the same kernel and SNP count. @p ops
+ * tiles nb × nb of the panels. Both must be made for the same kernel, SNP count, panel size
+ * and frequencies (a test cohort with the training cohort's): TG_ERR_ARG otherwise. @p ops
  * (may be NULL) receives the useful integer operations: 2·(pairs i ≥ j or all)·(encoding
  * length). Kept between kernels: several γ reuse it. */
 tg_status tg_kernel_gram(const tg_kgeno *a, const tg_kgeno *b, tg_matrix **C, double *ops,

@@ -1,0 +1,418 @@
+/* The KRR Build phase (the paper's Algorithms 2 and 5, section V-B.1): a cohort's genotypes as
+ * int8 encoding panels of nb samples (decoded from the .bed on every core), the INT8 dot-product
+ * tiles of two cohorts (tg_kernel_gram: one gram task per stored tile) and the kernel matrix
+ * from them (tg_kernel_apply: one fused kernel-function task per tile). The kernel formulas are
+ * in include/tilegwas.h; the codelets in codelets/distance.* and codelets/kernelfn.*. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/parallel.h"
+#include "codelets/distance.h"
+#include "codelets/kernelfn.h"
+#include "runtime/runtime.h"
+#include "tile/matrix.h"
+
+/* Encodings are padded with zeros to a multiple of this (INT8 GEMM tiles on tensor cores). */
+enum { ENC_ALIGN = 16, SNP_CHUNK = 64 };
+
+struct tg_kgeno {
+    tg_kernel kind;
+    int64_t n, n_snps, enc_len, enc_pad;
+    int nb, np, ncov;
+    double *freq;
+    int64_t imputed;
+    double c0, c1;       /* the kernel's constants (struct tg_kernelfn_arg) */
+    int8_t **enc;        /* np panels: enc_pad × rows, one sample per column */
+    double **terms;      /* np panels: rows × (1 + ncov), s_i then the confounders */
+    starpu_data_handle_t *he, *ht;
+};
+
+static const char *const kernel_names[] = {"gaussian", "ibs", "linear"};
+
+const char *tg_kernel_name(tg_kernel k) {
+    return (unsigned)k < sizeof kernel_names / sizeof *kernel_names ? kernel_names[k] : "invalid";
+}
+
+tg_status tg_kernel_parse(const char *name, tg_kernel *k, tg_error *err) {
+    for (int i = 0; i < (int)(sizeof kernel_names / sizeof *kernel_names); i++)
+        if (name && !strcmp(name, kernel_names[i])) {
+            *k = (tg_kernel)i;
+            return TG_OK;
+        }
+    return tg_error_set(err, TG_ERR_ARG, "unknown kernel '%s': expected gaussian, ibs or linear",
+                        name ? name : "(null)");
+}
+
+int64_t tg_kgeno_n(const tg_kgeno *g) { return g->n; }
+const double *tg_kgeno_freq(const tg_kgeno *g) { return g->freq; }
+int64_t tg_kgeno_imputed(const tg_kgeno *g) { return g->imputed; }
+
+static int64_t panel_rows(const tg_kgeno *g, int p) {
+    return p == g->np - 1 ? g->n - (int64_t)p * g->nb : g->nb;
+}
+
+void tg_kgeno_free(tg_kgeno *g) {
+    if (!g) return;
+    for (int p = 0; p < g->np; p++) {
+        if (g->he && g->he[p]) starpu_data_unregister(g->he[p]);
+        if (g->ht && g->ht[p]) starpu_data_unregister(g->ht[p]);
+        if (g->enc && g->enc[p]) starpu_free(g->enc[p]);
+        if (g->terms && g->terms[p]) starpu_free(g->terms[p]);
+    }
+    free(g->he);
+    free(g->ht);
+    free(g->enc);
+    free(g->terms);
+    free(g->freq);
+    free(g);
+}
+
+/* ---- encoding: parallel over chunks of SNPs, each writing its own rows of every panel */
+
+struct enc_job {
+    const tg_bed *bed;
+    const int64_t *rows;
+    int64_t lo, hi; /* the decoded sample range [lo, hi) covers every row */
+    int compute_freq;
+    tg_kgeno *g;
+    int64_t imputed; /* atomic */
+    int nomem;       /* atomic */
+};
+
+static int64_t row_of(const struct enc_job *jb, int64_t r) { return jb->rows ? jb->rows[r] : r; }
+
+/* The integer nearest 2p (halves up): a missing call's value, and the linear kernel's shift. */
+static double nearest_2p(double p) { return floor(2 * p + 0.5); }
+
+static void enc_chunk(void *ctx, int64_t c) {
+    struct enc_job *jb = ctx;
+    tg_kgeno *g = jb->g;
+    const int64_t j0 = c * SNP_CHUNK, nj = g->n_snps - j0 < SNP_CHUNK ? g->n_snps - j0 : SNP_CHUNK;
+    const int64_t ld = jb->hi - jb->lo, w = g->kind == TG_KERNEL_IBS ? 2 : 1;
+    int8_t *x = malloc((size_t)(ld * nj));
+    if (!x) {
+        __atomic_store_n(&jb->nomem, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    tg_bed_decode(jb->bed, jb->lo, ld, j0, nj, x, ld);
+    /* per SNP: the value of a missing call and the shift (linear: centred by the integer
+     * nearest 2p, exactly; see tilegwas.h); an SNP without training calls is 0 for every
+     * sample, so it adds nothing to any kernel */
+    int8_t fill[SNP_CHUNK], shift[SNP_CHUNK], keep[SNP_CHUNK];
+    for (int64_t j = 0; j < nj; j++) {
+        const int8_t *col = x + j * ld;
+        if (jb->compute_freq) {
+            int64_t sum = 0, obs = 0;
+            for (int64_t r = 0; r < g->n; r++) {
+                int8_t v = col[row_of(jb, r) - jb->lo];
+                if (v != TG_GENO_MISSING) sum += v, obs++;
+            }
+            g->freq[j0 + j] = obs ? (double)sum / (2.0 * (double)obs) : NAN;
+        }
+        double p = g->freq[j0 + j];
+        keep[j] = !isnan(p);
+        fill[j] = keep[j] ? (int8_t)nearest_2p(p) : 0;
+        shift[j] = g->kind == TG_KERNEL_LINEAR ? fill[j] : 0;
+    }
+    /* sample by sample: each writes its chunk of one panel column contiguously */
+    int64_t imputed = 0;
+    for (int64_t r = 0; r < g->n; r++) {
+        const int8_t *xr = x + (row_of(jb, r) - jb->lo);
+        int8_t *e = g->enc[r / g->nb] + (r % g->nb) * g->enc_pad + j0 * w;
+        for (int64_t j = 0; j < nj; j++) {
+            int8_t v = xr[j * ld];
+            if (v == TG_GENO_MISSING) v = fill[j], imputed++;
+            v = keep[j] ? (int8_t)(v - shift[j]) : 0;
+            if (w == 1) {
+                e[j] = v;
+            } else { /* ibs: ([g ≥ 1], [g ≥ 2]), so Σ(e_i − e_j)² = Σ|g_i − g_j| */
+                e[2 * j] = v >= 1;
+                e[2 * j + 1] = v >= 2;
+            }
+        }
+    }
+    __atomic_fetch_add(&jb->imputed, imputed, __ATOMIC_RELAXED);
+    free(x);
+}
+
+/* ---- per-sample terms: parallel over panels */
+
+/* A compensated (Neumaier) sum: the linear kernel's s_i and Σδ² are ~N_S/12 and cancel to
+ * ~√N_S, and Σp(1−p) scales every entry, so their errors must stay near one ulp, not ~√N_S. */
+struct csum {
+    double hi, lo;
+};
+static void csum_add(struct csum *s, double x) {
+    double t = s->hi + x;
+    s->lo += fabs(s->hi) >= fabs(x) ? (s->hi - t) + x : (x - t) + s->hi;
+    s->hi = t;
+}
+/* Adds x·y with the product's rounding error (fma gives it exactly). */
+static void csum_add_prod(struct csum *s, double x, double y) {
+    double p = x * y;
+    csum_add(s, p);
+    s->lo += fma(x, y, -p);
+}
+static double csum_value(const struct csum *s) { return s->hi + s->lo; }
+
+struct term_job {
+    tg_kgeno *g;
+    const double *covar;
+    int64_t ldc;
+    const double *off; /* linear: 2p − round(2p), 0 where p is NAN */
+};
+
+static void term_panel(void *ctx, int64_t p) {
+    const struct term_job *jb = ctx;
+    const tg_kgeno *g = jb->g;
+    const int64_t rows = panel_rows(g, (int)p);
+    for (int64_t c = 0; c < rows; c++) {
+        const int8_t *e = g->enc[p] + c * g->enc_pad;
+        double s;
+        if (g->kind == TG_KERNEL_LINEAR) { /* e·δ is exact: e is an integer in −2..2 */
+            struct csum cs = {0, 0};
+            for (int64_t k = 0; k < g->n_snps; k++) csum_add(&cs, e[k] * jb->off[k]);
+            s = csum_value(&cs);
+        } else {
+            int64_t q = 0;
+            for (int64_t k = 0; k < g->enc_len; k++) q += e[k] * e[k];
+            s = (double)q;
+        }
+        double *t = g->terms[p];
+        t[c] = s;
+        for (int l = 0; l < g->ncov; l++)
+            t[c + (1 + l) * rows] = jb->covar[(int64_t)p * g->nb + c + l * jb->ldc];
+    }
+}
+
+static tg_status check_create(const tg_bed *bed, const int64_t *rows, int64_t n, tg_kernel kind,
+                              const double *freq, const double *covar, int ncov, int64_t ldc,
+                              int nb, tg_error *err) {
+    if (!bed || n < 1 || nb < 1)
+        return tg_error_set(err, TG_ERR_ARG, "kernel genotypes: %lld samples in panels of %d: "
+                            "need a fileset, at least one sample and a positive panel size",
+                            (long long)n, nb);
+    if ((unsigned)kind > TG_KERNEL_LINEAR)
+        return tg_error_set(err, TG_ERR_ARG, "kernel genotypes: invalid kernel %d", (int)kind);
+    if (bed->n_snps < 1)
+        return tg_error_set(err, TG_ERR_ARG, "%s: no SNPs to build a kernel from", bed->prefix);
+    if (!rows && n > bed->n_samples)
+        return tg_error_set(err, TG_ERR_ARG, "%s: %lld samples asked, the .fam has %lld",
+                            bed->prefix, (long long)n, (long long)bed->n_samples);
+    for (int64_t r = 0; rows && r < n; r++)
+        if (rows[r] < 0 || rows[r] >= bed->n_samples)
+            return tg_error_set(err, TG_ERR_ARG, "%s: sample index %lld (row %lld) is outside the "
+                                ".fam (%lld samples)", bed->prefix, (long long)rows[r],
+                                (long long)r, (long long)bed->n_samples);
+    if (ncov < 0 || (ncov > 0 && (!covar || ldc < n)))
+        return tg_error_set(err, TG_ERR_ARG, "kernel genotypes: %d confounders, leading dimension "
+                            "%lld for %lld samples", ncov, (long long)ldc, (long long)n);
+    if (ncov > 0 && kind != TG_KERNEL_GAUSSIAN)
+        return tg_error_set(err, TG_ERR_ARG, "confounders are only used by the gaussian kernel, "
+                            "not by the %s kernel", tg_kernel_name(kind));
+    for (int l = 0; l < ncov; l++)
+        for (int64_t r = 0; r < n; r++)
+            if (!isfinite(covar[r + l * ldc])) {
+                const tg_sample *s = &bed->samples[rows ? rows[r] : r];
+                return tg_error_set(err, TG_ERR_ARG, "confounder column %d of sample %s %s: %g "
+                                    "(confounders must be finite; drop or impute such samples)",
+                                    l + 1, s->fid, s->iid, covar[r + l * ldc]);
+            }
+    for (int64_t j = 0; freq && j < bed->n_snps; j++)
+        if (!isnan(freq[j]) && !(freq[j] >= 0 && freq[j] <= 1))
+            return tg_error_set(err, TG_ERR_ARG, "%s: A1 frequency %g of SNP %s is outside [0, 1]",
+                                bed->prefix, freq[j], bed->snps[j].id);
+    if (!starpu_is_initialized())
+        return tg_error_set(err, TG_ERR_RUNTIME, "kernel genotypes: the runtime is not started");
+    if (tg_runtime_mpi())
+        return tg_error_set(err, TG_ERR_ARG, "the kernel build runs on one rank for now (%d ranks)",
+                            tg_runtime_nranks());
+    return TG_OK;
+}
+
+/* Allocates the panels; the encodings zeroed, since the padding must read 0. */
+static tg_status alloc_panels(tg_kgeno *g, tg_error *err) {
+    if (!(g->enc = tg_calloc((size_t)g->np, sizeof *g->enc, err)) ||
+        !(g->terms = tg_calloc((size_t)g->np, sizeof *g->terms, err)) ||
+        !(g->he = tg_calloc((size_t)g->np, sizeof *g->he, err)) ||
+        !(g->ht = tg_calloc((size_t)g->np, sizeof *g->ht, err)))
+        return TG_ERR_NOMEM;
+    for (int p = 0; p < g->np; p++) {
+        size_t rows = (size_t)panel_rows(g, p), eb = rows * (size_t)g->enc_pad,
+               tb = rows * (size_t)(1 + g->ncov) * sizeof(double);
+        /* starpu_malloc: pinned when CUDA is in use, so panels reach the GPUs by DMA */
+        if (starpu_malloc((void **)&g->enc[p], eb) || starpu_malloc((void **)&g->terms[p], tb))
+            return tg_error_set(err, TG_ERR_NOMEM, "out of memory for a genotype panel of %zu "
+                                "samples × %lld encodings", rows, (long long)g->enc_pad);
+        memset(g->enc[p], 0, eb);
+    }
+    return TG_OK;
+}
+
+tg_status tg_kgeno_create(const tg_bed *bed, const int64_t *rows, int64_t n, tg_kernel kind,
+                          const double *freq, const double *covar, int ncov, int64_t ldc, int nb,
+                          tg_kgeno **out, tg_error *err) {
+    *out = NULL;
+    tg_status st = check_create(bed, rows, n, kind, freq, covar, ncov, ldc, nb, err);
+    if (st) return st;
+    tg_kgeno *g = tg_calloc(1, sizeof *g, err);
+    if (!g) return TG_ERR_NOMEM;
+    g->kind = kind;
+    g->n = n;
+    g->n_snps = bed->n_snps;
+    g->enc_len = (kind == TG_KERNEL_IBS ? 2 : 1) * g->n_snps;
+    g->enc_pad = (g->enc_len + ENC_ALIGN - 1) / ENC_ALIGN * ENC_ALIGN;
+    g->nb = nb;
+    g->np = (int)((n + nb - 1) / nb);
+    g->ncov = ncov;
+    double *off = NULL;
+    if (!(g->freq = tg_malloc((size_t)g->n_snps * sizeof *g->freq, err)) ||
+        !(off = tg_malloc((size_t)g->n_snps * sizeof *off, err))) {
+        st = TG_ERR_NOMEM;
+        goto fail;
+    }
+    if (freq) memcpy(g->freq, freq, (size_t)g->n_snps * sizeof *freq);
+    if ((st = alloc_panels(g, err))) goto fail;
+
+    struct enc_job ej = {bed, rows, 0, n, !freq, g, 0, 0};
+    if (rows) {
+        ej.lo = ej.hi = rows[0];
+        for (int64_t r = 0; r < n; r++) {
+            if (rows[r] < ej.lo) ej.lo = rows[r];
+            if (rows[r] > ej.hi) ej.hi = rows[r];
+        }
+        ej.hi++;
+    }
+    tg_parallel_for((g->n_snps + SNP_CHUNK - 1) / SNP_CHUNK, enc_chunk, &ej);
+    if (ej.nomem) {
+        st = tg_error_set(err, TG_ERR_NOMEM, "out of memory decoding %s.bed", bed->prefix);
+        goto fail;
+    }
+    g->imputed = ej.imputed;
+
+    /* the kernel's constants; linear: SNPs without a frequency are 0 everywhere and left out
+     * of Σp(1−p) */
+    struct csum c0 = {0, 0}, var = {0, 0};
+    for (int64_t k = 0; k < g->n_snps; k++) {
+        double p = g->freq[k];
+        off[k] = isnan(p) ? 0 : 2 * p - nearest_2p(p); /* exact (Sterbenz) */
+        csum_add_prod(&c0, off[k], off[k]);
+        if (!isnan(p)) { /* p(1 − p) = p − p² */
+            csum_add(&var, p);
+            csum_add_prod(&var, -p, p);
+        }
+    }
+    if (kind == TG_KERNEL_IBS) g->c1 = 1 / (2.0 * (double)g->n_snps);
+    if (kind == TG_KERNEL_LINEAR) {
+        if (!(csum_value(&var) > 0)) {
+            st = tg_error_set(err, TG_ERR_ARG, "%s: every SNP is monomorphic or missing: the "
+                              "linear kernel (scaled by 1/Σ2p(1−p)) is undefined", bed->prefix);
+            goto fail;
+        }
+        g->c0 = csum_value(&c0);
+        g->c1 = 1 / (2 * csum_value(&var));
+    }
+    struct term_job tj = {g, covar, ldc, off};
+    tg_parallel_for(g->np, term_panel, &tj);
+    free(off);
+
+    for (int p = 0; p < g->np; p++) {
+        uint32_t r = (uint32_t)panel_rows(g, p);
+        starpu_matrix_data_register(&g->he[p], STARPU_MAIN_RAM, (uintptr_t)g->enc[p],
+                                    (uint32_t)g->enc_pad, (uint32_t)g->enc_pad, r, 1);
+        starpu_matrix_data_register(&g->ht[p], STARPU_MAIN_RAM, (uintptr_t)g->terms[p], r, r,
+                                    (uint32_t)(1 + ncov), sizeof(double));
+    }
+    *out = g;
+    return TG_OK;
+fail:
+    free(off);
+    tg_kgeno_free(g);
+    return st;
+}
+
+/* ---- the dot products and the kernel */
+
+static tg_status check_pair(const tg_kgeno *a, const tg_kgeno *b, tg_error *err) {
+    if (!a || !b) return tg_error_set(err, TG_ERR_ARG, "kernel build: NULL cohort");
+    if (a->kind != b->kind)
+        return tg_error_set(err, TG_ERR_ARG, "kernel build: cohorts prepared for the %s and the %s "
+                            "kernels", tg_kernel_name(a->kind), tg_kernel_name(b->kind));
+    if (a->n_snps != b->n_snps)
+        return tg_error_set(err, TG_ERR_ARG, "kernel build: the cohorts have %lld and %lld SNPs: "
+                            "they must be genotyped on the same SNPs", (long long)a->n_snps,
+                            (long long)b->n_snps);
+    if (a->nb != b->nb)
+        return tg_error_set(err, TG_ERR_ARG, "kernel build: panels of %d and %d samples", a->nb,
+                            b->nb);
+    if (a->ncov != b->ncov)
+        return tg_error_set(err, TG_ERR_ARG, "kernel build: %d and %d confounders", a->ncov,
+                            b->ncov);
+    /* imputation and the linear kernel's centering must use one set of frequencies */
+    if (a != b && memcmp(a->freq, b->freq, (size_t)a->n_snps * sizeof *a->freq))
+        return tg_error_set(err, TG_ERR_ARG, "kernel build: the cohorts use different A1 "
+                            "frequencies: prepare the test cohort with the training cohort's "
+                            "(tg_kgeno_freq)");
+    return TG_OK;
+}
+
+tg_status tg_kernel_gram(const tg_kgeno *a, const tg_kgeno *b, tg_matrix **C, double *ops,
+                         tg_error *err) {
+    *C = NULL;
+    tg_status st = check_pair(a, b, err);
+    if (st) return st;
+    int sym = a == b;
+    tg_matrix *c;
+    if ((st = tg_matrix_create(&c, a->n, b->n, a->nb, a->nb, sym ? TG_SYM_LOWER : TG_GENERAL,
+                               TG_INT32, 0, 0, err)))
+        return st;
+    for (int j = 0; j < c->nt; j++)
+        for (int i = sym ? j : 0; i < c->mt; i++)
+            if (tg_insert_gram(a->he[i], b->he[j], tg_tile(c, i, j), 0)) {
+                tg_matrix_destroy(c);
+                return tg_error_set(err, TG_ERR_RUNTIME, "cannot submit the gram task of tile "
+                                    "(%d, %d)", i, j);
+            }
+    if (ops) {
+        double pairs = sym ? (double)a->n * (a->n + 1) / 2 : (double)a->n * b->n;
+        *ops = 2 * pairs * (double)a->enc_len;
+    }
+    *C = c;
+    return TG_OK;
+}
+
+tg_status tg_kernel_apply(const tg_matrix *C, const tg_kgeno *a, const tg_kgeno *b, double gamma,
+                          double alpha, tg_prec prec, tg_matrix **K, tg_error *err) {
+    *K = NULL;
+    tg_status st = check_pair(a, b, err);
+    if (st) return st;
+    int sym = a == b;
+    if (!C || C->m != a->n || C->n != b->n || C->mb != a->nb || C->nb != a->nb ||
+        C->shape != (sym ? TG_SYM_LOWER : TG_GENERAL) || C->prec[0] != TG_INT32)
+        return tg_error_set(err, TG_ERR_ARG, "kernel build: the dot products are not those of "
+                            "these cohorts (tg_kernel_gram)");
+    if (a->kind == TG_KERNEL_GAUSSIAN && !(gamma > 0 && isfinite(gamma)))
+        return tg_error_set(err, TG_ERR_ARG, "gaussian kernel: gamma %g must be positive", gamma);
+    if (!(alpha >= 0 && isfinite(alpha)))
+        return tg_error_set(err, TG_ERR_ARG, "alpha %g must be finite and ≥ 0", alpha);
+    if (prec != TG_FP64 && prec != TG_FP32)
+        return tg_error_set(err, TG_ERR_ARG, "kernel build: %s tiles: the kernel is built in fp64 "
+                            "or fp32", tg_prec_name(prec));
+    tg_matrix *k;
+    if ((st = tg_matrix_create(&k, a->n, b->n, a->nb, a->nb, C->shape, prec, 0, 0, err)))
+        return st;
+    struct tg_kernelfn_arg arg = {a->kind, prec, a->ncov, 0, gamma, alpha, a->c0, a->c1};
+    for (int j = 0; j < k->nt; j++)
+        for (int i = sym ? j : 0; i < k->mt; i++) {
+            arg.diag = sym && i == j;
+            if (tg_insert_kernelfn(&arg, tg_tile(C, i, j), a->ht[i], b->ht[j], tg_tile(k, i, j),
+                                   0)) {
+                tg_matrix_destroy(k);
+                return tg_error_set(err, TG_ERR_RUNTIME, "cannot submit the kernel task of tile "
+                                    "(%d, %d)", i, j);
+            }
+        }
+    *K = k;
+    return TG_OK;
+}
