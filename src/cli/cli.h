@@ -21,6 +21,7 @@ int tg_cmd_rr(int argc, char **argv);
 int tg_cmd_grm(int argc, char **argv);
 int tg_cmd_epistasis(int argc, char **argv);
 int tg_cmd_snpmm(int argc, char **argv);
+int tg_cmd_krr(int argc, char **argv);
 
 /** Prints "tilegwas CMD: error: MSG" on stderr (and in the log if open); returns exit code 1
  * (2 for usage errors, TG_ERR_ARG). */
@@ -34,6 +35,11 @@ tg_status tg_cli_bad_option(char **argv, tg_error *err);
 /** Parses a floating-point option value in [lo, hi] (NAN-free). */
 tg_status tg_cli_double(const char *opt, const char *s, double lo, double hi, double *out,
                         tg_error *err);
+
+/** Columns of @p ph (read from @p file) named in the comma-separated @p list, in that order, or
+ * all of them when @p list is NULL; errors name --@p opt. *cols is malloc'd. */
+tg_status tg_cli_columns(const char *file, const char *opt, const char *list, const tg_pheno *ph,
+                         int **cols, int *k, tg_error *err);
 
 /** Options every compute command shares: --out, --sched, --ncpu, --ngpu, --quiet. */
 typedef struct {

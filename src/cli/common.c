@@ -69,3 +69,27 @@ tg_status tg_cli_common_option(tg_cli_common *c, int opt, const char *arg, tg_er
     }
     return st;
 }
+
+tg_status tg_cli_columns(const char *file, const char *opt, const char *list, const tg_pheno *ph,
+                         int **cols, int *k, tg_error *err) {
+    char *copy = tg_strdup(list ? list : "", err), *save = NULL;
+    if (!copy || !(*cols = tg_malloc((strlen(copy) + (size_t)ph->n_cols + 1) * sizeof **cols, err))) {
+        free(copy);
+        return TG_ERR_NOMEM;
+    }
+    tg_status st = TG_OK;
+    *k = 0;
+    for (char *t = strtok_r(copy, ",", &save); list && t && !st; t = strtok_r(NULL, ",", &save)) {
+        int found = -1;
+        for (int c = 0; c < ph->n_cols && found < 0; c++)
+            if (!strcmp(ph->names[c], t)) found = c;
+        for (int a = 0; a < *k && found >= 0; a++)
+            if ((*cols)[a] == found) st = tg_error_set(err, TG_ERR_ARG, "--%s: %s is named twice", opt, t);
+        if (found < 0) st = tg_error_set(err, TG_ERR_ARG, "--%s: %s has no column %s", opt, file, t);
+        else if (!st) (*cols)[(*k)++] = found;
+    }
+    for (int c = 0; !list && c < ph->n_cols; c++) (*cols)[(*k)++] = c;
+    if (!st && !*k) st = tg_error_set(err, TG_ERR_ARG, "--%s: no column named", opt);
+    free(copy);
+    return st;
+}

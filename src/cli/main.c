@@ -13,6 +13,7 @@ static const tg_command commands[] = {
     {"grm", tg_cmd_grm, "genomic relationship matrix ZZ'/m (plink2 --make-rel meanimpute)"},
     {"epistasis", tg_cmd_epistasis, "exhaustive search of SNP pairs/triples/quads (case-control)"},
     {"snpmm", tg_cmd_snpmm, "genotype matrix products Z*L and Z'*L (5codes CPU, GPU)"},
+    {"krr", tg_cmd_krr, "kernel ridge regression: build, mixed-precision Cholesky, predict"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

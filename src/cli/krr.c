@@ -1,0 +1,773 @@
+/* tilegwas krr: kernel ridge regression of one or more phenotypes (the KRR paper's Build,
+ * Associate and Predict phases, Algorithms 2-4): split train/test, build the training kernel
+ * and the test-train kernel from one set of INT32 dot products per cohort pair (reused by every
+ * γ), factor K + αI with the mixed-precision tile Cholesky for every (γ, α), solve for all
+ * phenotypes at once, predict the test cohort, and report MSPE and Pearson r (section VII-B). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/rng.h"
+#include "cli/cli.h"
+#include "io/idmap.h"
+
+static const char *help =
+    "usage: tilegwas krr --bfile PREFIX --pheno FILE --kernel K [--gamma G] --alpha A\n"
+    "                    (--test-bfile T | --test-frac F) --out PREFIX [options]\n"
+    "Kernel ridge regression: W = (K + A I)^-1 (Y - mean), predictions K_test W + mean.\n"
+    "Training samples are those with every selected phenotype observed (others are dropped\n"
+    "with a warning); each phenotype is centered by its training mean. Genotypes: A1 counts,\n"
+    "missing calls imputed by the nearest integer to the training mean 2p.\n"
+    "Writes PREFIX.pred.tsv (FID IID, then one column per phenotype; with several gamma or\n"
+    "alpha values one column per phenotype and pair, named PHENO_g<G>_a<A>, or PHENO_a<A> for\n"
+    "the ibs and linear kernels), PREFIX.krr.tsv (per phenotype, gamma and alpha: n_train,\n"
+    "n_test = observed test values, MSPE, Pearson r, seconds of that pair's phases) and\n"
+    "PREFIX.log (times and rates per phase, precision map counts).\n\n"
+    "options:\n"
+    "  --bfile PREFIX       training PLINK 1 fileset (.bed/.bim/.fam)\n"
+    "  --pheno FILE         phenotypes: FID IID then columns (header optional; -9/NA missing)\n"
+    "  --pheno-name A,B     use these columns (default: all)\n"
+    "  --covar FILE         confounders (gaussian kernel): their squared distance is added to\n"
+    "                       the genotype distance; a missing value is an error\n"
+    "  --covar-name A,B     use these columns of --covar (default: all)\n"
+    "  --kernel K           gaussian exp(-G |x_i - x_j|^2), ibs (alleles shared / 2 N_SNP)\n"
+    "                       or linear (the GRM of VanRaden) (default gaussian)\n"
+    "  --gamma G[,G2..]     gaussian width(s), > 0 (required for gaussian; a first guess is\n"
+    "                       1 / the median squared distance, about 1 / (N_SNP 4 p (1 - p)))\n"
+    "  --alpha A[,A2..]     ridge parameter(s), >= 0 (required)\n"
+    "  --test-bfile T       test cohort (same SNPs in the same order with the same A1)\n"
+    "  --test-pheno FILE    phenotypes of the test cohort, for MSPE and r\n"
+    "  --test-covar FILE    confounders of the test cohort (with --covar)\n"
+    "  --test-frac F        or: hold out this fraction of the samples, in (0, 1)\n"
+    "  --seed S             seed of the --test-frac shuffle (default 1)\n"
+    "  --accuracy E         target accuracy of the adaptive precision map (default 1e-8)\n"
+    "  --precisions P,..    precisions off-diagonal tiles may take, of fp64, fp32, fp16, fp8\n"
+    "                       (default fp32,fp16)\n"
+    "  --diag fp32|fp64     precision of the diagonal tiles, the kernel and the solve\n"
+    "                       (default fp64)\n"
+    "  --band B             instead of the adaptive map, the paper's bands: tiles with\n"
+    "                       i - j <= B (NT - 1) take --diag, the others the lowest of\n"
+    "                       --precisions (B in [0, 1])\n"
+    "  --tile NB            tile size (default 512)\n"
+    "  --precision-map F    write the precision map of the last factorisation: F.tsv (tile\n"
+    "                       row, tile column, precision) or F.png (heat map, the paper's\n"
+    "                       Fig. 4: fp64 dark red, fp32 orange, fp16 light blue, fp8 dark\n"
+    "                       blue, upper triangle white)\n"
+    "  --help               this text\n" TG_CLI_COMMON_HELP;
+
+typedef struct {
+    const char *bfile, *pheno, *pheno_names, *covar, *covar_names, *test_bfile, *test_pheno,
+        *test_covar, *map_path;
+    tg_kernel kernel;
+    double *gamma, *alpha, test_frac, eps, band;
+    int ngamma, nalpha, png;
+    int64_t seed, nb;
+    unsigned allowed;
+    tg_prec diag;
+    tg_cli_common c;
+} krr_opts;
+
+/* A comma-separated list of numbers in [lo, hi] (lo excluded when @p open_lo). */
+static tg_status parse_list(const char *opt, const char *s, double lo, int open_lo,
+                            double **out, int *n, tg_error *err) {
+    free(*out);
+    *out = NULL;
+    *n = 0;
+    char *list = tg_strdup(s, err), *save = NULL;
+    if (!list || !(*out = tg_malloc((strlen(s) + 1) * sizeof **out, err))) {
+        free(list);
+        return TG_ERR_NOMEM;
+    }
+    tg_status st = TG_OK;
+    for (char *t = strtok_r(list, ",", &save); t && !st; t = strtok_r(NULL, ",", &save)) {
+        double v;
+        if (!(st = tg_cli_double(opt, t, lo, INFINITY, &v, err))) {
+            if (open_lo && !(v > lo))
+                st = tg_error_set(err, TG_ERR_ARG, "--%s %s: must be > %g", opt, t, lo);
+            (*out)[(*n)++] = v;
+        }
+    }
+    if (!st && !*n) st = tg_error_set(err, TG_ERR_ARG, "--%s '%s': no value", opt, s);
+    free(list);
+    return st;
+}
+
+static tg_status parse_precisions(const char *s, unsigned *allowed, tg_error *err) {
+    char *list = tg_strdup(s, err), *save = NULL;
+    if (!list) return TG_ERR_NOMEM;
+    tg_status st = TG_OK;
+    *allowed = 0;
+    for (char *t = strtok_r(list, ",", &save); t && !st; t = strtok_r(NULL, ",", &save)) {
+        tg_prec p;
+        if ((st = tg_prec_parse(t, &p, err))) break;
+        if (p == TG_INT8 || p == TG_INT32)
+            st = tg_error_set(err, TG_ERR_ARG, "--precisions %s: %s is not a floating-point "
+                              "precision (fp64, fp32, fp16, fp8)", s, t);
+        *allowed |= 1u << p;
+    }
+    if (!st && !*allowed) st = tg_error_set(err, TG_ERR_ARG, "--precisions '%s': none named", s);
+    free(list);
+    return st;
+}
+
+/* Returns TG_OK, an error, or -1 after printing the help. */
+static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
+    enum {
+        O_BFILE = 1, O_PHENO, O_PNAME, O_COVAR, O_CNAME, O_KERNEL, O_GAMMA, O_ALPHA, O_TEST,
+        O_TPHENO, O_TCOVAR, O_FRAC, O_SEED, O_ACC, O_PREC, O_DIAG, O_BAND, O_TILE, O_MAP, O_HELP
+    };
+    static const struct option opts[] = {
+        {"bfile", required_argument, 0, O_BFILE}, {"pheno", required_argument, 0, O_PHENO},
+        {"pheno-name", required_argument, 0, O_PNAME}, {"covar", required_argument, 0, O_COVAR},
+        {"covar-name", required_argument, 0, O_CNAME}, {"kernel", required_argument, 0, O_KERNEL},
+        {"gamma", required_argument, 0, O_GAMMA}, {"alpha", required_argument, 0, O_ALPHA},
+        {"test-bfile", required_argument, 0, O_TEST},
+        {"test-pheno", required_argument, 0, O_TPHENO},
+        {"test-covar", required_argument, 0, O_TCOVAR},
+        {"test-frac", required_argument, 0, O_FRAC}, {"seed", required_argument, 0, O_SEED},
+        {"accuracy", required_argument, 0, O_ACC}, {"precisions", required_argument, 0, O_PREC},
+        {"diag", required_argument, 0, O_DIAG}, {"band", required_argument, 0, O_BAND},
+        {"tile", required_argument, 0, O_TILE}, {"precision-map", required_argument, 0, O_MAP},
+        {"help", no_argument, 0, O_HELP}, TG_CLI_COMMON_OPTIONS, {0, 0, 0, 0}};
+    *o = (krr_opts){.kernel = TG_KERNEL_GAUSSIAN, .test_frac = NAN, .eps = 1e-8, .band = -1,
+                    .seed = 1, .nb = 512, .allowed = 1u << TG_FP32 | 1u << TG_FP16,
+                    .diag = TG_FP64};
+    tg_cli_common_init(&o->c);
+    int c;
+    tg_status st = TG_OK;
+    opterr = 0;
+    while (!st && (c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case O_BFILE: o->bfile = optarg; break;
+        case O_PHENO: o->pheno = optarg; break;
+        case O_PNAME: o->pheno_names = optarg; break;
+        case O_COVAR: o->covar = optarg; break;
+        case O_CNAME: o->covar_names = optarg; break;
+        case O_KERNEL: st = tg_kernel_parse(optarg, &o->kernel, err); break;
+        case O_GAMMA: st = parse_list("gamma", optarg, 0, 1, &o->gamma, &o->ngamma, err); break;
+        case O_ALPHA: st = parse_list("alpha", optarg, 0, 0, &o->alpha, &o->nalpha, err); break;
+        case O_TEST: o->test_bfile = optarg; break;
+        case O_TPHENO: o->test_pheno = optarg; break;
+        case O_TCOVAR: o->test_covar = optarg; break;
+        case O_FRAC:
+            if (!(st = tg_cli_double("test-frac", optarg, 0, 1, &o->test_frac, err)) &&
+                !(o->test_frac > 0 && o->test_frac < 1))
+                st = tg_error_set(err, TG_ERR_ARG, "--test-frac %s: must be in (0, 1)", optarg);
+            break;
+        case O_SEED: st = tg_cli_int("seed", optarg, 0, INT64_MAX / 2, &o->seed, err); break;
+        case O_ACC: st = tg_cli_double("accuracy", optarg, 0, 1, &o->eps, err); break;
+        case O_PREC: st = parse_precisions(optarg, &o->allowed, err); break;
+        case O_DIAG:
+            if (!(st = tg_prec_parse(optarg, &o->diag, err)) && o->diag != TG_FP32 &&
+                o->diag != TG_FP64)
+                st = tg_error_set(err, TG_ERR_ARG, "--diag %s: expected fp32 or fp64", optarg);
+            break;
+        case O_BAND: st = tg_cli_double("band", optarg, 0, 1, &o->band, err); break;
+        case O_TILE: st = tg_cli_int("tile", optarg, 1, 1 << 16, &o->nb, err); break;
+        case O_MAP: o->map_path = optarg; break;
+        case O_HELP: fputs(help, stdout); return -1;
+        case '?':
+        case ':': st = tg_cli_bad_option(argv, err); break;
+        default: st = tg_cli_common_option(&o->c, c, optarg, err);
+        }
+    }
+    if (st) return st;
+    if (optind < argc)
+        return tg_error_set(err, TG_ERR_ARG, "unexpected argument '%s'", argv[optind]);
+    if (!o->bfile) return tg_error_set(err, TG_ERR_ARG, "--bfile PREFIX is required");
+    if (!o->pheno) return tg_error_set(err, TG_ERR_ARG, "--pheno FILE is required");
+    if (!o->nalpha) return tg_error_set(err, TG_ERR_ARG, "--alpha A is required");
+    if (o->kernel == TG_KERNEL_GAUSSIAN && !o->ngamma)
+        return tg_error_set(err, TG_ERR_ARG, "--gamma G is required with --kernel gaussian");
+    if (o->kernel != TG_KERNEL_GAUSSIAN && (o->ngamma || o->covar))
+        return tg_error_set(err, TG_ERR_ARG, "--%s applies to the gaussian kernel only, not %s",
+                            o->ngamma ? "gamma" : "covar", tg_kernel_name(o->kernel));
+    if (!o->ngamma) { /* ibs, linear: one pass with no γ */
+        if (!(o->gamma = tg_calloc(1, sizeof *o->gamma, err))) return TG_ERR_NOMEM;
+        o->ngamma = 1;
+    }
+    if (!o->test_bfile == isnan(o->test_frac))
+        return tg_error_set(err, TG_ERR_ARG, "give one of --test-bfile T and --test-frac F");
+    if (!o->test_bfile && (o->test_pheno || o->test_covar))
+        return tg_error_set(err, TG_ERR_ARG, "--test-pheno/--test-covar go with --test-bfile");
+    if (o->test_bfile && o->covar && !o->test_covar)
+        return tg_error_set(err, TG_ERR_ARG, "--covar with --test-bfile needs --test-covar");
+    if (o->covar_names && !o->covar)
+        return tg_error_set(err, TG_ERR_ARG, "--covar-name needs --covar");
+    if (o->map_path) {
+        size_t l = strlen(o->map_path);
+        o->png = l > 4 && !strcmp(o->map_path + l - 4, ".png");
+        if (!o->png && !(l > 4 && !strcmp(o->map_path + l - 4, ".tsv")))
+            return tg_error_set(err, TG_ERR_ARG,
+                                "--precision-map %s: the name must end in .png or .tsv",
+                                o->map_path);
+    }
+    return TG_OK;
+}
+
+/* Columns of a test cohort's file with the training names (each must be there). */
+static tg_status match_columns(const char *file, const tg_pheno *ph, char **names, int k,
+                               int *cols, tg_error *err) {
+    for (int c = 0; c < k; c++) {
+        cols[c] = -1;
+        for (int t = 0; t < ph->n_cols && cols[c] < 0; t++)
+            if (!strcmp(ph->names[t], names[c])) cols[c] = t;
+        if (cols[c] < 0)
+            return tg_error_set(err, TG_ERR_ARG, "%s has no column %s (a training column)", file,
+                                names[c]);
+    }
+    return TG_OK;
+}
+
+/* The shortest of %.15g..%.17g that reads back as @p v (0.0005, not 0.00050000000000000001). */
+static void exact(char *buf, size_t size, double v) {
+    for (int p = 15; p <= 17; p++) {
+        snprintf(buf, size, "%.*g", p, v);
+        if (strtod(buf, NULL) == v) return;
+    }
+}
+
+/* Everything the command allocates, freed at one place. */
+typedef struct {
+    tg_bed bed, test;
+    tg_pheno ph, tph, cov, tcov;
+    int *pcols, k, *ccols, ncov, *tcols, *tccols;
+    char **names;
+    int64_t *train, ntrain, *rows_test, ntest; /* rows_test: bed rows (--test-frac) or NULL */
+    double *y, *mean, *ytest, *xtr, *xte, *pred;
+    tg_kgeno *gtr, *gte;
+    tg_matrix *C, *Ct;
+    tg_prec *map;
+    char *stats; /* the krr.tsv lines after its header */
+    size_t stats_len;
+} krr_data;
+
+static const tg_sample *test_sample(const krr_data *d, int64_t i) {
+    return d->rows_test ? &d->bed.samples[d->rows_test[i]] : &d->test.samples[i];
+}
+
+/* The test cohort of --test-bfile: the same SNPs in the same order with the same A1. */
+static tg_status open_test(const krr_opts *o, krr_data *d, tg_error *err) {
+    tg_status st = tg_bed_open(o->test_bfile, &d->test, err);
+    if (st) return st;
+    if (d->test.n_snps != d->bed.n_snps)
+        return tg_error_set(err, TG_ERR_ARG, "--test-bfile %s: %lld SNPs, %s.bim has %lld",
+                            o->test_bfile, (long long)d->test.n_snps, o->bfile,
+                            (long long)d->bed.n_snps);
+    for (int64_t j = 0; j < d->bed.n_snps; j++) {
+        const tg_snp *a = &d->bed.snps[j], *b = &d->test.snps[j];
+        if (strcmp(a->id, b->id) || strcmp(a->a1, b->a1))
+            return tg_error_set(err, TG_ERR_ARG,
+                                "--test-bfile %s: SNP %lld of the .bim is %s (A1 %s), the "
+                                "training SNP is %s (A1 %s): the same SNPs in the same order "
+                                "with the same A1 are needed",
+                                o->test_bfile, (long long)j + 1, b->id, b->a1, a->id, a->a1);
+    }
+    d->ntest = d->test.n_samples;
+    return TG_OK;
+}
+
+/* Train/test split. --test-frac: a seeded shuffle of the .fam, the first round(F·N) held out;
+ * training samples are the others with every phenotype observed (kept in .fam order). */
+static tg_status split(const krr_opts *o, krr_data *d, tg_log *log, tg_error *err) {
+    const int64_t n = d->bed.n_samples;
+    char *is_test = tg_calloc((size_t)n, 1, err);
+    if (!is_test || !(d->train = tg_malloc((size_t)n * sizeof *d->train, err))) {
+        free(is_test);
+        return TG_ERR_NOMEM;
+    }
+    if (o->test_bfile == NULL) {
+        int64_t *perm = tg_malloc((size_t)n * sizeof *perm, err);
+        if (!perm || !(d->rows_test = tg_malloc((size_t)n * sizeof *d->rows_test, err))) {
+            free(perm);
+            free(is_test);
+            return TG_ERR_NOMEM;
+        }
+        tg_rng r;
+        tg_rng_seed(&r, (uint64_t)o->seed);
+        for (int64_t i = 0; i < n; i++) perm[i] = i;
+        for (int64_t i = n - 1; i > 0; i--) {
+            int64_t j = (int64_t)tg_rng_below(&r, (uint64_t)i + 1), t = perm[i];
+            perm[i] = perm[j], perm[j] = t;
+        }
+        int64_t nt = (int64_t)llround(o->test_frac * (double)n);
+        for (int64_t i = 0; i < nt; i++) is_test[perm[i]] = 1;
+        free(perm);
+        d->ntest = 0;
+        for (int64_t i = 0; i < n; i++)
+            if (is_test[i]) d->rows_test[d->ntest++] = i;
+    }
+    int64_t dropped = 0, candidates = 0;
+    tg_status st = TG_OK;
+    d->ntrain = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (is_test[i]) continue;
+        candidates++;
+        int all = 1;
+        for (int c = 0; c < d->k; c++) all &= !isnan(d->ph.values[i + d->pcols[c] * n]);
+        if (all) d->train[d->ntrain++] = i;
+        else dropped++;
+    }
+    /* a phenotype without any training value is named (not just "no training sample") */
+    for (int c = 0; c < d->k && !st && candidates; c++) {
+        int64_t obs = 0;
+        for (int64_t i = 0; i < n; i++) obs += !is_test[i] && !isnan(d->ph.values[i + d->pcols[c] * n]);
+        if (!obs)
+            st = tg_error_set(err, TG_ERR_ARG, "%s: phenotype %s has no value for the training "
+                              "samples of %s.fam", o->pheno, d->names[c], o->bfile);
+    }
+    free(is_test);
+    if (st) return st;
+    if (d->ntest == 0 || candidates == 0)
+        return tg_error_set(err, TG_ERR_ARG, "--test-frac %g of %lld samples leaves %s",
+                            o->test_frac, (long long)n,
+                            d->ntest ? "no training sample" : "no test sample");
+    if (d->ntrain < 2)
+        return tg_error_set(err, TG_ERR_ARG, "%lld training sample(s) with every phenotype "
+                            "observed: at least 2 are needed", (long long)d->ntrain);
+    if (d->k > d->ntrain)
+        return tg_error_set(err, TG_ERR_ARG, "%d phenotypes but %lld training samples: more "
+                            "phenotypes than samples", d->k, (long long)d->ntrain);
+    if (dropped)
+        tg_log_printf(log, "warning: %lld training sample(s) dropped: a selected phenotype is "
+                      "missing", (long long)dropped);
+    tg_log_printf(log, "split: %lld training, %lld test samples%s", (long long)d->ntrain,
+                  (long long)d->ntest, o->test_bfile ? "" : " (--test-frac)");
+    return TG_OK;
+}
+
+/* Centered training phenotypes, the test phenotypes (NAN where absent) and the confounders. */
+static tg_status arrays(krr_data *d, tg_error *err) {
+    const int64_t n = d->bed.n_samples, nr = d->ntrain, nt = d->ntest;
+    const int k = d->k;
+    if (!(d->y = tg_malloc((size_t)(nr * k) * sizeof *d->y, err)) ||
+        !(d->mean = tg_calloc((size_t)k, sizeof *d->mean, err)) ||
+        !(d->ytest = tg_malloc((size_t)(nt * k) * sizeof *d->ytest, err)) ||
+        (d->ncov && (!(d->xtr = tg_malloc((size_t)(nr * d->ncov) * sizeof *d->xtr, err)) ||
+                     !(d->xte = tg_malloc((size_t)(nt * d->ncov) * sizeof *d->xte, err)))))
+        return TG_ERR_NOMEM;
+    for (int c = 0; c < k; c++) {
+        const double *v = d->ph.values + d->pcols[c] * n;
+        for (int64_t i = 0; i < nr; i++) d->mean[c] += v[d->train[i]] / (double)nr;
+        for (int64_t i = 0; i < nr; i++) d->y[i + c * nr] = v[d->train[i]] - d->mean[c];
+        for (int64_t i = 0; i < nt; i++)
+            d->ytest[i + c * nt] = d->rows_test ? v[d->rows_test[i]]
+                                   : d->tcols ? d->tph.values[i + d->tcols[c] * nt] : NAN;
+    }
+    for (int c = 0; c < d->ncov; c++) {
+        const double *v = d->cov.values + d->ccols[c] * n;
+        for (int64_t i = 0; i < nr; i++) d->xtr[i + c * nr] = v[d->train[i]];
+        for (int64_t i = 0; i < nt; i++)
+            d->xte[i + c * nt] = d->rows_test ? v[d->rows_test[i]]
+                                              : d->tcov.values[i + d->tccols[c] * nt];
+    }
+    return TG_OK;
+}
+
+static tg_status load(const krr_opts *o, krr_data *d, tg_log *log, tg_error *err) {
+    double t0 = tg_now();
+    tg_status st = tg_bed_open(o->bfile, &d->bed, err);
+    if (!st) st = tg_pheno_read(o->pheno, d->bed.samples, d->bed.n_samples, &d->ph, err);
+    if (!st) st = tg_cli_columns(o->pheno, "pheno-name", o->pheno_names, &d->ph, &d->pcols, &d->k, err);
+    if (!st && o->covar) {
+        st = tg_pheno_read(o->covar, d->bed.samples, d->bed.n_samples, &d->cov, err);
+        if (!st) st = tg_cli_columns(o->covar, "covar-name", o->covar_names, &d->cov, &d->ccols, &d->ncov, err);
+    }
+    if (st) return st;
+    if (!(d->names = tg_malloc((size_t)d->k * sizeof *d->names, err))) return TG_ERR_NOMEM;
+    for (int c = 0; c < d->k; c++) d->names[c] = d->ph.names[d->pcols[c]];
+    tg_log_printf(log, "%s: %lld samples, %lld SNPs; %s: %d phenotype(s) used", o->bfile,
+                  (long long)d->bed.n_samples, (long long)d->bed.n_snps, o->pheno, d->k);
+    if (o->test_bfile) {
+        if ((st = open_test(o, d, err))) return st;
+        if (o->test_pheno &&
+            (!(d->tcols = tg_malloc((size_t)d->k * sizeof *d->tcols, err)) ||
+             (st = tg_pheno_read(o->test_pheno, d->test.samples, d->test.n_samples, &d->tph, err)) ||
+             (st = match_columns(o->test_pheno, &d->tph, d->names, d->k, d->tcols, err))))
+            return st ? st : TG_ERR_NOMEM;
+        if (o->test_covar) {
+            char **cn = tg_malloc((size_t)d->ncov * sizeof *cn + 1, err);
+            if (!cn || !(d->tccols = tg_malloc((size_t)d->ncov * sizeof *d->tccols + 1, err))) {
+                free(cn);
+                return TG_ERR_NOMEM;
+            }
+            for (int c = 0; c < d->ncov; c++) cn[c] = d->cov.names[d->ccols[c]];
+            st = tg_pheno_read(o->test_covar, d->test.samples, d->test.n_samples, &d->tcov, err);
+            if (!st) st = match_columns(o->test_covar, &d->tcov, cn, d->ncov, d->tccols, err);
+            free(cn);
+            if (st) return st;
+        }
+    }
+    if ((st = split(o, d, log, err)) || (st = arrays(d, err))) return st;
+    tg_log_printf(log, "read inputs: %.3f s", tg_now() - t0);
+    return TG_OK;
+}
+
+/* ---- outputs */
+
+static void column_name(const krr_opts *o, const char *pheno, int g, int a, char *buf, size_t len) {
+    if (o->ngamma * o->nalpha == 1)
+        snprintf(buf, len, "%s", pheno);
+    else if (o->kernel == TG_KERNEL_GAUSSIAN)
+        snprintf(buf, len, "%s_g%g_a%g", pheno, o->gamma[g], o->alpha[a]);
+    else
+        snprintf(buf, len, "%s_a%g", pheno, o->alpha[a]);
+}
+
+static tg_status write_pred(const krr_opts *o, const krr_data *d, tg_error *err) {
+    FILE *f;
+    char *path = NULL, num[32], name[512];
+    tg_status st = tg_out_open(o->c.out, ".pred.tsv", &f, &path, err);
+    if (st) return st;
+    int ncol = o->ngamma * o->nalpha * d->k;
+    fputs("FID\tIID", f);
+    for (int g = 0; g < o->ngamma; g++)
+        for (int a = 0; a < o->nalpha; a++)
+            for (int c = 0; c < d->k; c++) {
+                column_name(o, d->names[c], g, a, name, sizeof name);
+                fprintf(f, "\t%s", name);
+            }
+    fputc('\n', f);
+    for (int64_t i = 0; i < d->ntest; i++) {
+        const tg_sample *s = test_sample(d, i);
+        fprintf(f, "%s\t%s", s->fid, s->iid);
+        for (int c = 0; c < ncol; c++) {
+            tg_text_format_double(d->pred[i + c * d->ntest], num);
+            fprintf(f, "\t%s", num);
+        }
+        fputc('\n', f);
+    }
+    st = tg_out_close(f, path, err);
+    free(path);
+    return st;
+}
+
+static tg_status write_stats(const krr_opts *o, const krr_data *d, tg_error *err) {
+    FILE *f;
+    char *path = NULL;
+    tg_status st = tg_out_open(o->c.out, ".krr.tsv", &f, &path, err);
+    if (st) return st;
+    fputs("pheno\tgamma\talpha\tn_train\tn_test\tMSPE\tpearson_r\tseconds\n", f);
+    fputs(d->stats ? d->stats : "", f);
+    st = tg_out_close(f, path, err);
+    free(path);
+    return st;
+}
+
+/* Appends one printf-formatted line to d->stats. */
+static tg_status add_stats(krr_data *d, tg_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static tg_status add_stats(krr_data *d, tg_error *err, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = realloc(d->stats, d->stats_len + (size_t)len + 1);
+    if (!s) return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+    d->stats = s;
+    va_start(ap, fmt);
+    vsnprintf(s + d->stats_len, (size_t)len + 1, fmt, ap);
+    va_end(ap);
+    d->stats_len += (size_t)len;
+    return TG_OK;
+}
+
+/* PNG by hand: CRC-32 (ISO-HDLC, reflected 0xEDB88320) over each chunk's type and data, and a
+ * zlib stream of "stored" deflate blocks (no compression) ending in the Adler-32 of the data. */
+static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n) {
+    static uint32_t table[256];
+    if (!table[1])
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t c = i;
+            for (int b = 0; b < 8; b++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+            table[i] = c;
+        }
+    crc = ~crc;
+    for (size_t i = 0; i < n; i++) crc = table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+    return ~crc;
+}
+
+static void put32(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v;
+}
+
+static void png_chunk(FILE *f, const char *type, const uint8_t *data, size_t n) {
+    uint8_t len[4], crc[4];
+    put32(len, (uint32_t)n);
+    fwrite(len, 1, 4, f);
+    fwrite(type, 1, 4, f);
+    if (n) fwrite(data, 1, n, f);
+    put32(crc, crc32_update(crc32_update(0, (const uint8_t *)type, 4), data, n));
+    fwrite(crc, 1, 4, f);
+}
+
+/* 8-bit RGB image w × h from @p rgb (rows of 3w bytes). */
+static tg_status write_png(const char *path, const uint8_t *rgb, uint32_t w, uint32_t h,
+                           tg_error *err) {
+    size_t row = 1 + 3 * (size_t)w, raw_n = row * h, nblocks = (raw_n + 65534) / 65535;
+    uint8_t *raw = tg_malloc(raw_n, err), *z = tg_malloc(2 + raw_n + 5 * nblocks + 4, err);
+    FILE *f = NULL;
+    char *p = NULL;
+    tg_status st = !raw || !z ? TG_ERR_NOMEM : tg_out_open(path, "", &f, &p, err);
+    if (st) {
+        free(raw);
+        free(z);
+        return st;
+    }
+    for (uint32_t y = 0; y < h; y++) { /* filter type 0 (none) per row */
+        raw[y * row] = 0;
+        memcpy(raw + y * row + 1, rgb + (size_t)y * 3 * w, 3 * (size_t)w);
+    }
+    size_t at = 0;
+    z[at++] = 0x78, z[at++] = 0x01; /* deflate, 32K window, no dictionary; (0x7801 % 31 == 0) */
+    uint32_t s1 = 1, s2 = 0;
+    for (size_t i = 0; i < raw_n; i++) s1 = (s1 + raw[i]) % 65521, s2 = (s2 + s1) % 65521;
+    for (size_t off = 0; off < raw_n; off += 65535) {
+        size_t len = raw_n - off < 65535 ? raw_n - off : 65535;
+        z[at++] = off + len == raw_n; /* BFINAL, BTYPE 00 */
+        z[at++] = (uint8_t)len, z[at++] = (uint8_t)(len >> 8);
+        z[at++] = (uint8_t)~len, z[at++] = (uint8_t)(~len >> 8);
+        memcpy(z + at, raw + off, len);
+        at += len;
+    }
+    put32(z + at, s2 << 16 | s1);
+    at += 4;
+    static const uint8_t sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    uint8_t ihdr[13] = {0};
+    put32(ihdr, w);
+    put32(ihdr + 4, h);
+    ihdr[8] = 8;  /* bit depth */
+    ihdr[9] = 2;  /* colour type RGB; compression, filter, interlace 0 */
+    fwrite(sig, 1, 8, f);
+    png_chunk(f, "IHDR", ihdr, 13);
+    png_chunk(f, "IDAT", z, at);
+    png_chunk(f, "IEND", NULL, 0);
+    st = tg_out_close(f, p, err);
+    free(p);
+    free(raw);
+    free(z);
+    return st;
+}
+
+/* The precision map (nt × nt, column-major) as TSV of the lower tiles or as a heat map of
+ * ⌊256/nt⌋ (at least 1) pixels per tile, tile (0, 0) top left. */
+static tg_status write_map(const char *path, int png, const tg_prec *map, int nt, tg_error *err) {
+    if (!png) {
+        FILE *f;
+        char *p = NULL;
+        tg_status st = tg_out_open(path, "", &f, &p, err);
+        if (st) return st;
+        fputs("tile_row\ttile_col\tprecision\n", f);
+        for (int j = 0; j < nt; j++)
+            for (int i = j; i < nt; i++)
+                fprintf(f, "%d\t%d\t%s\n", i, j, tg_prec_name(map[i + (size_t)j * nt]));
+        st = tg_out_close(f, p, err);
+        free(p);
+        return st;
+    }
+    static const uint8_t colour[TG_NPREC][3] = {
+        [TG_FP64] = {178, 24, 43}, [TG_FP32] = {244, 165, 130}, [TG_FP16] = {146, 197, 222},
+        [TG_FP8_E4M3] = {33, 102, 172}};
+    uint32_t s = nt < 256 ? 256 / (uint32_t)nt : 1, side = s * (uint32_t)nt;
+    uint8_t *rgb = tg_malloc((size_t)side * side * 3, err);
+    if (!rgb) return TG_ERR_NOMEM;
+    for (uint32_t y = 0; y < side; y++)
+        for (uint32_t x = 0; x < side; x++) {
+            int i = (int)(y / s), j = (int)(x / s);
+            uint8_t *px = rgb + ((size_t)y * side + x) * 3;
+            if (i < j) memset(px, 255, 3);
+            else memcpy(px, colour[map[i + (size_t)j * nt]], 3);
+        }
+    tg_status st = write_png(path, rgb, side, side, err);
+    free(rgb);
+    return st;
+}
+
+/* ---- the phases */
+
+/* Build: the kernel genotypes of both cohorts and their dot products, once for every γ. */
+static tg_status build(const krr_opts *o, krr_data *d, tg_log *log, tg_error *err) {
+    double t0 = tg_now(), ops_tr = 0, ops_te = 0;
+    int nb = (int)o->nb;
+    tg_status st;
+    if ((st = tg_kgeno_create(&d->bed, d->train, d->ntrain, o->kernel, NULL, d->xtr, d->ncov,
+                              d->ntrain, nb, &d->gtr, err)) ||
+        (st = tg_kgeno_create(o->test_bfile ? &d->test : &d->bed, d->rows_test, d->ntest,
+                              o->kernel, tg_kgeno_freq(d->gtr), d->xte, d->ncov, d->ntest, nb,
+                              &d->gte, err)))
+        return st;
+    if (tg_kgeno_imputed(d->gtr) || tg_kgeno_imputed(d->gte))
+        tg_log_printf(log, "missing calls imputed by the nearest integer to 2p: %lld training, "
+                      "%lld test", (long long)tg_kgeno_imputed(d->gtr),
+                      (long long)tg_kgeno_imputed(d->gte));
+    double t1 = tg_now();
+    if ((st = tg_kernel_gram(d->gtr, d->gtr, &d->C, &ops_tr, err)) ||
+        (st = tg_kernel_gram(d->gte, d->gtr, &d->Ct, &ops_te, err)))
+        return st;
+    double t2 = tg_now();
+    tg_log_printf(log, "build (%s kernel): genotype panels %.3f s; dot products train x train "
+                  "and test x train %.3f s, %.4g tera int ops, %.3f Tops/s",
+                  tg_kernel_name(o->kernel), t1 - t0, t2 - t1, (ops_tr + ops_te) * 1e-12,
+                  (ops_tr + ops_te) * 1e-12 / (t2 - t1 > 0 ? t2 - t1 : 1e-9));
+    return TG_OK;
+}
+
+/* One (γ, α): K + αI, factor, solve, predict into column block (g, a) of d->pred, metrics. */
+static tg_status fit(const krr_opts *o, krr_data *d, int g, int a, const tg_matrix *Kt,
+                     tg_log *log, tg_error *err) {
+    double t0 = tg_now(), gamma = o->gamma[g], alpha = o->alpha[a];
+    const int64_t nr = d->ntrain, nt = d->ntest;
+    tg_matrix *K = NULL, *B = NULL;
+    tg_chol_opts co = tg_chol_defaults();
+    co.eps = o->eps;
+    co.allowed = o->allowed;
+    co.diag = o->diag;
+    co.band = o->band;
+    co.map_out = d->map;
+    tg_chol_report rep;
+    double *pred = d->pred + (size_t)((g * o->nalpha + a) * d->k) * (size_t)nt;
+    tg_status st = tg_kernel_apply(d->C, d->gtr, d->gtr, gamma, alpha, o->diag, &K, err);
+    double t1 = tg_now();
+    if (!st) st = tg_cholesky(K, &co, &rep, err);
+    double t2 = tg_now();
+    if (!st && !(st = tg_matrix_create(&B, nr, d->k, (int)o->nb, d->k, TG_GENERAL, o->diag, 0, 0, err)) &&
+        !(st = tg_matrix_from_dense(B, d->y, nr, err)))
+        st = tg_chol_solve(K, B, err);
+    double t3 = tg_now();
+    if (!st) st = tg_krr_predict(Kt, B, pred, nt, err);
+    tg_matrix_destroy(B);
+    tg_matrix_destroy(K);
+    char gs[40] = "", gcol[32] = "NA"; /* γ in messages and krr.tsv: gaussian only */
+    if (o->kernel == TG_KERNEL_GAUSSIAN) {
+        snprintf(gs, sizeof gs, "gamma %g, ", gamma);
+        exact(gcol, sizeof gcol, gamma);
+    }
+    if (st) { /* name the pair; the Cholesky's message names the tile and suggests a larger α */
+        tg_error e = *err;
+        return tg_error_set(err, st, "%salpha %g: %s", gs, alpha, e.msg);
+    }
+    for (int64_t i = 0; i < nt * d->k; i++)
+        if (!isfinite(pred[i]))
+            return tg_error_set(err, TG_ERR_NUMERIC, "%salpha %g: predictions are not finite: "
+                                "K + alpha·I is too ill-conditioned for this precision map; use "
+                                "a larger --alpha or a smaller --accuracy", gs, alpha);
+    double t4 = tg_now(), n3 = (double)nr * nr * nr / 3;
+    tg_log_printf(log, "%salpha %g: kernel %.3f s; precision map %.3f s (tiles fp64 %lld, fp32 "
+                  "%lld, fp16 %lld, fp8 %lld); factor %.3f s, %.3f TFLOP/s (N^3/3); solve %.3f "
+                  "s; predict %.3f s",
+                  gs, alpha, t1 - t0, rep.map_seconds, (long long)rep.tiles[TG_FP64],
+                  (long long)rep.tiles[TG_FP32], (long long)rep.tiles[TG_FP16],
+                  (long long)rep.tiles[TG_FP8_E4M3], rep.factor_seconds,
+                  n3 * 1e-12 / (rep.factor_seconds > 0 ? rep.factor_seconds : 1e-9), t3 - t2,
+                  t4 - t3);
+    for (int c = 0; c < d->k; c++) {
+        double *p = pred + (size_t)c * nt, mspe, r;
+        int64_t nobs;
+        for (int64_t i = 0; i < nt; i++) p[i] += d->mean[c];
+        tg_pred_metrics(d->ytest + (size_t)c * nt, p, nt, &mspe, &r, &nobs);
+        tg_log_printf(log, "  %s: test MSPE %.6g, Pearson r %.4f (%lld observed test values)",
+                      d->names[c], mspe, r, (long long)nobs);
+        char ms[32] = "NA", rs[32] = "NA"; /* no test values, or r undefined */
+        if (!isnan(mspe)) snprintf(ms, sizeof ms, "%.6e", mspe);
+        if (!isnan(r)) snprintf(rs, sizeof rs, "%.6f", r);
+        char as[32];
+        exact(as, sizeof as, alpha);
+        if ((st = add_stats(d, err, "%s\t%s\t%s\t%lld\t%lld\t%s\t%s\t%.3f\n", d->names[c],
+                            gcol, as, (long long)nr, (long long)nobs, ms, rs, t4 - t0)))
+            return st;
+    }
+    return TG_OK;
+}
+
+static int run(const krr_opts *o, krr_data *d, tg_log *log) {
+    tg_error err = {0};
+    tg_status st = load(o, d, log, &err);
+    if (st) return tg_cli_fail("krr", log, &err);
+    int ntile = (int)((d->ntrain + o->nb - 1) / o->nb);
+    if (!(d->pred = tg_malloc((size_t)(d->ntest * d->k * o->ngamma * o->nalpha) * sizeof *d->pred, &err)) ||
+        !(d->map = tg_malloc((size_t)ntile * ntile * sizeof *d->map, &err)))
+        return tg_cli_fail("krr", log, &err);
+    if ((st = tg_runtime_start(&o->c.rt, &err))) return tg_cli_fail("krr", log, &err);
+    char desc[2048];
+    tg_runtime_describe(desc, sizeof desc);
+    tg_log_printf(log, "runtime: %s", desc);
+    tg_matrix *Kt = NULL;
+    if ((st = build(o, d, log, &err))) goto done;
+    for (int g = 0; g < o->ngamma && !st; g++) {
+        double t0 = tg_now();
+        if ((st = tg_kernel_apply(d->Ct, d->gte, d->gtr, o->gamma[g], 0, o->diag, &Kt, &err)))
+            break;
+        tg_log_printf(log, "test-train kernel%s: %.3f s",
+                      o->kernel == TG_KERNEL_GAUSSIAN ? " for this gamma" : "", tg_now() - t0);
+        for (int a = 0; a < o->nalpha && !st; a++) st = fit(o, d, g, a, Kt, log, &err);
+        tg_matrix_destroy(Kt);
+        Kt = NULL;
+    }
+    if (st) goto done;
+    double t0 = tg_now();
+    if ((st = write_pred(o, d, &err)) || (st = write_stats(o, d, &err)) ||
+        (o->map_path && (st = write_map(o->map_path, o->png, d->map, ntile, &err))))
+        goto done;
+    tg_log_printf(log, "wrote %s.pred.tsv, %s.krr.tsv%s%s (%.3f s)", o->c.out, o->c.out,
+                  o->map_path ? ", " : "", o->map_path ? o->map_path : "", tg_now() - t0);
+done:
+    tg_matrix_destroy(d->Ct);
+    tg_matrix_destroy(d->C);
+    tg_kgeno_free(d->gte);
+    tg_kgeno_free(d->gtr);
+    d->C = d->Ct = NULL;
+    d->gtr = d->gte = NULL;
+    tg_runtime_stop();
+    return st ? tg_cli_fail("krr", log, &err) : 0;
+}
+
+int tg_cmd_krr(int argc, char **argv) {
+    krr_opts o;
+    krr_data d = {0};
+    tg_error err = {0};
+    tg_log *log = NULL;
+    int st = parse_options(argc, argv, &o, &err), rc;
+    if (st < 0) {
+        rc = 0;
+    } else if (st || (st = tg_out_check_prefix(o.c.out, &err)) ||
+               (st = tg_log_open(&log, o.c.out, argc, argv, &err))) {
+        rc = tg_cli_fail("krr", NULL, &err);
+    } else {
+        tg_log_set_quiet(log, o.c.quiet);
+        char allowed[64] = "";
+        for (int p = 0; p < TG_INT8; p++)
+            if (o.allowed >> p & 1u)
+                snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), "%s%s",
+                         *allowed ? "," : "", tg_prec_name((tg_prec)p));
+        tg_log_file_only(log, "options: kernel %s, accuracy %g, precisions %s, diag %s, band %g, "
+                         "tile %lld", tg_kernel_name(o.kernel), o.eps, allowed,
+                         tg_prec_name(o.diag), o.band, (long long)o.nb);
+        rc = run(&o, &d, log);
+    }
+    free(o.gamma);
+    free(o.alpha);
+    free(d.stats);
+    free(d.map);
+    free(d.pred);
+    free(d.xte);
+    free(d.xtr);
+    free(d.ytest);
+    free(d.mean);
+    free(d.y);
+    free(d.train);
+    free(d.rows_test);
+    free(d.names);
+    free(d.tccols);
+    free(d.tcols);
+    free(d.ccols);
+    free(d.pcols);
+    tg_pheno_free(&d.tcov);
+    tg_pheno_free(&d.cov);
+    tg_pheno_free(&d.tph);
+    tg_pheno_free(&d.ph);
+    tg_bed_close(&d.test);
+    tg_bed_close(&d.bed);
+    tg_log_close(log);
+    return rc;
+}

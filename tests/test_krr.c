@@ -1,0 +1,416 @@
+/* KRR Predict and the whole KRR pipeline.
+ * tg_pred_metrics: a hand case, degenerate cases and random data against closed forms.
+ * tg_krr_predict: against a naive double product of the stored values, with W in FP64 and
+ * with W in FP32 and the kernel tiles in every floating precision (scaled FP8 included).
+ * Whole KRR (Build, Cholesky, solve, Predict) on a written .bed with missing calls, Gaussian
+ * kernel with confounders, N not a multiple of the tile: all FP64 against a dense LAPACK solve
+ * (dposv) of (K + αI)W = Y with K built naively here from the decoded, imputed genotypes; FP32
+ * diagonal + FP16 adaptive map at ε = 1e-4 against the FP64 predictions. */
+#include <cblas.h>
+#include <lapacke.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/rng.h"
+#include "runtime/runtime.h"
+#include "tap.h"
+
+static double fro(const double *x, size_t n) {
+    double s = 0;
+    for (size_t k = 0; k < n; k++) s += x[k] * x[k];
+    return sqrt(s);
+}
+
+static double fro_diff(const double *x, const double *y, size_t n) {
+    double s = 0;
+    for (size_t k = 0; k < n; k++) s += (x[k] - y[k]) * (x[k] - y[k]);
+    return sqrt(s);
+}
+
+static double *rand_mat(int64_t rows, int64_t cols, double lo, double hi, tg_rng *r) {
+    double *x = malloc((size_t)(rows * cols) * sizeof *x);
+    for (int64_t k = 0; k < rows * cols; k++) x[k] = lo + (hi - lo) * tg_rng_uniform(r);
+    return x;
+}
+
+static tg_matrix *tiled(const double *a, int64_t m, int64_t n, int mb, int nb, tg_prec p) {
+    tg_matrix *A = NULL;
+    tg_error err;
+    if (tg_matrix_create(&A, m, n, mb, nb, TG_GENERAL, p, 0, 0, &err) ||
+        tg_matrix_from_dense(A, a, m, &err)) {
+        printf("Bail out! %s\n", err.msg);
+        exit(1);
+    }
+    return A;
+}
+
+/* ------------------------------------------------------------------ metrics */
+
+static void metrics_tests(tg_rng *r) {
+    double mspe, rho;
+    int64_t nobs;
+    /* y (1, 2, 3, NA, 5), pred (2, 2, 4, 100, 3): squared errors 1 0 1 4 → 6/4; centered
+     * (−1.75, −.75, .25, 2.25)·(−.75, −.75, 1.25, .25) = 2.75, |y−ȳ|² 8.75, |p−p̄|² 2.75 */
+    const double y[] = {1, 2, 3, NAN, 5}, p[] = {2, 2, 4, 100, 3};
+    tg_pred_metrics(y, p, 5, &mspe, &rho, &nobs);
+    ok(nobs == 4 && fabs(mspe - 1.5) <= 1e-15 && fabs(rho - sqrt(2.75 / 8.75)) <= 1e-15,
+       "hand case: nobs %lld, MSPE %.17g (1.5), r %.17g (sqrt(2.75/8.75))", (long long)nobs, mspe,
+       rho);
+    const double c[] = {4, 4, 4, 4, 4};
+    tg_pred_metrics(y, c, 5, &mspe, &rho, &nobs);
+    ok(isnan(rho) && fabs(mspe - 3.75) <= 1e-15, "constant predictions: r NAN, MSPE %g (15/4)", mspe);
+    const double one[] = {NAN, NAN, 3, NAN, NAN}, none[] = {NAN, NAN, NAN, NAN, NAN};
+    tg_pred_metrics(one, p, 5, &mspe, &rho, &nobs);
+    int a = nobs == 1 && mspe == 1 && isnan(rho);
+    tg_pred_metrics(none, p, 5, &mspe, &rho, &nobs);
+    ok(a && nobs == 0 && isnan(mspe) && isnan(rho),
+       "one observed value: r NAN; none: MSPE and r NAN");
+
+    /* random: pred = a·y + b + noise; against the textbook formulas evaluated here, and with no
+     * noise r = ±1 exactly (to rounding) and MSPE = mean(((1−a)y − b)²) */
+    const int64_t n = 1001;
+    double *yr = rand_mat(n, 1, 100, 101, r), *pr = malloc((size_t)n * sizeof *pr);
+    for (int64_t i = 0; i < n; i += 7) yr[i] = NAN;
+    for (int sign = -1; sign <= 1; sign += 2) {
+        double slope = sign * (0.5 + tg_rng_uniform(r)), b = tg_rng_normal(r), want = 0;
+        int64_t m = 0;
+        for (int64_t i = 0; i < n; i++) {
+            pr[i] = slope * yr[i] + b;
+            if (!isnan(yr[i])) {
+                want += pow((1 - slope) * yr[i] - b, 2);
+                m++;
+            }
+        }
+        tg_pred_metrics(yr, pr, n, &mspe, &rho, &nobs);
+        ok(nobs == m && fabs(rho - sign) <= 1e-12 && fabs(mspe - want / m) <= 1e-12 * want / m,
+           "random exact line, slope %.3f: r %.17g, MSPE %.6g vs %.6g", slope, rho, mspe, want / m);
+    }
+    double sy = 0, sp = 0, syy = 0, spp = 0, syp = 0, se = 0;
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; i++) {
+        pr[i] = 0.3 * yr[i] + tg_rng_normal(r) * 0.2;
+        if (isnan(yr[i])) continue;
+        double dy = yr[i] - 100.5, dp = pr[i] - 30.15; /* shifted sums: no cancellation */
+        sy += dy, sp += dp, syy += dy * dy, spp += dp * dp, syp += dy * dp, m++;
+        se += (yr[i] - pr[i]) * (yr[i] - pr[i]);
+    }
+    double want = (m * syp - sy * sp) / sqrt((m * syy - sy * sy) * (m * spp - sp * sp));
+    tg_pred_metrics(yr, pr, n, &mspe, &rho, &nobs);
+    ok(fabs(rho - want) <= 1e-12 && fabs(mspe - se / m) <= 1e-12 * se / m,
+       "random noisy line: r %.15g vs %.15g, MSPE %.6g vs %.6g", rho, want, mspe, se / m);
+    free(yr);
+    free(pr);
+}
+
+/* ------------------------------------------------------------------ tg_krr_predict */
+
+/* P = Kt·W with Kt nt × n in tiles nb (converted to @p map: tile t gets map[t % 4] with the
+ * FP8 tiles scaled by 8), W n × k in tiles nb × 2 of precision @p wp. Reference: the double
+ * product of the stored values; bound 2(n + 2)·u_w·‖|Kt||W|‖_F (products and sums in W's
+ * precision, one rounding of each Kt entry to it). */
+static void predict_test(tg_rng *r, int64_t nt_, int64_t n, int64_t k, int nb, tg_prec wp,
+                         const tg_prec map4[4]) {
+    double *kt = rand_mat(nt_, n, -1, 1, r), *w = rand_mat(n, k, -1, 1, r);
+    tg_matrix *Kt = tiled(kt, nt_, n, nb, nb, TG_FP64), *W = tiled(w, n, k, nb, 2, wp);
+    int mt, ntt;
+    tg_matrix_size(Kt, NULL, NULL, &mt, &ntt);
+    tg_prec *map = malloc((size_t)mt * ntt * sizeof *map);
+    double *scale = malloc((size_t)mt * ntt * sizeof *scale);
+    for (int t = 0; t < mt * ntt; t++) {
+        map[t] = map4[t % 4];
+        scale[t] = map[t] == TG_FP8_E4M3 ? 8 : 1;
+    }
+    tg_error err = {0};
+    tg_status st = tg_matrix_convert(Kt, map, scale, &err);
+    tg_runtime_wait_all();
+    /* the values actually stored, as the reference's inputs */
+    tg_matrix_to_dense(Kt, kt, nt_, &err);
+    tg_matrix_to_dense(W, w, n, &err);
+    double *p = calloc((size_t)(nt_ + 3) * k, sizeof *p), *ref = calloc((size_t)(nt_ * k), sizeof *ref),
+           *mag = calloc((size_t)(nt_ * k), sizeof *mag), *got = malloc((size_t)(nt_ * k) * sizeof *got);
+    if (!st) st = tg_krr_predict(Kt, W, p, nt_ + 3, &err);
+    for (int64_t c = 0; c < k; c++)
+        for (int64_t i = 0; i < nt_; i++) {
+            for (int64_t q = 0; q < n; q++) {
+                ref[i + c * nt_] += kt[i + q * nt_] * w[q + c * n];
+                mag[i + c * nt_] += fabs(kt[i + q * nt_] * w[q + c * n]);
+            }
+            got[i + c * nt_] = p[i + c * (nt_ + 3)];
+        }
+    double e = fro_diff(got, ref, (size_t)(nt_ * k)),
+           bound = 2.0 * (n + 2) * tg_prec_unit_roundoff(wp) * fro(mag, (size_t)(nt_ * k));
+    ok(st == TG_OK && e <= bound, "predict %lldx%lld · %lldx%lld, tiles %d, W %s, Kt tiles %s/%s/%s/%s: "
+       "error %.3g <= %.3g %s", (long long)nt_, (long long)n, (long long)n, (long long)k, nb,
+       tg_prec_name(wp), tg_prec_name(map4[0]), tg_prec_name(map4[1]), tg_prec_name(map4[2]),
+       tg_prec_name(map4[3]), e, bound, st ? err.msg : "");
+    tg_matrix_destroy(Kt);
+    tg_matrix_destroy(W);
+    free(kt), free(w), free(map), free(scale), free(p), free(ref), free(mag), free(got);
+}
+
+static void predict_errors(void) {
+    tg_matrix *Kt = NULL, *W = NULL;
+    tg_error err = {0};
+    double p[64];
+    tg_matrix_create(&Kt, 5, 20, 8, 8, TG_GENERAL, TG_FP64, 0, 0, &err);
+    tg_matrix_create(&W, 20, 2, 10, 2, TG_GENERAL, TG_FP64, 0, 0, &err);
+    tg_status st = tg_krr_predict(Kt, W, p, 5, &err);
+    ok(st == TG_ERR_ARG && strstr(err.msg, "tiles of"), "W tiled unlike Kt's columns: %s", err.msg);
+    tg_matrix_destroy(W);
+    tg_matrix_create(&W, 20, 2, 8, 2, TG_GENERAL, TG_FP16, 0, 0, &err);
+    st = tg_krr_predict(Kt, W, p, 5, &err);
+    ok(st == TG_ERR_ARG && strstr(err.msg, "fp16"), "W in fp16 refused: %s", err.msg);
+    tg_matrix_destroy(W);
+    tg_matrix_destroy(Kt);
+}
+
+/* ------------------------------------------------------------------ whole KRR */
+
+enum { NS = 93, NTR = 70, NSNP = 150, NCOV = 2, NPH = 3, NB = 16 };
+
+struct cohort {
+    char prefix[64];
+    tg_bed bed;
+    int64_t train[NTR], test[NS - NTR];
+    double *g;         /* NS × NSNP: A1 counts, missing imputed as the rule says */
+    double *covar;     /* NS × NCOV confounders */
+    double *y;         /* NTR × NPH */
+};
+
+static void remove_files(const char *prefix) {
+    const char *ext[] = {"", ".bed", ".bim", ".fam"};
+    char path[96];
+    for (int e = 0; e < 4; e++) {
+        snprintf(path, sizeof path, "%s%s", prefix, ext[e]);
+        unlink(path);
+    }
+}
+
+/* Random genotypes with 3% missing calls written as a .bed; a random train/test split. Each SNP
+ * gets an odd number of training calls, so that the training mean 2p is never a half-integer
+ * and "nearest integer" imputation has no tie to break. */
+static int make_cohort(struct cohort *c, tg_rng *r) {
+    static int8_t g8[NS * NSNP];
+    static tg_sample s[NS];
+    static tg_snp v[NSNP];
+    static char ids[NS][16], snp_ids[NSNP][16], zero[] = "0", a1[] = "A", a2[] = "C";
+    int64_t perm[NS];
+    for (int i = 0; i < NS; i++) perm[i] = i;
+    for (int i = NS - 1; i > 0; i--) {
+        int j = (int)tg_rng_below(r, (uint64_t)i + 1);
+        int64_t t = perm[i];
+        perm[i] = perm[j], perm[j] = t;
+    }
+    memcpy(c->train, perm, sizeof c->train);
+    memcpy(c->test, perm + NTR, sizeof c->test);
+    for (int j = 0; j < NSNP; j++) {
+        double f = 0.05 + 0.9 * tg_rng_uniform(r);
+        int obs = 0;
+        for (int i = 0; i < NS; i++) {
+            int8_t x = (int8_t)((tg_rng_uniform(r) < f) + (tg_rng_uniform(r) < f));
+            g8[i + j * NS] = tg_rng_uniform(r) < 0.03 ? TG_GENO_MISSING : x;
+        }
+        for (int i = 0; i < NTR; i++) obs += g8[c->train[i] + j * NS] != TG_GENO_MISSING;
+        if (obs % 2 == 0) { /* toggle the first training sample's call */
+            int8_t *x = &g8[c->train[0] + j * NS];
+            *x = *x == TG_GENO_MISSING ? 1 : TG_GENO_MISSING;
+        }
+        snprintf(snp_ids[j], sizeof snp_ids[j], "snp%d", j);
+        v[j] = (tg_snp){zero, snp_ids[j], 0, j + 1, a1, a2};
+    }
+    for (int i = 0; i < NS; i++) {
+        snprintf(ids[i], sizeof ids[i], "S%d", i);
+        s[i] = (tg_sample){ids[i], ids[i], zero, zero, 0, NAN};
+    }
+    snprintf(c->prefix, sizeof c->prefix, "/tmp/tg-krr-XXXXXX");
+    int fd = mkstemp(c->prefix);
+    tg_error err = {0};
+    if (fd < 0 || close(fd) || tg_bed_write(c->prefix, s, NS, v, NSNP, g8, NS, &err) ||
+        tg_bed_open(c->prefix, &c->bed, &err)) {
+        diag("writing the cohort: %s", err.msg);
+        return 0;
+    }
+    /* the imputed genotypes: nearest integer to 2p over the training calls */
+    c->g = malloc((size_t)NS * NSNP * sizeof *c->g);
+    for (int j = 0; j < NSNP; j++) {
+        double sum = 0;
+        int obs = 0;
+        for (int i = 0; i < NTR; i++) {
+            int8_t x = g8[c->train[i] + j * NS];
+            if (x != TG_GENO_MISSING) sum += x, obs++;
+        }
+        double imp = obs ? round(sum / obs) : 0;
+        for (int i = 0; i < NS; i++)
+            c->g[i + j * NS] = g8[i + j * NS] == TG_GENO_MISSING ? imp : g8[i + j * NS];
+    }
+    c->covar = rand_mat(NS, NCOV, -2, 2, r);
+    c->y = malloc((size_t)NTR * NPH * sizeof *c->y);
+    for (int k = 0; k < NTR * NPH; k++) c->y[k] = tg_rng_normal(r);
+    return 1;
+}
+
+/* Squared distance of samples a, b (bed rows): genotypes and confounders. */
+static double dist2(const struct cohort *c, int64_t a, int64_t b) {
+    double d = 0;
+    for (int j = 0; j < NSNP; j++) d += pow(c->g[a + j * NS] - c->g[b + j * NS], 2);
+    for (int j = 0; j < NCOV; j++) d += pow(c->covar[a + j * NS] - c->covar[b + j * NS], 2);
+    return d;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The rows' confounders as an n × NCOV array. */
+static double *rows_covar(const struct cohort *c, const int64_t *rows, int n) {
+    double *x = malloc((size_t)n * NCOV * sizeof *x);
+    for (int j = 0; j < NCOV; j++)
+        for (int i = 0; i < n; i++) x[i + j * n] = c->covar[rows[i] + j * NS];
+    return x;
+}
+
+/* One run of the library pipeline: predictions (NS−NTR) × NPH into @p pred. */
+static tg_status pipeline(const struct cohort *c, double gamma, double alpha,
+                          const tg_chol_opts *co, tg_chol_report *rep, double *pred,
+                          tg_error *err) {
+    const int nte = NS - NTR;
+    tg_kgeno *tr = NULL, *te = NULL;
+    tg_matrix *C = NULL, *Ct = NULL, *K = NULL, *Kt = NULL, *B = NULL;
+    double *xtr = rows_covar(c, c->train, NTR), *xte = rows_covar(c, c->test, nte), ops = 0;
+    tg_status st;
+    if ((st = tg_kgeno_create(&c->bed, c->train, NTR, TG_KERNEL_GAUSSIAN, NULL, xtr, NCOV, NTR,
+                              NB, &tr, err)) ||
+        (st = tg_kgeno_create(&c->bed, c->test, nte, TG_KERNEL_GAUSSIAN, tg_kgeno_freq(tr), xte,
+                              NCOV, nte, NB, &te, err)) ||
+        (st = tg_kernel_gram(tr, tr, &C, &ops, err)) ||
+        (st = tg_kernel_gram(te, tr, &Ct, NULL, err)) ||
+        (st = tg_kernel_apply(C, tr, tr, gamma, alpha, co->diag, &K, err)) ||
+        (st = tg_kernel_apply(Ct, te, tr, gamma, 0, co->diag, &Kt, err)) ||
+        (st = tg_cholesky(K, co, rep, err)) ||
+        (st = tg_matrix_create(&B, NTR, NPH, NB, NPH, TG_GENERAL, co->diag, 0, 0, err)) ||
+        (st = tg_matrix_from_dense(B, c->y, NTR, err)) || (st = tg_chol_solve(K, B, err)) ||
+        (st = tg_krr_predict(Kt, B, pred, nte, err)))
+        diag("pipeline: %s", err->msg);
+    tg_matrix_destroy(B);
+    tg_matrix_destroy(Kt);
+    tg_matrix_destroy(K);
+    tg_matrix_destroy(Ct);
+    tg_matrix_destroy(C);
+    tg_kgeno_free(te);
+    tg_kgeno_free(tr);
+    free(xtr);
+    free(xte);
+    return st;
+}
+
+static void krr_tests(tg_rng *r) {
+    struct cohort c = {0};
+    if (!ok(make_cohort(&c, r), "cohort of %d samples (%d train), %d SNPs written", NS, NTR, NSNP))
+        return;
+    const int nte = NS - NTR;
+    double *d = malloc((size_t)NTR * NTR * sizeof *d), *med = malloc((size_t)NTR * NTR * sizeof *med);
+    int nm = 0;
+    for (int j = 0; j < NTR; j++)
+        for (int i = 0; i < NTR; i++) {
+            d[i + j * NTR] = dist2(&c, c.train[i], c.train[j]);
+            if (i > j) med[nm++] = d[i + j * NTR];
+        }
+    qsort(med, (size_t)nm, sizeof *med, cmp_double);
+    double median = med[nm / 2];
+    double *dt = malloc((size_t)nte * NTR * sizeof *dt);
+    for (int j = 0; j < NTR; j++)
+        for (int i = 0; i < nte; i++) dt[i + j * nte] = dist2(&c, c.test[i], c.train[j]);
+
+    /* two kernels: γ = 1/median (smooth, κ up to ~N/α) for the FP64 check; γ = 4/median
+     * (localized: off-diagonal entries ~e⁻⁴, so the adaptive rule lowers tiles) for the map */
+    for (int pass = 0; pass < 2; pass++) {
+        double gamma = (pass ? 4 : 1) / median, alpha = pass ? 0.5 : 0.1;
+        double *k = malloc((size_t)NTR * NTR * sizeof *k), *kt = malloc((size_t)nte * NTR * sizeof *kt);
+        double *w = malloc((size_t)NTR * NPH * sizeof *w), *ref = malloc((size_t)nte * NPH * sizeof *ref);
+        for (int q = 0; q < NTR * NTR; q++) k[q] = exp(-gamma * d[q]);
+        for (int i = 0; i < NTR; i++) k[i + i * NTR] += alpha;
+        for (int q = 0; q < nte * NTR; q++) kt[q] = exp(-gamma * dt[q]);
+        /* κ₂ and ‖A‖_F/‖A‖₂ of K + αI for the bound below (dposv overwrites its copy) */
+        double *a = malloc((size_t)NTR * NTR * sizeof *a), ev[NTR];
+        memcpy(a, k, (size_t)NTR * NTR * sizeof *a);
+        LAPACKE_dsyev(LAPACK_COL_MAJOR, 'N', 'L', NTR, a, NTR, ev);
+        double kappa = ev[NTR - 1] / ev[0], ffac = fro(k, (size_t)NTR * NTR) / ev[NTR - 1];
+        memcpy(a, k, (size_t)NTR * NTR * sizeof *a);
+        memcpy(w, c.y, (size_t)NTR * NPH * sizeof *w);
+        int info = LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', NTR, NPH, a, NTR, w, NTR);
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, nte, NPH, NTR, 1, kt, nte, w, NTR,
+                    0, ref, nte);
+        double *p = calloc((size_t)nte * NPH, sizeof *p), *p64 = calloc((size_t)nte * NPH, sizeof *p64);
+        size_t np = (size_t)nte * NPH;
+        tg_error err = {0};
+        tg_chol_report rep;
+        tg_chol_opts o = tg_chol_defaults();
+        o.allowed = 1u << TG_FP64;
+        o.diag = TG_FP64;
+        /* all FP64: both are backward stable solves of the same system, so they differ by about
+         * κ₂·n·u₆₄ ≤ ~1e3·70·1.1e-16 relatively (κ₂ printed), well below 1e-10 */
+        tg_status st = pipeline(&c, gamma, alpha, &o, &rep, p64, &err);
+        double e64 = fro_diff(p64, ref, np) / fro(ref, np);
+        ok(info == 0 && st == TG_OK && e64 <= 1e-10,
+           "KRR gaussian γ = %.3g/median, α %g, N %d (tiles %d), %d SNPs + %d confounders, all "
+           "fp64: predictions vs dposv %.3g <= 1e-10 (κ₂ %.3g)",
+           gamma * median, alpha, NTR, NB, NSNP, NCOV, e64, kappa);
+        if (pass == 1) {
+            /* FP32 diagonal + FP16 adaptive map at ε = 1e-4. The map perturbs K + αI by
+             * ‖ΔA‖_F ≤ NT·ε‖A‖_F (each lowered tile by ≤ ε‖A‖_F/NT, updates adding up to NT such
+             * roundings), FP32 storage and arithmetic by ≤ 4n·u₃₂‖A‖_F, so (Higham Thm 7.2)
+             * ‖ΔW‖/‖W‖ ≤ δ_W = 2κ₂(NT·ε + 4n·u₃₂)‖A‖_F/‖A‖₂. P = K_t·W in FP32 adds K_t's
+             * rounding and the product's, 2(n + 2)u₃₂ relative to |K_t||W|, so
+             * ‖ΔP‖/‖P‖ ≤ ‖K_t‖_F‖W‖_F/‖P‖_F·(δ_W + 2(n + 2)u₃₂): roughly ε·κ amplified by how
+             * much P cancels. γ = 4/median keeps κ₂ near 2 with α = 0.5 and off-diagonal tiles
+             * small enough to be lowered; the issue's target 1e-3 must hold as well. */
+            int nt = (NTR + NB - 1) / NB;
+            double u32 = tg_prec_unit_roundoff(TG_FP32);
+            double dw = 2 * kappa * (nt * 1e-4 + 4 * NTR * u32) * ffac;
+            double bound = fro(kt, (size_t)nte * NTR) * fro(w, (size_t)NTR * NPH) / fro(ref, np) *
+                           (dw + 2 * (NTR + 2) * u32);
+            o = tg_chol_defaults();
+            o.allowed = 1u << TG_FP32 | 1u << TG_FP16;
+            o.diag = TG_FP32;
+            o.eps = 1e-4;
+            st = pipeline(&c, gamma, alpha, &o, &rep, p, &err);
+            double e = fro_diff(p, p64, np) / fro(p64, np);
+            ok(st == TG_OK && rep.tiles[TG_FP16] > 0 && e <= bound && e <= 1e-3,
+               "KRR fp32 diagonal + fp16 adaptive map (ε 1e-4; tiles fp32 %lld fp16 %lld): "
+               "predictions vs fp64 %.3g <= min(%.3g, 1e-3)",
+               (long long)rep.tiles[TG_FP32], (long long)rep.tiles[TG_FP16], e, bound);
+        }
+        free(p), free(p64), free(k), free(kt), free(w), free(ref), free(a);
+    }
+    free(d), free(med), free(dt);
+    free(c.g), free(c.covar), free(c.y);
+    tg_bed_close(&c.bed);
+    remove_files(c.prefix);
+}
+
+int main(void) {
+    tg_rng r;
+    uint64_t seed = tap_seed();
+    tg_rng_seed(&r, seed);
+    metrics_tests(&r);
+    tg_error err = {0};
+    tg_runtime_opts o = tg_runtime_defaults();
+    if (tg_runtime_start(&o, &err)) {
+        printf("Bail out! %s\n", err.msg);
+        return 1;
+    }
+    static const tg_prec all64[4] = {TG_FP64, TG_FP64, TG_FP64, TG_FP64},
+                         mixed[4] = {TG_FP64, TG_FP32, TG_FP16, TG_FP8_E4M3};
+    predict_test(&r, 37, 50, 5, 16, TG_FP64, all64);
+    predict_test(&r, 37, 50, 5, 16, TG_FP32, mixed);
+    predict_test(&r, 40, 64, 3, 16, TG_FP64, mixed);
+    predict_test(&r, 9, 7, 1, 16, TG_FP64, all64);
+    predict_errors();
+    krr_tests(&r);
+    tg_runtime_stop();
+    tap_plan(tap_n);
+    return tap_done();
+}
