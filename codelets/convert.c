@@ -10,6 +10,7 @@
 #include "codelets/gemm.h"
 #include "codelets/kernelfn.h"
 #include "codelets/potrf.h"
+#include "codelets/xtx.h"
 #include "runtime/runtime.h"
 
 struct starpu_codelet tg_cl_convert[TG_NPREC][TG_NPREC];
@@ -59,6 +60,7 @@ void tg_codelets_init(void) {
     tg_fivecodes_init();
     tg_distance_codelets_init();
     tg_kernelfn_codelets_init();
+    tg_xtx_codelets_init();
 }
 
 void tg_convert_cpu(void *buffers[], void *cl_arg) {

@@ -1,10 +1,13 @@
 /* tilegwas rr: ridge regression (SNP-BLUP) of one or more phenotypes on every SNP. The solver is
- * chosen by --solver: `cg` (conjugate gradients over genotype matrix products, ZᵀZ never formed)
- * is implemented; `cholesky` (the tile Cholesky of issue 3) is not yet and is refused. */
+ * chosen by --solver: `cg` (conjugate gradients over genotype matrix products, ZᵀZ never formed,
+ * each phenotype on its own observed samples) or `cholesky` (ZᵀZ + λI from INT8 products, the
+ * mixed-precision tile Cholesky: the KRR paper's RR baseline, on the samples observed for every
+ * phenotype). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/parallel.h"
 #include "cli/cli.h"
 #include "io/idmap.h"
 
@@ -14,12 +17,15 @@ static const char *help =
     "  min over mu, beta of sum over observed samples (y - mu - Z beta)^2 + L |beta|^2\n"
     "Z: genotypes centered by 2p (p the A1 frequency over non-missing calls), missing calls\n"
     "mean-imputed (0 after centering), with --scale divided by sqrt(2p(1-p)); monomorphic and\n"
-    "all-missing SNPs get beta 0. Each phenotype uses its own non-missing samples.\n"
+    "all-missing SNPs get beta 0. With --solver cg each phenotype uses its own non-missing\n"
+    "samples; with --solver cholesky the samples with any selected phenotype missing are\n"
+    "dropped (the log says how many) and p is taken over the samples kept.\n"
     "Writes PREFIX.beta.tsv (SNP A1 then one beta column per phenotype), PREFIX.pred.tsv (FID\n"
     "IID then the in-sample fitted values mu + Z beta for every sample, or with --test-bfile\n"
-    "the predictions of that cohort), PREFIX.cg.tsv (per\n"
-    "phenotype: observed samples, iterations, converged, residuals) and PREFIX.log (options,\n"
-    "the residual of every iteration, times).\n\n"
+    "the predictions of that cohort), PREFIX.cg.tsv (cg; per phenotype: observed samples,\n"
+    "iterations, converged, residuals) or PREFIX.rr.tsv (cholesky; per phenotype: samples used,\n"
+    "mean, lambda, solver) and PREFIX.log (options, the residual of every iteration or the\n"
+    "precision map, times).\n\n"
     "options:\n"
     "  --bfile PREFIX     PLINK 1 fileset (.bed/.bim/.fam)\n"
     "  --pheno FILE       phenotypes: FID IID then columns (header optional; -9/NA missing)\n"
@@ -28,26 +34,56 @@ static const char *help =
     "                     centered and scaled with the training frequencies, missing calls\n"
     "                     imputed by the training mean)\n"
     "  --lambda L         ridge parameter (required, > 0)\n"
-    "  --solver cg        conjugate gradients (default); cholesky: not implemented yet\n"
+    "  --solver S         cg: conjugate gradients (default); cholesky: Z'Z + L I formed from\n"
+    "                     INT8 products and factored by the mixed-precision tile Cholesky\n"
     "  --scale            standardise SNPs to variance 1 (default: centered only)\n"
-    "  --tol T            stop when |r|/|b| <= T for a phenotype (default 1e-8)\n"
-    "  --max-iter N       iterations at most (default 1000); a phenotype not converged by then\n"
-    "                     is an error (exit 1) after the results are written and flagged\n"
+    "  --tol T            cg: stop when |r|/|b| <= T for a phenotype (default 1e-8)\n"
+    "  --max-iter N       cg: iterations at most (default 1000); a phenotype not converged by\n"
+    "                     then is an error (exit 1) after the results are written and flagged\n"
+    "  --tile NB          cholesky: SNPs per tile (default 1024)\n"
+    "  --accuracy EPS     cholesky: target accuracy of the adaptive precision map (default 1e-8)\n"
+    "  --precisions LIST  cholesky: precisions off-diagonal tiles may take, from fp64, fp32,\n"
+    "                     fp16, fp8 (default fp64,fp32,fp16)\n"
+    "  --diag P           cholesky: diagonal tiles and the solve in fp64 (default) or fp32\n"
     "  --help             this text\n" TG_CLI_COMMON_HELP
     "\nThe preconditioner is Jacobi: diag(Z'Z) + L over each phenotype's samples, exact.\n";
 
 typedef struct {
-    const char *bfile, *pheno, *pheno_names, *test_bfile;
-    double lambda, tol;
-    int64_t max_iter;
-    int scale;
+    const char *bfile, *pheno, *pheno_names, *test_bfile, *precisions;
+    double lambda, tol, accuracy;
+    int64_t max_iter, tile;
+    int scale, cholesky;
+    unsigned allowed; /* bit set of --precisions */
+    tg_prec diag;
     tg_cli_common c;
 } rr_opts;
+
+/* --precisions: a comma-separated list of floating-point precision names. */
+static tg_status parse_precisions(const char *list, unsigned *allowed, tg_error *err) {
+    char *copy = tg_strdup(list, err), *save = NULL;
+    if (!copy) return TG_ERR_NOMEM;
+    tg_status st = TG_OK;
+    *allowed = 0;
+    for (char *t = strtok_r(copy, ",", &save); t && !st; t = strtok_r(NULL, ",", &save)) {
+        tg_prec p;
+        tg_error perr;
+        if (tg_prec_parse(t, &p, &perr) || p == TG_INT8 || p == TG_INT32)
+            st = tg_error_set(err, TG_ERR_ARG, "--precisions %s: %s is not one of fp64, fp32, "
+                              "fp16, fp8", list, t);
+        else
+            *allowed |= 1u << p;
+    }
+    if (!st && !*allowed)
+        st = tg_error_set(err, TG_ERR_ARG, "--precisions '%s': no precision named", list);
+    free(copy);
+    return st;
+}
 
 /* Returns TG_OK, an error, or -1 after printing the help. */
 static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
     enum {
-        O_BFILE = 1, O_PHENO, O_PNAME, O_LAMBDA, O_SOLVER, O_SCALE, O_TOL, O_MAXIT, O_TEST, O_HELP
+        O_BFILE = 1, O_PHENO, O_PNAME, O_LAMBDA, O_SOLVER, O_SCALE, O_TOL, O_MAXIT, O_TEST, O_HELP,
+        O_TILE, O_ACC, O_PRECS, O_DIAG
     };
     static const struct option opts[] = {
         {"bfile", required_argument, 0, O_BFILE}, {"pheno", required_argument, 0, O_PHENO},
@@ -55,8 +91,11 @@ static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
         {"solver", required_argument, 0, O_SOLVER}, {"scale", no_argument, 0, O_SCALE},
         {"tol", required_argument, 0, O_TOL}, {"max-iter", required_argument, 0, O_MAXIT},
         {"test-bfile", required_argument, 0, O_TEST}, {"help", no_argument, 0, O_HELP},
+        {"tile", required_argument, 0, O_TILE}, {"accuracy", required_argument, 0, O_ACC},
+        {"precisions", required_argument, 0, O_PRECS}, {"diag", required_argument, 0, O_DIAG},
         TG_CLI_COMMON_OPTIONS, {0, 0, 0, 0}};
-    *o = (rr_opts){.lambda = NAN, .tol = 1e-8, .max_iter = 1000};
+    *o = (rr_opts){.lambda = NAN, .tol = 1e-8, .max_iter = 1000, .tile = 1024, .accuracy = 1e-8,
+                   .precisions = "fp64,fp32,fp16", .diag = TG_FP64};
     tg_cli_common_init(&o->c);
     int c;
     tg_status st = TG_OK;
@@ -69,22 +108,27 @@ static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
         case O_TEST: o->test_bfile = optarg; break;
         case O_LAMBDA: st = tg_cli_double("lambda", optarg, 0, INFINITY, &o->lambda, err); break;
         case O_SOLVER:
-            if (!strcmp(optarg, "cholesky"))
-                st = tg_error_set(err, TG_ERR_ARG,
-                                  "--solver cholesky: not implemented yet (issue 3); use --solver "
-                                  "cg");
-            else if (strcmp(optarg, "cg"))
+            o->cholesky = !strcmp(optarg, "cholesky");
+            if (!o->cholesky && strcmp(optarg, "cg"))
                 st = tg_error_set(err, TG_ERR_ARG, "--solver %s: expected cg or cholesky", optarg);
             break;
         case O_SCALE: o->scale = 1; break;
         case O_TOL: st = tg_cli_double("tol", optarg, 1e-300, 0.5, &o->tol, err); break;
         case O_MAXIT: st = tg_cli_int("max-iter", optarg, 1, 1000000, &o->max_iter, err); break;
+        case O_TILE: st = tg_cli_int("tile", optarg, 1, 1 << 16, &o->tile, err); break;
+        case O_ACC: st = tg_cli_double("accuracy", optarg, 0, 1, &o->accuracy, err); break;
+        case O_PRECS: o->precisions = optarg; break;
+        case O_DIAG:
+            if (tg_prec_parse(optarg, &o->diag, err) || (o->diag != TG_FP64 && o->diag != TG_FP32))
+                st = tg_error_set(err, TG_ERR_ARG, "--diag %s: expected fp64 or fp32", optarg);
+            break;
         case O_HELP: fputs(help, stdout); return -1;
         case '?':
         case ':': st = tg_cli_bad_option(argv, err); break;
         default: st = tg_cli_common_option(&o->c, c, optarg, err);
         }
     }
+    if (!st) st = parse_precisions(o->precisions, &o->allowed, err);
     if (st) return st;
     if (optind < argc)
         return tg_error_set(err, TG_ERR_ARG, "unexpected argument '%s'", argv[optind]);
@@ -94,39 +138,6 @@ static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
     if (!(o->lambda > 0))
         return tg_error_set(err, TG_ERR_ARG, "--lambda %g: must be > 0", o->lambda);
     return TG_OK;
-}
-
-/* The phenotype columns to use: all, or those named by --pheno-name (in that order). */
-static tg_status select_columns(const rr_opts *o, const tg_pheno *ph, int **cols, int *k,
-                                tg_error *err) {
-    if (!o->pheno_names) {
-        if (!(*cols = tg_malloc((size_t)ph->n_cols * sizeof **cols, err))) return TG_ERR_NOMEM;
-        for (int c = 0; c < ph->n_cols; c++) (*cols)[c] = c;
-        *k = ph->n_cols;
-        return TG_OK;
-    }
-    char *list = tg_strdup(o->pheno_names, err), *save = NULL;
-    if (!list || !(*cols = tg_malloc(strlen(list) * sizeof **cols, err))) {
-        free(list);
-        return TG_ERR_NOMEM;
-    }
-    tg_status st = TG_OK;
-    *k = 0;
-    for (char *t = strtok_r(list, ",", &save); t && !st; t = strtok_r(NULL, ",", &save)) {
-        int found = -1;
-        for (int c = 0; c < ph->n_cols && found < 0; c++)
-            if (!strcmp(ph->names[c], t)) found = c;
-        for (int a = 0; a < *k && found >= 0; a++)
-            if ((*cols)[a] == found)
-                st = tg_error_set(err, TG_ERR_ARG, "--pheno-name: %s is named twice", t);
-        if (found < 0)
-            st = tg_error_set(err, TG_ERR_ARG, "--pheno-name: %s has no column %s", o->pheno, t);
-        else if (!st)
-            (*cols)[(*k)++] = found;
-    }
-    if (!st && !*k) st = tg_error_set(err, TG_ERR_ARG, "--pheno-name: no column named");
-    free(list);
-    return st;
 }
 
 /* Per-iteration residuals: every iteration to the log file, every 10th (and the first) to
@@ -209,6 +220,20 @@ static tg_status write_summary(const char *prefix, int k, char **names, const tg
     return st;
 }
 
+static tg_status write_rr_summary(const char *prefix, int k, char **names, int64_t nk,
+                                  const double *mu, double lambda, tg_error *err) {
+    FILE *f;
+    char *path = NULL;
+    tg_status st = tg_out_open(prefix, ".rr.tsv", &f, &path, err);
+    if (st) return st;
+    fputs("pheno\tn_obs\tmean\tlambda\tsolver\n", f);
+    for (int c = 0; c < k; c++)
+        fprintf(f, "%s\t%lld\t%.17g\t%.17g\tcholesky\n", names[c], (long long)nk, mu[c], lambda);
+    st = tg_out_close(f, path, err);
+    free(path);
+    return st;
+}
+
 /* Everything the command allocates, freed at one place. */
 typedef struct {
     tg_bed bed, test;
@@ -219,6 +244,10 @@ typedef struct {
     size_t line_len;
     double *y, *jacobi, *beta, *pred, *mu, *test_pred;
     tg_cg_pheno *pr;
+    /* --solver cholesky: the kept samples (rows of the .fam), their genotypes and phenotypes */
+    int64_t nk, *rows;
+    int8_t *g8;
+    double *yk;
 } rr_data;
 
 /* The test cohort: the same SNPs in the same order with the same A1. */
@@ -249,12 +278,12 @@ static tg_status load(const rr_opts *o, rr_data *d, tg_log *log, tg_error *err) 
     double t0 = tg_now();
     tg_status st = tg_bed_open(o->bfile, &d->bed, err);
     if (!st) st = tg_pheno_read(o->pheno, d->bed.samples, d->bed.n_samples, &d->ph, err);
-    if (!st) st = select_columns(o, &d->ph, &d->cols, &d->k, err);
+    if (!st) st = tg_cli_columns(o->pheno, "pheno-name", o->pheno_names, &d->ph, &d->cols, &d->k, err);
     if (st) return st;
     const int64_t n = d->bed.n_samples, m = d->bed.n_snps, k = d->k;
     if (!(d->names = tg_malloc((size_t)k * sizeof *d->names, err)) ||
         !(d->y = tg_malloc((size_t)(n * k) * sizeof *d->y, err)) ||
-        !(d->jacobi = tg_malloc((size_t)(m * k) * sizeof *d->jacobi, err)) ||
+        (!o->cholesky && !(d->jacobi = tg_malloc((size_t)(m * k) * sizeof *d->jacobi, err))) ||
         !(d->beta = tg_malloc((size_t)(m * k) * sizeof *d->beta, err)) ||
         !(d->pred = tg_malloc((size_t)(n * k) * sizeof *d->pred, err)) ||
         !(d->pr = tg_calloc((size_t)k, sizeof *d->pr, err)) ||
@@ -281,19 +310,15 @@ static tg_status load(const rr_opts *o, rr_data *d, tg_log *log, tg_error *err) 
     return TG_OK;
 }
 
-static int run(const rr_opts *o, rr_data *d, tg_log *log) {
-    tg_error err = {0};
-    tg_status st = load(o, d, log, &err);
-    if (st) return tg_cli_fail("rr", log, &err);
-    if ((st = tg_runtime_start(&o->c.rt, &err))) return tg_cli_fail("rr", log, &err);
-    char desc[2048];
-    tg_runtime_describe(desc, sizeof desc);
-    tg_log_printf(log, "runtime: %s", desc);
+/* --solver cg: every phenotype on its own observed samples. A phenotype not converged is
+ * TG_ERR_NUMERIC after the results are written. */
+static tg_status solve_cg(const rr_opts *o, rr_data *d, tg_log *log, tg_error *err) {
     const int64_t n = d->bed.n_samples, m = d->bed.n_snps;
     double t0 = tg_now();
-    if ((st = tg_geno_from_bed(&d->bed, o->scale, &d->geno, &err)) ||
-        (st = tg_ridge_jacobi_bed(&d->bed, d->geno, o->scale, d->k, d->y, n, d->jacobi, m, &err)))
-        goto done;
+    tg_status st;
+    if ((st = tg_geno_from_bed(&d->bed, o->scale, &d->geno, err)) ||
+        (st = tg_ridge_jacobi_bed(&d->bed, d->geno, o->scale, d->k, d->y, n, d->jacobi, m, err)))
+        return st;
     if (tg_geno_excluded(d->geno))
         tg_log_printf(log, "warning: %lld monomorphic or all-missing SNP(s): β = 0",
                       (long long)tg_geno_excluded(d->geno));
@@ -308,12 +333,8 @@ static int run(const rr_opts *o, rr_data *d, tg_log *log) {
     co.progress = on_progress;
     co.ctx = &pc;
     tg_cg_report rep = {.pheno = d->pr};
-    tg_status solve = tg_ridge_cg(d->geno, d->k, d->y, n, &co, d->beta, m, &rep, &err);
-    tg_error solve_err = err;
-    if (solve && solve != TG_ERR_NUMERIC) {
-        st = solve;
-        goto done;
-    }
+    tg_status solve = tg_ridge_cg(d->geno, d->k, d->y, n, &co, d->beta, m, &rep, err);
+    if (solve && solve != TG_ERR_NUMERIC) return solve;
     tg_log_printf(log, "cg: %d iterations, %lld products, %.3f s (products %.3f s; %.3f ms per "
                   "iteration)",
                   rep.iterations, (long long)rep.products, rep.seconds, rep.seconds_products,
@@ -325,32 +346,148 @@ static int run(const rr_opts *o, rr_data *d, tg_log *log) {
                       d->pr[c].relres, d->pr[c].true_relres,
                       d->pr[c].converged ? "" : " NOT CONVERGED");
     t0 = tg_now();
-    if ((st = tg_ridge_predict(d->geno, d->k, d->y, n, d->beta, m, d->pred, n, d->mu, &err)) ||
+    if ((st = tg_ridge_predict(d->geno, d->k, d->y, n, d->beta, m, d->pred, n, d->mu, err)) ||
         (o->test_bfile &&
          (st = tg_ridge_predict_bed(d->geno, o->scale, &d->test, d->k, d->beta, m, d->mu,
-                                    d->test_pred, d->test.n_samples, &err))) ||
-        (st = write_beta(o->c.out, &d->bed, d->k, d->names, d->beta, &err)) ||
+                                    d->test_pred, d->test.n_samples, err))) ||
+        (st = write_beta(o->c.out, &d->bed, d->k, d->names, d->beta, err)) ||
         (st = o->test_bfile
-                  ? write_pred(o->c.out, &d->test, d->k, d->names, d->test_pred, &err)
-                  : write_pred(o->c.out, &d->bed, d->k, d->names, d->pred, &err)) ||
-        (st = write_summary(o->c.out, d->k, d->names, d->pr, &err)))
-        goto done;
+                  ? write_pred(o->c.out, &d->test, d->k, d->names, d->test_pred, err)
+                  : write_pred(o->c.out, &d->bed, d->k, d->names, d->pred, err)) ||
+        (st = write_summary(o->c.out, d->k, d->names, d->pr, err)))
+        return st;
     tg_log_printf(log, "wrote %s.beta.tsv, %s.pred.tsv (%s), %s.cg.tsv (%.3f s)", o->c.out,
                   o->c.out, o->test_bfile ? o->test_bfile : "in-sample", o->c.out, tg_now() - t0);
-    if (solve) { /* TG_ERR_NUMERIC: name the first phenotype not converged */
-        err = solve_err;
-        st = solve;
-        for (int c = 0; c < d->k; c++)
-            if (!d->pr[c].converged) {
-                tg_error_set(&err, st,
-                             "%s did not reach relative residual %g in %lld iterations (last "
-                             "%.3g); results written, flagged in %s.cg.tsv",
-                             d->names[c], o->tol, (long long)o->max_iter, d->pr[c].relres,
-                             o->c.out);
-                break;
-            }
+    if (!solve) return TG_OK;
+    for (int c = 0; c < d->k; c++) /* TG_ERR_NUMERIC: name the first phenotype not converged */
+        if (!d->pr[c].converged)
+            return tg_error_set(err, solve,
+                                "%s did not reach relative residual %g in %lld iterations (last "
+                                "%.3g); results written, flagged in %s.cg.tsv",
+                                d->names[c], o->tol, (long long)o->max_iter, d->pr[c].relres,
+                                o->c.out);
+    return solve;
+}
+
+/* Decoding the kept samples: chunks of SNPs decoded for every sample (the .bed is SNP-major),
+ * then compacted to the kept rows, one chunk per task on every core. */
+typedef struct {
+    const tg_bed *bed;
+    const int64_t *rows;
+    int64_t nk, chunk;
+    int8_t *out;
+    int nomem;
+} decode_ctx;
+
+static void decode_chunk(void *vctx, int64_t c) {
+    decode_ctx *x = vctx;
+    const int64_t n = x->bed->n_samples, j0 = c * x->chunk,
+                  nj = x->bed->n_snps - j0 < x->chunk ? x->bed->n_snps - j0 : x->chunk;
+    int8_t *buf = malloc((size_t)(n * nj));
+    if (!buf) {
+        __atomic_store_n(&x->nomem, 1, __ATOMIC_RELAXED);
+        return;
     }
-done:
+    tg_bed_decode(x->bed, 0, n, j0, nj, buf, n);
+    for (int64_t t = 0; t < nj; t++)
+        for (int64_t r = 0; r < x->nk; r++) x->out[r + (j0 + t) * x->nk] = buf[x->rows[r] + t * n];
+    free(buf);
+}
+
+/* --solver cholesky: the samples observed for every selected phenotype, decoded to int8. */
+static tg_status chol_inputs(rr_data *d, tg_log *log, tg_error *err) {
+    const int64_t n = d->bed.n_samples, m = d->bed.n_snps;
+    double t0 = tg_now();
+    if (!(d->rows = tg_malloc((size_t)n * sizeof *d->rows, err))) return TG_ERR_NOMEM;
+    for (int64_t i = 0; i < n; i++) {
+        int all = 1;
+        for (int c = 0; c < d->k; c++) all &= !isnan(d->y[i + c * n]);
+        if (all) d->rows[d->nk++] = i;
+    }
+    if (d->nk < n)
+        tg_log_printf(log, "warning: %lld sample(s) with a selected phenotype missing dropped "
+                      "(--solver cholesky uses the samples observed for every phenotype); %lld "
+                      "kept", (long long)(n - d->nk), (long long)d->nk);
+    if (d->nk < 2)
+        return tg_error_set(err, TG_ERR_ARG,
+                            "--solver cholesky: %lld sample(s) have every selected phenotype "
+                            "observed; at least 2 are needed",
+                            (long long)d->nk);
+    if (!(d->g8 = tg_malloc((size_t)(d->nk * m), err)) ||
+        !(d->yk = tg_malloc((size_t)(d->nk * d->k) * sizeof *d->yk, err)))
+        return TG_ERR_NOMEM;
+    for (int c = 0; c < d->k; c++)
+        for (int64_t r = 0; r < d->nk; r++) d->yk[r + c * d->nk] = d->y[d->rows[r] + c * n];
+    /* chunks of about 4 MB of decoded genotypes */
+    int64_t chunk = (4 << 20) / n;
+    chunk = chunk < 1 ? 1 : chunk > 1024 ? 1024 : chunk;
+    decode_ctx x = {&d->bed, d->rows, d->nk, chunk, d->g8, 0};
+    tg_parallel_for((m + chunk - 1) / chunk, decode_chunk, &x);
+    if (x.nomem)
+        return tg_error_set(err, TG_ERR_NOMEM, "%s.bed: out of memory decoding SNP chunks",
+                            d->bed.prefix);
+    tg_log_printf(log, "genotypes of %lld samples × %lld SNPs decoded: %.3f s", (long long)d->nk,
+                  (long long)m, tg_now() - t0);
+    return TG_OK;
+}
+
+static tg_status solve_chol(const rr_opts *o, rr_data *d, tg_log *log, tg_error *err) {
+    const int64_t m = d->bed.n_snps;
+    tg_status st = chol_inputs(d, log, err);
+    if (st) return st;
+    tg_ridge_chol_opts ro = tg_ridge_chol_defaults();
+    ro.lambda = o->lambda;
+    ro.nb = (int)o->tile;
+    ro.chol.eps = o->accuracy;
+    ro.chol.allowed = o->allowed;
+    ro.chol.diag = o->diag;
+    tg_chol_report rep;
+    double t0 = tg_now();
+    if ((st = tg_ridge_chol(d->g8, d->nk, m, d->nk, o->scale, d->k, d->yk, d->nk, &ro, d->beta, m,
+                            d->mu, &rep, err)))
+        return st;
+    double total = tg_now() - t0;
+    tg_log_printf(log, "precision map (diagonal %s, accuracy %g): fp64 %lld, fp32 %lld, fp16 "
+                  "%lld, fp8 %lld tiles; %lld panel copies",
+                  tg_prec_name(o->diag), o->accuracy, (long long)rep.tiles[TG_FP64],
+                  (long long)rep.tiles[TG_FP32], (long long)rep.tiles[TG_FP16],
+                  (long long)rep.tiles[TG_FP8_E4M3], (long long)rep.copies);
+    tg_log_printf(log, "cholesky: %.3f s in all: precision map %.3f s, factorisation %.3f s "
+                  "(%.3g TFLOP/s at m³/3), build of Z'Z + Z'y + solve %.3f s",
+                  total, rep.map_seconds, rep.factor_seconds,
+                  (double)m * m * m / 3 / rep.factor_seconds / 1e12,
+                  total - rep.map_seconds - rep.factor_seconds);
+    /* the training frequencies for the predictions: the kept samples' */
+    t0 = tg_now();
+    if ((st = tg_geno_from_int8(d->g8, d->nk, m, d->nk, o->scale, &d->geno, err)))
+        return st;
+    free(d->g8);
+    d->g8 = NULL;
+    if (tg_geno_excluded(d->geno))
+        tg_log_printf(log, "warning: %lld monomorphic or all-missing SNP(s): β = 0",
+                      (long long)tg_geno_excluded(d->geno));
+    const tg_bed *cohort = o->test_bfile ? &d->test : &d->bed;
+    double *pred = o->test_bfile ? d->test_pred : d->pred;
+    if ((st = tg_ridge_predict_bed(d->geno, o->scale, cohort, d->k, d->beta, m, d->mu, pred,
+                                   cohort->n_samples, err)) ||
+        (st = write_beta(o->c.out, &d->bed, d->k, d->names, d->beta, err)) ||
+        (st = write_pred(o->c.out, cohort, d->k, d->names, pred, err)) ||
+        (st = write_rr_summary(o->c.out, d->k, d->names, d->nk, d->mu, o->lambda, err)))
+        return st;
+    tg_log_printf(log, "wrote %s.beta.tsv, %s.pred.tsv (%s), %s.rr.tsv (%.3f s)", o->c.out,
+                  o->c.out, o->test_bfile ? o->test_bfile : "in-sample", o->c.out, tg_now() - t0);
+    return TG_OK;
+}
+
+static int run(const rr_opts *o, rr_data *d, tg_log *log) {
+    tg_error err = {0};
+    tg_status st = load(o, d, log, &err);
+    if (st) return tg_cli_fail("rr", log, &err);
+    if ((st = tg_runtime_start(&o->c.rt, &err))) return tg_cli_fail("rr", log, &err);
+    char desc[2048];
+    tg_runtime_describe(desc, sizeof desc);
+    tg_log_printf(log, "runtime: %s", desc);
+    st = o->cholesky ? solve_chol(o, d, log, &err) : solve_cg(o, d, log, &err);
     tg_geno_free(d->geno);
     d->geno = NULL;
     tg_runtime_stop();
@@ -367,9 +504,19 @@ int tg_cmd_rr(int argc, char **argv) {
     if (st || (st = tg_out_check_prefix(o.c.out, &err))) return tg_cli_fail("rr", NULL, &err);
     if ((st = tg_log_open(&log, o.c.out, argc, argv, &err))) return tg_cli_fail("rr", NULL, &err);
     tg_log_set_quiet(log, o.c.quiet);
-    tg_log_file_only(log, "options: solver cg, lambda %.17g, tol %g, max-iter %lld, %s", o.lambda,
-                     o.tol, (long long)o.max_iter, o.scale ? "scaled SNPs" : "centered SNPs");
+    if (o.cholesky)
+        tg_log_file_only(log, "options: solver cholesky, lambda %.17g, tile %lld, accuracy %g, "
+                         "precisions %s, diag %s, %s", o.lambda, (long long)o.tile, o.accuracy,
+                         o.precisions, tg_prec_name(o.diag),
+                         o.scale ? "scaled SNPs" : "centered SNPs");
+    else
+        tg_log_file_only(log, "options: solver cg, lambda %.17g, tol %g, max-iter %lld, %s",
+                         o.lambda, o.tol, (long long)o.max_iter,
+                         o.scale ? "scaled SNPs" : "centered SNPs");
     int rc = run(&o, &d, log);
+    free(d.rows);
+    free(d.g8);
+    free(d.yk);
     free(d.line);
     free(d.test_pred);
     free(d.mu);

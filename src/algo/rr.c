@@ -1,0 +1,220 @@
+/* Ridge regression by the tile Cholesky: the KRR paper's RR baseline (section V-A, Fig. 2).
+ * A = ZᵀZ + λI is built tile by tile from INT8 products of SNP panels (exact integers; with
+ * missing calls each panel is [X0_J | M_J], genotypes with missing as 0 and the observed mask,
+ * so that the mean imputation stays exact: codelets/xtx.h), finished per tile in FP64 and
+ * stored in the diagonal precision of the factorisation, which lowers tiles by its map. The
+ * right-hand side Zᵀ(y − ȳ) comes from the genotype matrix products (the same Z as
+ * tg_ridge_cg's: one source of μ and s), then tg_cholesky and tg_chol_solve. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo/cg.h"
+#include "base/parallel.h"
+#include "codelets/distance.h"
+#include "codelets/xtx.h"
+#include "runtime/runtime.h"
+#include "tile/matrix.h"
+
+tg_ridge_chol_opts tg_ridge_chol_defaults(void) {
+    tg_ridge_chol_opts o = {.lambda = 1, .nb = 1024, .chol = tg_chol_defaults()};
+    return o;
+}
+
+/* The SNP panels: panel J holds SNPs [J·nb, J·nb + nb_J) as an int8 n_pad × w_J matrix
+ * (w_J = nb_J, or 2·nb_J as [X0_J | M_J] with missing calls; rows n..n_pad−1 zero: the INT8
+ * product needs a multiple of 16) and a vector of μ then s of those SNPs. */
+struct panels {
+    const int8_t *geno;
+    int64_t n, m, ld, npad;
+    int nb, np, missing, scale;
+    const double *freq; /* A1 frequencies of tg_geno_from_int8 */
+    int *has_missing;   /* per panel, from the scan */
+    int8_t **data;
+    double **vec;
+    starpu_data_handle_t *h, *v;
+};
+
+static int panel_snps(const struct panels *P, int J) {
+    int64_t left = P->m - (int64_t)J * P->nb;
+    return left < P->nb ? (int)left : P->nb;
+}
+
+static void scan_panel(void *ctx, int64_t J) {
+    struct panels *P = ctx;
+    int nbj = panel_snps(P, (int)J);
+    for (int t = 0; t < nbj && !P->has_missing[J]; t++)
+        P->has_missing[J] = memchr(P->geno + (J * P->nb + t) * P->ld, (uint8_t)TG_GENO_MISSING,
+                                   (size_t)P->n) != NULL;
+}
+
+static void fill_panel(void *ctx, int64_t J) {
+    struct panels *P = ctx;
+    int nbj = panel_snps(P, (int)J), w = P->missing ? 2 * nbj : nbj;
+    int8_t *x = P->data[J];
+    double *mu = P->vec[J], *s = mu + nbj;
+    memset(x, 0, (size_t)(P->npad * w));
+    for (int t = 0; t < nbj; t++) {
+        int64_t j = J * P->nb + t;
+        const int8_t *col = P->geno + j * P->ld;
+        for (int64_t i = 0; i < P->n; i++) {
+            int obs = col[i] != TG_GENO_MISSING;
+            x[i + t * P->npad] = obs ? col[i] : 0;
+            if (P->missing) x[i + (nbj + t) * P->npad] = (int8_t)obs;
+        }
+        /* monomorphic or all-missing (p NAN): a zero column, and μ 0 so that 0·μ stays 0 */
+        double p = P->freq[j];
+        int excluded = !(p > 0 && p < 1);
+        mu[t] = excluded ? 0 : 2 * p;
+        s[t] = excluded ? 0 : P->scale ? 1 / sqrt(2 * p * (1 - p)) : 1;
+    }
+}
+
+static void panels_free(struct panels *P) {
+    for (int J = 0; J < P->np; J++) {
+        if (P->h && P->h[J]) starpu_data_unregister(P->h[J]);
+        if (P->v && P->v[J]) starpu_data_unregister(P->v[J]);
+        if (P->data && P->data[J]) starpu_free(P->data[J]);
+        if (P->vec) free(P->vec[J]);
+    }
+    free(P->has_missing);
+    free(P->data);
+    free(P->vec);
+    free(P->h);
+    free(P->v);
+}
+
+/* Allocates (pinned, on the main thread) and fills the panels, registers their handles. */
+static tg_status panels_make(struct panels *P, tg_error *err) {
+    int np = P->np;
+    if (!(P->has_missing = tg_calloc((size_t)np, sizeof *P->has_missing, err)) ||
+        !(P->data = tg_calloc((size_t)np, sizeof *P->data, err)) ||
+        !(P->vec = tg_calloc((size_t)np, sizeof *P->vec, err)) ||
+        !(P->h = tg_calloc((size_t)np, sizeof *P->h, err)) ||
+        !(P->v = tg_calloc((size_t)np, sizeof *P->v, err)))
+        return TG_ERR_NOMEM;
+    tg_parallel_for(np, scan_panel, P);
+    for (int J = 0; J < np; J++) P->missing |= P->has_missing[J];
+    for (int J = 0; J < np; J++) {
+        int nbj = panel_snps(P, J), w = P->missing ? 2 * nbj : nbj;
+        if (starpu_malloc((void **)&P->data[J], (size_t)(P->npad * w)))
+            return tg_error_set(err, TG_ERR_NOMEM, "ridge (Cholesky): no memory for SNP panel %d "
+                                "(%lld × %d int8)", J, (long long)P->npad, w);
+        if (!(P->vec[J] = tg_malloc(2 * (size_t)nbj * sizeof(double), err))) return TG_ERR_NOMEM;
+    }
+    tg_parallel_for(np, fill_panel, P);
+    for (int J = 0; J < np; J++) {
+        int nbj = panel_snps(P, J), w = P->missing ? 2 * nbj : nbj;
+        starpu_matrix_data_register(&P->h[J], STARPU_MAIN_RAM, (uintptr_t)P->data[J],
+                                    (uint32_t)P->npad, (uint32_t)P->npad, (uint32_t)w, 1);
+        starpu_vector_data_register(&P->v[J], STARPU_MAIN_RAM, (uintptr_t)P->vec[J],
+                                    (uint32_t)(2 * nbj), sizeof(double));
+    }
+    return TG_OK;
+}
+
+/* A = ZᵀZ + λI (lower tiles): per tile a gram into a temporary INT32 tile, then the finishing
+ * codelet. Waits for completion (the panels are freed after). */
+static tg_status build(const struct panels *P, double lambda, tg_matrix *A, tg_error *err) {
+    int bad = 0;
+    tg_prec prec = A->prec[0];
+    for (int K = 0; K < P->np; K++)
+        for (int J = K; J < P->np; J++) {
+            uint32_t wj = (uint32_t)starpu_matrix_get_ny(P->h[J]),
+                     wk = (uint32_t)starpu_matrix_get_ny(P->h[K]);
+            starpu_data_handle_t c;
+            starpu_matrix_data_register(&c, -1, 0, wj, wj, wk, sizeof(int32_t));
+            /* tiles of early panels first: the factorisation starts there */
+            int prio = P->np - K;
+            struct tg_xtx_arg a = {prec, P->missing, J == K, (double)P->n, lambda};
+            bad |= tg_insert_gram(P->h[J], P->h[K], c, prio);
+            bad |= tg_insert_xtx(&a, c, P->v[J], P->v[K], tg_tile(A, J, K), prio);
+            starpu_data_unregister_submit(c);
+        }
+    tg_runtime_wait_all();
+    if (bad) return tg_error_set(err, TG_ERR_RUNTIME, "ridge (Cholesky): StarPU refused a task");
+    return TG_OK;
+}
+
+static tg_status check_args(int64_t n, int64_t m, int64_t ld, int64_t nphen, const double *y,
+                            int64_t ldy, const tg_ridge_chol_opts *o, int64_t ldb, tg_error *err) {
+    if (n < 1 || m < 1 || nphen < 1 || ld < n || ldy < n || ldb < m)
+        return tg_error_set(err, TG_ERR_ARG,
+                            "ridge (Cholesky): n %lld, m %lld, nphen %lld must be ≥ 1, ld %lld "
+                            "and ldy %lld ≥ n, ldb %lld ≥ m",
+                            (long long)n, (long long)m, (long long)nphen, (long long)ld,
+                            (long long)ldy, (long long)ldb);
+    if (!(o->lambda > 0) || !isfinite(o->lambda))
+        return tg_error_set(err, TG_ERR_ARG, "ridge (Cholesky): lambda %g: must be > 0",
+                            o->lambda);
+    if (o->nb < 1)
+        return tg_error_set(err, TG_ERR_ARG, "ridge (Cholesky): SNP tile size %d: must be ≥ 1",
+                            o->nb);
+    if (o->chol.diag != TG_FP64 && o->chol.diag != TG_FP32)
+        return tg_error_set(err, TG_ERR_ARG,
+                            "ridge (Cholesky): diagonal precision %s: must be fp64 or fp32",
+                            tg_prec_name(o->chol.diag));
+    for (int64_t c = 0; c < nphen; c++)
+        for (int64_t i = 0; i < n; i++)
+            if (!isfinite(y[i + c * ldy]))
+                return tg_error_set(err, TG_ERR_ARG,
+                                    "ridge (Cholesky): phenotype %lld of sample %lld is %g: every "
+                                    "value must be observed and finite (keep the samples observed "
+                                    "for every phenotype)",
+                                    (long long)c + 1, (long long)i + 1, y[i + c * ldy]);
+    return TG_OK;
+}
+
+tg_status tg_ridge_chol(const int8_t *geno, int64_t n, int64_t m, int64_t ld, int scale,
+                        int64_t nphen, const double *y, int64_t ldy, const tg_ridge_chol_opts *opts,
+                        double *beta, int64_t ldb, double *mu, tg_chol_report *rep,
+                        tg_error *err) {
+    tg_ridge_chol_opts o = opts ? *opts : tg_ridge_chol_defaults();
+    tg_status st = check_args(n, m, ld, nphen, y, ldy, &o, ldb, err);
+    if (st) return st;
+    tg_geno *g = NULL;
+    tg_matrix *A = NULL, *B = NULL;
+    double *yc = NULL, *b = NULL;
+    struct panels P = {.geno = geno, .n = n, .m = m, .ld = ld, .npad = (n + 15) / 16 * 16,
+                       .nb = o.nb < m ? o.nb : (int)m, .scale = scale};
+    P.np = (int)((m + P.nb - 1) / P.nb);
+    if ((st = tg_geno_from_int8(geno, n, m, ld, scale, &g, err))) return st;
+    P.freq = tg_geno_freq(g);
+    if (!(yc = tg_malloc((size_t)(n * nphen) * sizeof *yc, err)) ||
+        !(b = tg_malloc((size_t)(m * nphen) * sizeof *b, err))) {
+        st = TG_ERR_NOMEM;
+        goto done;
+    }
+    /* b = Zᵀ(y − ȳ): Z's columns are centered, so centering y only matters in rounding, but it
+     * keeps b's terms small */
+    for (int64_t c = 0; c < nphen; c++) {
+        double s = 0;
+        for (int64_t i = 0; i < n; i++) s += y[i + c * ldy];
+        double mean = s / (double)n;
+        if (mu) mu[c] = mean;
+        for (int64_t i = 0; i < n; i++) yc[i + c * n] = y[i + c * ldy] - mean;
+    }
+    if ((st = tg_cg_mul(g, 1, nphen, yc, n, b, m, NULL, NULL, err)) ||
+        (st = panels_make(&P, err)) ||
+        (st = tg_matrix_create(&A, m, m, P.nb, P.nb, TG_SYM_LOWER, o.chol.diag, 0, 0, err)) ||
+        (st = build(&P, o.lambda, A, err)))
+        goto done;
+    panels_free(&P);
+    memset(&P, 0, sizeof P);
+    tg_geno_free(g); /* its products and frequencies are no longer needed */
+    g = NULL;
+    /* B in the solve's precision with A's row tiling */
+    if (!(st = tg_cholesky(A, &o.chol, rep, err)) &&
+        !(st = tg_matrix_create(&B, m, nphen, A->nb, (int)nphen, TG_GENERAL, o.chol.diag, 0, 0,
+                                err)) &&
+        !(st = tg_matrix_from_dense(B, b, m, err)) && !(st = tg_chol_solve(A, B, err)))
+        st = tg_matrix_to_dense(B, beta, ldb, err);
+done:
+    panels_free(&P);
+    tg_matrix_destroy(B);
+    tg_matrix_destroy(A);
+    tg_geno_free(g);
+    free(yc);
+    free(b);
+    return st;
+}
