@@ -37,6 +37,16 @@ expect_error() {
     fi
 }
 
+# agree A B TOL: two tables with a header line and the same shape agree when, in every column,
+# max |a − b| / max |b| ≤ TOL; prints "worst W".
+agree() {
+    paste "$1" "$2" | awk -v tol="$3" -F'\t' 'NR == 1 { k = NF / 2; next }
+        { for (c = 1; c <= k; c++) { d = $c - $(c + k); if (d < 0) d = -d; if (d > dm[c]) dm[c] = d
+              s = $(c + k); if (s < 0) s = -s; if (s > sm[c]) sm[c] = s } }
+        END { for (c = 1; c <= k; c++) if (sm[c] > 0 && dm[c] / sm[c] > w) w = dm[c] / sm[c]
+              printf "worst %.3g", w; exit !(NR > 1 && w <= tol) }'
+}
+
 tap_end() {
     echo "1..$n"
     exit $fail

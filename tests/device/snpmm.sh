@@ -14,15 +14,6 @@ awk 'BEGIN { srand(1) } { for (c = 0; c < 10; c++) printf "%.6f%s", rand() - 0.5
     d.bim >L.tsv
 awk 'BEGIN { srand(2) } { printf "%.6f %.6f %.6f\n", rand() - 0.5, rand(), -rand() }' d.fam >Lt.tsv
 
-# agree A B TOL: per column, max |a - b| / max |b| <= TOL over the value columns
-agree() {
-    paste "$1" "$2" | awk -v tol="$3" -F'\t' 'NR == 1 { k = NF / 2; next }
-        { for (c = 1; c <= k; c++) { d = $c - $(c + k); if (d < 0) d = -d; if (d > dm[c]) dm[c] = d
-              s = $(c + k); if (s < 0) s = -s; if (s > sm[c]) sm[c] = s } }
-        END { for (c = 1; c <= k; c++) if (sm[c] > 0 && dm[c] / sm[c] > w) w = dm[c] / sm[c]
-              printf "worst %.3g", w; exit !(NR > 1 && w <= tol) }'
-}
-
 run() { # run OUT WORKER_OPTIONS... (the matrix options are $args)
     out=$1
     shift
