@@ -18,19 +18,20 @@ static int32_t dot(const int8_t *restrict a, const int8_t *restrict b, size_t k)
     return s;
 }
 
-/* C(r, c) = A(:, r)·B(:, c) for c < cols(r) (the lower triangle with sym). */
-static void gram(void *ba, void *bb, void *bc, int sym) {
-    const int8_t *a = (const int8_t *)STARPU_MATRIX_GET_PTR(ba),
-                 *b = (const int8_t *)STARPU_MATRIX_GET_PTR(bb);
-    int32_t *c = (int32_t *)STARPU_MATRIX_GET_PTR(bc);
-    size_t k = STARPU_MATRIX_GET_NX(ba), lda = STARPU_MATRIX_GET_LD(ba),
-           ldb = STARPU_MATRIX_GET_LD(bb), ldc = STARPU_MATRIX_GET_LD(bc);
-    size_t m = STARPU_MATRIX_GET_NX(bc), n = STARPU_MATRIX_GET_NY(bc);
+void tg_gram_tile(const int8_t *a, size_t lda, const int8_t *b, size_t ldb, size_t k, int32_t *c,
+                  size_t ldc, size_t m, size_t n, int sym) {
     for (size_t j = 0; j < n; j++)
         for (size_t i = sym ? j : 0; i < m; i++) {
             c[i + j * ldc] = dot(a + i * lda, b + j * ldb, k);
             if (sym) c[j + i * ldc] = c[i + j * ldc];
         }
+}
+
+static void gram(void *ba, void *bb, void *bc, int sym) {
+    tg_gram_tile((const int8_t *)STARPU_MATRIX_GET_PTR(ba), STARPU_MATRIX_GET_LD(ba),
+                 (const int8_t *)STARPU_MATRIX_GET_PTR(bb), STARPU_MATRIX_GET_LD(bb),
+                 STARPU_MATRIX_GET_NX(ba), (int32_t *)STARPU_MATRIX_GET_PTR(bc),
+                 STARPU_MATRIX_GET_LD(bc), STARPU_MATRIX_GET_NX(bc), STARPU_MATRIX_GET_NY(bc), sym);
 }
 
 void tg_gram_cpu(void *buffers[], void *cl_arg) {

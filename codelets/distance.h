@@ -20,6 +20,13 @@ void tg_gram_cpu(void *buffers[], void *cl_arg);
 void tg_gram_cuda(void *buffers[], void *cl_arg);
 void tg_gram_sym_cpu(void *buffers[], void *cl_arg);
 void tg_gram_sym_cuda(void *buffers[], void *cl_arg);
+/* The tile products behind the codelets, on plain pointers, for fused codelets (kernelfn.h):
+ * on the CPU, with sym only the lower triangle is computed (A == B) and mirrored; on the GPU,
+ * on the calling worker's cuBLAS handle and stream. */
+void tg_gram_tile(const int8_t *a, size_t lda, const int8_t *b, size_t ldb, size_t k, int32_t *c,
+                  size_t ldc, size_t m, size_t n, int sym);
+void tg_gram_tile_cuda(const int8_t *a, int lda, const int8_t *b, int ldb, int k, int32_t *c,
+                       int ldc, int m, int n);
 /* Inserts C = Aᵀ·B (a == b: the symmetric form). */
 int tg_insert_gram(starpu_data_handle_t a, starpu_data_handle_t b, starpu_data_handle_t c,
                    int priority);

@@ -5,18 +5,20 @@
 #include "codelets/distance.h"
 #include "runtime/cuda.h"
 
-static void gram(void *ba, void *bb, void *bc) {
+extern "C" void tg_gram_tile_cuda(const int8_t *a, int lda, const int8_t *b, int ldb, int k,
+                                  int32_t *c, int ldc, int m, int n) {
     const int32_t one = 1, zero = 0;
-    int k = (int)STARPU_MATRIX_GET_NX(ba), m = (int)STARPU_MATRIX_GET_NX(bc),
-        n = (int)STARPU_MATRIX_GET_NY(bc);
-    TG_CUBLAS_CHECK(cublasGemmEx(tg_cublas_handle(), CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one,
-                                 (const void *)STARPU_MATRIX_GET_PTR(ba), CUDA_R_8I,
-                                 (int)STARPU_MATRIX_GET_LD(ba),
-                                 (const void *)STARPU_MATRIX_GET_PTR(bb), CUDA_R_8I,
-                                 (int)STARPU_MATRIX_GET_LD(bb), &zero,
-                                 (void *)STARPU_MATRIX_GET_PTR(bc), CUDA_R_32I,
-                                 (int)STARPU_MATRIX_GET_LD(bc), CUBLAS_COMPUTE_32I,
-                                 CUBLAS_GEMM_DEFAULT));
+    TG_CUBLAS_CHECK(cublasGemmEx(tg_cublas_handle(), CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, a,
+                                 CUDA_R_8I, lda, b, CUDA_R_8I, ldb, &zero, c, CUDA_R_32I, ldc,
+                                 CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
+}
+
+static void gram(void *ba, void *bb, void *bc) {
+    tg_gram_tile_cuda((const int8_t *)STARPU_MATRIX_GET_PTR(ba), (int)STARPU_MATRIX_GET_LD(ba),
+                      (const int8_t *)STARPU_MATRIX_GET_PTR(bb), (int)STARPU_MATRIX_GET_LD(bb),
+                      (int)STARPU_MATRIX_GET_NX(ba), (int32_t *)STARPU_MATRIX_GET_PTR(bc),
+                      (int)STARPU_MATRIX_GET_LD(bc), (int)STARPU_MATRIX_GET_NX(bc),
+                      (int)STARPU_MATRIX_GET_NY(bc));
 }
 
 extern "C" void tg_gram_cuda(void *buffers[], void *) { gram(buffers[0], buffers[1], buffers[2]); }

@@ -1,5 +1,6 @@
-/* The fused kernel-function tile on the CPU (the reference), its codelet table indexed by the
- * precision of K (fp64 and fp32 entries only) and tg_insert_kernelfn. Arithmetic in double,
+/* The fused kernel-function tile on the CPU (the reference), its codelet tables indexed by the
+ * precision of K (fp64 and fp32 entries only: kernelfn from kept dot products, kernelgram with
+ * the dot products in the same task) and the tg_insert_* helpers. Arithmetic in double,
  * one rounding to K's precision at the store. The CUDA kernel (kernelfn_cuda.cu) performs the
  * same operations in the same order, with the same explicit fma, so the only difference is
  * exp: CPU and GPU agree to 1 ulp in fp32 tiles and 2 ulp in fp64 tiles (glibc's and CUDA's
@@ -8,44 +9,70 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
+#include "codelets/distance.h"
 #include "runtime/runtime.h"
 
-struct starpu_codelet tg_cl_kernelfn[TG_NPREC];
-static struct starpu_perfmodel models[TG_NPREC];
-static char symbols[TG_NPREC][40];
+struct starpu_codelet tg_cl_kernelfn[TG_NPREC], tg_cl_kernelgram[TG_NPREC];
+static struct starpu_perfmodel models[2][TG_NPREC];
+static char symbols[2][TG_NPREC][40];
+
+void tg_kernelfn_tile(const struct tg_kernelfn_arg *a, const int32_t *c, size_t ldc,
+                      const double *ti, size_t ldi, const double *tj, size_t ldj, void *k,
+                      size_t ldk, size_t m, size_t n) {
+    for (size_t j = 0; j < n; j++)
+        for (size_t i = 0; i < m; i++) {
+            double cij = c[i + j * ldc], v;
+            if (a->kind == TG_KERNEL_LINEAR) {
+                v = (cij - ti[i] - tj[j] + a->c0) * a->c1;
+            } else {
+                /* s_i + s_j − 2c_ij: an exact integer */
+                double d = ti[i] + tj[j] - 2 * cij;
+                if (a->kind == TG_KERNEL_IBS) {
+                    v = fma(-d, a->c1, 1.0);
+                } else {
+                    for (int l = 1; l <= a->ncov; l++) {
+                        double t = ti[i + l * ldi] - tj[j + l * ldj];
+                        d = fma(t, t, d);
+                    }
+                    v = exp(-a->gamma * d);
+                }
+            }
+            if (a->diag && i == j) v += a->alpha;
+            tg_prec_store(a->prec, k, i + j * ldk, v);
+        }
+}
 
 void tg_kernelfn_cpu(void *buffers[], void *cl_arg) {
     struct tg_kernelfn_arg a;
     starpu_codelet_unpack_args(cl_arg, &a);
-    const int32_t *c = (const int32_t *)STARPU_MATRIX_GET_PTR(buffers[0]);
-    const double *ti = (const double *)STARPU_MATRIX_GET_PTR(buffers[1]),
-                 *tj = (const double *)STARPU_MATRIX_GET_PTR(buffers[2]);
-    void *k = (void *)STARPU_MATRIX_GET_PTR(buffers[3]);
-    size_t ldc = STARPU_MATRIX_GET_LD(buffers[0]), ldi = STARPU_MATRIX_GET_LD(buffers[1]),
-           ldj = STARPU_MATRIX_GET_LD(buffers[2]), ldk = STARPU_MATRIX_GET_LD(buffers[3]);
-    size_t m = STARPU_MATRIX_GET_NX(buffers[3]), n = STARPU_MATRIX_GET_NY(buffers[3]);
-    for (size_t j = 0; j < n; j++)
-        for (size_t i = 0; i < m; i++) {
-            double cij = c[i + j * ldc], v;
-            if (a.kind == TG_KERNEL_LINEAR) {
-                v = (cij - ti[i] - tj[j] + a.c0) * a.c1;
-            } else {
-                /* s_i + s_j − 2c_ij: an exact integer */
-                double d = ti[i] + tj[j] - 2 * cij;
-                if (a.kind == TG_KERNEL_IBS) {
-                    v = fma(-d, a.c1, 1.0);
-                } else {
-                    for (int l = 1; l <= a.ncov; l++) {
-                        double t = ti[i + l * ldi] - tj[j + l * ldj];
-                        d = fma(t, t, d);
-                    }
-                    v = exp(-a.gamma * d);
-                }
-            }
-            if (a.diag && i == j) v += a.alpha;
-            tg_prec_store(a.prec, k, i + j * ldk, v);
-        }
+    tg_kernelfn_tile(&a, (const int32_t *)STARPU_MATRIX_GET_PTR(buffers[0]),
+                     STARPU_MATRIX_GET_LD(buffers[0]),
+                     (const double *)STARPU_MATRIX_GET_PTR(buffers[1]),
+                     STARPU_MATRIX_GET_LD(buffers[1]),
+                     (const double *)STARPU_MATRIX_GET_PTR(buffers[2]),
+                     STARPU_MATRIX_GET_LD(buffers[2]), (void *)STARPU_MATRIX_GET_PTR(buffers[3]),
+                     STARPU_MATRIX_GET_LD(buffers[3]), STARPU_MATRIX_GET_NX(buffers[3]),
+                     STARPU_MATRIX_GET_NY(buffers[3]));
+}
+
+void tg_kernelgram_cpu(void *buffers[], void *cl_arg) {
+    struct tg_kernelfn_arg a;
+    starpu_codelet_unpack_args(cl_arg, &a);
+    size_t m = STARPU_MATRIX_GET_NX(buffers[4]), n = STARPU_MATRIX_GET_NY(buffers[4]);
+    int32_t *c = malloc(m * n * sizeof *c + 1);
+    if (!c) STARPU_ABORT_MSG("out of memory for a %zu x %zu dot-product tile", m, n);
+    const int8_t *ei = (const int8_t *)STARPU_MATRIX_GET_PTR(buffers[0]),
+                 *ej = (const int8_t *)STARPU_MATRIX_GET_PTR(buffers[1]);
+    tg_gram_tile(ei, STARPU_MATRIX_GET_LD(buffers[0]), ej, STARPU_MATRIX_GET_LD(buffers[1]),
+                 STARPU_MATRIX_GET_NX(buffers[0]), c, m, m, n, ei == ej);
+    tg_kernelfn_tile(&a, c, m, (const double *)STARPU_MATRIX_GET_PTR(buffers[2]),
+                     STARPU_MATRIX_GET_LD(buffers[2]),
+                     (const double *)STARPU_MATRIX_GET_PTR(buffers[3]),
+                     STARPU_MATRIX_GET_LD(buffers[3]), (void *)STARPU_MATRIX_GET_PTR(buffers[4]),
+                     STARPU_MATRIX_GET_LD(buffers[4]), m, n);
+    free(c);
 }
 
 int tg_insert_kernelfn(const struct tg_kernelfn_arg *a, starpu_data_handle_t c,
@@ -57,18 +84,40 @@ int tg_insert_kernelfn(const struct tg_kernelfn_arg *a, starpu_data_handle_t c,
                      entries * (4 + 3 * a->ncov), 0);
 }
 
+int tg_insert_kernelgram(const struct tg_kernelfn_arg *a, starpu_data_handle_t ei,
+                         starpu_data_handle_t ej, starpu_data_handle_t ti, starpu_data_handle_t tj,
+                         starpu_data_handle_t k, int priority) {
+    double entries = (double)starpu_matrix_get_nx(k) * starpu_matrix_get_ny(k);
+    return TG_INSERT(&tg_cl_kernelgram[a->prec], STARPU_R, ei, STARPU_R, ej, STARPU_R, ti,
+                     STARPU_R, tj, STARPU_W, k, STARPU_VALUE, a, sizeof *a, STARPU_PRIORITY,
+                     priority, STARPU_FLOPS,
+                     entries * (2.0 * (double)starpu_matrix_get_nx(ei) + 4 + 3 * a->ncov), 0);
+}
+
+#ifdef TG_USE_CUDA
+#define CUDA_FN(f) f
+#else
+#define CUDA_FN(f) NULL
+#endif
+
 void tg_kernelfn_codelets_init(void) {
-    static const enum starpu_data_access_mode modes[4] = {STARPU_R, STARPU_R, STARPU_R, STARPU_W};
+    static const enum starpu_data_access_mode modes[2][5] = {
+        {STARPU_R, STARPU_R, STARPU_R, STARPU_W}, {STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_W}};
+    static const struct {
+        const char *fmt;
+        struct starpu_codelet *table;
+        starpu_cpu_func_t cpu;
+        starpu_cuda_func_t cuda;
+        int nbuffers;
+    } fam[2] = {{"tg_kernelfn_%s", tg_cl_kernelfn, tg_kernelfn_cpu, CUDA_FN(tg_kernelfn_cuda), 4},
+                {"tg_kernelgram_%s", tg_cl_kernelgram, tg_kernelgram_cpu,
+                 CUDA_FN(tg_kernelgram_cuda), 5}};
     /* K is built in fp64 or fp32; the Cholesky lowers tiles afterwards */
     static const tg_prec precs[2] = {TG_FP64, TG_FP32};
-    for (int p = 0; p < 2; p++) {
-        snprintf(symbols[p], sizeof symbols[p], "tg_kernelfn_%s", tg_prec_name(precs[p]));
-        tg_codelet_fill(&tg_cl_kernelfn[precs[p]], &models[p], symbols[p], tg_kernelfn_cpu,
-#ifdef TG_USE_CUDA
-                        tg_kernelfn_cuda,
-#else
-                        NULL,
-#endif
-                        4, modes);
-    }
+    for (int f = 0; f < 2; f++)
+        for (int p = 0; p < 2; p++) {
+            snprintf(symbols[f][p], sizeof symbols[f][p], fam[f].fmt, tg_prec_name(precs[p]));
+            tg_codelet_fill(&fam[f].table[precs[p]], &models[f][p], symbols[f][p], fam[f].cpu,
+                            fam[f].cuda, fam[f].nbuffers, modes[f]);
+        }
 }

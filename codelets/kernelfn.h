@@ -31,6 +31,22 @@ int tg_insert_kernelfn(const struct tg_kernelfn_arg *a, starpu_data_handle_t c,
                        starpu_data_handle_t ti, starpu_data_handle_t tj, starpu_data_handle_t k,
                        int priority);
 
+/* The dot products and the kernel function in one task (a build that keeps no C): buffers
+ * Ei (R, int8 panel k × m), Ej (R, int8 panel k × n), Ti, Tj, K as above; a diagonal tile passes
+ * its panel and terms twice. The INT32 tile lives in scratch: on the GPU the worker's, reused
+ * task after task, so the build allocates K only. */
+extern struct starpu_codelet tg_cl_kernelgram[TG_NPREC];
+void tg_kernelgram_cpu(void *buffers[], void *cl_arg);
+void tg_kernelgram_cuda(void *buffers[], void *cl_arg);
+int tg_insert_kernelgram(const struct tg_kernelfn_arg *a, starpu_data_handle_t ei,
+                         starpu_data_handle_t ej, starpu_data_handle_t ti, starpu_data_handle_t tj,
+                         starpu_data_handle_t k, int priority);
+
+/* The kernel function of one m × n tile on plain pointers (CPU). */
+void tg_kernelfn_tile(const struct tg_kernelfn_arg *a, const int32_t *c, size_t ldc,
+                      const double *ti, size_t ldi, const double *tj, size_t ldj, void *k,
+                      size_t ldk, size_t m, size_t n);
+
 void tg_kernelfn_codelets_init(void);
 
 #ifdef __cplusplus

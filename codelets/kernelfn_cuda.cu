@@ -4,6 +4,8 @@
 // contraction changes nothing), exp is FP64, the result is rounded once at the store. So CPU and
 // GPU agree to 1 ulp in fp32 tiles and to 2 ulp in fp64 tiles (CUDA's and glibc's exp are each
 // within 1 ulp); ibs and linear tiles agree bit for bit.
+#include "codelets/distance.h"
+#include "codelets/gemm.h"
 #include "codelets/kernelfn.h"
 #include "runtime/cuda.h"
 
@@ -34,28 +36,51 @@ __global__ static void kernelfn_kernel(tg_kernelfn_arg a, const int32_t *c, size
         }
 }
 
-template <typename T>
-static void launch(const tg_kernelfn_arg &a, void *buffers[], size_t m, size_t n) {
+// K (m × n, precision a.prec) from the INT32 tile c and the terms, on the worker's stream.
+static void launch(const tg_kernelfn_arg &a, const int32_t *c, size_t ldc, const double *ti,
+                   size_t ldi, const double *tj, size_t ldj, void *k, size_t ldk, size_t m,
+                   size_t n) {
     const unsigned threads = 128;
     size_t bx = (m + threads - 1) / threads;
     dim3 grid((unsigned)(bx < 1024 ? bx : 1024), (unsigned)(n < 65535 ? n : 65535));
-    kernelfn_kernel<T><<<grid, threads, 0, starpu_cuda_get_local_stream()>>>(
-        a, (const int32_t *)STARPU_MATRIX_GET_PTR(buffers[0]), STARPU_MATRIX_GET_LD(buffers[0]),
-        (const double *)STARPU_MATRIX_GET_PTR(buffers[1]), STARPU_MATRIX_GET_LD(buffers[1]),
-        (const double *)STARPU_MATRIX_GET_PTR(buffers[2]), STARPU_MATRIX_GET_LD(buffers[2]),
-        (T *)STARPU_MATRIX_GET_PTR(buffers[3]), STARPU_MATRIX_GET_LD(buffers[3]), m, n);
+    cudaStream_t s = starpu_cuda_get_local_stream();
+    if (a.prec == TG_FP64)
+        kernelfn_kernel<double><<<grid, threads, 0, s>>>(a, c, ldc, ti, ldi, tj, ldj, (double *)k,
+                                                         ldk, m, n);
+    else if (a.prec == TG_FP32)
+        kernelfn_kernel<float><<<grid, threads, 0, s>>>(a, c, ldc, ti, ldi, tj, ldj, (float *)k,
+                                                        ldk, m, n);
+    else
+        STARPU_ABORT_MSG("kernel function: %s tiles are not built (fp64 or fp32)",
+                         tg_prec_name(a.prec));
     TG_CUDA_CHECK(cudaGetLastError());
 }
+
+static const double *terms(void *b) { return (const double *)STARPU_MATRIX_GET_PTR(b); }
 
 extern "C" void tg_kernelfn_cuda(void *buffers[], void *cl_arg) {
     tg_kernelfn_arg a;
     starpu_codelet_unpack_args(cl_arg, &a);
-    size_t m = STARPU_MATRIX_GET_NX(buffers[3]), n = STARPU_MATRIX_GET_NY(buffers[3]);
-    if (a.prec == TG_FP64)
-        launch<double>(a, buffers, m, n);
-    else if (a.prec == TG_FP32)
-        launch<float>(a, buffers, m, n);
-    else
-        STARPU_ABORT_MSG("kernel function: %s tiles are not built (fp64 or fp32)",
-                         tg_prec_name(a.prec));
+    launch(a, (const int32_t *)STARPU_MATRIX_GET_PTR(buffers[0]), STARPU_MATRIX_GET_LD(buffers[0]),
+           terms(buffers[1]), STARPU_MATRIX_GET_LD(buffers[1]), terms(buffers[2]),
+           STARPU_MATRIX_GET_LD(buffers[2]), (void *)STARPU_MATRIX_GET_PTR(buffers[3]),
+           STARPU_MATRIX_GET_LD(buffers[3]), STARPU_MATRIX_GET_NX(buffers[3]),
+           STARPU_MATRIX_GET_NY(buffers[3]));
+}
+
+// The dot products into the worker's scratch (slot 0, shared with trsm: tasks of one worker run
+// in stream order), then the kernel function: no INT32 tile is ever allocated.
+extern "C" void tg_kernelgram_cuda(void *buffers[], void *cl_arg) {
+    tg_kernelfn_arg a;
+    starpu_codelet_unpack_args(cl_arg, &a);
+    size_t m = STARPU_MATRIX_GET_NX(buffers[4]), n = STARPU_MATRIX_GET_NY(buffers[4]);
+    int32_t *c = (int32_t *)tg_cuda_scratch(0, m * n * sizeof(int32_t));
+    tg_gram_tile_cuda((const int8_t *)STARPU_MATRIX_GET_PTR(buffers[0]),
+                      (int)STARPU_MATRIX_GET_LD(buffers[0]),
+                      (const int8_t *)STARPU_MATRIX_GET_PTR(buffers[1]),
+                      (int)STARPU_MATRIX_GET_LD(buffers[1]), (int)STARPU_MATRIX_GET_NX(buffers[0]),
+                      c, (int)m, (int)m, (int)n);
+    launch(a, c, m, terms(buffers[2]), STARPU_MATRIX_GET_LD(buffers[2]), terms(buffers[3]),
+           STARPU_MATRIX_GET_LD(buffers[3]), (void *)STARPU_MATRIX_GET_PTR(buffers[4]),
+           STARPU_MATRIX_GET_LD(buffers[4]), m, n);
 }

@@ -263,6 +263,19 @@ static void kernel_tests(tg_kernel kind, const tg_bed *bed, double gamma, int gp
             double rel = sqrt(e2 / r2);
             ok(rel <= tol, "%s %s %s: relative error %.3g <= %.3g vs the naive reference (%s)", kn,
                tg_prec_name(p), what, rel, tol, pass);
+            /* without kept dot products (each task computes its own): the same integers,
+             * the same kernel function, so the same bits */
+            tg_matrix *Kf = NULL;
+            tg_status sf = tg_kernel_apply(NULL, a, tr, gamma, alpha, p, &Kf, &err);
+            double *kf = sf ? NULL : dense(Kf, m, NTR);
+            int64_t differ = 0;
+            for (int j = 0; kf && j < NTR; j++)
+                for (int i = rect ? 0 : j; i < m; i++) differ += kf[i + j * m] != k[i + j * m];
+            ok(kf && differ == 0, "%s %s %s: built with the dot products in each task = from "
+               "the kept ones (%lld differ; %s)", kn, tg_prec_name(p), what, (long long)differ,
+               sf ? err.msg : pass);
+            free(kf);
+            tg_matrix_destroy(Kf);
             if (!rect && kind != TG_KERNEL_LINEAR)
                 ok(diag_dev == 0, "%s %s: the diagonal is exactly 1 + α", kn, tg_prec_name(p));
             if (!gpu) {

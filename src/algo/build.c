@@ -1,7 +1,8 @@
 /* The KRR Build phase (the paper's Algorithms 2 and 5, section V-B.1): a cohort's genotypes as
  * int8 encoding panels of nb samples (decoded from the .bed on every core), the INT8 dot-product
  * tiles of two cohorts (tg_kernel_gram: one gram task per stored tile) and the kernel matrix
- * from them (tg_kernel_apply: one fused kernel-function task per tile). The kernel formulas are
+ * from them (tg_kernel_apply: one fused kernel-function task per tile), or with the dot products
+ * in the same task when they are not kept (tg_kernel_apply without C). The kernel formulas are
  * in include/tilegwas.h; the codelets in codelets/distance.* and codelets/kernelfn.*. */
 #include <math.h>
 #include <stdlib.h>
@@ -357,6 +358,11 @@ static tg_status check_pair(const tg_kgeno *a, const tg_kgeno *b, tg_error *err)
     return TG_OK;
 }
 
+double tg_kernel_ops(const tg_kgeno *a, const tg_kgeno *b) {
+    double pairs = a == b ? (double)a->n * (a->n + 1) / 2 : (double)a->n * b->n;
+    return 2 * pairs * (double)a->enc_len;
+}
+
 tg_status tg_kernel_gram(const tg_kgeno *a, const tg_kgeno *b, tg_matrix **C, double *ops,
                          tg_error *err) {
     *C = NULL;
@@ -374,10 +380,7 @@ tg_status tg_kernel_gram(const tg_kgeno *a, const tg_kgeno *b, tg_matrix **C, do
                 return tg_error_set(err, TG_ERR_RUNTIME, "cannot submit the gram task of tile "
                                     "(%d, %d)", i, j);
             }
-    if (ops) {
-        double pairs = sym ? (double)a->n * (a->n + 1) / 2 : (double)a->n * b->n;
-        *ops = 2 * pairs * (double)a->enc_len;
-    }
+    if (ops) *ops = tg_kernel_ops(a, b);
     *C = c;
     return TG_OK;
 }
@@ -388,8 +391,8 @@ tg_status tg_kernel_apply(const tg_matrix *C, const tg_kgeno *a, const tg_kgeno 
     tg_status st = check_pair(a, b, err);
     if (st) return st;
     int sym = a == b;
-    if (!C || C->m != a->n || C->n != b->n || C->mb != a->nb || C->nb != a->nb ||
-        C->shape != (sym ? TG_SYM_LOWER : TG_GENERAL) || C->prec[0] != TG_INT32)
+    if (C && (C->m != a->n || C->n != b->n || C->mb != a->nb || C->nb != a->nb ||
+              C->shape != (sym ? TG_SYM_LOWER : TG_GENERAL) || C->prec[0] != TG_INT32))
         return tg_error_set(err, TG_ERR_ARG, "kernel build: the dot products are not those of "
                             "these cohorts (tg_kernel_gram)");
     if (a->kind == TG_KERNEL_GAUSSIAN && !(gamma > 0 && isfinite(gamma)))
@@ -400,14 +403,16 @@ tg_status tg_kernel_apply(const tg_matrix *C, const tg_kgeno *a, const tg_kgeno 
         return tg_error_set(err, TG_ERR_ARG, "kernel build: %s tiles: the kernel is built in fp64 "
                             "or fp32", tg_prec_name(prec));
     tg_matrix *k;
-    if ((st = tg_matrix_create(&k, a->n, b->n, a->nb, a->nb, C->shape, prec, 0, 0, err)))
+    if ((st = tg_matrix_create(&k, a->n, b->n, a->nb, a->nb, sym ? TG_SYM_LOWER : TG_GENERAL,
+                               prec, 0, 0, err)))
         return st;
     struct tg_kernelfn_arg arg = {a->kind, prec, a->ncov, 0, gamma, alpha, a->c0, a->c1};
     for (int j = 0; j < k->nt; j++)
         for (int i = sym ? j : 0; i < k->mt; i++) {
             arg.diag = sym && i == j;
-            if (tg_insert_kernelfn(&arg, tg_tile(C, i, j), a->ht[i], b->ht[j], tg_tile(k, i, j),
-                                   0)) {
+            if (C ? tg_insert_kernelfn(&arg, tg_tile(C, i, j), a->ht[i], b->ht[j], tg_tile(k, i, j), 0)
+                  : tg_insert_kernelgram(&arg, a->he[i], b->he[j], a->ht[i], b->ht[j],
+                                         tg_tile(k, i, j), 0)) {
                 tg_matrix_destroy(k);
                 return tg_error_set(err, TG_ERR_RUNTIME, "cannot submit the kernel task of tile "
                                     "(%d, %d)", i, j);

@@ -586,9 +586,11 @@ static tg_status write_map(const char *path, int png, const tg_prec *map, int nt
 
 /* ---- the phases */
 
-/* Build: the kernel genotypes of both cohorts and their dot products, once for every γ. */
+/* Build: the kernel genotypes of both cohorts, and their dot products when several kernels
+ * reuse them (every (γ, α) pair rebuilds K + αI, since the factorisation overwrites it; the
+ * test-train kernel is built once per γ); a single build computes them inside its tasks. */
 static tg_status build(const krr_opts *o, krr_data *d, tg_log *log, tg_error *err) {
-    double t0 = tg_now(), ops_tr = 0, ops_te = 0;
+    double t0 = tg_now();
     int nb = (int)o->nb;
     tg_status st;
     if ((st = tg_kgeno_create(&d->bed, d->train, d->ntrain, o->kernel, NULL, d->xtr, d->ncov,
@@ -602,14 +604,37 @@ static tg_status build(const krr_opts *o, krr_data *d, tg_log *log, tg_error *er
                       "%lld test", (long long)tg_kgeno_imputed(d->gtr),
                       (long long)tg_kgeno_imputed(d->gte));
     double t1 = tg_now();
-    if ((st = tg_kernel_gram(d->gtr, d->gtr, &d->C, &ops_tr, err)) ||
-        (st = tg_kernel_gram(d->gte, d->gtr, &d->Ct, &ops_te, err)))
+    if ((o->ngamma * o->nalpha > 1 && (st = tg_kernel_gram(d->gtr, d->gtr, &d->C, NULL, err))) ||
+        (o->ngamma > 1 && (st = tg_kernel_gram(d->gte, d->gtr, &d->Ct, NULL, err))))
         return st;
-    double t2 = tg_now();
-    tg_log_printf(log, "build (%s kernel): genotype panels %.3f s; dot products train x train "
-                  "and test x train %.3f s, %.4g tera int ops, %.3f Tops/s",
-                  tg_kernel_name(o->kernel), t1 - t0, t2 - t1, (ops_tr + ops_te) * 1e-12,
-                  (ops_tr + ops_te) * 1e-12 / (t2 - t1 > 0 ? t2 - t1 : 1e-9));
+    tg_runtime_wait_all();
+    double t2 = tg_now(), ops = (d->C ? tg_kernel_ops(d->gtr, d->gtr) : 0) +
+                                (d->Ct ? tg_kernel_ops(d->gte, d->gtr) : 0);
+    tg_log_printf(log, "build (%s kernel): genotype panels %.3f s", tg_kernel_name(o->kernel),
+                  t1 - t0);
+    if (ops > 0)
+        tg_log_printf(log, "dot products kept for reuse (%s): %.3f s, %.4g tera int ops, %.3f "
+                      "Tops/s", d->C && d->Ct ? "train x train, test x train"
+                                : d->C ? "train x train" : "test x train",
+                      t2 - t1, ops * 1e-12, ops * 1e-12 / (t2 - t1 > 0 ? t2 - t1 : 1e-9));
+    return TG_OK;
+}
+
+/* K (a == b: + αI) from the kept dot products @p C, or with them when C is NULL; waits, so the
+ * log's phase times are the work's. Logs the time, and the rate when it computed products. */
+static tg_status kernel(const krr_opts *o, const tg_matrix *C, const tg_kgeno *a,
+                        const tg_kgeno *b, double gamma, double alpha, tg_matrix **K,
+                        const char *what, tg_log *log, tg_error *err) {
+    double t0 = tg_now();
+    tg_status st = tg_kernel_apply(C, a, b, gamma, alpha, o->diag, K, err);
+    if (st) return st;
+    tg_runtime_wait_all();
+    double t = tg_now() - t0, ops = tg_kernel_ops(a, b);
+    if (C)
+        tg_log_printf(log, "%s from the kept dot products: %.3f s", what, t);
+    else
+        tg_log_printf(log, "%s (dot products and kernel function): %.3f s, %.4g tera int ops, "
+                      "%.3f Tops/s", what, t, ops * 1e-12, ops * 1e-12 / (t > 0 ? t : 1e-9));
     return TG_OK;
 }
 
@@ -627,8 +652,13 @@ static tg_status fit(const krr_opts *o, krr_data *d, int g, int a, const tg_matr
     co.map_out = d->map;
     tg_chol_report rep;
     double *pred = d->pred + (size_t)((g * o->nalpha + a) * d->k) * (size_t)nt;
-    tg_status st = tg_kernel_apply(d->C, d->gtr, d->gtr, gamma, alpha, o->diag, &K, err);
-    double t1 = tg_now();
+    char gs[40] = "", gcol[32] = "NA", what[96]; /* γ in messages and krr.tsv: gaussian only */
+    if (o->kernel == TG_KERNEL_GAUSSIAN) {
+        snprintf(gs, sizeof gs, "gamma %g, ", gamma);
+        exact(gcol, sizeof gcol, gamma);
+    }
+    snprintf(what, sizeof what, "%salpha %g: kernel", gs, alpha);
+    tg_status st = kernel(o, d->C, d->gtr, d->gtr, gamma, alpha, &K, what, log, err);
     if (!st) st = tg_cholesky(K, &co, &rep, err);
     double t2 = tg_now();
     if (!st && !(st = tg_matrix_create(&B, nr, d->k, (int)o->nb, d->k, TG_GENERAL, o->diag, 0, 0, err)) &&
@@ -638,11 +668,6 @@ static tg_status fit(const krr_opts *o, krr_data *d, int g, int a, const tg_matr
     if (!st) st = tg_krr_predict(Kt, B, pred, nt, err);
     tg_matrix_destroy(B);
     tg_matrix_destroy(K);
-    char gs[40] = "", gcol[32] = "NA"; /* γ in messages and krr.tsv: gaussian only */
-    if (o->kernel == TG_KERNEL_GAUSSIAN) {
-        snprintf(gs, sizeof gs, "gamma %g, ", gamma);
-        exact(gcol, sizeof gcol, gamma);
-    }
     if (st) { /* name the pair; the Cholesky's message names the tile and suggests a larger α */
         tg_error e = *err;
         return tg_error_set(err, st, "%salpha %g: %s", gs, alpha, e.msg);
@@ -653,10 +678,10 @@ static tg_status fit(const krr_opts *o, krr_data *d, int g, int a, const tg_matr
                                 "K + alpha·I is too ill-conditioned for this precision map; use "
                                 "a larger --alpha or a smaller --accuracy", gs, alpha);
     double t4 = tg_now(), n3 = (double)nr * nr * nr / 3;
-    tg_log_printf(log, "%salpha %g: kernel %.3f s; precision map %.3f s (tiles fp64 %lld, fp32 "
-                  "%lld, fp16 %lld, fp8 %lld); factor %.3f s, %.3f TFLOP/s (N^3/3); solve %.3f "
-                  "s; predict %.3f s",
-                  gs, alpha, t1 - t0, rep.map_seconds, (long long)rep.tiles[TG_FP64],
+    tg_log_printf(log, "%salpha %g: precision map %.3f s (tiles fp64 %lld, fp32 %lld, fp16 "
+                  "%lld, fp8 %lld); factor %.3f s, %.3f TFLOP/s (N^3/3); solve %.3f s; predict "
+                  "%.3f s",
+                  gs, alpha, rep.map_seconds, (long long)rep.tiles[TG_FP64],
                   (long long)rep.tiles[TG_FP32], (long long)rep.tiles[TG_FP16],
                   (long long)rep.tiles[TG_FP8_E4M3], rep.factor_seconds,
                   n3 * 1e-12 / (rep.factor_seconds > 0 ? rep.factor_seconds : 1e-9), t3 - t2,
@@ -695,11 +720,10 @@ static int run(const krr_opts *o, krr_data *d, tg_log *log) {
     tg_matrix *Kt = NULL;
     if ((st = build(o, d, log, &err))) goto done;
     for (int g = 0; g < o->ngamma && !st; g++) {
-        double t0 = tg_now();
-        if ((st = tg_kernel_apply(d->Ct, d->gte, d->gtr, o->gamma[g], 0, o->diag, &Kt, &err)))
+        if ((st = kernel(o, d->Ct, d->gte, d->gtr, o->gamma[g], 0, &Kt,
+                         o->ngamma > 1 ? "test-train kernel for this gamma" : "test-train kernel",
+                         log, &err)))
             break;
-        tg_log_printf(log, "test-train kernel%s: %.3f s",
-                      o->kernel == TG_KERNEL_GAUSSIAN ? " for this gamma" : "", tg_now() - t0);
         for (int a = 0; a < o->nalpha && !st; a++) st = fit(o, d, g, a, Kt, log, &err);
         tg_matrix_destroy(Kt);
         Kt = NULL;

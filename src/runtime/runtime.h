@@ -29,6 +29,4 @@ int tg_runtime_mpi(void);
 /** Allocates @p count consecutive StarPU-MPI data tags (the same on every rank as long as all
  * ranks create the same objects in the same order). */
 int64_t tg_runtime_tags(int64_t count);
-/** Waits for every submitted task (and MPI transfer). */
-void tg_runtime_wait_all(void);
 #endif
