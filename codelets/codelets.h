@@ -43,6 +43,22 @@ void tg_convert_launch(tg_prec from, tg_prec to, const void *src, size_t lds, vo
 int tg_insert_convert(starpu_data_handle_t src, starpu_data_handle_t dst, tg_prec from, tg_prec to,
                       double scale, int priority);
 
+/* ---- tilestats: what the precision map reads of a tile (values v = stored / scale): out[0] =
+ * Σv² (a diagonal tile of a symmetric matrix counts its strict lower part twice and ignores its
+ * upper part), out[1] = max|v|, out[2] = the largest diagonal entry (0 unless diag, at least 0).
+ * Indexed by the tile's precision (perfmodels tg_tilestats_<p>); buffers: the tile (R), a
+ * variable of 3 doubles (W). Reduced where the tile is, so the map never moves K to the host. */
+struct tg_tilestats_arg {
+    tg_prec prec;
+    int diag;
+    double inv_scale;
+};
+extern struct starpu_codelet tg_cl_tilestats[TG_NPREC];
+void tg_tilestats_cpu(void *buffers[], void *cl_arg);
+void tg_tilestats_cuda(void *buffers[], void *cl_arg);
+int tg_insert_tilestats(starpu_data_handle_t tile, starpu_data_handle_t out, tg_prec p, int diag,
+                        double inv_scale, int priority);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,5 +1,7 @@
 /* Tile precision conversion: the CPU function (the reference: tg_prec_load/tg_prec_store), the
- * codelet table indexed by (from, to), the generic codelet filler and tg_codelets_init(). */
+ * codelet table indexed by (from, to), the tile statistics of the precision map, the generic
+ * codelet filler and tg_codelets_init(). */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,6 +19,9 @@ struct starpu_codelet tg_cl_convert[TG_NPREC][TG_NPREC];
 static struct starpu_perfmodel convert_models[TG_NPREC][TG_NPREC];
 /* perfmodel symbols must outlive the models */
 static char convert_symbols[TG_NPREC][TG_NPREC][40];
+struct starpu_codelet tg_cl_tilestats[TG_NPREC];
+static struct starpu_perfmodel stats_models[TG_NPREC];
+static char stats_symbols[TG_NPREC][40];
 
 void tg_codelet_fill(struct starpu_codelet *cl, struct starpu_perfmodel *model, const char *symbol,
                      starpu_cpu_func_t cpu, starpu_cuda_func_t cuda, int nbuffers,
@@ -53,6 +58,17 @@ void tg_codelets_init(void) {
 #endif
                             2, modes);
         }
+    static const enum starpu_data_access_mode smodes[2] = {STARPU_R, STARPU_W};
+    for (int a = 0; a < TG_NPREC; a++) {
+        snprintf(stats_symbols[a], sizeof stats_symbols[a], "tg_tilestats_%s", tg_prec_name((tg_prec)a));
+        tg_codelet_fill(&tg_cl_tilestats[a], &stats_models[a], stats_symbols[a], tg_tilestats_cpu,
+#ifdef TG_USE_CUDA
+                        tg_tilestats_cuda,
+#else
+                        NULL,
+#endif
+                        2, smodes);
+    }
     /* workload codelet families (one call each, declared in codelets/<family>.h) */
     tg_epi_codelets_init();
     tg_potrf_codelets_init();
@@ -82,4 +98,32 @@ int tg_insert_convert(starpu_data_handle_t src, starpu_data_handle_t dst, tg_pre
     size_t n = starpu_matrix_get_nx(src) * starpu_matrix_get_ny(src);
     return TG_INSERT(&tg_cl_convert[from][to], STARPU_R, src, STARPU_W, dst, STARPU_VALUE, &a,
                      sizeof a, STARPU_PRIORITY, priority, STARPU_FLOPS, (double)n, 0);
+}
+
+void tg_tilestats_cpu(void *buffers[], void *cl_arg) {
+    struct tg_tilestats_arg a;
+    starpu_codelet_unpack_args(cl_arg, &a);
+    const void *t = (const void *)STARPU_MATRIX_GET_PTR(buffers[0]);
+    size_t rows = STARPU_MATRIX_GET_NX(buffers[0]), cols = STARPU_MATRIX_GET_NY(buffers[0]),
+           ld = STARPU_MATRIX_GET_LD(buffers[0]);
+    double sum = 0, mx = 0, dm = 0;
+    for (size_t j = 0; j < cols; j++)
+        for (size_t i = a.diag ? j : 0; i < rows; i++) {
+            double v = tg_prec_load(a.prec, t, i + j * ld) * a.inv_scale;
+            sum += (a.diag && i != j ? 2 : 1) * v * v;
+            if (fabs(v) > mx) mx = fabs(v);
+            if (a.diag && i == j && v > dm) dm = v;
+        }
+    double *out = (double *)STARPU_VARIABLE_GET_PTR(buffers[1]);
+    out[0] = sum;
+    out[1] = mx;
+    out[2] = dm;
+}
+
+int tg_insert_tilestats(starpu_data_handle_t tile, starpu_data_handle_t out, tg_prec p, int diag,
+                        double inv_scale, int priority) {
+    struct tg_tilestats_arg a = {p, diag, inv_scale};
+    size_t n = starpu_matrix_get_nx(tile) * starpu_matrix_get_ny(tile);
+    return TG_INSERT(&tg_cl_tilestats[p], STARPU_R, tile, STARPU_W, out, STARPU_VALUE, &a, sizeof a,
+                     STARPU_PRIORITY, priority, STARPU_FLOPS, 3.0 * (double)n, 0);
 }

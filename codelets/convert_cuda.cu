@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "codelets/codelets.h"
+#include "codelets/gemm.h"
 #include "runtime/cuda.h"
 
 // The precisions are template parameters, so each switch below folds away at compile time and
@@ -52,11 +53,33 @@ template <tg_prec P> __device__ static void store(void *a, size_t i, double x) {
 // A 2-D grid: x over rows, y over columns (grid-stride both ways), so no index division.
 template <tg_prec F, tg_prec T>
 __global__ static void convert_kernel(double scale, const void *src, size_t lds, void *dst,
-                                      size_t ldd, size_t rows, size_t cols, int transpose) {
+                                      size_t ldd, size_t rows, size_t cols) {
     for (size_t j = blockIdx.y; j < cols; j += gridDim.y)
         for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < rows;
              i += (size_t)gridDim.x * blockDim.x)
-            store<T>(dst, transpose ? j + i * ldd : i + j * ldd, load<F>(src, i + j * lds) * scale);
+            store<T>(dst, i + j * ldd, load<F>(src, i + j * lds) * scale);
+}
+
+// The transposed form through shared memory, 32 × 32 elements a block: reads along the source's
+// columns and writes along the destination's, both coalesced (a direct transposed store is
+// strided: 5× slower on the H100 at nb 4096).
+template <tg_prec F, tg_prec T>
+__global__ static void convert_t_kernel(double scale, const void *src, size_t lds, void *dst,
+                                        size_t ldd, size_t rows, size_t cols) {
+    __shared__ double t[32][33];
+    for (size_t j0 = blockIdx.y * (size_t)32; j0 < cols; j0 += gridDim.y * (size_t)32)
+        for (size_t i0 = blockIdx.x * (size_t)32; i0 < rows; i0 += gridDim.x * (size_t)32) {
+            for (unsigned c = threadIdx.y; c < 32; c += blockDim.y) {
+                size_t i = i0 + threadIdx.x, j = j0 + c;
+                if (i < rows && j < cols) t[c][threadIdx.x] = load<F>(src, i + j * lds) * scale;
+            }
+            __syncthreads();
+            for (unsigned r = threadIdx.y; r < 32; r += blockDim.y) {
+                size_t i = i0 + r, j = j0 + threadIdx.x;
+                if (i < rows && j < cols) store<T>(dst, j + i * ldd, t[threadIdx.x][r]);
+            }
+            __syncthreads();
+        }
 }
 
 struct launch_args {
@@ -70,11 +93,18 @@ struct launch_args {
 };
 
 template <tg_prec F, tg_prec T> static void launch_pair(const launch_args &a) {
+    if (a.transpose) {
+        size_t bx = (a.rows + 31) / 32, by = (a.cols + 31) / 32;
+        dim3 grid((unsigned)(bx < 65535 ? bx : 65535), (unsigned)(by < 65535 ? by : 65535));
+        convert_t_kernel<F, T><<<grid, dim3(32, 8), 0, a.stream>>>(a.scale, a.src, a.lds, a.dst,
+                                                                     a.ldd, a.rows, a.cols);
+        return;
+    }
     const unsigned threads = 256;
     size_t bx = (a.rows + threads - 1) / threads;
     dim3 grid((unsigned)(bx < 1024 ? bx : 1024), (unsigned)(a.cols < 65535 ? a.cols : 65535));
     convert_kernel<F, T><<<grid, threads, 0, a.stream>>>(a.scale, a.src, a.lds, a.dst, a.ldd,
-                                                           a.rows, a.cols, a.transpose);
+                                                           a.rows, a.cols);
 }
 
 template <tg_prec F> static void launch_from(tg_prec to, const launch_args &a) {
@@ -117,4 +147,85 @@ extern "C" void tg_convert_cuda(void *buffers[], void *cl_arg) {
                       STARPU_MATRIX_GET_LD(buffers[1]), STARPU_MATRIX_GET_NX(buffers[0]),
                       STARPU_MATRIX_GET_NY(buffers[0]), a.scale, a.transpose,
                       starpu_cuda_get_local_stream());
+}
+
+// ---- tile statistics (see codelets.h): per-block partial sums and maxima in a fixed order, then
+// one block over the partials, so a tile gives the same statistics on every run.
+__device__ static void block_reduce(double *sh, unsigned t, double &s, double &mx, double &dm) {
+    sh[t] = s;
+    sh[t + blockDim.x] = mx;
+    sh[t + 2 * blockDim.x] = dm;
+    __syncthreads();
+    for (unsigned w = blockDim.x / 2; w > 0; w /= 2) {
+        if (t < w) {
+            sh[t] += sh[t + w];
+            sh[t + blockDim.x] = fmax(sh[t + blockDim.x], sh[t + w + blockDim.x]);
+            sh[t + 2 * blockDim.x] = fmax(sh[t + 2 * blockDim.x], sh[t + w + 2 * blockDim.x]);
+        }
+        __syncthreads();
+    }
+    s = sh[0];
+    mx = sh[blockDim.x];
+    dm = sh[2 * blockDim.x];
+}
+
+template <tg_prec P>
+__global__ static void stats_kernel(const void *a, size_t ld, size_t rows, size_t cols, int diag,
+                                    double inv_scale, double *part) {
+    extern __shared__ double sh[];
+    double s = 0, mx = 0, dm = 0;
+    for (size_t j = blockIdx.x; j < cols; j += gridDim.x)
+        for (size_t i = (diag ? j : 0) + threadIdx.x; i < rows; i += blockDim.x) {
+            double v = load<P>(a, i + j * ld) * inv_scale;
+            s += (diag && i != j ? 2 : 1) * v * v;
+            mx = fmax(mx, fabs(v));
+            if (diag && i == j) dm = fmax(dm, v);
+        }
+    block_reduce(sh, threadIdx.x, s, mx, dm);
+    if (threadIdx.x == 0) {
+        part[3 * blockIdx.x] = s;
+        part[3 * blockIdx.x + 1] = mx;
+        part[3 * blockIdx.x + 2] = dm;
+    }
+}
+
+__global__ static void stats_final(const double *part, unsigned nparts, double *out) {
+    extern __shared__ double sh[];
+    double s = 0, mx = 0, dm = 0;
+    for (unsigned b = threadIdx.x; b < nparts; b += blockDim.x) {
+        s += part[3 * b];
+        mx = fmax(mx, part[3 * b + 1]);
+        dm = fmax(dm, part[3 * b + 2]);
+    }
+    block_reduce(sh, threadIdx.x, s, mx, dm);
+    if (threadIdx.x == 0) {
+        out[0] = s;
+        out[1] = mx;
+        out[2] = dm;
+    }
+}
+
+extern "C" void tg_tilestats_cuda(void *buffers[], void *cl_arg) {
+    struct tg_tilestats_arg a;
+    starpu_codelet_unpack_args(cl_arg, &a);
+    const unsigned threads = 256, nparts = 1024;
+    const void *t = (const void *)STARPU_MATRIX_GET_PTR(buffers[0]);
+    size_t ld = STARPU_MATRIX_GET_LD(buffers[0]), rows = STARPU_MATRIX_GET_NX(buffers[0]),
+           cols = STARPU_MATRIX_GET_NY(buffers[0]), sh = 3 * threads * sizeof(double);
+    double *part = (double *)tg_cuda_scratch(1, 3 * nparts * sizeof(double));
+    cudaStream_t st = starpu_cuda_get_local_stream();
+#define TG_STATS(P)                                                                                \
+    case P: stats_kernel<P><<<nparts, threads, sh, st>>>(t, ld, rows, cols, a.diag, a.inv_scale, part); break;
+    switch (a.prec) {
+        TG_STATS(TG_FP64)
+        TG_STATS(TG_FP32)
+        TG_STATS(TG_FP16)
+        TG_STATS(TG_FP8_E4M3)
+        TG_STATS(TG_INT8)
+        TG_STATS(TG_INT32)
+    default: STARPU_ABORT_MSG("tile statistics of %s tiles", tg_prec_name(a.prec));
+    }
+#undef TG_STATS
+    stats_final<<<1, threads, sh, st>>>(part, nparts, (double *)STARPU_VARIABLE_GET_PTR(buffers[1]));
+    TG_CUDA_CHECK(cudaGetLastError());
 }

@@ -60,8 +60,9 @@ void tg_gemm_cpu(void *buffers[], void *cl_arg) {
     tg_prec cp = compute_prec(g.prec);
     int m = (int)STARPU_MATRIX_GET_NX(buffers[2]), n = (int)STARPU_MATRIX_GET_NY(buffers[2]);
     int k = (int)(g.ta == 'N' ? STARPU_MATRIX_GET_NY(buffers[0]) : STARPU_MATRIX_GET_NX(buffers[0]));
+    tg_prec pc = g.prec == TG_FP8_E4M3 ? TG_FP16 : g.prec; /* C of the FP8 entry is FP16 */
     struct operand a = widen(g.prec, cp, buffers[0]), b = widen(g.prec, cp, buffers[1]),
-                   c = widen(g.prec, cp, buffers[2]);
+                   c = widen(pc, cp, buffers[2]);
     /* on stored values: C·sc ← beta·C·sc + alpha·sc/(sa·sb) · (A·sa)(B·sb) */
     double alpha = g.alpha * g.sc / (g.sa * g.sb);
     if (cp == TG_FP64)
@@ -72,7 +73,7 @@ void tg_gemm_cpu(void *buffers[], void *cl_arg) {
                     a.p, a.ld, b.p, b.ld, (float)g.beta, c.p, c.ld);
     free(a.scratch);
     free(b.scratch);
-    narrow(g.prec, cp, buffers[2], &c);
+    narrow(pc, cp, buffers[2], &c);
 }
 
 void tg_syrk_cpu(void *buffers[], void *cl_arg) {
@@ -99,7 +100,7 @@ void tg_trsm_cpu(void *buffers[], void *cl_arg) {
     int ldt = (int)STARPU_MATRIX_GET_LD(buffers[0]), ldx = (int)STARPU_MATRIX_GET_LD(buffers[1]);
     void *t = (void *)STARPU_MATRIX_GET_PTR(buffers[0]), *x = (void *)STARPU_MATRIX_GET_PTR(buffers[1]);
     enum CBLAS_SIDE side = s.side == 'L' ? CblasLeft : CblasRight;
-    if (s.prec == TG_FP64)
+    if (compute_prec(s.prec) == TG_FP64)
         cblas_dtrmm(CblasColMajor, side, CblasLower, cblas_trans(s.trans), CblasNonUnit, m, n, 1.0,
                     t, ldt, x, ldx);
     else

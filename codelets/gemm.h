@@ -15,9 +15,10 @@
 extern "C" {
 #endif
 
-/* ---- gemm: C ← beta·C + alpha·op(A)·op(B); A, B, C all of the table's precision. The FP8
- * entry runs on cuBLASLt, which only takes the TN layout: FP8 tasks must use ta = 'T',
- * tb = 'N' (the operands are transposed copies, see tg_cl_convt). */
+/* ---- gemm: C ← beta·C + alpha·op(A)·op(B); A, B, C all of the table's precision, except the
+ * FP8 entry: FP8 A and B, FP16 C (the tile accumulates its updates in FP16, which cuBLASLt's
+ * FP8 matmul writes directly). That entry runs on cuBLASLt, which only takes the TN layout:
+ * FP8 tasks must use ta = 'T', tb = 'N' (the operands are transposed copies, see tg_cl_convt). */
 struct tg_gemm_arg {
     tg_prec prec;
     char ta, tb; /* 'N' or 'T' */
@@ -47,9 +48,13 @@ int tg_insert_syrk(tg_prec a_prec, starpu_data_handle_t a, starpu_data_handle_t 
 /* ---- trsm by the inverse: X ← X·op(T) (side 'R') or X ← op(T)·X (side 'L') with T = L⁻¹ a
  * lower-triangular tile whose strict upper part is zero (tg_cl_trtri's output), FP32 or FP64.
  * This is the triangular solve X·L⁻ᵀ / L⁻¹·X: the CPU runs TRMM in place, the GPU a copy and a
- * GEMM (cuBLAS TRSM is 14× slower than GEMM on the H100 at nb 1024). */
+ * GEMM (cuBLAS TRSM is 14× slower than GEMM on the H100 at nb 1024). Indexed by the precision
+ * the result is stored in: FP64 and FP32 (T and X of that precision), and FP16: X is the FP32
+ * working copy of a tile stored in FP16, with an FP32 T, which the GPU multiplies on TF32
+ * tensor cores (X is FP16-exact, so only T is rounded, to the unit roundoff of FP16: 2⁻¹¹) and
+ * the CPU in FP32. */
 struct tg_trsm_arg {
-    tg_prec prec;
+    tg_prec prec; /* the table entry */
     char side, trans;
 };
 extern struct starpu_codelet tg_cl_trsm[TG_NPREC];

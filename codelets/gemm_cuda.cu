@@ -1,9 +1,8 @@
 // Tile BLAS-3 codelets on the GPU. gemm: one cublasGemmEx call driven by a per-precision type
-// table (FP64, FP32, FP16 inputs with FP32 compute); FP8 E4M3 on cuBLASLt in its TN layout, the
-// FP8 output tile widened to an FP16 scratch C/D and rounded back (cuBLASLt takes no FP8 C).
+// table (FP64, FP32, FP16 inputs with FP32 compute); FP8 E4M3 inputs on cuBLASLt in its TN
+// layout with the FP16 tile as C and D.
 // trsm by the inverse: a copy and a GEMM (cuBLAS TRSM is ~14× slower than GEMM at nb 1024).
 #include <cuda_fp16.h>
-#include <cuda_fp8.h>
 #include <stdint.h>
 
 #include "codelets/gemm.h"
@@ -44,10 +43,9 @@ static blas_type blas_type_of(tg_prec p) {
 
 static cublasOperation_t op(char t) { return t == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
-// C = beta·C + alpha·op(A)·op(B), all of precision p (FP64/FP32/FP16).
-static void gemm_ex(tg_prec p, char ta, char tb, int m, int n, int k, double alpha, const void *a,
+// C = beta·C + alpha·op(A)·op(B), all of t's data type.
+static void gemm_ex(blas_type t, char ta, char tb, int m, int n, int k, double alpha, const void *a,
                     int lda, const void *b, int ldb, double beta, void *c, int ldc) {
-    blas_type t = blas_type_of(p);
     float fa = (float)alpha, fb = (float)beta;
     const void *pa = t.double_scalars ? (const void *)&alpha : (const void *)&fa;
     const void *pb = t.double_scalars ? (const void *)&beta : (const void *)&fb;
@@ -56,22 +54,19 @@ static void gemm_ex(tg_prec p, char ta, char tb, int m, int n, int k, double alp
 }
 
 static struct {
-    int valid, m, n, k, lda, ldb;
+    int valid, m, n, k, lda, ldb, ldc;
     cublasLtMatmulAlgo_t algo;
 } lt_algo[STARPU_NMAXWORKERS];
 
-// FP8: D16 = beta·C16 + alpha·Aᵀ·B on cuBLASLt (E4M3 inputs, FP32 compute), C16 the FP8 tile
-// widened exactly to FP16, then rounded back into the FP8 tile.
+// FP8: C = beta·C + alpha·Aᵀ·B on cuBLASLt, E4M3 inputs, FP32 compute, C (and D: in place) the
+// tile's FP16 storage.
 static void gemm_fp8(int m, int n, int k, float alpha, const void *a, int lda, const void *b,
-                     int ldb, float beta, __nv_fp8_storage_t *c, int ldc) {
+                     int ldb, float beta, __half *c, int ldc) {
     if (m % 16 || n % 16 || k % 16)
         STARPU_ABORT_MSG("FP8 GEMM %d x %d x %d: cuBLASLt needs multiples of 16 (the precision map "
                          "never gives FP8 to such tiles)", m, n, k);
-    __half *c16 = (__half *)tg_cuda_scratch(1, (size_t)m * n * sizeof(__half));
     const size_t ws_bytes = 32u << 20;
     void *ws = tg_cuda_scratch(2, ws_bytes);
-    tg_convert_launch(TG_FP8_E4M3, TG_FP16, c, (size_t)ldc, c16, (size_t)m, (size_t)m, (size_t)n,
-                      1.0, 0, starpu_cuda_get_local_stream());
 
     cublasLtMatmulDesc_t desc;
     cublasLtMatrixLayout_t la, lb, lc;
@@ -81,7 +76,7 @@ static void gemm_fp8(int m, int n, int k, float alpha, const void *a, int lda, c
     TG_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
     TG_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&la, CUDA_R_8F_E4M3, k, m, lda));
     TG_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lb, CUDA_R_8F_E4M3, k, n, ldb));
-    TG_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lc, CUDA_R_16F, m, n, m));
+    TG_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lc, CUDA_R_16F, m, n, ldc));
     cublasLtMatmulPreference_t pref;
     TG_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
     TG_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
@@ -90,22 +85,20 @@ static void gemm_fp8(int m, int n, int k, float alpha, const void *a, int lda, c
     // the heuristic query costs about as much as a 2048³ FP8 GEMM: keep the last answer per worker
     auto &cache = lt_algo[starpu_worker_get_id_check()];
     if (!cache.valid || cache.m != m || cache.n != n || cache.k != k || cache.lda != lda ||
-        cache.ldb != ldb) {
+        cache.ldb != ldb || cache.ldc != ldc) {
         cublasLtMatmulHeuristicResult_t heur;
         int found = 0;
         TG_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(lt, desc, la, lb, lc, lc, pref, 1, &heur, &found));
         if (!found) STARPU_ABORT_MSG("cuBLASLt has no FP8 algorithm for %d x %d x %d", m, n, k);
-        cache = {1, m, n, k, lda, ldb, heur.algo};
+        cache = {1, m, n, k, lda, ldb, ldc, heur.algo};
     }
-    TG_CUBLAS_CHECK(cublasLtMatmul(lt, desc, &alpha, a, la, b, lb, &beta, c16, lc, c16, lc,
+    TG_CUBLAS_CHECK(cublasLtMatmul(lt, desc, &alpha, a, la, b, lb, &beta, c, lc, c, lc,
                                    &cache.algo, ws, ws_bytes, starpu_cuda_get_local_stream()));
     cublasLtMatmulPreferenceDestroy(pref);
     cublasLtMatrixLayoutDestroy(la);
     cublasLtMatrixLayoutDestroy(lb);
     cublasLtMatrixLayoutDestroy(lc);
     cublasLtMatmulDescDestroy(desc);
-    tg_convert_launch(TG_FP16, TG_FP8_E4M3, c16, (size_t)m, c, (size_t)ldc, (size_t)m, (size_t)n,
-                      1.0, 0, starpu_cuda_get_local_stream());
 }
 
 extern "C" void tg_gemm_cuda(void *buffers[], void *cl_arg) {
@@ -121,9 +114,9 @@ extern "C" void tg_gemm_cuda(void *buffers[], void *cl_arg) {
     double alpha = g.alpha * g.sc / (g.sa * g.sb); // on stored values, as the CPU path
     if (g.prec == TG_FP8_E4M3) {
         if (g.ta != 'T' || g.tb != 'N') STARPU_ABORT_MSG("FP8 GEMM needs the TN layout");
-        gemm_fp8(m, n, k, (float)alpha, a, lda, b, ldb, (float)g.beta, (__nv_fp8_storage_t *)c, ldc);
+        gemm_fp8(m, n, k, (float)alpha, a, lda, b, ldb, (float)g.beta, (__half *)c, ldc);
     } else {
-        gemm_ex(g.prec, g.ta, g.tb, m, n, k, alpha, a, lda, b, ldb, g.beta, c, ldc);
+        gemm_ex(blas_type_of(g.prec), g.ta, g.tb, m, n, k, alpha, a, lda, b, ldb, g.beta, c, ldc);
     }
 }
 
@@ -156,14 +149,19 @@ extern "C" void tg_trsm_cuda(void *buffers[], void *cl_arg) {
     void *x = (void *)STARPU_MATRIX_GET_PTR(buffers[1]);
     int m = (int)STARPU_MATRIX_GET_NX(buffers[1]), n = (int)STARPU_MATRIX_GET_NY(buffers[1]);
     int ldt = (int)STARPU_MATRIX_GET_LD(buffers[0]), ldx = (int)STARPU_MATRIX_GET_LD(buffers[1]);
-    size_t es = tg_prec_size(s.prec);
+    // the fp16 entry: an FP32 working copy of a tile stored in FP16 or FP8, whose values are
+    // FP16-exact (hence TF32-exact): TF32 tensor cores round only T⁻¹, to the precision the
+    // result is stored in anyway (8× the rate of SGEMM)
+    blas_type bt = s.prec == TG_FP16 ? blas_type{CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, 0}
+                                     : blas_type_of(s.prec);
+    size_t es = bt.data == CUDA_R_64F ? 8 : 4;
     void *w = tg_cuda_scratch(0, (size_t)m * n * es);
     TG_CUDA_CHECK(cudaMemcpy2DAsync(w, (size_t)m * es, x, (size_t)ldx * es, (size_t)m * es,
                                     (size_t)n, cudaMemcpyDeviceToDevice,
                                     starpu_cuda_get_local_stream()));
     if (s.side == 'R') // X = W·op(T)
-        gemm_ex(s.prec, 'N', s.trans, m, n, n, 1.0, w, m, t, ldt, 0.0, x, ldx);
+        gemm_ex(bt, 'N', s.trans, m, n, n, 1.0, w, m, t, ldt, 0.0, x, ldx);
     else // X = op(T)·W
-        gemm_ex(s.prec, s.trans, 'N', m, n, m, 1.0, t, ldt, w, m, 0.0, x, ldx);
+        gemm_ex(bt, s.trans, 'N', m, n, m, 1.0, t, ldt, w, m, 0.0, x, ldx);
 }
 

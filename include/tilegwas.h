@@ -202,6 +202,9 @@ int tg_runtime_ncpu(void);
 int tg_runtime_ngpu(void);
 /** One line describing ranks, workers and devices, for the log. */
 void tg_runtime_describe(char *buf, size_t len);
+/** Waits for every submitted task (and MPI transfer): the library's calls submit tasks and
+ * return; a caller timing a phase waits first. */
+void tg_runtime_wait_all(void);
 /** Build features: "cuda", "mpi" flags. */
 int tg_have_cuda(void);
 int tg_have_mpi(void);
@@ -428,7 +431,9 @@ tg_status tg_grm(tg_geno *g, double *K, int64_t ldk, tg_error *err);
 /** Options of tg_cholesky(). The adaptive map (Higham & Mary; the KRR paper, section V-B.2)
  * gives off-diagonal tile (i, j) the least accurate precision p of @p allowed ∪ {diag}, no more
  * accurate than @p diag, with u_p·‖A_ij‖_F ≤ eps·‖A‖_F/NT (NT tiles per side); FP8 only for
- * tiles whose sides are multiples of 16 (cuBLASLt). Diagonal tiles take @p diag. */
+ * tiles whose sides are multiples of 16 (cuBLASLt), FP16 and FP8 only where no value of the
+ * factorisation can leave FP16's range (bound: the tile's largest entry and √(d_i·d_j), d the
+ * largest diagonal entries, at most 32,768). Diagonal tiles take @p diag. */
 typedef struct {
     double eps;       /**< target accuracy ε of the adaptive map */
     unsigned allowed; /**< bit set of precisions off-diagonal tiles may take: 1u << TG_FP16 | ... */
@@ -449,14 +454,16 @@ typedef struct {
     int64_t gemms[TG_NPREC]; /**< off-diagonal update (GEMM) tasks per precision */
     int64_t copies;          /**< lowered / raised panel-tile copies made (one per tile, panel
                               * and precision needed) */
-    double map_seconds;      /**< tile norms (read on the CPU) and conversion to the map */
+    double map_seconds;      /**< tile statistics (tasks where the tiles are) and conversion */
     double factor_seconds;   /**< the factorisation, submission to completion */
 } tg_chol_report;
 
 /** Factors a symmetric positive definite TG_SYM_LOWER matrix in place, A = L·Lᵀ, after
  * converting every tile to the precision of the map (tiles hold L afterwards, in those
- * precisions; FP8 tiles with a power-of-two scale so values stay within ±448; the strict upper
- * part of diagonal tiles is zero). @p o NULL means tg_chol_defaults(); @p r may be NULL.
+ * precisions, except FP8 tiles, which are stored in FP16: their updates multiply FP8 copies of
+ * the panel tiles, scaled by powers of two so values stay within ±448, and accumulate in FP16;
+ * the strict upper part of diagonal tiles is zero). @p o NULL means tg_chol_defaults(); @p r
+ * may be NULL.
  * When a diagonal tile is not positive definite (in its precision), returns TG_ERR_NUMERIC
  * naming tile (k, k) and the global row, and A's content is undefined. One rank only for now
  * (TG_ERR_ARG with several). */
@@ -525,10 +532,15 @@ int64_t tg_kgeno_imputed(const tg_kgeno *g);
  * length). Kept between kernels: several γ reuse it. */
 tg_status tg_kernel_gram(const tg_kgeno *a, const tg_kgeno *b, tg_matrix **C, double *ops,
                          tg_error *err);
+/** The useful integer operations of the dot products of @p a and @p b (as tg_kernel_gram's
+ * @p ops), for rates of builds that do not keep them. */
+double tg_kernel_ops(const tg_kgeno *a, const tg_kgeno *b);
 
 /** K from the dot products @p C of tg_kernel_gram(a, b): the kernel function with @p gamma
  * (gaussian only; > 0), alpha added to the diagonal when a == b (K + αI), tiles of precision
- * @p prec (fp64 or fp32; the Cholesky lowers them afterwards), one fused task per tile. */
+ * @p prec (fp64 or fp32; the Cholesky lowers them afterwards), one fused task per tile.
+ * @p C NULL: each task computes its dot products too, into scratch, so nothing but K is
+ * allocated (a single build: with several γ or α, keep C and pay only the kernel function). */
 tg_status tg_kernel_apply(const tg_matrix *C, const tg_kgeno *a, const tg_kgeno *b, double gamma,
                           double alpha, tg_prec prec, tg_matrix **K, tg_error *err);
 

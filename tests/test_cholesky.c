@@ -107,8 +107,8 @@ static double opel(const double *x, int rows, char t, int i, int j) {
 }
 
 /* gemm: C ← βC + α·op(A)·op(B) with scales; bound ‖ΔC‖ ≤ 2(k·u_c + 2u_p)·‖|β||C| + |α||A||B|‖
- * (u_c: the compute precision's roundoff, FP32 below FP64; 2u_p: the final rounding(s) of C,
- * FP8 going through FP16 on the GPU). */
+ * (u_c: the compute precision's roundoff, FP32 below FP64; u_p: the rounding of C, which is
+ * FP16 for the FP8 entry). */
 static struct result case_gemm(int w, uint64_t seed, tg_prec p, char ta, char tb, int m, int n,
                                int k, double sa, double sb, double sc) {
     tg_rng r;
@@ -117,9 +117,10 @@ static struct result case_gemm(int w, uint64_t seed, tg_prec p, char ta, char tb
     double *a = rand_mat(ar, ac, -1, 1, &r), *b = rand_mat(br, bc, -1, 1, &r), *c = rand_mat(m, n, -1, 1, &r);
     round_to(p, a, (size_t)ar * ac, sa);
     round_to(p, b, (size_t)br * bc, sb);
-    round_to(p, c, (size_t)m * n, sc);
+    tg_prec pc = p == TG_FP8_E4M3 ? TG_FP16 : p;
+    round_to(pc, c, (size_t)m * n, sc);
     double alpha = -1, beta = 1;
-    struct tile A = tile_make(p, ar, ac, a, sa), B = tile_make(p, br, bc, b, sb), C = tile_make(p, m, n, c, sc);
+    struct tile A = tile_make(p, ar, ac, a, sa), B = tile_make(p, br, bc, b, sb), C = tile_make(pc, m, n, c, sc);
     struct tg_gemm_arg g = {p, ta, tb, alpha, beta, sa, sb, sc};
     starpu_data_handle_t h[3] = {A.h, B.h, C.h};
     struct result res = {.n = (size_t)m * n};
@@ -139,7 +140,7 @@ static struct result case_gemm(int w, uint64_t seed, tg_prec p, char ta, char tb
             ref[i + (size_t)j * m] = beta * c[i + (size_t)j * m] + alpha * s;
             mag[i + (size_t)j * m] = fabs(beta * c[i + (size_t)j * m]) + fabs(alpha) * sm;
         }
-    double uc = tg_prec_unit_roundoff(p == TG_FP64 ? TG_FP64 : TG_FP32), up = tg_prec_unit_roundoff(p);
+    double uc = tg_prec_unit_roundoff(p == TG_FP64 ? TG_FP64 : TG_FP32), up = tg_prec_unit_roundoff(pc);
     res.err = fro_diff(res.out, ref, res.n);
     res.bound = 2 * (k * uc + 2 * up) * fro(mag, res.n);
     free(a);
@@ -284,14 +285,17 @@ static struct result case_syrk(int w, uint64_t seed, tg_prec p, int n, int k) {
     return res;
 }
 
-/* trsm by the inverse: X·op(T) or op(T)·X with T lower (zero upper); within 2n·u·‖|X||T|‖. */
+/* trsm by the inverse: X·op(T) or op(T)·X with T lower (zero upper); within 2n·u·‖|X||T|‖.
+ * The fp16 entry: FP32 tiles, X with FP16-exact values (a raised FP16 tile), u of FP16 (the
+ * GPU rounds T to TF32). */
 static struct result case_trsm(int w, uint64_t seed, tg_prec p, char side, char trans, int m, int n) {
     tg_rng r;
     tg_rng_seed(&r, seed);
     int tn = side == 'R' ? n : m;
-    double *t = factor_tile(tn, p, &r), *x = rand_mat(m, n, -1, 1, &r);
+    tg_prec dp = p == TG_FP16 ? TG_FP32 : p;
+    double *t = factor_tile(tn, dp, &r), *x = rand_mat(m, n, -1, 1, &r);
     round_to(p, x, (size_t)m * n, 1);
-    struct tile T = tile_make(p, tn, tn, t, 1), X = tile_make(p, m, n, x, 1);
+    struct tile T = tile_make(dp, tn, tn, t, 1), X = tile_make(dp, m, n, x, 1);
     struct tg_trsm_arg s = {p, side, trans};
     starpu_data_handle_t h[2] = {T.h, X.h};
     struct result res = {.n = (size_t)m * n};
@@ -344,7 +348,41 @@ static struct result case_convt(int w, uint64_t seed, tg_prec from, int m, int n
     return res;
 }
 
-enum { K_GEMM, K_POTRF, K_POTRF_BAD, K_TRTRI, K_SYRK, K_TRSM, K_CONVT };
+/* tilestats: Σv², max|v|, largest diagonal entry of a tile (v = stored / scale; diagonal tiles
+ * of a symmetric matrix: strict lower part twice, upper part ignored — it holds garbage here);
+ * the maxima exact, the sum within n·u₆₄ relative (FP64 accumulation of exact squares). */
+static struct result case_stats(int w, uint64_t seed, tg_prec p, int m, int n, int diag_tile,
+                                double scale) {
+    tg_rng r;
+    tg_rng_seed(&r, seed);
+    double *x = rand_mat(m, n, -3, 2, &r);
+    round_to(p, x, (size_t)m * n, scale);
+    struct tile T = tile_make(p, m, n, x, scale);
+    double v[3] = {-1, -1, -1};
+    starpu_data_handle_t h[2] = {T.h, NULL};
+    starpu_variable_data_register(&h[1], STARPU_MAIN_RAM, (uintptr_t)v, sizeof v);
+    struct tg_tilestats_arg a = {p, diag_tile, 1 / scale};
+    struct result res = {.n = 3};
+    res.ret = run_on(w, &tg_cl_tilestats[p], &a, sizeof a, h, 2);
+    starpu_data_unregister(h[1]);
+    free(tile_take(&T));
+    double want[3] = {0, 0, 0};
+    for (int j = 0; j < n; j++)
+        for (int i = diag_tile ? j : 0; i < m; i++) {
+            double e = x[i + (size_t)j * m];
+            want[0] += (diag_tile && i != j ? 2 : 1) * e * e;
+            want[1] = fmax(want[1], fabs(e));
+            if (diag_tile && i == j) want[2] = fmax(want[2], e);
+        }
+    res.out = malloc(sizeof v);
+    memcpy(res.out, v, sizeof v);
+    res.err = fabs(v[0] - want[0]) + fabs(v[1] - want[1]) + fabs(v[2] - want[2]);
+    res.bound = (double)m * n * tg_prec_unit_roundoff(TG_FP64) * want[0];
+    free(x);
+    return res;
+}
+
+enum { K_GEMM, K_POTRF, K_POTRF_BAD, K_TRTRI, K_SYRK, K_TRSM, K_CONVT, K_STATS };
 struct kcase {
     int kind;
     tg_prec p;
@@ -361,11 +399,13 @@ static struct result run_case(int w, uint64_t seed, const struct kcase *c) {
     case K_TRTRI: return case_trtri(w, seed, c->p, c->m);
     case K_SYRK: return case_syrk(w, seed, c->p, c->m, c->k);
     case K_TRSM: return case_trsm(w, seed, c->p, c->a, c->b, c->m, c->n);
+    case K_STATS: return case_stats(w, seed, c->p, c->m, c->n, c->k, c->sa);
     default: return case_convt(w, seed, c->p, c->m, c->n, c->sa);
     }
 }
 
-static const char *kind_name[] = {"gemm", "potrf", "potrf (not SPD)", "trtri", "syrk", "trsm", "convt"};
+static const char *kind_name[] = {"gemm", "potrf", "potrf (not SPD)", "trtri", "syrk", "trsm", "convt",
+                                  "tilestats"};
 
 /* Every codelet case on every worker: within its bound; CUDA workers also within 2·bound of the
  * CPU worker's output (both are within the bound of the same reference). */
@@ -389,11 +429,16 @@ static void codelet_tests(uint64_t seed, int *cuda_ran) {
         {K_SYRK, TG_FP16, 0, 0, 30, 0, 32, 0, 0, 0},
         {K_TRSM, TG_FP64, 'R', 'T', 41, 37, 0, 0, 0, 0},
         {K_TRSM, TG_FP32, 'R', 'T', 41, 37, 0, 0, 0, 0},
+        {K_TRSM, TG_FP16, 'R', 'T', 41, 37, 0, 0, 0, 0},
         {K_TRSM, TG_FP64, 'L', 'N', 37, 5, 0, 0, 0, 0},
         {K_TRSM, TG_FP64, 'L', 'T', 37, 5, 0, 0, 0, 0},
         {K_TRSM, TG_FP32, 'L', 'T', 30, 3, 0, 0, 0, 0},
         {K_CONVT, TG_FP32, 0, 0, 37, 21, 0, 0.25, 0, 0},
         {K_CONVT, TG_FP64, 0, 0, 16, 48, 0, 4, 0, 0},
+        {K_STATS, TG_FP64, 0, 0, 37, 37, 1, 1, 0, 0},
+        {K_STATS, TG_FP32, 0, 0, 300, 41, 0, 1, 0, 0},
+        {K_STATS, TG_FP16, 0, 0, 64, 64, 1, 1, 0, 0},
+        {K_STATS, TG_FP8_E4M3, 0, 0, 48, 32, 0, 64, 0, 0},
     };
     int cpu = starpu_worker_get_by_type(STARPU_CPU_WORKER, 0);
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -631,6 +676,8 @@ static void map_tests(tg_rng *r) {
     o.eps = 1e-5;
     tg_error err = {0};
     tg_chol_report rep;
+    tg_prec map[6 * 6];
+    o.map_out = map; /* the map, tile (i, j) at i + j·nt: FP8 tiles are stored in FP16 */
     tg_matrix *A = tiled(a, n, nb, TG_SYM_LOWER, n, TG_FP64);
     int st = tg_cholesky(A, &o, &rep, &err), bad = 0, seen[TG_NPREC] = {0};
     for (int tj = 0; tj < nt; tj++)
@@ -646,14 +693,16 @@ static void map_tests(tg_rng *r) {
                 if (0x1p-11 * sqrt(s) <= o.eps * total / nt) want = TG_FP16;
                 if (rows % 16 == 0 && 0x1p-4 * sqrt(s) <= o.eps * total / nt) want = TG_FP8_E4M3;
             }
-            tg_prec got = tg_matrix_tile_prec(A, ti, tj);
+            tg_prec got = map[ti + tj * nt], stored = tg_matrix_tile_prec(A, ti, tj);
             seen[got] = 1;
+            if (stored != (got == TG_FP8_E4M3 ? TG_FP16 : got)) bad++;
             if (got != want && bad++ < 3)
                 diag("tile (%d, %d) norm %.3g: got %s, want %s", ti, tj, sqrt(s), tg_prec_name(got),
                      tg_prec_name(want));
         }
     ok(st == TG_OK && bad == 0 && seen[TG_FP16] && seen[TG_FP8_E4M3] && seen[TG_FP32],
-       "adaptive map on planted tile norms equals the rule (fp32, fp16 and fp8 all chosen)");
+       "adaptive map on planted tile norms equals the rule (fp32, fp16 and fp8 all chosen; "
+       "fp8 tiles stored in fp16)");
     tg_matrix_destroy(A);
 
     o.band = 0.4; /* bands i − j ≤ round(0.4·5) = 2 keep fp32, the rest the lowest allowed */
@@ -663,9 +712,21 @@ static void map_tests(tg_rng *r) {
     for (int tj = 0; tj < nt; tj++)
         for (int ti = tj; ti < nt; ti++) {
             tg_prec want = ti - tj <= 2 ? TG_FP32 : ti == nt - 1 ? TG_FP16 : TG_FP8_E4M3;
-            bad += tg_matrix_tile_prec(A, ti, tj) != want;
+            bad += map[ti + tj * nt] != want;
         }
     ok(st == TG_OK && bad == 0, "band map 0.4: bands 0..2 fp32, others fp8 (fp16 on the 11-row tiles)");
+    tg_matrix_destroy(A);
+
+    /* FP16 range: with a diagonal of 1e5, entries of the Schur complements may reach 1e5 >
+     * 65,504, so no tile may be FP16 or FP8 (both stored in FP16), even in band 0 */
+    for (int i = 0; i < n; i++) a[i + (size_t)i * n] = 1e5;
+    o.band = 0;
+    o.allowed = 1u << TG_FP16 | 1u << TG_FP8_E4M3;
+    A = tiled(a, n, nb, TG_SYM_LOWER, n, TG_FP64);
+    st = tg_cholesky(A, &o, &rep, &err);
+    ok(st == TG_OK && rep.tiles[TG_FP32] == nt * (nt + 1) / 2,
+       "diagonal 1e5: every tile stays fp32, out of FP16's range (%lld fp32 tiles of %d)",
+       (long long)rep.tiles[TG_FP32], nt * (nt + 1) / 2);
     tg_matrix_destroy(A);
     free(a);
 }

@@ -1,14 +1,15 @@
 /* Mixed-precision tile Cholesky (the KRR paper's Associate phase, Algorithm 3 line 3): the
- * precision map (adaptive, from tile norms read on the CPU, or the hand-tuned bands), then a
- * right-looking sequential task flow over tiles. Per panel k: potrf of A_kk, its inverse once
- * (trtri), every panel tile A_ik ← A_ik·L_kk⁻ᵀ as a GEMM in the diagonal precision, then the
- * trailing updates, each in the precision of the tile it updates, from copies of the panel
- * tiles in that precision made once per panel. */
+ * precision map (adaptive, from tile norms computed where the tiles are, or the hand-tuned
+ * bands), then a right-looking sequential task flow over tiles. Per panel k: potrf of A_kk, its
+ * inverse once (trtri), every panel tile A_ik ← A_ik·L_kk⁻ᵀ as a GEMM in the diagonal precision
+ * (TF32 on the GPU for tiles stored in FP16 below an FP32 diagonal), then the trailing updates,
+ * each in the precision of the tile it updates, from copies of the panel tiles in that
+ * precision made once per panel. Tiles the map makes FP8 are stored in FP16: their updates take
+ * FP8 operands and accumulate in FP16. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/parallel.h"
 #include "codelets/gemm.h"
 #include "codelets/potrf.h"
 #include "io/out.h"
@@ -24,82 +25,89 @@ tg_chol_opts tg_chol_defaults(void) {
     return o;
 }
 
-/* Per-tile statistics read once on the CPU: Frobenius norm (of the symmetric matrix: a diagonal
- * tile counts its lower triangle twice, its diagonal once), largest |entry|, largest diagonal
- * entry of a diagonal tile. */
+/* Per-tile statistics (tg_cl_tilestats, where the tile is): Frobenius norm (of the symmetric
+ * matrix: a diagonal tile counts its lower triangle twice, its diagonal once), largest |entry|,
+ * largest diagonal entry of a diagonal tile. */
 struct stats {
     double *norm, *maxabs, *dmax;
 };
 
-static void tile_stats(const tg_matrix *A, int i, int j, struct stats *s) {
-    size_t t = tg_tile_index(A, i, j);
-    int rows, cols;
-    tg_matrix_tile_dims(A, i, j, &rows, &cols);
-    starpu_data_acquire(A->h[t], STARPU_R);
-    const void *p = (const void *)starpu_matrix_get_local_ptr(A->h[t]);
-    size_t ld = starpu_matrix_get_local_ld(A->h[t]);
-    double sum = 0, mx = 0, dm = 0;
-    for (int c = 0; c < cols; c++)
-        for (int r = i == j ? c : 0; r < rows; r++) {
-            double v = tg_prec_load(A->prec[t], p, r + c * ld) / A->scale[t];
-            sum += (i == j && r != c ? 2 : 1) * v * v;
-            if (fabs(v) > mx) mx = fabs(v);
-            if (i == j && r == c && v > dm) dm = v;
+static tg_status read_stats(const tg_matrix *A, struct stats *s, tg_error *err) {
+    size_t n2 = (size_t)A->mt * A->nt;
+    double *v = tg_calloc(3 * n2, sizeof *v, err);
+    starpu_data_handle_t *h = tg_calloc(n2, sizeof *h, err);
+    int bad = 0;
+    if (!v || !h) {
+        free(v);
+        free(h);
+        return TG_ERR_NOMEM;
+    }
+    for (int j = 0; j < A->nt; j++)
+        for (int i = j; i < A->mt; i++) {
+            size_t t = tg_tile_index(A, i, j);
+            starpu_variable_data_register(&h[t], STARPU_MAIN_RAM, (uintptr_t)&v[3 * t], 3 * sizeof *v);
+            bad |= tg_insert_tilestats(A->h[t], h[t], A->prec[t], i == j, 1 / A->scale[t], 0);
         }
-    starpu_data_release(A->h[t]);
-    s->norm[t] = sqrt(sum);
-    s->maxabs[t] = mx;
-    s->dmax[t] = dm;
+    tg_runtime_wait_all();
+    for (size_t t = 0; t < n2; t++) {
+        if (h[t]) starpu_data_unregister(h[t]); /* brings the values home */
+        s->norm[t] = sqrt(v[3 * t]);
+        s->maxabs[t] = v[3 * t + 1];
+        s->dmax[t] = v[3 * t + 2];
+    }
+    free(v);
+    free(h);
+    return bad ? tg_error_set(err, TG_ERR_RUNTIME, "tile Cholesky: StarPU refused a statistics task")
+               : TG_OK;
 }
 
-/* Lower tile c (column-major order over the lower triangle) of stats_ctx's matrix: the
- * statistics read every entry, a scan that takes seconds per core at N = 65536. */
-struct stats_ctx {
-    const tg_matrix *A;
-    struct stats *s;
-};
-static void stats_chunk(void *vctx, int64_t c) {
-    const struct stats_ctx *x = vctx;
-    int j = 0;
-    while (c >= x->A->nt - j) c -= x->A->nt - j++;
-    tile_stats(x->A, j + (int)c, j, x->s);
+/* A bound on every value tile (i, j) takes during the factorisation: its entries, its
+ * Schur-complement entries (|s_rc| ≤ √(s_rr·s_cc) ≤ √(a_rr·a_cc)) and its factor entries
+ * (|l_rc| ≤ √a_rr), from the largest diagonal entries d of diagonal tiles i and j. */
+static double range_bound(const tg_matrix *A, const struct stats *s, int i, int j) {
+    double di = s->dmax[tg_tile_index(A, i, i)], dj = s->dmax[tg_tile_index(A, j, j)];
+    return fmax(s->maxabs[tg_tile_index(A, i, j)], fmax(sqrt(di * dj), sqrt(di)));
 }
 
-/* Whether tile (i, j) may be FP8: cuBLASLt's FP8 GEMM needs sides that are multiples of 16. */
-static int fp8_fits(const tg_matrix *A, int i, int j) {
+/* Whether tile (i, j) may be FP16 or FP8, both stored in FP16 (unscaled): its range bound fits
+ * FP16 with a factor 2 to spare (65,504 is FP16's largest value); FP8 also needs sides that are
+ * multiples of 16 (cuBLASLt). */
+static int low_fits(const tg_matrix *A, const struct stats *s, int i, int j, tg_prec p) {
     int rows, cols;
     tg_matrix_tile_dims(A, i, j, &rows, &cols);
-    return rows % 16 == 0 && cols % 16 == 0;
+    return range_bound(A, s, i, j) <= 32768 &&
+           (p != TG_FP8_E4M3 || (rows % 16 == 0 && cols % 16 == 0));
 }
 
 /* The precisions tile (i, j) may take, least accurate first: allowed ∪ {diag}, none more
- * accurate than diag, FP8 only where it fits. Returns the count. */
-static int candidates(const tg_matrix *A, const tg_chol_opts *o, int i, int j, tg_prec *c) {
+ * accurate than diag, FP16 and FP8 only where they fit. Returns the count. */
+static int candidates(const tg_matrix *A, const tg_chol_opts *o, const struct stats *s, int i,
+                      int j, tg_prec *c) {
     int n = 0;
     for (int p = TG_FP8_E4M3; p >= TG_FP64; p--) {
         if (!((o->allowed >> p & 1u) || p == (int)o->diag)) continue;
         if (tg_prec_unit_roundoff((tg_prec)p) < tg_prec_unit_roundoff(o->diag)) continue;
-        if (p == TG_FP8_E4M3 && !fp8_fits(A, i, j)) continue;
+        if ((p == TG_FP8_E4M3 || p == TG_FP16) && !low_fits(A, s, i, j, (tg_prec)p)) continue;
         c[n++] = (tg_prec)p;
     }
     return n;
 }
 
-/* The FP8 scale of tile (i, j): the largest power of two s with s·bound ≤ 448, bound covering
- * the tile's entries, its Schur-complement entries (|s_rc| ≤ √(s_rr·s_cc) ≤ √(a_rr·a_cc)) and
- * its factor entries (|l_rc| ≤ √a_rr), so no value saturates during the factorisation. */
+/* The scale of the FP8 copies of tile (i, j): the largest power of two s with
+ * s·range_bound ≤ 448, so no value saturates. */
 static double fp8_scale(const tg_matrix *A, const struct stats *s, int i, int j) {
-    double di = s->dmax[tg_tile_index(A, i, i)], dj = s->dmax[tg_tile_index(A, j, j)];
-    double b = fmax(s->maxabs[tg_tile_index(A, i, j)], fmax(sqrt(di * dj), sqrt(di)));
+    double b = range_bound(A, s, i, j);
     if (!(b > 0) || !isfinite(b)) return 1;
     int e;
     frexp(448.0 / b, &e); /* 448/b = f·2^e, f in [0.5, 1): 2^(e−1) ≤ 448/b */
     return ldexp(1.0, e - 1);
 }
 
-/* Builds the precision map and the FP8 scales (s8: the scale an FP8 copy of each tile uses). */
+/* Builds the precision map (the precision of each tile's updates), the storage precision of
+ * each tile (the map, except FP8 tiles: FP16, where their updates accumulate) and the FP8
+ * scales (s8: the scale an FP8 copy of each tile uses). */
 static void build_map(const tg_matrix *A, const tg_chol_opts *o, const struct stats *s,
-                      tg_prec *map, double *scale, double *s8) {
+                      tg_prec *map, tg_prec *store, double *s8) {
     int nt = A->nt;
     double total = 0;
     for (int j = 0; j < nt; j++)
@@ -113,23 +121,24 @@ static void build_map(const tg_matrix *A, const tg_chol_opts *o, const struct st
         for (int i = 0; i < nt; i++) {
             size_t t = tg_tile_index(A, i, j);
             map[t] = o->diag;
-            scale[t] = 1;
             s8[t] = 1;
-            if (i < j) continue;
-            s8[t] = fp8_scale(A, s, i, j);
-            if (i == j) continue;
-            tg_prec c[TG_NPREC];
-            int n = candidates(A, o, i, j, c);
-            if (wband >= 0) {
-                map[t] = i - j <= wband ? o->diag : c[0];
-            } else {
-                for (int k = 0; k < n; k++)
-                    if (tg_prec_unit_roundoff(c[k]) * s->norm[t] <= o->eps * total / nt) {
-                        map[t] = c[k];
-                        break;
-                    }
+            if (i > j) {
+                s8[t] = fp8_scale(A, s, i, j);
+                tg_prec c[TG_NPREC];
+                int n = candidates(A, o, s, i, j, c);
+                if (wband >= 0) {
+                    map[t] = i - j <= wband ? o->diag : c[0];
+                } else {
+                    for (int k = 0; k < n; k++)
+                        if (tg_prec_unit_roundoff(c[k]) * s->norm[t] <= o->eps * total / nt) {
+                            map[t] = c[k];
+                            break;
+                        }
+                }
+            } else if (i == j) {
+                s8[t] = fp8_scale(A, s, i, j);
             }
-            if (map[t] == TG_FP8_E4M3) scale[t] = s8[t];
+            store[t] = map[t] == TG_FP8_E4M3 ? TG_FP16 : map[t];
         }
 }
 
@@ -153,6 +162,10 @@ static tg_status check_opts(const tg_matrix *A, const tg_chol_opts *o, tg_error 
                             tg_runtime_nranks());
     return TG_OK;
 }
+
+/* Whether a tile stored in p below an FP32 diagonal takes the tensor-core panel paths: the
+ * TF32 panel solve (tg_cl_trsm's fp16 entry) and the FP16 diagonal update (tg_cl_syrk's). */
+static int below_fp32(tg_prec d, tg_prec p) { return d == TG_FP32 && p == TG_FP16; }
 
 static starpu_data_handle_t temp_tile(int rows, int cols, tg_prec p) {
     starpu_data_handle_t h;
@@ -199,7 +212,8 @@ static starpu_data_handle_t panel_copy(tg_matrix *A, struct panel *pn, const dou
     return pn->cp[c];
 }
 
-static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const double *s8, int *info,
+static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
+                        const double *s8, int *info,
                         tg_chol_report *r, tg_error *err) {
     int nt = A->nt;
     tg_prec d = o->diag;
@@ -237,22 +251,23 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const double *s8, i
                 pn.own_hi[i] = 1;
                 bad |= tg_insert_convert(A->h[t], pn.hi[i], A->prec[t], d, 1 / A->scale[t], prio);
             }
-            bad |= tg_insert_trsm(d, 'R', 'T', linv, pn.hi[i], prio);
+            bad |= tg_insert_trsm(below_fp32(d, A->prec[t]) ? A->prec[t] : d, 'R', 'T', linv,
+                                  pn.hi[i], prio);
             if (pn.own_hi[i])
                 bad |= tg_insert_convert(pn.hi[i], A->h[t], d, A->prec[t], A->scale[t], prio);
         }
         starpu_data_unregister_submit(linv);
         for (int j = k + 1; j < nt; j++) {
-            /* a panel tile stored in FP16 updates an FP32 diagonal from its FP16 copy, on tensor
-             * cores: the trailing updates already read that copy */
-            tg_prec sp = d == TG_FP32 && A->prec[tg_tile_index(A, j, k)] == TG_FP16 ? TG_FP16 : d;
+            /* a panel tile stored in FP16 (map FP16 or FP8) updates an FP32 diagonal from its
+             * FP16 storage, on tensor cores */
+            tg_prec sp = below_fp32(d, A->prec[tg_tile_index(A, j, k)]) ? TG_FP16 : d;
             starpu_data_handle_t aj =
                 sp == d ? pn.hi[j]
                         : panel_copy(A, &pn, s8, j, k, sp, d, top - 2 * (j - k), &r->copies, &bad);
             bad |= tg_insert_syrk(sp, aj, tg_tile(A, j, j), top - 2 * (j - k));
             for (int i = j + 1; i < nt; i++) {
                 size_t t = tg_tile_index(A, i, j);
-                tg_prec q = A->prec[t];
+                tg_prec q = map[t]; /* FP8 tiles: FP8 operands, updates into their FP16 */
                 int prio = top - (i - k) - (j - k);
                 starpu_data_handle_t a = panel_copy(A, &pn, s8, i, k, q, d, prio, &r->copies, &bad),
                                      b = panel_copy(A, &pn, s8, j, k, q, d, prio, &r->copies, &bad);
@@ -316,24 +331,23 @@ tg_status tg_cholesky(tg_matrix *A, const tg_chol_opts *opts, tg_chol_report *re
     double t0 = tg_now();
     struct stats s = {tg_calloc(n2, sizeof(double), err), tg_calloc(n2, sizeof(double), err),
                       tg_calloc(n2, sizeof(double), err)};
-    tg_prec *map = tg_malloc(n2 * sizeof *map, err);
-    double *scale = tg_malloc(n2 * sizeof *scale, err), *s8 = tg_malloc(n2 * sizeof *s8, err);
+    tg_prec *map = tg_malloc(n2 * sizeof *map, err), *store = tg_malloc(n2 * sizeof *store, err);
+    double *s8 = tg_malloc(n2 * sizeof *s8, err);
     int *info = tg_calloc((size_t)A->nt, sizeof *info, err);
-    if (!s.norm || !s.maxabs || !s.dmax || !map || !scale || !s8 || !info) {
+    if (!s.norm || !s.maxabs || !s.dmax || !map || !store || !s8 || !info) {
         st = TG_ERR_NOMEM;
         goto done;
     }
-    struct stats_ctx sc = {A, &s};
-    tg_parallel_for((int64_t)A->nt * (A->nt + 1) / 2, stats_chunk, &sc);
-    build_map(A, &o, &s, map, scale, s8);
-    if ((st = tg_matrix_convert(A, map, scale, err))) goto done;
+    if ((st = read_stats(A, &s, err))) goto done;
+    build_map(A, &o, &s, map, store, s8);
+    if ((st = tg_matrix_convert(A, store, NULL, err))) goto done;
     tg_runtime_wait_all();
     for (int j = 0; j < A->nt; j++)
         for (int i = j; i < A->mt; i++) r.tiles[map[tg_tile_index(A, i, j)]]++;
     if (o.map_out) memcpy(o.map_out, map, n2 * sizeof *map);
     r.map_seconds = tg_now() - t0;
     t0 = tg_now();
-    st = factor(A, &o, s8, info, &r, err);
+    st = factor(A, &o, map, s8, info, &r, err);
     r.factor_seconds = tg_now() - t0;
 done:
     if (rep) *rep = r;
@@ -341,7 +355,7 @@ done:
     free(s.maxabs);
     free(s.dmax);
     free(map);
-    free(scale);
+    free(store);
     free(s8);
     free(info);
     return st;
