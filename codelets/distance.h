@@ -1,8 +1,8 @@
 /* INT8 dot-product ("gram") tiles: C (m × n, INT32) = Aᵀ·B for int8 panels A (k × m) and
  * B (k × n), column-major, k a multiple of 16 (zero padding adds nothing). The one integer
  * GEMM behind the KRR Build phase (A, B: sample panels, columns = samples) and the RR
- * baseline's ZᵀZ (A, B: SNP panels, columns = SNPs). CPU in distance.c (integer loops, the
- * reference), CUDA in distance_cuda.cu (cublasGemmEx CUDA_R_8I → CUDA_R_32I, TN: the layout
+ * baseline's ZᵀZ (A, B: SNP panels, columns = SNPs). CPU in distance.c (exact float GEMMs
+ * over chunks of 1024 entries, summed in int32), CUDA in distance_cuda.cu (cublasGemmEx CUDA_R_8I → CUDA_R_32I, TN: the layout
  * INT8 tensor cores take). Exact: |c| ≤ 4k < 2^31. */
 #ifndef TG_CODELETS_DISTANCE_H
 #define TG_CODELETS_DISTANCE_H
