@@ -1,17 +1,24 @@
 /* bench/krr: the KRR Build and Associate phases at scale, on random genotypes written to a
  * temporary .bed (0/1/2 with probabilities 1/2, 1/4, 1/4, no missing call).
- *  - Build: INT8 dot products of every pair of samples i ≥ j (tg_kernel_gram, which counts the
- *    useful ops) and the fused Gaussian kernel (tg_kernel_apply), against cuBLAS INT8 GEMM (TN,
- *    INT32 output) on an 8192³ product measured in the same run (CPU: OpenBLAS SGEMM 2048³ as a
- *    reference rate, not a ceiling).
- *  - Associate: the tile Cholesky of K + αI for several precision maps (fresh K for each from the
- *    kept dot products), N³/3 flops over the factorisation time, against cusolverDnSpotrf on
- *    the same matrix on the GPU (CPU: OpenBLAS spotrf).
- * The log shows per-phase times and the GPU memory in use after each phase.
+ *  - Build: the Gaussian K of every pair of samples i ≥ j with the INT8 dot products in the same
+ *    task (tg_kernel_apply without C: what a single build does), then the dot products kept as
+ *    INT32 tiles (tg_kernel_gram, what several γ reuse) and K from them; rates in useful ops
+ *    (tg_kernel_ops) against cuBLAS INT8 GEMM (TN, INT32 output) on an 8192³ product measured in
+ *    the same run (CPU: OpenBLAS SGEMM 2048³ as a reference rate, not a ceiling).
+ *  - Associate: the tile Cholesky of K + αI for several precision maps (a fresh K for each),
+ *    N³/3 flops over the factorisation time, against cuSOLVER's spotrf (64-bit API) on the same
+ *    matrix on the GPU (CPU: OpenBLAS spotrf and dpotrf on every core; the all-FP64 map is
+ *    compared with dpotrf).
+ * Each phase prints its time, rate, the GPU memory in use after it and the share of the phase
+ * the GPU workers spent executing tasks (StarPU's profiling). Every kernel is first run once on
+ * 4 tile rows (module loading and cuBLAS's algorithm choice are one-time costs, printed apart).
  * usage: bench/krr [--n N] [--snps S] [--nb NB] [--gamma G] [--alpha A] [--maps LIST]
- *                  [--no-ceiling] [--free-gram] [--cpu]
+ *                  [--no-ceiling] [--free-gram] [--cpu] [--ncpu N]
  * defaults: N 65536, S 32768, nb 2048, γ 1/S, α 0.1·√N, maps fp32,fp32+fp16,fp32+fp8,fp64.
- * Maps fp32+fp16 / fp32+fp8 force every off-diagonal tile to the low precision (band 0). */
+ * Maps fp32+fp16 / fp32+fp8 force every off-diagonal tile to the low precision (band 0).
+ * --free-gram keeps no dot products (every map rebuilds K with them): the largest N that fits.
+ * --ncpu 0 measures the GPU alone: with uncalibrated perfmodels dmda hands 2048² × 32768 dot
+ * products (seconds each on a core, 0.2 ms on the H100) to CPU workers while it calibrates. */
 #include <cblas.h>
 #include <lapacke.h>
 #include <math.h>
@@ -64,6 +71,24 @@ static void write_bed(const char *prefix, int64_t n, int64_t s) {
     }
     free(row);
     if (fclose(f)) die(path, NULL);
+}
+
+/* Resets the workers' profiling counters; busy() then gives the share of @p wall seconds the
+ * workers of @p kind spent executing tasks since (0 without such workers). */
+static void busy_reset(void) {
+    for (unsigned w = 0; w < starpu_worker_get_count(); w++) starpu_profiling_worker_get_info((int)w, NULL);
+}
+static double busy(enum starpu_worker_archtype kind, double wall) {
+    double us = 0;
+    int n = 0;
+    for (unsigned w = 0; w < starpu_worker_get_count(); w++) {
+        struct starpu_profiling_worker_info info;
+        if (starpu_worker_get_type((int)w) != kind || starpu_profiling_worker_get_info((int)w, &info))
+            continue;
+        us += starpu_timing_timespec_to_us(&info.executing_time);
+        n++;
+    }
+    return n && wall > 0 ? us * 1e-6 / (n * wall) : 0;
 }
 
 static double gpu_used_gib(void) {
@@ -126,63 +151,83 @@ static double ceiling_rate(int gpu) {
     return 2.0 * n * n * (double)n / t;
 }
 
-/* Seconds of one spotrf of K's lower triangle (cuSOLVER on the GPU, OpenBLAS on the CPU). */
-static double spotrf_seconds(const tg_matrix *K, int gpu) {
+/* Seconds of one spotrf of K's lower triangle: cuSOLVER's 64-bit API on the GPU (N² exceeds
+ * the 32-bit API's index range from N = 46,341), the tiles copied device to device where they
+ * are; OpenBLAS on the CPU, which also times dpotrf (*t64; 0 on the GPU). */
+static double spotrf_seconds(const tg_matrix *K, int gpu, double *t64) {
     int64_t n = K->m;
     size_t nn = (size_t)n * (size_t)n;
-    float *h = NULL;
-    void *d = NULL;
+    double t = 0;
+    *t64 = 0;
     if (gpu) {
 #ifdef TG_USE_CUDA
-        if (cudaMalloc(&d, nn * 4) != cudaSuccess) {
+        float *d;
+        if (cudaMalloc((void **)&d, nn * 4) != cudaSuccess) {
             fprintf(stderr, "bench/krr: no GPU room for the dense %lld² spotrf ceiling\n", (long long)n);
             return 0;
         }
-#endif
-    } else if (!(h = malloc(nn * 4))) {
-        return 0;
-    }
-    for (int j = 0; j < K->nt; j++)
-        for (int i = j; i < K->mt; i++) {
-            starpu_data_handle_t t = tg_tile(K, i, j);
-            starpu_data_acquire(t, STARPU_R);
-            const float *p = (const float *)starpu_matrix_get_local_ptr(t);
-            size_t ld = starpu_matrix_get_local_ld(t), rows = starpu_matrix_get_nx(t),
-                   cols = starpu_matrix_get_ny(t), off = (size_t)i * K->mb + (size_t)j * K->nb * (size_t)n;
-#ifdef TG_USE_CUDA
-            if (gpu) cudaMemcpy2D((float *)d + off, (size_t)n * 4, p, ld * 4, rows * 4, cols, cudaMemcpyHostToDevice);
-#endif
-            for (size_t c = 0; !gpu && c < cols; c++) memcpy(h + off + c * (size_t)n, p + c * ld, rows * 4);
-            starpu_data_release(t);
-        }
-    double t = 0;
-    if (gpu) {
-#ifdef TG_USE_CUDA
+        unsigned node = starpu_worker_get_memory_node(
+            (unsigned)starpu_worker_get_by_type(STARPU_CUDA_WORKER, 0));
+        for (int j = 0; j < K->nt; j++)
+            for (int i = j; i < K->mt; i++) {
+                starpu_data_handle_t h = tg_tile(K, i, j);
+                starpu_data_acquire_on_node(h, (int)node, STARPU_R);
+                const struct starpu_matrix_interface *m = starpu_data_get_interface_on_node(h, node);
+                cudaMemcpy2D(d + i * (size_t)K->mb + j * (size_t)K->nb * (size_t)n, (size_t)n * 4,
+                             (const void *)m->ptr, m->ld * 4, m->nx * 4, m->ny, cudaMemcpyDeviceToDevice);
+                starpu_data_release_on_node(h, (int)node);
+            }
         cusolverDnHandle_t s;
-        int lwork = 0, *info;
-        void *w;
+        cusolverDnParams_t par;
+        size_t dbytes = 0, hbytes = 0;
+        void *w = NULL, *hw = NULL;
+        int *info = NULL;
         cusolverDnCreate(&s);
-        cusolverDnSpotrf_bufferSize(s, CUBLAS_FILL_MODE_LOWER, (int)n, d, (int)n, &lwork);
-        cudaMalloc(&w, (size_t)lwork * 4);
-        cudaMalloc((void **)&info, sizeof(int));
-        cudaDeviceSynchronize();
-        double t0 = tg_now();
-        cusolverDnSpotrf(s, CUBLAS_FILL_MODE_LOWER, (int)n, d, (int)n, w, lwork, info);
-        cudaDeviceSynchronize();
-        t = tg_now() - t0;
+        cusolverDnCreateParams(&par);
+        cusolverDnXpotrf_bufferSize(s, par, CUBLAS_FILL_MODE_LOWER, n, CUDA_R_32F, d, n, CUDA_R_32F,
+                                    &dbytes, &hbytes);
+        if (cudaMalloc(&w, dbytes ? dbytes : 1) == cudaSuccess &&
+            cudaMalloc((void **)&info, sizeof(int)) == cudaSuccess && (hw = malloc(hbytes + 1))) {
+            cudaDeviceSynchronize();
+            double t0 = tg_now();
+            cusolverStatus_t st = cusolverDnXpotrf(s, par, CUBLAS_FILL_MODE_LOWER, n, CUDA_R_32F, d,
+                                                   n, CUDA_R_32F, w, dbytes, hw, hbytes, info);
+            cudaDeviceSynchronize();
+            t = st == CUSOLVER_STATUS_SUCCESS ? tg_now() - t0 : 0;
+        }
+        free(hw);
         cudaFree(w);
         cudaFree(info);
         cudaFree(d);
+        cusolverDnDestroyParams(par);
         cusolverDnDestroy(s);
 #endif
-    } else {
-        blas_on_all_cores(1);
-        double t0 = tg_now();
-        LAPACKE_spotrf(LAPACK_COL_MAJOR, 'L', (int)n, h, (int)n);
-        t = tg_now() - t0;
-        blas_on_all_cores(0);
-        free(h);
+        return t;
     }
+    float *h = malloc(nn * 4);
+    double *h64 = malloc(nn * 8);
+    if (!h || !h64) return 0;
+    for (int j = 0; j < K->nt; j++)
+        for (int i = j; i < K->mt; i++) {
+            starpu_data_handle_t th = tg_tile(K, i, j);
+            starpu_data_acquire(th, STARPU_R);
+            const float *p = (const float *)starpu_matrix_get_local_ptr(th);
+            size_t ld = starpu_matrix_get_local_ld(th), rows = starpu_matrix_get_nx(th),
+                   cols = starpu_matrix_get_ny(th), off = (size_t)i * K->mb + (size_t)j * K->nb * (size_t)n;
+            for (size_t c = 0; c < cols; c++) memcpy(h + off + c * (size_t)n, p + c * ld, rows * 4);
+            starpu_data_release(th);
+        }
+    for (size_t e = 0; e < nn; e++) h64[e] = h[e];
+    blas_on_all_cores(1);
+    double t0 = tg_now();
+    LAPACKE_spotrf(LAPACK_COL_MAJOR, 'L', (int)n, h, (int)n);
+    t = tg_now() - t0;
+    t0 = tg_now();
+    LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', (int)n, h64, (int)n);
+    *t64 = tg_now() - t0;
+    blas_on_all_cores(0);
+    free(h);
+    free(h64);
     return t;
 }
 
@@ -191,10 +236,51 @@ struct map {
     tg_prec diag;
     unsigned allowed;
 };
+static const struct map all_maps[] = {{"fp32", TG_FP32, 1u << TG_FP32},
+                                      {"fp32+fp16", TG_FP32, 1u << TG_FP16},
+                                      {"fp32+fp8", TG_FP32, 1u << TG_FP8_E4M3},
+                                      {"fp64", TG_FP64, 1u << TG_FP64}};
+enum { NMAPS = sizeof all_maps / sizeof all_maps[0] };
+
+/* Whether the comma-separated @p list names map @p name. */
+static int selected(const char *list, const char *name) {
+    size_t len = strlen(name);
+    for (const char *p = strstr(list, name); p; p = strstr(p + 1, name))
+        if ((p == list || p[-1] == ',') && (!p[len] || p[len] == ',')) return 1;
+    return 0;
+}
+
+/* Factors K + αI of the first @p nw samples once per selected map: the first call of every
+ * CUDA kernel loads its module and cuBLAS chooses its algorithms (up to ~0.1 s per kernel), a
+ * one-time cost that is not the factorisation's rate. */
+static double warm_up(const tg_bed *bed, int64_t nw, int nb, double gamma, double alpha,
+                      const char *maps) {
+    tg_error err = {0};
+    double t0 = tg_now();
+    tg_kgeno *w;
+    tg_matrix *K, *C;
+    if (tg_kgeno_create(bed, NULL, nw, TG_KERNEL_GAUSSIAN, NULL, NULL, 0, 0, nb, &w, &err) ||
+        tg_kernel_gram(w, w, &C, NULL, &err))
+        die("warm-up", &err);
+    for (int m = 0; m < NMAPS; m++) {
+        if (!selected(maps, all_maps[m].name)) continue;
+        tg_chol_opts co = tg_chol_defaults();
+        co.diag = all_maps[m].diag;
+        co.allowed = all_maps[m].allowed;
+        co.band = 0;
+        if (tg_kernel_apply(m ? C : NULL, w, w, gamma, alpha, co.diag, &K, &err) ||
+            tg_cholesky(K, &co, NULL, &err))
+            die("warm-up", &err);
+        tg_matrix_destroy(K);
+    }
+    tg_matrix_destroy(C);
+    tg_kgeno_free(w);
+    return tg_now() - t0;
+}
 
 int main(int argc, char **argv) {
     int64_t n = 65536, s = 32768;
-    int nb = 2048, gpu = 1, ceiling = 1, free_gram = 0;
+    int nb = 2048, gpu = 1, ceiling = 1, free_gram = 0, ncpu = -1;
     double gamma = 0, alpha = -1;
     const char *maps_arg = "fp32,fp32+fp16,fp32+fp8,fp64";
     for (int i = 1; i < argc; i++) {
@@ -207,9 +293,10 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--no-ceiling")) ceiling = 0;
         else if (!strcmp(argv[i], "--free-gram")) free_gram = 1;
         else if (!strcmp(argv[i], "--cpu")) gpu = 0;
+        else if (!strcmp(argv[i], "--ncpu") && i + 1 < argc) ncpu = atoi(argv[++i]);
         else {
             fprintf(stderr, "usage: %s [--n N] [--snps S] [--nb NB] [--gamma G] [--alpha A] "
-                            "[--maps LIST] [--no-ceiling] [--free-gram] [--cpu]\n", argv[0]);
+                            "[--maps LIST] [--no-ceiling] [--free-gram] [--cpu] [--ncpu N]\n", argv[0]);
             return 2;
         }
     }
@@ -218,7 +305,9 @@ int main(int argc, char **argv) {
     tg_error err = {0};
     tg_runtime_opts o = tg_runtime_defaults();
     if (!gpu) o.ngpu = 0;
+    if (ncpu >= 0) o.ncpu = ncpu;
     if (tg_runtime_start(&o, &err)) die("runtime", &err);
+    starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
     gpu = gpu && tg_runtime_ngpu() > 0; /* no GPU: the CPU references */
     char desc[512];
     tg_runtime_describe(desc, sizeof desc);
@@ -241,64 +330,64 @@ int main(int argc, char **argv) {
     tg_kgeno *g;
     if (tg_kgeno_create(&bed, NULL, n, TG_KERNEL_GAUSSIAN, NULL, NULL, 0, 0, nb, &g, &err))
         die("kgeno", &err);
-    double t_prep = tg_now() - t0;
-    tg_matrix *C, *K;
-    double ops;
-    t0 = tg_now();
-    if (tg_kernel_gram(g, g, &C, &ops, &err)) die("gram", &err);
-    tg_runtime_wait_all();
-    double t_gram = tg_now() - t0;
-    double mem_gram = gpu_used_gib();
-    t0 = tg_now();
-    if (tg_kernel_apply(C, g, g, gamma, alpha, TG_FP32, &K, &err)) die("apply", &err);
-    tg_runtime_wait_all();
-    double t_apply = tg_now() - t0;
-    printf("phase\tseconds\tT_ops/s\tof_reference\tGPU_GiB_used\n");
-    printf("prepare\t%.3f\t\t\t\n", t_prep);
-    printf("build_gram\t%.3f\t%.4g\t%.3f\t%.1f\n", t_gram, ops / t_gram / 1e12, ops / t_gram / peak, mem_gram);
-    printf("build_gram+kernel\t%.3f\t%.4g\t%.3f\t%.1f\n", t_gram + t_apply,
-           ops / (t_gram + t_apply) / 1e12, ops / (t_gram + t_apply) / peak, gpu_used_gib());
-    fflush(stdout);
-    double flops = (double)n * n * (double)n / 3, t_spotrf = ceiling ? spotrf_seconds(K, gpu) : 0;
-    if (t_spotrf > 0) printf("spotrf_ceiling\t%.3f\t%.4g\n", t_spotrf, flops / t_spotrf / 1e12);
-    if (free_gram) {
-        tg_matrix_destroy(C);
-        C = NULL;
+    double t_prep = tg_now() - t0, ops = tg_kernel_ops(g, g);
+    printf("# warm-up (first call of every kernel) on %lld samples: %.2f s\n",
+           (long long)(n < 4 * nb ? n : 4 * nb), warm_up(&bed, n < 4 * nb ? n : 4 * nb, nb, gamma, alpha, maps_arg));
+    enum starpu_worker_archtype kind = gpu ? STARPU_CUDA_WORKER : STARPU_CPU_WORKER;
+    printf("phase\tseconds\tT_ops/s\tof_reference\tGPU_GiB_used\t%s_busy\n", gpu ? "GPU" : "CPU");
+    printf("prepare\t%.3f\t\t\t\t\n", t_prep);
+    tg_matrix *C = NULL, *K;
+    /* phase NAME: runs STMT, waits, prints a line (ops 0: no rate) */
+#define PHASE(name, ops_, stmt)                                                                     \
+    do {                                                                                            \
+        busy_reset();                                                                               \
+        double t0_ = tg_now();                                                                      \
+        if (stmt) die(name, &err);                                                                  \
+        tg_runtime_wait_all();                                                                      \
+        double t_ = tg_now() - t0_;                                                                 \
+        printf("%s\t%.3f\t%.4g\t%.3f\t%.1f\t%.2f\n", name, t_, (ops_) / t_ / 1e12,                   \
+               (ops_) / t_ / peak, gpu_used_gib(), busy(kind, t_));                                \
+        fflush(stdout);                                                                             \
+    } while (0)
+    PHASE("build", ops, tg_kernel_apply(NULL, g, g, gamma, alpha, TG_FP32, &K, &err));
+    if (!free_gram) {
+        tg_matrix *K2;
+        PHASE("dot_products_kept", ops, tg_kernel_gram(g, g, &C, NULL, &err));
+        PHASE("kernel_from_kept", 0.0, tg_kernel_apply(C, g, g, gamma, alpha, TG_FP32, &K2, &err));
+        tg_matrix_destroy(K2);
     }
-    static const struct map all[] = {{"fp32", TG_FP32, 1u << TG_FP32},
-                                     {"fp32+fp16", TG_FP32, 1u << TG_FP16},
-                                     {"fp32+fp8", TG_FP32, 1u << TG_FP8_E4M3},
-                                     {"fp64", TG_FP64, 1u << TG_FP64}};
-    printf("map\ttiles_fp64\ttiles_fp32\ttiles_fp16\ttiles_fp8\tfactor_s\tTFLOP/s\tof_spotrf\t"
-           "map_s\tGPU_GiB_used\n");
+    double flops = (double)n * n * (double)n / 3, t_dpotrf = 0,
+           t_spotrf = ceiling ? spotrf_seconds(K, gpu, &t_dpotrf) : 0;
+    if (t_spotrf > 0) printf("spotrf_ceiling\t%.3f\t%.4g\n", t_spotrf, flops / t_spotrf / 1e12);
+    if (t_dpotrf > 0) printf("dpotrf_ceiling\t%.3f\t%.4g\n", t_dpotrf, flops / t_dpotrf / 1e12);
+    /* of_potrf: against spotrf, or dpotrf for the all-FP64 map where it was measured */
+    printf("map\ttiles_fp64\ttiles_fp32\ttiles_fp16\ttiles_fp8\tfactor_s\tTFLOP/s\tof_potrf\t"
+           "map_s\tGPU_GiB_used\tbusy_map+factor\n");
     int first = 1;
-    for (size_t m = 0; m < sizeof all / sizeof all[0]; m++) {
-        const char *p = strstr(maps_arg, all[m].name);
-        size_t len = strlen(all[m].name);
-        while (p && ((p != maps_arg && p[-1] != ',') || (p[len] && p[len] != ',')))
-            p = strstr(p + 1, all[m].name);
-        if (!p) continue;
-        if (!first || all[m].diag != TG_FP32) { /* the factor overwrote K: a fresh one */
-            if (!C) die("--free-gram allows one map only", NULL);
+    for (int m = 0; m < NMAPS; m++) {
+        if (!selected(maps_arg, all_maps[m].name)) continue;
+        if (!first || all_maps[m].diag != TG_FP32) { /* the factor overwrote K: a fresh one */
             tg_matrix_destroy(K);
-            if (tg_kernel_apply(C, g, g, gamma, alpha, all[m].diag, &K, &err)) die("apply", &err);
+            if (tg_kernel_apply(C, g, g, gamma, alpha, all_maps[m].diag, &K, &err)) die("apply", &err);
             tg_runtime_wait_all();
         }
         first = 0;
         tg_chol_opts co = tg_chol_defaults();
-        co.diag = all[m].diag;
-        co.allowed = all[m].allowed;
+        co.diag = all_maps[m].diag;
+        co.allowed = all_maps[m].allowed;
         co.band = 0;
         tg_chol_report rep;
+        busy_reset();
         if (tg_cholesky(K, &co, &rep, &err)) {
-            printf("%s\tfailed: %s\n", all[m].name, err.msg);
+            printf("%s\tfailed: %s\n", all_maps[m].name, err.msg);
             continue;
         }
-        printf("%s\t%lld\t%lld\t%lld\t%lld\t%.3f\t%.4g\t%.3f\t%.3f\t%.1f\n", all[m].name,
+        printf("%s\t%lld\t%lld\t%lld\t%lld\t%.3f\t%.4g\t%.3f\t%.3f\t%.1f\t%.2f\n", all_maps[m].name,
                (long long)rep.tiles[TG_FP64], (long long)rep.tiles[TG_FP32],
                (long long)rep.tiles[TG_FP16], (long long)rep.tiles[TG_FP8_E4M3], rep.factor_seconds,
-               flops / rep.factor_seconds / 1e12, t_spotrf > 0 ? t_spotrf / rep.factor_seconds : 0,
-               rep.map_seconds, gpu_used_gib());
+               flops / rep.factor_seconds / 1e12,
+               (all_maps[m].diag == TG_FP64 && t_dpotrf > 0 ? t_dpotrf : t_spotrf) / rep.factor_seconds,
+               rep.map_seconds, gpu_used_gib(), busy(kind, rep.map_seconds + rep.factor_seconds));
         fflush(stdout);
     }
     tg_matrix_destroy(K);
