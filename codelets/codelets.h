@@ -14,6 +14,13 @@
 extern "C" {
 #endif
 
+/* A CUDA function's name where it exists, NULL in a build without CUDA (for tg_codelet_fill). */
+#ifdef TG_USE_CUDA
+#define TG_CUDA_FN(f) f
+#else
+#define TG_CUDA_FN(f) NULL
+#endif
+
 /** Fills one codelet and its history-based perfmodel named @p symbol (kept, not copied). The
  * CUDA function is ignored in a build without CUDA. */
 void tg_codelet_fill(struct starpu_codelet *cl, struct starpu_perfmodel *model, const char *symbol,

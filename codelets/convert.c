@@ -51,22 +51,14 @@ void tg_codelets_init(void) {
                      tg_prec_name((tg_prec)a), tg_prec_name((tg_prec)b));
             tg_codelet_fill(&tg_cl_convert[a][b], &convert_models[a][b], convert_symbols[a][b],
                             tg_convert_cpu,
-#ifdef TG_USE_CUDA
-                            tg_convert_cuda,
-#else
-                            NULL,
-#endif
+                            TG_CUDA_FN(tg_convert_cuda),
                             2, modes);
         }
     static const enum starpu_data_access_mode smodes[2] = {STARPU_R, STARPU_W};
     for (int a = 0; a < TG_NPREC; a++) {
         snprintf(stats_symbols[a], sizeof stats_symbols[a], "tg_tilestats_%s", tg_prec_name((tg_prec)a));
         tg_codelet_fill(&tg_cl_tilestats[a], &stats_models[a], stats_symbols[a], tg_tilestats_cpu,
-#ifdef TG_USE_CUDA
-                        tg_tilestats_cuda,
-#else
-                        NULL,
-#endif
+                        TG_CUDA_FN(tg_tilestats_cuda),
                         2, smodes);
     }
     /* workload codelet families (one call each, declared in codelets/<family>.h) */

@@ -70,17 +70,11 @@ int tg_insert_gram(starpu_data_handle_t a, starpu_data_handle_t b, starpu_data_h
                      STARPU_FLOPS, ops, 0);
 }
 
-#ifdef TG_USE_CUDA
-#define CUDA_FN(f) f
-#else
-#define CUDA_FN(f) NULL
-#endif
-
 void tg_distance_codelets_init(void) {
     static const enum starpu_data_access_mode rrw[3] = {STARPU_R, STARPU_R, STARPU_W},
                                               rw[2] = {STARPU_R, STARPU_W};
-    tg_codelet_fill(&tg_cl_gram, &model_gram, "tg_gram_int8", tg_gram_cpu, CUDA_FN(tg_gram_cuda), 3,
-                    rrw);
+    tg_codelet_fill(&tg_cl_gram, &model_gram, "tg_gram_int8", tg_gram_cpu,
+                    TG_CUDA_FN(tg_gram_cuda), 3, rrw);
     tg_codelet_fill(&tg_cl_gram_sym, &model_gram_sym, "tg_gram_sym_int8", tg_gram_sym_cpu,
-                    CUDA_FN(tg_gram_sym_cuda), 2, rw);
+                    TG_CUDA_FN(tg_gram_sym_cuda), 2, rw);
 }

@@ -27,11 +27,7 @@ void tg_epi_codelets_init(void) {
         m[k + 1] = STARPU_W;                             /* the result */
         tg_codelet_fill(&tg_cl_epi_round[k - 2], &epi_models[k - 2], epi_symbols[k - 2],
                         tg_epi_round_cpu,
-#ifdef TG_USE_CUDA
-                        tg_epi_round_cuda,
-#else
-                        NULL,
-#endif
+                        TG_CUDA_FN(tg_epi_round_cuda),
                         k + 2, m);
     }
 }

@@ -161,11 +161,7 @@ void tg_fivecodes_init(void) {
         for (int p = 0; p < 2; p++)
             tg_codelet_fill(&tg_cl_fivecodes[t][p], &fc_models[t][p], fc_symbols[t][p],
                             tg_fivecodes_cpu,
-#ifdef TG_USE_CUDA
-                            tg_fivecodes_cuda,
-#else
-                            NULL,
-#endif
+                            TG_CUDA_FN(tg_fivecodes_cuda),
                             5, modes);
 }
 

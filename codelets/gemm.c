@@ -143,12 +143,6 @@ int tg_insert_convt(starpu_data_handle_t src, tg_prec from, starpu_data_handle_t
                      STARPU_PRIORITY, priority, STARPU_FLOPS, (double)dim(src, 0) * dim(src, 1), 0);
 }
 
-#ifdef TG_USE_CUDA
-#define CUDA_FN(f) f
-#else
-#define CUDA_FN(f) NULL
-#endif
-
 void tg_gemm_codelets_init(void) {
     static const enum starpu_data_access_mode rrw[3] = {STARPU_R, STARPU_R, STARPU_RW},
                                               rw[2] = {STARPU_R, STARPU_RW},
@@ -161,10 +155,10 @@ void tg_gemm_codelets_init(void) {
         int nbuffers;
         const enum starpu_data_access_mode *modes;
     } fam[4] = {
-        {"tg_gemm_%s", tg_cl_gemm, tg_gemm_cpu, CUDA_FN(tg_gemm_cuda), 3, rrw},
-        {"tg_syrk_%s", tg_cl_syrk, tg_syrk_cpu, CUDA_FN(tg_syrk_cuda), 2, rw},
-        {"tg_trsm_%s", tg_cl_trsm, tg_trsm_cpu, CUDA_FN(tg_trsm_cuda), 2, rw},
-        {"tg_convt_%s_fp8", tg_cl_convt, tg_convert_cpu, CUDA_FN(tg_convert_cuda), 2, rwo},
+        {"tg_gemm_%s", tg_cl_gemm, tg_gemm_cpu, TG_CUDA_FN(tg_gemm_cuda), 3, rrw},
+        {"tg_syrk_%s", tg_cl_syrk, tg_syrk_cpu, TG_CUDA_FN(tg_syrk_cuda), 2, rw},
+        {"tg_trsm_%s", tg_cl_trsm, tg_trsm_cpu, TG_CUDA_FN(tg_trsm_cuda), 2, rw},
+        {"tg_convt_%s_fp8", tg_cl_convt, tg_convert_cpu, TG_CUDA_FN(tg_convert_cuda), 2, rwo},
     };
     for (int f = 0; f < 4; f++)
         for (int p = 0; p < TG_NPREC; p++) {

@@ -94,12 +94,6 @@ int tg_insert_kernelgram(const struct tg_kernelfn_arg *a, starpu_data_handle_t e
                      entries * (2.0 * (double)starpu_matrix_get_nx(ei) + 4 + 3 * a->ncov), 0);
 }
 
-#ifdef TG_USE_CUDA
-#define CUDA_FN(f) f
-#else
-#define CUDA_FN(f) NULL
-#endif
-
 void tg_kernelfn_codelets_init(void) {
     static const enum starpu_data_access_mode modes[2][5] = {
         {STARPU_R, STARPU_R, STARPU_R, STARPU_W}, {STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_W}};
@@ -109,9 +103,10 @@ void tg_kernelfn_codelets_init(void) {
         starpu_cpu_func_t cpu;
         starpu_cuda_func_t cuda;
         int nbuffers;
-    } fam[2] = {{"tg_kernelfn_%s", tg_cl_kernelfn, tg_kernelfn_cpu, CUDA_FN(tg_kernelfn_cuda), 4},
-                {"tg_kernelgram_%s", tg_cl_kernelgram, tg_kernelgram_cpu,
-                 CUDA_FN(tg_kernelgram_cuda), 5}};
+    } fam[2] = {
+        {"tg_kernelfn_%s", tg_cl_kernelfn, tg_kernelfn_cpu, TG_CUDA_FN(tg_kernelfn_cuda), 4},
+        {"tg_kernelgram_%s", tg_cl_kernelgram, tg_kernelgram_cpu, TG_CUDA_FN(tg_kernelgram_cuda),
+         5}};
     /* K is built in fp64 or fp32; the Cholesky lowers tiles afterwards */
     static const tg_prec precs[2] = {TG_FP64, TG_FP32};
     for (int f = 0; f < 2; f++)

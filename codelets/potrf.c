@@ -63,16 +63,9 @@ void tg_potrf_codelets_init(void) {
     for (int p = 0; p < TG_NPREC; p++) {
         snprintf(symbols[0][p], sizeof symbols[0][p], "tg_potrf_%s", tg_prec_name((tg_prec)p));
         snprintf(symbols[1][p], sizeof symbols[1][p], "tg_trtri_%s", tg_prec_name((tg_prec)p));
-#ifdef TG_USE_CUDA
-        tg_codelet_fill(&tg_cl_potrf[p], &models[0][p], symbols[0][p], tg_potrf_cpu, tg_potrf_cuda,
-                        2, potrf_modes);
-        tg_codelet_fill(&tg_cl_trtri[p], &models[1][p], symbols[1][p], tg_trtri_cpu, tg_trtri_cuda,
-                        2, trtri_modes);
-#else
-        tg_codelet_fill(&tg_cl_potrf[p], &models[0][p], symbols[0][p], tg_potrf_cpu, NULL, 2,
-                        potrf_modes);
-        tg_codelet_fill(&tg_cl_trtri[p], &models[1][p], symbols[1][p], tg_trtri_cpu, NULL, 2,
-                        trtri_modes);
-#endif
+        tg_codelet_fill(&tg_cl_potrf[p], &models[0][p], symbols[0][p], tg_potrf_cpu,
+                        TG_CUDA_FN(tg_potrf_cuda), 2, potrf_modes);
+        tg_codelet_fill(&tg_cl_trtri[p], &models[1][p], symbols[1][p], tg_trtri_cpu,
+                        TG_CUDA_FN(tg_trtri_cuda), 2, trtri_modes);
     }
 }

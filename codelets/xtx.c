@@ -41,11 +41,7 @@ void tg_xtx_codelets_init(void) {
         tg_prec p = precs[i];
         snprintf(symbols[p], sizeof symbols[p], "tg_xtx_%s", tg_prec_name(p));
         tg_codelet_fill(&tg_cl_xtx[p], &models[p], symbols[p], tg_xtx_cpu,
-#ifdef TG_USE_CUDA
-                        tg_xtx_cuda,
-#else
-                        NULL,
-#endif
+                        TG_CUDA_FN(tg_xtx_cuda),
                         4, modes);
     }
 }
