@@ -251,8 +251,10 @@ tg_status tg_matrix_convert(tg_matrix *A, const tg_prec *map, const double *scal
  * rows·cols·tg_prec_size bytes. With tg_matrix_tile_write, saves and restores a matrix exactly
  * (krr --save-model: a Cholesky factor in its per-tile precisions). */
 tg_status tg_matrix_tile_read(const tg_matrix *A, int i, int j, void *buf, tg_error *err);
-/** Replaces tile (i, j), which this rank owns, by @p buf as tg_matrix_tile_read gives it, of
- * precision @p prec (fp64, fp32, fp16 or fp8) and scale @p scale (a positive power of two). */
+/** Replaces stored tile (i, j) by @p buf as tg_matrix_tile_read gives it, of precision @p prec
+ * (fp64, fp32, fp16 or fp8) and scale @p scale (a positive power of two). Like
+ * tg_matrix_convert, called on every rank: each records the precision and scale, the owner
+ * copies @p buf (read on the owner only; NULL elsewhere is fine). */
 tg_status tg_matrix_tile_write(tg_matrix *A, int i, int j, tg_prec prec, double scale,
                                const void *buf, tg_error *err);
 

@@ -205,17 +205,10 @@ tg_status tg_matrix_convert(tg_matrix *A, const tg_prec *map, const double *scal
     return TG_OK;
 }
 
-/* Tile (i, j) exists and this rank owns it. */
-static tg_status check_raw(const tg_matrix *A, int i, int j, tg_error *err) {
+tg_status tg_matrix_tile_read(const tg_matrix *A, int i, int j, void *buf, tg_error *err) {
     if (!owned(A, i, j))
         return tg_error_set(err, TG_ERR_ARG, "tile (%d, %d) is not a stored tile of this rank", i,
                             j);
-    return TG_OK;
-}
-
-tg_status tg_matrix_tile_read(const tg_matrix *A, int i, int j, void *buf, tg_error *err) {
-    tg_status st = check_raw(A, i, j, err);
-    if (st) return st;
     size_t t = tg_tile_index(A, i, j), es = tg_prec_size(A->prec[t]);
     int rows, cols;
     tg_matrix_tile_dims(A, i, j, &rows, &cols);
@@ -231,8 +224,8 @@ tg_status tg_matrix_tile_read(const tg_matrix *A, int i, int j, void *buf, tg_er
 
 tg_status tg_matrix_tile_write(tg_matrix *A, int i, int j, tg_prec prec, double scale,
                                const void *buf, tg_error *err) {
-    tg_status st = check_raw(A, i, j, err);
-    if (st) return st;
+    if (!tg_matrix_has_tile(A, i, j))
+        return tg_error_set(err, TG_ERR_ARG, "tile (%d, %d) is not a stored tile", i, j);
     if (prec < TG_FP64 || prec > TG_FP8_E4M3)
         return tg_error_set(err, TG_ERR_ARG, "tile (%d, %d): %s is not fp64, fp32, fp16 or fp8",
                             i, j, tg_prec_name(prec));
@@ -240,12 +233,15 @@ tg_status tg_matrix_tile_write(tg_matrix *A, int i, int j, tg_prec prec, double 
         return tg_error_set(err, TG_ERR_ARG, "tile (%d, %d): scale %g is not a positive power of "
                             "two", i, j, scale);
     size_t t = tg_tile_index(A, i, j), es = tg_prec_size(prec);
-    if (prec != A->prec[t]) { /* a handle of the new element size; the old content is dropped */
+    /* every rank: a handle of the new element size (the old content is dropped), registered
+     * with the same StarPU-MPI tag everywhere, and the tile's precision and scale */
+    if (prec != A->prec[t]) {
         starpu_data_unregister(A->h[t]);
         A->h[t] = register_tile(A, i, j, prec);
         A->prec[t] = prec;
     }
     A->scale[t] = scale;
+    if (!owned(A, i, j)) return TG_OK;
     int rows, cols;
     tg_matrix_tile_dims(A, i, j, &rows, &cols);
     if (starpu_data_acquire(A->h[t], STARPU_W))
