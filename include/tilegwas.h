@@ -245,6 +245,18 @@ tg_status tg_matrix_to_dense(const tg_matrix *A, double *a, int64_t lda, tg_erro
  * map) and the scale scale[i + j·mt] (a positive power of two, so scaling is exact; NULL for
  * 1) as StarPU tasks on any worker. */
 tg_status tg_matrix_convert(tg_matrix *A, const tg_prec *map, const double *scale, tg_error *err);
+/** The stored content of tile (i, j), which this rank owns, copied as it is (no rounding):
+ * rows·cols elements of the tile's precision (tg_matrix_tile_prec; fp16 and fp8 as their bits)
+ * holding value·scale (tg_matrix_tile_scale), column-major without padding, into @p buf of
+ * rows·cols·tg_prec_size bytes. With tg_matrix_tile_write, saves and restores a matrix exactly
+ * (krr --save-model: a Cholesky factor in its per-tile precisions). */
+tg_status tg_matrix_tile_read(const tg_matrix *A, int i, int j, void *buf, tg_error *err);
+/** Replaces stored tile (i, j) by @p buf as tg_matrix_tile_read gives it, of precision @p prec
+ * (fp64, fp32, fp16 or fp8) and scale @p scale (a positive power of two). Like
+ * tg_matrix_convert, called on every rank: each records the precision and scale, the owner
+ * copies @p buf (read on the owner only; NULL elsewhere is fine). */
+tg_status tg_matrix_tile_write(tg_matrix *A, int i, int j, tg_prec prec, double scale,
+                               const void *buf, tg_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
 /** @name Epistasis (exhaustive search of SNP pairs, triples, quads in case-control data) */

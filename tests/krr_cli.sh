@@ -18,7 +18,7 @@ rc=$?
 missing_opts=
 for o in --bfile --pheno --pheno-name --covar --covar-name --kernel --gamma --alpha --test-bfile \
     --test-pheno --test-covar --test-frac --seed --accuracy --precisions --diag --band --tile \
-    --precision-map --out --ncpu --ngpu; do
+    --precision-map --save-model --load-model --out --ncpu --ngpu; do
     grep -q -- "$o" help.txt || missing_opts="$missing_opts $o"
 done
 [ $rc -eq 0 ] && [ -z "$missing_opts" ]

@@ -1,6 +1,7 @@
 /* Tiled matrix: sizes not multiple of the tile, dense round trip, symmetric-lower storage,
  * per-tile precision maps and scales checked against each precision's rounding bound
- * |y − x| ≤ u_p·|x| (a closed form, independent of the conversion code), and bad arguments. */
+ * |y − x| ≤ u_p·|x| (a closed form, independent of the conversion code), raw tile copies, and
+ * bad arguments. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,40 @@ int main(void) {
     tg_matrix_to_dense(A, c2, m, &err);
     ok(memcmp(b, c2, (size_t)(m * n) * sizeof *b) == 0, "raising back to fp64 is exact");
     tg_matrix_destroy(A);
+
+    /* raw tiles (krr --save-model): a mixed map with scales, copied tile by tile into a matrix
+     * created in fp64, has the same precisions, scales and values bit for bit (each rank reads
+     * the tiles it owns; every rank writes every tile, as with tg_matrix_convert) */
+    tg_matrix *R;
+    tg_matrix_create(&A, m, n, 8, 16, TG_GENERAL, TG_FP64, 0, 0, &err);
+    tg_matrix_create(&R, m, n, 8, 16, TG_GENERAL, TG_FP64, 0, 0, &err);
+    tg_matrix_from_dense(A, a, m, &err);
+    for (int t = 0; t < mt * nt; t++) map[t] = cycle[t % 4], scale[t] = t % 2 ? 0x1p-3 : 1;
+    tg_matrix_convert(A, map, scale, &err);
+    double *raw = malloc(8 * 16 * sizeof *raw);
+    int raw_ok = 1;
+    for (int j = 0; j < nt; j++)
+        for (int i = 0; i < mt; i++) {
+            tg_prec p = tg_matrix_tile_prec(A, i, j);
+            double sc = tg_matrix_tile_scale(A, i, j);
+            int mine = tg_matrix_tile_owner(A, i, j) == tg_runtime_rank();
+            raw_ok &= (!mine || tg_matrix_tile_read(A, i, j, raw, &err) == TG_OK) &&
+                      tg_matrix_tile_write(R, i, j, p, sc, raw, &err) == TG_OK &&
+                      tg_matrix_tile_prec(R, i, j) == p && tg_matrix_tile_scale(R, i, j) == sc;
+        }
+    tg_matrix_to_dense(A, b, m, &err);
+    tg_matrix_to_dense(R, c2, m, &err);
+    ok(raw_ok && memcmp(b, c2, (size_t)(m * n) * sizeof *b) == 0,
+       "raw tile read/write: precisions, scales and values identical");
+    ok(tg_matrix_tile_write(R, 0, 0, TG_INT8, 1, raw, &err) == TG_ERR_ARG,
+       "raw tile write: int8 refused: %s", err.msg);
+    ok(tg_matrix_tile_write(R, 0, 0, TG_FP32, 3, raw, &err) == TG_ERR_ARG,
+       "raw tile write: scale 3 refused: %s", err.msg);
+    ok(tg_matrix_tile_read(R, mt, 0, raw, &err) == TG_ERR_ARG,
+       "raw tile read: tile outside the matrix refused: %s", err.msg);
+    tg_matrix_destroy(R);
+    tg_matrix_destroy(A);
+    free(raw);
 
     /* FP8 range: values up to 1000 overflow E4M3 (max 448) unless scaled down */
     for (int64_t k = 0; k < m * n; k++) a[k] *= 500;

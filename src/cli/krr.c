@@ -2,19 +2,30 @@
  * Associate and Predict phases, Algorithms 2-4): split train/test, build the training kernel
  * and the test-train kernel from one set of INT32 dot products per cohort pair (reused by every
  * γ), factor K + αI with the mixed-precision tile Cholesky for every (γ, α), solve for all
- * phenotypes at once, predict the test cohort, and report MSPE and Pearson r (section VII-B). */
+ * phenotypes at once, predict the test cohort, and report MSPE and Pearson r (section VII-B).
+ *
+ * --save-model DIR keeps a fit (one γ and α) in a folder: the factor L in its per-tile
+ * precisions (factor.bin), the weights, the training samples (the rows of K), the SNPs with the
+ * training frequencies that imputed and centred them, the phenotype means, and model.tsv (the
+ * options, and what identifies the training fileset: .bed size and time, a hash of the .bim).
+ * --load-model DIR then predicts new cohorts from the saved weights, or solves new phenotypes
+ * of the same training samples with the saved factor, with no training kernel and no
+ * factorisation: only the test-train kernel is built, from training genotypes re-encoded with
+ * the saved frequencies so that its columns match the rows of the factor. The folder's files
+ * are written and read in src/cli/krr_model.c. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/rng.h"
-#include "cli/cli.h"
+#include "cli/krr.h"
 #include "io/idmap.h"
 
 static const char *help =
     "usage: tilegwas krr --bfile PREFIX --pheno FILE --kernel K [--gamma G] --alpha A\n"
     "                    (--test-bfile T | --test-frac F) --out PREFIX [options]\n"
+    "       tilegwas krr --load-model DIR [--pheno FILE] --test-bfile T --out PREFIX [options]\n"
     "Kernel ridge regression: W = (K + A I)^-1 (Y - mean), predictions K_test W + mean.\n"
     "Training samples are those with every selected phenotype observed (others are dropped\n"
     "with a warning); each phenotype is centered by its training mean. Genotypes: A1 counts,\n"
@@ -54,19 +65,20 @@ static const char *help =
     "                       row, tile column, precision) or F.png (heat map, the paper's\n"
     "                       Fig. 4: fp64 dark red, fp32 orange, fp16 light blue, fp8 dark\n"
     "                       blue, upper triangle white)\n"
+    "  --save-model DIR     save the fit (one gamma and one alpha, no --covar) in folder DIR,\n"
+    "                       created if missing; a folder that is not empty must hold a model,\n"
+    "                       which is replaced. Files: model.tsv (options, training fileset),\n"
+    "                       train.tsv, snps.tsv (training A1 frequencies), pheno.tsv (means),\n"
+    "                       weights.tsv, factor.bin (the Cholesky factor in its precisions)\n"
+    "  --load-model DIR     predict --test-bfile T with the model saved in DIR instead of a\n"
+    "                       fit (no --bfile, --kernel, --gamma, --alpha, --tile, --accuracy,\n"
+    "                       --precisions, --diag, --band, --covar, --test-covar, --test-frac,\n"
+    "                       --seed, --precision-map: the model fixes them). With --pheno FILE:\n"
+    "                       new phenotypes, observed for every training sample of the model,\n"
+    "                       solved with the saved factor (no factorisation); --save-model then\n"
+    "                       saves them as a new model. The training fileset must be unchanged\n"
     "  --help               this text\n" TG_CLI_COMMON_HELP;
 
-typedef struct {
-    const char *bfile, *pheno, *pheno_names, *covar, *covar_names, *test_bfile, *test_pheno,
-        *test_covar, *map_path;
-    tg_kernel kernel;
-    double *gamma, *alpha, test_frac, eps, band;
-    int ngamma, nalpha, png;
-    int64_t seed, nb;
-    unsigned allowed;
-    tg_prec diag;
-    tg_cli_common c;
-} krr_opts;
 
 /* A comma-separated list of numbers in [lo, hi] (lo excluded when @p open_lo). */
 static tg_status parse_list(const char *opt, const char *s, double lo, int open_lo,
@@ -115,8 +127,14 @@ static tg_status parse_precisions(const char *s, unsigned *allowed, tg_error *er
 static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
     enum {
         O_BFILE = 1, O_PHENO, O_PNAME, O_COVAR, O_CNAME, O_KERNEL, O_GAMMA, O_ALPHA, O_TEST,
-        O_TPHENO, O_TCOVAR, O_FRAC, O_SEED, O_ACC, O_PREC, O_DIAG, O_BAND, O_TILE, O_MAP, O_HELP
+        O_TPHENO, O_TCOVAR, O_FRAC, O_SEED, O_ACC, O_PREC, O_DIAG, O_BAND, O_TILE, O_MAP, O_SAVE,
+        O_LOAD, O_HELP
     };
+    /* options of a fit, which a loaded model fixes */
+    const unsigned fit_only = 1u << O_BFILE | 1u << O_COVAR | 1u << O_CNAME | 1u << O_KERNEL |
+                              1u << O_GAMMA | 1u << O_ALPHA | 1u << O_TCOVAR | 1u << O_FRAC |
+                              1u << O_SEED | 1u << O_ACC | 1u << O_PREC | 1u << O_DIAG |
+                              1u << O_BAND | 1u << O_TILE | 1u << O_MAP;
     static const struct option opts[] = {
         {"bfile", required_argument, 0, O_BFILE}, {"pheno", required_argument, 0, O_PHENO},
         {"pheno-name", required_argument, 0, O_PNAME}, {"covar", required_argument, 0, O_COVAR},
@@ -129,15 +147,18 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
         {"accuracy", required_argument, 0, O_ACC}, {"precisions", required_argument, 0, O_PREC},
         {"diag", required_argument, 0, O_DIAG}, {"band", required_argument, 0, O_BAND},
         {"tile", required_argument, 0, O_TILE}, {"precision-map", required_argument, 0, O_MAP},
+        {"save-model", required_argument, 0, O_SAVE},
+        {"load-model", required_argument, 0, O_LOAD},
         {"help", no_argument, 0, O_HELP}, TG_CLI_COMMON_OPTIONS, {0, 0, 0, 0}};
     *o = (krr_opts){.kernel = TG_KERNEL_GAUSSIAN, .test_frac = NAN, .eps = 1e-8, .band = -1,
                     .seed = 1, .nb = 512, .allowed = 1u << TG_FP32 | 1u << TG_FP16,
                     .diag = TG_FP64};
     tg_cli_common_init(&o->c);
-    int c;
+    int c, idx = 0;
     tg_status st = TG_OK;
     opterr = 0;
-    while (!st && (c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while (!st && (c = getopt_long(argc, argv, "", opts, &idx)) != -1) {
+        if (c < O_HELP && fit_only >> c & 1u && !o->fit_opt) o->fit_opt = opts[idx].name;
         switch (c) {
         case O_BFILE: o->bfile = optarg; break;
         case O_PHENO: o->pheno = optarg; break;
@@ -166,6 +187,8 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
         case O_BAND: st = tg_cli_double("band", optarg, 0, 1, &o->band, err); break;
         case O_TILE: st = tg_cli_int("tile", optarg, 1, 1 << 16, &o->nb, err); break;
         case O_MAP: o->map_path = optarg; break;
+        case O_SAVE: o->save_model = optarg; break;
+        case O_LOAD: o->load_model = optarg; break;
         case O_HELP: fputs(help, stdout); return -1;
         case '?':
         case ':': st = tg_cli_bad_option(argv, err); break;
@@ -175,6 +198,21 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
     if (st) return st;
     if (optind < argc)
         return tg_error_set(err, TG_ERR_ARG, "unexpected argument '%s'", argv[optind]);
+    if (o->load_model) { /* the rest is read from the model (krr_model_read) */
+        if (o->fit_opt)
+            return tg_error_set(err, TG_ERR_ARG, "--%s cannot be given with --load-model: the "
+                                "saved model fixes the training data, kernel, tiles and factor",
+                                o->fit_opt);
+        if (!o->test_bfile)
+            return tg_error_set(err, TG_ERR_ARG, "--load-model needs --test-bfile T (the cohort "
+                                "to predict)");
+        if (o->pheno_names && !o->pheno)
+            return tg_error_set(err, TG_ERR_ARG, "--pheno-name needs --pheno");
+        if (o->save_model && !o->pheno)
+            return tg_error_set(err, TG_ERR_ARG, "--save-model with --load-model needs --pheno "
+                                "(new phenotypes to save): the loaded model is saved already");
+        return TG_OK;
+    }
     if (!o->bfile) return tg_error_set(err, TG_ERR_ARG, "--bfile PREFIX is required");
     if (!o->pheno) return tg_error_set(err, TG_ERR_ARG, "--pheno FILE is required");
     if (!o->nalpha) return tg_error_set(err, TG_ERR_ARG, "--alpha A is required");
@@ -195,6 +233,11 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
         return tg_error_set(err, TG_ERR_ARG, "--covar with --test-bfile needs --test-covar");
     if (o->covar_names && !o->covar)
         return tg_error_set(err, TG_ERR_ARG, "--covar-name needs --covar");
+    if (o->save_model && (o->ngamma > 1 || o->nalpha > 1))
+        return tg_error_set(err, TG_ERR_ARG, "--save-model needs one --gamma and one --alpha");
+    if (o->save_model && o->covar)
+        return tg_error_set(err, TG_ERR_ARG, "--save-model: a model with --covar cannot be "
+                            "saved (confounders are not part of the model files)");
     if (o->map_path) {
         size_t l = strlen(o->map_path);
         o->png = l > 4 && !strcmp(o->map_path + l - 4, ".png");
@@ -228,20 +271,6 @@ static void exact(char *buf, size_t size, double v) {
     }
 }
 
-/* Everything the command allocates, freed at one place. */
-typedef struct {
-    tg_bed bed, test;
-    tg_pheno ph, tph, cov, tcov;
-    int *pcols, k, *ccols, ncov, *tcols, *tccols;
-    char **names;
-    int64_t *train, ntrain, *rows_test, ntest; /* rows_test: bed rows (--test-frac) or NULL */
-    double *y, *mean, *ytest, *xtr, *xte, *pred;
-    tg_kgeno *gtr, *gte;
-    tg_matrix *C, *Ct;
-    tg_prec *map;
-    char *stats; /* the krr.tsv lines after its header */
-    size_t stats_len;
-} krr_data;
 
 static const tg_sample *test_sample(const krr_data *d, int64_t i) {
     return d->rows_test ? &d->bed.samples[d->rows_test[i]] : &d->test.samples[i];
@@ -253,7 +282,7 @@ static tg_status open_test(const krr_opts *o, krr_data *d, tg_error *err) {
     if (st) return st;
     if (d->test.n_snps != d->bed.n_snps)
         return tg_error_set(err, TG_ERR_ARG, "--test-bfile %s: %lld SNPs, %s.bim has %lld",
-                            o->test_bfile, (long long)d->test.n_snps, o->bfile,
+                            o->test_bfile, (long long)d->test.n_snps, d->bed.prefix,
                             (long long)d->bed.n_snps);
     for (int64_t j = 0; j < d->bed.n_snps; j++) {
         const tg_snp *a = &d->bed.snps[j], *b = &d->test.snps[j];
@@ -337,20 +366,21 @@ static tg_status split(const krr_opts *o, krr_data *d, tg_log *log, tg_error *er
     return TG_OK;
 }
 
-/* Centered training phenotypes, the test phenotypes (NAN where absent) and the confounders. */
+/* Centered training phenotypes (with --load-model and no --pheno: none, the model has the
+ * weights and means), the test phenotypes (NAN where absent) and the confounders. */
 static tg_status arrays(krr_data *d, tg_error *err) {
     const int64_t n = d->bed.n_samples, nr = d->ntrain, nt = d->ntest;
-    const int k = d->k;
-    if (!(d->y = tg_malloc((size_t)(nr * k) * sizeof *d->y, err)) ||
-        !(d->mean = tg_calloc((size_t)k, sizeof *d->mean, err)) ||
+    const int k = d->k, given = d->ph.values != NULL;
+    if ((given && (!(d->y = tg_malloc((size_t)(nr * k) * sizeof *d->y, err)) ||
+                   !(d->mean = tg_calloc((size_t)k, sizeof *d->mean, err)))) ||
         !(d->ytest = tg_malloc((size_t)(nt * k) * sizeof *d->ytest, err)) ||
         (d->ncov && (!(d->xtr = tg_malloc((size_t)(nr * d->ncov) * sizeof *d->xtr, err)) ||
                      !(d->xte = tg_malloc((size_t)(nt * d->ncov) * sizeof *d->xte, err)))))
         return TG_ERR_NOMEM;
     for (int c = 0; c < k; c++) {
-        const double *v = d->ph.values + d->pcols[c] * n;
-        for (int64_t i = 0; i < nr; i++) d->mean[c] += v[d->train[i]] / (double)nr;
-        for (int64_t i = 0; i < nr; i++) d->y[i + c * nr] = v[d->train[i]] - d->mean[c];
+        const double *v = given ? d->ph.values + d->pcols[c] * n : NULL;
+        for (int64_t i = 0; given && i < nr; i++) d->mean[c] += v[d->train[i]] / (double)nr;
+        for (int64_t i = 0; given && i < nr; i++) d->y[i + c * nr] = v[d->train[i]] - d->mean[c];
         for (int64_t i = 0; i < nt; i++)
             d->ytest[i + c * nt] = d->rows_test ? v[d->rows_test[i]]
                                    : d->tcols ? d->tph.values[i + d->tcols[c] * nt] : NAN;
@@ -365,20 +395,42 @@ static tg_status arrays(krr_data *d, tg_error *err) {
     return TG_OK;
 }
 
-static tg_status load(const krr_opts *o, krr_data *d, tg_log *log, tg_error *err) {
+/* --load-model --pheno: the factor is for exactly the model's training samples, so each must
+ * have a value of every phenotype. */
+static tg_status check_new_pheno(const krr_opts *o, const krr_data *d, tg_error *err) {
+    const int64_t n = d->bed.n_samples;
+    for (int c = 0; c < d->k; c++)
+        for (int64_t i = 0; i < d->ntrain; i++)
+            if (isnan(d->ph.values[d->train[i] + d->pcols[c] * n])) {
+                const tg_sample *s = &d->bed.samples[d->train[i]];
+                return tg_error_set(err, TG_ERR_ARG, "%s: training sample '%s %s' (FID IID) has "
+                                    "no value of %s: the saved factor is for exactly the %lld "
+                                    "training samples of the model", o->pheno, s->fid, s->iid,
+                                    d->names[c], (long long)d->ntrain);
+            }
+    return TG_OK;
+}
+
+/* Inputs: a fit's, or a saved model's (which fixes the options) and --pheno's. */
+static tg_status load(krr_opts *o, krr_data *d, tg_log *log, tg_error *err) {
     double t0 = tg_now();
-    tg_status st = tg_bed_open(o->bfile, &d->bed, err);
-    if (!st) st = tg_pheno_read(o->pheno, d->bed.samples, d->bed.n_samples, &d->ph, err);
-    if (!st) st = tg_cli_columns(o->pheno, "pheno-name", o->pheno_names, &d->ph, &d->pcols, &d->k, err);
+    tg_status st = o->load_model ? krr_model_read(o, d, log, err)
+                                 : tg_bed_open(o->bfile, &d->bed, err);
+    if (!st && o->pheno)
+        st = tg_pheno_read(o->pheno, d->bed.samples, d->bed.n_samples, &d->ph, err);
+    if (!st && o->pheno)
+        st = tg_cli_columns(o->pheno, "pheno-name", o->pheno_names, &d->ph, &d->pcols, &d->k, err);
     if (!st && o->covar) {
         st = tg_pheno_read(o->covar, d->bed.samples, d->bed.n_samples, &d->cov, err);
         if (!st) st = tg_cli_columns(o->covar, "covar-name", o->covar_names, &d->cov, &d->ccols, &d->ncov, err);
     }
     if (st) return st;
+    if (!o->pheno) d->k = d->mk; /* --load-model: the saved phenotypes */
     if (!(d->names = tg_malloc((size_t)d->k * sizeof *d->names, err))) return TG_ERR_NOMEM;
-    for (int c = 0; c < d->k; c++) d->names[c] = d->ph.names[d->pcols[c]];
-    tg_log_printf(log, "%s: %lld samples, %lld SNPs; %s: %d phenotype(s) used", o->bfile,
-                  (long long)d->bed.n_samples, (long long)d->bed.n_snps, o->pheno, d->k);
+    for (int c = 0; c < d->k; c++) d->names[c] = o->pheno ? d->ph.names[d->pcols[c]] : d->mnames[c];
+    if (o->pheno)
+        tg_log_printf(log, "%s: %lld samples, %lld SNPs; %s: %d phenotype(s) used", d->bed.prefix,
+                      (long long)d->bed.n_samples, (long long)d->bed.n_snps, o->pheno, d->k);
     if (o->test_bfile) {
         if ((st = open_test(o, d, err))) return st;
         if (o->test_pheno &&
@@ -399,7 +451,14 @@ static tg_status load(const krr_opts *o, krr_data *d, tg_log *log, tg_error *err
             if (st) return st;
         }
     }
-    if ((st = split(o, d, log, err)) || (st = arrays(d, err))) return st;
+    if (o->load_model) {
+        if (o->pheno && (st = check_new_pheno(o, d, err))) return st;
+        tg_log_printf(log, "%lld training samples (the model's), %lld test samples",
+                      (long long)d->ntrain, (long long)d->ntest);
+    } else if ((st = split(o, d, log, err))) {
+        return st;
+    }
+    if ((st = arrays(d, err))) return st;
     tg_log_printf(log, "read inputs: %.3f s", tg_now() - t0);
     return TG_OK;
 }
@@ -593,7 +652,8 @@ static tg_status build(const krr_opts *o, krr_data *d, tg_log *log, tg_error *er
     double t0 = tg_now();
     int nb = (int)o->nb;
     tg_status st;
-    if ((st = tg_kgeno_create(&d->bed, d->train, d->ntrain, o->kernel, NULL, d->xtr, d->ncov,
+    /* d->freq: a loaded model's, so that its rows are the factor's; NULL computes them */
+    if ((st = tg_kgeno_create(&d->bed, d->train, d->ntrain, o->kernel, d->freq, d->xtr, d->ncov,
                               d->ntrain, nb, &d->gtr, err)) ||
         (st = tg_kgeno_create(o->test_bfile ? &d->test : &d->bed, d->rows_test, d->ntest,
                               o->kernel, tg_kgeno_freq(d->gtr), d->xte, d->ncov, d->ntest, nb,
@@ -638,7 +698,50 @@ static tg_status kernel(const krr_opts *o, const tg_matrix *C, const tg_kgeno *a
     return TG_OK;
 }
 
-/* One (γ, α): K + αI, factor, solve, predict into column block (g, a) of d->pred, metrics. */
+/* Column block (g, a) of d->pred holds K_t·W: refuses non-finite values, adds the training
+ * means, and writes each phenotype's MSPE and r to the log and d->stats (@p seconds: the
+ * pair's phases). */
+static tg_status pair_metrics(const krr_opts *o, krr_data *d, int g, int a, double seconds,
+                              tg_log *log, tg_error *err) {
+    const int64_t nt = d->ntest;
+    double *pred = d->pred + (size_t)((g * o->nalpha + a) * d->k) * (size_t)nt;
+    char gs[40] = "", gcol[32] = "NA", as[32]; /* γ in messages and krr.tsv: gaussian only */
+    if (o->kernel == TG_KERNEL_GAUSSIAN) {
+        snprintf(gs, sizeof gs, "gamma %g, ", o->gamma[g]);
+        exact(gcol, sizeof gcol, o->gamma[g]);
+    }
+    exact(as, sizeof as, o->alpha[a]);
+    for (int64_t i = 0; i < nt * d->k; i++)
+        if (!isfinite(pred[i]))
+            return tg_error_set(err, TG_ERR_NUMERIC, "%salpha %g: predictions are not finite: "
+                                "K + alpha·I is too ill-conditioned for this precision map; use "
+                                "a larger --alpha or a smaller --accuracy", gs, o->alpha[a]);
+    for (int c = 0; c < d->k; c++) {
+        double *p = pred + (size_t)c * nt, mspe, r;
+        int64_t nobs;
+        for (int64_t i = 0; i < nt; i++) p[i] += d->mean[c];
+        tg_pred_metrics(d->ytest + (size_t)c * nt, p, nt, &mspe, &r, &nobs);
+        tg_log_printf(log, "  %s: test MSPE %.6g, Pearson r %.4f (%lld observed test values)",
+                      d->names[c], mspe, r, (long long)nobs);
+        char ms[32] = "NA", rs[32] = "NA"; /* no test values, or r undefined */
+        if (!isnan(mspe)) snprintf(ms, sizeof ms, "%.6e", mspe);
+        if (!isnan(r)) snprintf(rs, sizeof rs, "%.6f", r);
+        tg_status st = add_stats(d, err, "%s\t%s\t%s\t%lld\t%lld\t%s\t%s\t%.3f\n", d->names[c],
+                                 gcol, as, (long long)d->ntrain, (long long)nobs, ms, rs, seconds);
+        if (st) return st;
+    }
+    return TG_OK;
+}
+
+/* --save-model: the weights W from B as doubles (exact: B's tiles are fp64 or fp32). */
+static tg_status keep_weights(krr_data *d, const tg_matrix *B, tg_error *err) {
+    free(d->w);
+    if (!(d->w = tg_malloc((size_t)(d->ntrain * d->k) * sizeof *d->w, err))) return TG_ERR_NOMEM;
+    return tg_matrix_to_dense(B, d->w, d->ntrain, err);
+}
+
+/* One (γ, α): K + αI, factor, solve, predict into column block (g, a) of d->pred, metrics.
+ * --save-model keeps the factor (d->L) and the weights (d->w). */
 static tg_status fit(const krr_opts *o, krr_data *d, int g, int a, const tg_matrix *Kt,
                      tg_log *log, tg_error *err) {
     double t0 = tg_now(), gamma = o->gamma[g], alpha = o->alpha[a];
@@ -652,11 +755,8 @@ static tg_status fit(const krr_opts *o, krr_data *d, int g, int a, const tg_matr
     co.map_out = d->map;
     tg_chol_report rep;
     double *pred = d->pred + (size_t)((g * o->nalpha + a) * d->k) * (size_t)nt;
-    char gs[40] = "", gcol[32] = "NA", what[96]; /* γ in messages and krr.tsv: gaussian only */
-    if (o->kernel == TG_KERNEL_GAUSSIAN) {
-        snprintf(gs, sizeof gs, "gamma %g, ", gamma);
-        exact(gcol, sizeof gcol, gamma);
-    }
+    char gs[40] = "", what[96]; /* γ in messages: gaussian only */
+    if (o->kernel == TG_KERNEL_GAUSSIAN) snprintf(gs, sizeof gs, "gamma %g, ", gamma);
     snprintf(what, sizeof what, "%salpha %g: kernel", gs, alpha);
     tg_status st = kernel(o, d->C, d->gtr, d->gtr, gamma, alpha, &K, what, log, err);
     if (!st) st = tg_cholesky(K, &co, &rep, err);
@@ -666,17 +766,16 @@ static tg_status fit(const krr_opts *o, krr_data *d, int g, int a, const tg_matr
         st = tg_chol_solve(K, B, err);
     double t3 = tg_now();
     if (!st) st = tg_krr_predict(Kt, B, pred, nt, err);
+    if (!st && o->save_model && !(st = keep_weights(d, B, err))) {
+        d->L = K; /* one (γ, α) when saving: this is the factor */
+        K = NULL;
+    }
     tg_matrix_destroy(B);
     tg_matrix_destroy(K);
     if (st) { /* name the pair; the Cholesky's message names the tile and suggests a larger α */
         tg_error e = *err;
         return tg_error_set(err, st, "%salpha %g: %s", gs, alpha, e.msg);
     }
-    for (int64_t i = 0; i < nt * d->k; i++)
-        if (!isfinite(pred[i]))
-            return tg_error_set(err, TG_ERR_NUMERIC, "%salpha %g: predictions are not finite: "
-                                "K + alpha·I is too ill-conditioned for this precision map; use "
-                                "a larger --alpha or a smaller --accuracy", gs, alpha);
     double t4 = tg_now(), n3 = (double)nr * nr * nr / 3;
     tg_log_printf(log, "%salpha %g: precision map %.3f s (tiles fp64 %lld, fp32 %lld, fp16 "
                   "%lld, fp8 %lld); factor %.3f s, %.3f TFLOP/s (N^3/3); solve %.3f s; predict "
@@ -686,29 +785,36 @@ static tg_status fit(const krr_opts *o, krr_data *d, int g, int a, const tg_matr
                   (long long)rep.tiles[TG_FP8_E4M3], rep.factor_seconds,
                   n3 * 1e-12 / (rep.factor_seconds > 0 ? rep.factor_seconds : 1e-9), t3 - t2,
                   t4 - t3);
-    for (int c = 0; c < d->k; c++) {
-        double *p = pred + (size_t)c * nt, mspe, r;
-        int64_t nobs;
-        for (int64_t i = 0; i < nt; i++) p[i] += d->mean[c];
-        tg_pred_metrics(d->ytest + (size_t)c * nt, p, nt, &mspe, &r, &nobs);
-        tg_log_printf(log, "  %s: test MSPE %.6g, Pearson r %.4f (%lld observed test values)",
-                      d->names[c], mspe, r, (long long)nobs);
-        char ms[32] = "NA", rs[32] = "NA"; /* no test values, or r undefined */
-        if (!isnan(mspe)) snprintf(ms, sizeof ms, "%.6e", mspe);
-        if (!isnan(r)) snprintf(rs, sizeof rs, "%.6f", r);
-        char as[32];
-        exact(as, sizeof as, alpha);
-        if ((st = add_stats(d, err, "%s\t%s\t%s\t%lld\t%lld\t%s\t%s\t%.3f\n", d->names[c],
-                            gcol, as, (long long)nr, (long long)nobs, ms, rs, t4 - t0)))
-            return st;
-    }
-    return TG_OK;
+    return pair_metrics(o, d, g, a, t4 - t0, log, err);
 }
 
-static int run(const krr_opts *o, krr_data *d, tg_log *log) {
+/* --load-model: the saved weights, or with --pheno the new phenotypes solved with the saved
+ * factor (no training kernel, no factorisation); predictions of the test cohort, metrics. */
+static tg_status predict_saved(const krr_opts *o, krr_data *d, const tg_matrix *Kt,
+                               tg_log *log, tg_error *err) {
+    double t0 = tg_now(), t1 = t0;
+    tg_matrix *B = NULL;
+    tg_status st = tg_matrix_create(&B, d->ntrain, d->k, (int)o->nb, d->k, TG_GENERAL, o->diag,
+                                    0, 0, err);
+    if (!st) st = tg_matrix_from_dense(B, o->pheno ? d->y : d->w, d->ntrain, err);
+    if (!st && o->pheno && !(st = tg_chol_solve(d->L, B, err))) {
+        t1 = tg_now();
+        tg_log_printf(log, "solved %d phenotype%s with the saved factor (no factorisation): "
+                      "%.3f s", d->k, d->k > 1 ? "s" : "", t1 - t0);
+        if (o->save_model) st = keep_weights(d, B, err);
+    }
+    if (!st) st = tg_krr_predict(Kt, B, d->pred, d->ntest, err);
+    tg_matrix_destroy(B);
+    if (st) return st;
+    tg_log_printf(log, "predict %.3f s", tg_now() - t1);
+    return pair_metrics(o, d, 0, 0, tg_now() - t0, log, err);
+}
+
+static int run(krr_opts *o, krr_data *d, tg_log *log) {
     tg_error err = {0};
-    tg_status st = load(o, d, log, &err);
-    if (st) return tg_cli_fail("krr", log, &err);
+    /* a --save-model folder that cannot take the model is an error before the work */
+    tg_status st = o->save_model ? krr_model_check_dir(o->save_model, &err) : TG_OK;
+    if (st || (st = load(o, d, log, &err))) return tg_cli_fail("krr", log, &err);
     int ntile = (int)((d->ntrain + o->nb - 1) / o->nb);
     if (!(d->pred = tg_malloc((size_t)(d->ntest * d->k * o->ngamma * o->nalpha) * sizeof *d->pred, &err)) ||
         !(d->map = tg_malloc((size_t)ntile * ntile * sizeof *d->map, &err)))
@@ -718,13 +824,17 @@ static int run(const krr_opts *o, krr_data *d, tg_log *log) {
     tg_runtime_describe(desc, sizeof desc);
     tg_log_printf(log, "runtime: %s", desc);
     tg_matrix *Kt = NULL;
-    if ((st = build(o, d, log, &err))) goto done;
+    if ((st = build(o, d, log, &err)) ||
+        (o->load_model && o->pheno && (st = krr_model_load_factor(o, d, log, &err))))
+        goto done;
     for (int g = 0; g < o->ngamma && !st; g++) {
         if ((st = kernel(o, d->Ct, d->gte, d->gtr, o->gamma[g], 0, &Kt,
                          o->ngamma > 1 ? "test-train kernel for this gamma" : "test-train kernel",
                          log, &err)))
             break;
-        for (int a = 0; a < o->nalpha && !st; a++) st = fit(o, d, g, a, Kt, log, &err);
+        for (int a = 0; a < o->nalpha && !st; a++)
+            st = o->load_model ? predict_saved(o, d, Kt, log, &err)
+                               : fit(o, d, g, a, Kt, log, &err);
         tg_matrix_destroy(Kt);
         Kt = NULL;
     }
@@ -735,12 +845,14 @@ static int run(const krr_opts *o, krr_data *d, tg_log *log) {
         goto done;
     tg_log_printf(log, "wrote %s.pred.tsv, %s.krr.tsv%s%s (%.3f s)", o->c.out, o->c.out,
                   o->map_path ? ", " : "", o->map_path ? o->map_path : "", tg_now() - t0);
+    if (o->save_model) st = krr_model_save(o, d, log, &err);
 done:
+    tg_matrix_destroy(d->L);
     tg_matrix_destroy(d->Ct);
     tg_matrix_destroy(d->C);
     tg_kgeno_free(d->gte);
     tg_kgeno_free(d->gtr);
-    d->C = d->Ct = NULL;
+    d->L = d->C = d->Ct = NULL;
     d->gtr = d->gte = NULL;
     tg_runtime_stop();
     return st ? tg_cli_fail("krr", log, &err) : 0;
@@ -759,18 +871,26 @@ int tg_cmd_krr(int argc, char **argv) {
         rc = tg_cli_fail("krr", NULL, &err);
     } else {
         tg_log_set_quiet(log, o.c.quiet);
-        char allowed[64] = "";
+        char allowed[64] = ""; /* a loaded model's options: krr_model_read logs them */
         for (int p = 0; p < TG_INT8; p++)
             if (o.allowed >> p & 1u)
                 snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), "%s%s",
                          *allowed ? "," : "", tg_prec_name((tg_prec)p));
-        tg_log_file_only(log, "options: kernel %s, accuracy %g, precisions %s, diag %s, band %g, "
-                         "tile %lld", tg_kernel_name(o.kernel), o.eps, allowed,
-                         tg_prec_name(o.diag), o.band, (long long)o.nb);
+        if (!o.load_model)
+            tg_log_file_only(log, "options: kernel %s, accuracy %g, precisions %s, diag %s, "
+                             "band %g, tile %lld", tg_kernel_name(o.kernel), o.eps, allowed,
+                             tg_prec_name(o.diag), o.band, (long long)o.nb);
         rc = run(&o, &d, log);
     }
     free(o.gamma);
     free(o.alpha);
+    free(d.tscale);
+    free(d.tprec);
+    for (int c = 0; d.mnames && c < d.mk; c++) free(d.mnames[c]);
+    free(d.mnames);
+    free(d.train_given);
+    free(d.freq);
+    free(d.w);
     free(d.stats);
     free(d.map);
     free(d.pred);

@@ -1,10 +1,12 @@
 /* The tiled matrix: creation (one StarPU handle per stored tile, StarPU-allocated on first use),
- * owner ranks on a 2D block-cyclic grid, dense import/export (tests, outputs) and per-tile
- * precision conversion by tasks. */
+ * owner ranks on a 2D block-cyclic grid, dense import/export (tests, outputs), raw tile
+ * import/export in the tiles' own precisions (saved factors) and per-tile precision conversion
+ * by tasks. */
 #include "tile/matrix.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "codelets/codelets.h"
 #include "runtime/runtime.h"
@@ -169,14 +171,18 @@ tg_status tg_matrix_to_dense(const tg_matrix *A, double *a, int64_t lda, tg_erro
     return TG_OK;
 }
 
+/* Powers of two only: scaling is then exact and adds no rounding to the tile's own. */
+static int valid_scale(double s) {
+    int e;
+    return s > 0 && isfinite(s) && frexp(s, &e) == 0.5;
+}
+
 tg_status tg_matrix_convert(tg_matrix *A, const tg_prec *map, const double *scale, tg_error *err) {
     for (size_t t = 0; t < (size_t)A->mt * A->nt; t++) {
         if (map[t] < 0 || map[t] >= TG_NPREC)
             return tg_error_set(err, TG_ERR_ARG, "precision map entry %zu: invalid precision %d",
                                 t, (int)map[t]);
-        int e;
-        /* powers of two only: scaling is then exact and adds no rounding to the tile's own */
-        if (scale && !(scale[t] > 0 && isfinite(scale[t]) && frexp(scale[t], &e) == 0.5))
+        if (scale && !valid_scale(scale[t]))
             return tg_error_set(err, TG_ERR_ARG,
                                 "scale of tile %zu: %g is not a positive power of two", t,
                                 scale[t]);
@@ -196,5 +202,55 @@ tg_status tg_matrix_convert(tg_matrix *A, const tg_prec *map, const double *scal
             A->prec[t] = map[t];
             A->scale[t] = s;
         }
+    return TG_OK;
+}
+
+tg_status tg_matrix_tile_read(const tg_matrix *A, int i, int j, void *buf, tg_error *err) {
+    if (!owned(A, i, j))
+        return tg_error_set(err, TG_ERR_ARG, "tile (%d, %d) is not a stored tile of this rank", i,
+                            j);
+    size_t t = tg_tile_index(A, i, j), es = tg_prec_size(A->prec[t]);
+    int rows, cols;
+    tg_matrix_tile_dims(A, i, j, &rows, &cols);
+    if (starpu_data_acquire(A->h[t], STARPU_R))
+        return tg_error_set(err, TG_ERR_RUNTIME, "cannot acquire tile (%d, %d)", i, j);
+    const char *p = (const char *)starpu_matrix_get_local_ptr(A->h[t]);
+    size_t ld = starpu_matrix_get_local_ld(A->h[t]);
+    for (int c = 0; c < cols; c++)
+        memcpy((char *)buf + (size_t)c * rows * es, p + (size_t)c * ld * es, (size_t)rows * es);
+    starpu_data_release(A->h[t]);
+    return TG_OK;
+}
+
+tg_status tg_matrix_tile_write(tg_matrix *A, int i, int j, tg_prec prec, double scale,
+                               const void *buf, tg_error *err) {
+    if (!tg_matrix_has_tile(A, i, j))
+        return tg_error_set(err, TG_ERR_ARG, "tile (%d, %d) is not a stored tile", i, j);
+    if (prec < TG_FP64 || prec > TG_FP8_E4M3)
+        return tg_error_set(err, TG_ERR_ARG, "tile (%d, %d): %s is not fp64, fp32, fp16 or fp8",
+                            i, j, tg_prec_name(prec));
+    if (!valid_scale(scale))
+        return tg_error_set(err, TG_ERR_ARG, "tile (%d, %d): scale %g is not a positive power of "
+                            "two", i, j, scale);
+    size_t t = tg_tile_index(A, i, j), es = tg_prec_size(prec);
+    /* every rank: a handle of the new element size (the old content is dropped), registered
+     * with the same StarPU-MPI tag everywhere, and the tile's precision and scale */
+    if (prec != A->prec[t]) {
+        starpu_data_unregister(A->h[t]);
+        A->h[t] = register_tile(A, i, j, prec);
+        A->prec[t] = prec;
+    }
+    A->scale[t] = scale;
+    if (!owned(A, i, j)) return TG_OK;
+    int rows, cols;
+    tg_matrix_tile_dims(A, i, j, &rows, &cols);
+    if (starpu_data_acquire(A->h[t], STARPU_W))
+        return tg_error_set(err, TG_ERR_RUNTIME, "cannot acquire tile (%d, %d)", i, j);
+    char *p = (char *)starpu_matrix_get_local_ptr(A->h[t]);
+    size_t ld = starpu_matrix_get_local_ld(A->h[t]);
+    for (int c = 0; c < cols; c++)
+        memcpy(p + (size_t)c * ld * es, (const char *)buf + (size_t)c * rows * es,
+               (size_t)rows * es);
+    starpu_data_release(A->h[t]);
     return TG_OK;
 }

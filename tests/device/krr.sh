@@ -52,6 +52,25 @@ check "krr gaussian, FP32 + FP8 (band 0) on the GPU vs all FP64" gpu8 cpu-a10 5e
 krr both gaussian 1 "$fp64"
 check "krr gaussian, all FP64, every worker = CPU only" both cpu-gaussian 1e-9
 
+# --save-model after a GPU-only fit (the factor's tiles read back from GPU memory, FP8 tiles
+# stored as FP16) and --load-model --pheno on the GPU (the saved factor's tiles written and
+# moved to it): the fit's test samples get the fit's predictions. Same tiles, same GPU kernels:
+# the two solves differ only in the order of their floating-point work, ~1e-6 in FP32.
+saved() { # saved DESC OUT ALPHA MAP_OPTIONS
+    krr "$2" gaussian "$3" "$4 --save-model $2.model" --ncpu 0 --ngpu 1
+    "$TG_BIN" krr --load-model "$2.model" --pheno d.pheno --test-bfile d --ncpu 0 --ngpu 1 \
+        --quiet --out "$2-load" >"$2-load.err" 2>&1
+    # the load predicts every sample of d: keep the fit's test samples (both in .fam order)
+    awk -F'\t' 'NR == FNR { if (FNR > 1) keep[$1 FS $2] = 1; next } FNR == 1 || keep[$1 FS $2]' \
+        "$2.pred.tsv" "$2-load.pred.tsv" >"$2-sub.pred.tsv"
+    [ -s "$2-load.pred.tsv" ] || cat "$2-load.err" >"$2-sub.err"
+    check "$1" "$2-sub" "$2" 1e-5
+}
+saved "krr --save-model / --load-model --pheno on the GPU, FP32 + FP16 map" s16 1 \
+    "--precisions fp32,fp16 --diag fp32 --accuracy 1e-4"
+saved "krr --save-model / --load-model --pheno on the GPU, FP32 + FP8 (band 0)" s8 10 \
+    "--precisions fp32,fp8 --diag fp32 --band 0"
+
 rr() { # rr OUT WORKER_OPTIONS...
     local out=$1
     shift

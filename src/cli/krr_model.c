@@ -1,0 +1,628 @@
+/* The model folder of tilegwas krr (--save-model, --load-model): the files and their format,
+ * written after a fit and read back, checked line by line, before a prediction or a solve with
+ * the saved factor. See krr.h, and docs/USER-GUIDE.md for the format. */
+#include <dirent.h>
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/krr.h"
+#include "io/idmap.h"
+
+/* The model's files, in the order a save writes and renames them: model.tsv last, so that a folder
+ * with a model.tsv holds a whole model unless a save was cut off between two renames. */
+enum { F_FACTOR, F_TRAIN, F_SNPS, F_PHENO, F_WEIGHTS, F_MODEL, NFILES };
+static const char *const model_files[NFILES] = {"factor.bin", "train.tsv", "snps.tsv",
+                                                "pheno.tsv", "weights.tsv", "model.tsv"};
+
+/* model.tsv: one line per key, in this order, after the header "key\tvalue". */
+enum {
+    K_VERSION, K_KERNEL, K_GAMMA, K_ALPHA, K_TILE, K_DIAG, K_NTRAIN, K_NSNPS, K_NPHENO, K_BFILE,
+    K_ABS, K_BED_SIZE, K_BED_MTIME, K_BIM_HASH, NKEYS
+};
+static const char *const model_keys[NKEYS] = {
+    "tilegwas_krr_model", "kernel", "gamma", "alpha", "tile", "diag", "n_train", "n_snps",
+    "n_pheno", "train_bfile", "train_bfile_abs", "train_bed_size", "train_bed_mtime",
+    "train_bim_fnv1a"};
+/* what a valid value is, for messages */
+static const char *const model_values[NKEYS] = {
+    "1 (the only format version)", "gaussian, ibs or linear",
+    "a positive number (NA for the ibs and linear kernels)", "a number >= 0",
+    "an integer in [1, 65536]", "fp32 or fp64", "an integer >= 2", "an integer >= 1",
+    "an integer in [1, n_train]", "a path", "an absolute path", "an integer >= 0",
+    "SECONDS.NANOSECONDS", "16 hexadecimal digits"};
+enum { MODEL_VERSION = 1 };
+
+/* factor.bin: the magic, n, nb, nt (int64), then per lower tile, by columns (j, then i ≥ j):
+ * precision (int64, a tg_prec), scale (double), byte count (int64); then the tiles' bytes in
+ * that order, each column-major without padding, in the machine's byte order. */
+static const char factor_magic[8] = "TGKRRL1"; /* and its NUL */
+enum { FACTOR_HEAD = 8 + 3 * 8, FACTOR_ENTRY = 3 * 8 };
+
+static tg_status model_path(const char *dir, int file, const char *suffix, char *buf,
+                            tg_error *err) {
+    if (snprintf(buf, PATH_MAX, "%s/%s%s", dir, model_files[file], suffix) >= PATH_MAX)
+        return tg_error_set(err, TG_ERR_ARG, "model folder %s: path too long", dir);
+    return TG_OK;
+}
+
+/* What tells whether a training fileset changed, cheaply: the .bed's size and modification
+ * time (hashing it would cost a pass over the genotypes) and a hash of the .bim. */
+typedef struct {
+    int64_t bed_size, mtime_s, mtime_ns;
+    uint64_t bim_hash; /* 64-bit FNV-1a of its bytes */
+} fileset_id;
+
+static tg_status fileset_identify(const char *prefix, fileset_id *id, tg_error *err) {
+    char path[PATH_MAX];
+    struct stat sb;
+    FILE *f = NULL;
+    tg_status st = TG_OK;
+    if (snprintf(path, sizeof path, "%s.bed", prefix) >= (int)sizeof path) {
+        st = tg_error_set(err, TG_ERR_ARG, "%s: path too long", prefix);
+        goto cleanup;
+    }
+    if (stat(path, &sb)) {
+        st = tg_error_set(err, TG_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+        goto cleanup;
+    }
+    *id = (fileset_id){.bed_size = sb.st_size, .mtime_s = sb.st_mtim.tv_sec,
+                       .mtime_ns = sb.st_mtim.tv_nsec, .bim_hash = 0xcbf29ce484222325ULL};
+    snprintf(path, sizeof path, "%s.bim", prefix);
+    if (!(f = fopen(path, "rb"))) {
+        st = tg_error_set(err, TG_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+        goto cleanup;
+    }
+    unsigned char buf[1 << 16];
+    for (size_t got; (got = fread(buf, 1, sizeof buf, f)) > 0;)
+        for (size_t i = 0; i < got; i++) id->bim_hash = (id->bim_hash ^ buf[i]) * 0x100000001b3ULL;
+    if (ferror(f)) st = tg_error_set(err, TG_ERR_IO, "cannot read %s: %s", path, strerror(errno));
+cleanup:
+    if (f) fclose(f);
+    return st;
+}
+
+/* PREFIX with its folder made absolute (realpath), into @p abs (PATH_MAX bytes); the files
+ * themselves may be links, which are kept. */
+static tg_status absolute_prefix(const char *prefix, char *abs, tg_error *err) {
+    char *d = tg_strdup(prefix, err), *b = tg_strdup(prefix, err), real[PATH_MAX];
+    tg_status st = TG_OK;
+    if (!d || !b)
+        st = TG_ERR_NOMEM;
+    else if (!realpath(dirname(d), real))
+        st = tg_error_set(err, TG_ERR_IO, "%s: cannot resolve its folder: %s", prefix,
+                          strerror(errno));
+    else if (snprintf(abs, PATH_MAX, "%s/%s", strcmp(real, "/") ? real : "", basename(b)) >=
+             PATH_MAX)
+        st = tg_error_set(err, TG_ERR_ARG, "%s: path too long", prefix);
+    free(d);
+    free(b);
+    return st;
+}
+
+tg_status krr_model_check_dir(const char *dir, tg_error *err) {
+    char path[PATH_MAX], head[64] = "", want[64];
+    DIR *dp = NULL;
+    FILE *f = NULL;
+    int empty = 1;
+    tg_status st = TG_OK;
+    if (mkdir(dir, 0777) == 0) goto cleanup;
+    if (errno != EEXIST || !(dp = opendir(dir))) {
+        st = tg_error_set(err, TG_ERR_IO, "--save-model %s: %s", dir, strerror(errno));
+        goto cleanup;
+    }
+    for (struct dirent *e; empty && (e = readdir(dp));)
+        empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+    if ((st = model_path(dir, F_MODEL, "", path, err))) goto cleanup;
+    /* a model: model.tsv starts with its header and the format line */
+    if (!empty && (f = fopen(path, "r"))) head[fread(head, 1, sizeof head - 1, f)] = '\0';
+    snprintf(want, sizeof want, "key\tvalue\n%s\t", model_keys[K_VERSION]);
+    if (!empty && strncmp(head, want, strlen(want)))
+        st = tg_error_set(err, TG_ERR_ARG, "--save-model %s: the folder is not empty and holds "
+                          "no tilegwas model (%s): refusing to write into it", dir, path);
+    else if (access(dir, W_OK | X_OK))
+        st = tg_error_set(err, TG_ERR_IO, "--save-model %s: not writable: %s", dir,
+                          strerror(errno));
+cleanup:
+    if (f) fclose(f);
+    if (dp) closedir(dp);
+    return st;
+}
+
+/* The factor: header, tile table, tiles (see factor_magic); @p bytes receives the tiles'. */
+static tg_status write_factor(const krr_opts *o, const tg_matrix *L, FILE *f, const char *path,
+                              int64_t *bytes, tg_error *err) {
+    int64_t n, head[3];
+    int nt;
+    tg_matrix_size(L, &n, NULL, &nt, NULL);
+    head[0] = n, head[1] = o->nb, head[2] = nt;
+    void *buf = tg_malloc((size_t)o->nb * (size_t)o->nb * sizeof(double), err);
+    tg_status st = buf ? TG_OK : TG_ERR_NOMEM;
+    int ok = fwrite(factor_magic, sizeof factor_magic, 1, f) == 1 &&
+             fwrite(head, sizeof head, 1, f) == 1;
+    *bytes = 0;
+    for (int j = 0; j < nt && ok; j++)
+        for (int i = j; i < nt && ok; i++) {
+            int rows, cols;
+            tg_matrix_tile_dims(L, i, j, &rows, &cols);
+            int64_t prec = tg_matrix_tile_prec(L, i, j),
+                    size = (int64_t)rows * cols * (int64_t)tg_prec_size((tg_prec)prec);
+            double scale = tg_matrix_tile_scale(L, i, j);
+            ok = fwrite(&prec, sizeof prec, 1, f) == 1 && fwrite(&scale, sizeof scale, 1, f) == 1 &&
+                 fwrite(&size, sizeof size, 1, f) == 1;
+            *bytes += size;
+        }
+    for (int j = 0; j < nt && ok && !st; j++)
+        for (int i = j; i < nt && ok && !st; i++) {
+            int rows, cols;
+            tg_matrix_tile_dims(L, i, j, &rows, &cols);
+            size_t size = (size_t)rows * cols * tg_prec_size(tg_matrix_tile_prec(L, i, j));
+            if (!(st = tg_matrix_tile_read(L, i, j, buf, err))) ok = fwrite(buf, size, 1, f) == 1;
+        }
+    if (!ok && !st) /* a full disk stops the save at once, not after the whole factor */
+        st = tg_error_set(err, TG_ERR_IO, "error writing %s: %s", path, strerror(errno));
+    free(buf);
+    return st;
+}
+
+static void write_model_tsv(const krr_opts *o, const krr_data *d, const char *given,
+                            const char *abs, const fileset_id *id, FILE *f) {
+    char g[32] = "NA", a[32];
+    if (o->kernel == TG_KERNEL_GAUSSIAN) tg_text_format_double(o->gamma[0], g);
+    tg_text_format_double(o->alpha[0], a);
+    const char *const *k = model_keys;
+    fprintf(f, "key\tvalue\n%s\t%d\n%s\t%s\n%s\t%s\n%s\t%s\n", k[K_VERSION], MODEL_VERSION,
+            k[K_KERNEL], tg_kernel_name(o->kernel), k[K_GAMMA], g, k[K_ALPHA], a);
+    fprintf(f, "%s\t%lld\n%s\t%s\n%s\t%lld\n%s\t%lld\n%s\t%d\n", k[K_TILE], (long long)o->nb,
+            k[K_DIAG], tg_prec_name(o->diag), k[K_NTRAIN], (long long)d->ntrain, k[K_NSNPS],
+            (long long)d->bed.n_snps, k[K_NPHENO], d->k);
+    fprintf(f, "%s\t%s\n%s\t%s\n%s\t%lld\n%s\t%lld.%09lld\n%s\t%016llx\n", k[K_BFILE], given,
+            k[K_ABS], abs, k[K_BED_SIZE], (long long)id->bed_size, k[K_BED_MTIME],
+            (long long)id->mtime_s, (long long)id->mtime_ns, k[K_BIM_HASH],
+            (unsigned long long)id->bim_hash);
+}
+
+/* The text files: train.tsv, snps.tsv, pheno.tsv, weights.tsv (numbers that read back
+ * exactly; a write error is found when the file is closed). */
+static void write_model_text(int file, const krr_data *d, FILE *f) {
+    char num[32];
+    const int64_t nr = d->ntrain;
+    switch (file) {
+    case F_TRAIN:
+        fputs("FID\tIID\n", f);
+        for (int64_t i = 0; i < nr; i++)
+            fprintf(f, "%s\t%s\n", d->bed.samples[d->train[i]].fid,
+                    d->bed.samples[d->train[i]].iid);
+        break;
+    case F_SNPS: {
+        const double *freq = tg_kgeno_freq(d->gtr);
+        fputs("SNP\tA1\tA2\tfreq\n", f);
+        for (int64_t j = 0; j < d->bed.n_snps; j++) {
+            const tg_snp *s = &d->bed.snps[j];
+            if (isnan(freq[j])) strcpy(num, "NA");
+            else tg_text_format_double(freq[j], num);
+            fprintf(f, "%s\t%s\t%s\t%s\n", s->id, s->a1, s->a2, num);
+        }
+        break;
+    }
+    case F_PHENO:
+        fputs("pheno\tmean\n", f);
+        for (int c = 0; c < d->k; c++) {
+            tg_text_format_double(d->mean[c], num);
+            fprintf(f, "%s\t%s\n", d->names[c], num);
+        }
+        break;
+    default: /* F_WEIGHTS */
+        fputs("FID\tIID", f);
+        for (int c = 0; c < d->k; c++) fprintf(f, "\t%s", d->names[c]);
+        fputc('\n', f);
+        for (int64_t i = 0; i < nr; i++) {
+            fprintf(f, "%s\t%s", d->bed.samples[d->train[i]].fid, d->bed.samples[d->train[i]].iid);
+            for (int c = 0; c < d->k; c++) {
+                tg_text_format_double(d->w[i + c * nr], num);
+                fprintf(f, "\t%s", num);
+            }
+            fputc('\n', f);
+        }
+    }
+}
+
+tg_status krr_model_save(const krr_opts *o, const krr_data *d, tg_log *log, tg_error *err) {
+    double t0 = tg_now();
+    const char *dir = o->save_model, *given = o->load_model ? d->train_given : o->bfile;
+    char abs[PATH_MAX], path[PATH_MAX], *tmp[NFILES] = {0};
+    fileset_id id;
+    int64_t bytes = 0;
+    tg_status st = absolute_prefix(d->bed.prefix, abs, err);
+    if (!st) st = fileset_identify(abs, &id, err);
+    if (!st && (strpbrk(given, "\t\n\r") || strpbrk(abs, "\t\n\r")))
+        st = tg_error_set(err, TG_ERR_ARG, "--save-model: the training fileset's path %s has a "
+                          "tab or a line break, which model.tsv cannot hold", abs);
+    for (int fi = 0; fi < NFILES && !st; fi++) {
+        FILE *f;
+        char suffix[32];
+        snprintf(suffix, sizeof suffix, "/%s.tmp", model_files[fi]);
+        if ((st = tg_out_open(dir, suffix, &f, &tmp[fi], err))) break;
+        if (fi == F_FACTOR) st = write_factor(o, d->L, f, tmp[fi], &bytes, err);
+        else if (fi == F_MODEL) write_model_tsv(o, d, given, abs, &id, f);
+        else write_model_text(fi, d, f);
+        if (st) fclose(f); /* the error is the write's */
+        else st = tg_out_close(f, tmp[fi], err);
+    }
+    for (int fi = 0; fi < NFILES && !st; fi++)
+        if (!(st = model_path(dir, fi, "", path, err)) && rename(tmp[fi], path))
+            st = tg_error_set(err, TG_ERR_IO, "cannot rename %s to %s: %s", tmp[fi], path,
+                              strerror(errno));
+    for (int fi = 0; fi < NFILES; fi++) {
+        if (st && tmp[fi]) unlink(tmp[fi]); /* no partial files left (renamed ones are gone) */
+        free(tmp[fi]);
+    }
+    if (!st)
+        tg_log_printf(log, "saved the model to %s (factor %.1f MB): %.3f s", dir, bytes * 1e-6,
+                      tg_now() - t0);
+    return st;
+}
+
+/* The next line of a model file split into exactly @p nf fields (tokens). */
+static tg_status model_line(tg_text *t, char **f, int nf, tg_error *err) {
+    char *line = tg_text_next_line(t);
+    if (!line)
+        return tg_error_set(err, TG_ERR_FORMAT, "%s ends after line %lld: more lines expected",
+                            t->path, (long long)t->line_no);
+    int k = tg_text_split(line, f, nf);
+    if (k != nf)
+        return tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: %d fields, expected %d", t->path,
+                            (long long)t->line_no, k, nf);
+    return TG_OK;
+}
+
+/* The header line of a model file: exactly the fields @p want. */
+static tg_status model_header(tg_text *t, char **f, const char *const *want, int nf,
+                              tg_error *err) {
+    tg_status st = model_line(t, f, nf, err);
+    for (int c = 0; c < nf && !st; c++)
+        if (strcmp(f[c], want[c]))
+            st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: column %d of the header is "
+                              "'%.64s', expected '%s'", t->path, (long long)t->line_no, c + 1,
+                              f[c], want[c]);
+    return st;
+}
+
+/* No line after the last expected one. */
+static tg_status model_end(tg_text *t, tg_error *err) {
+    if (tg_text_next_line(t))
+        return tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: more lines than the model has",
+                            t->path, (long long)t->line_no);
+    return TG_OK;
+}
+
+/* model.tsv into the options (they are the fit's), d->ntrain, d->mk, d->train_given, and the
+ * training fileset's absolute prefix @p abs, SNP count and identity. */
+static tg_status read_model_tsv(const char *path, krr_opts *o, krr_data *d, char *abs,
+                                int64_t *nsnps, fileset_id *id, tg_error *err) {
+    tg_text t;
+    const char *val[NKEYS] = {0};
+    long long at[NKEYS] = {0};
+    tg_status st = tg_text_read(&t, path, err);
+    int header = 1;
+    for (char *line; !st && (line = tg_text_next_line(&t));) {
+        size_t len = strlen(line);
+        while (len && line[len - 1] == '\r') line[--len] = '\0'; /* CRLF */
+        char *tab = strchr(line, '\t');
+        int k = 0;
+        if (header) {
+            if (strcmp(line, "key\tvalue"))
+                st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: expected the header "
+                                  "'key<tab>value'", path, (long long)t.line_no);
+            header = 0;
+            continue;
+        }
+        if (tab) *tab = '\0';
+        while (tab && k < NKEYS && strcmp(line, model_keys[k])) k++;
+        if (!tab || k == NKEYS || val[k])
+            st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: %s '%.64s'", path,
+                              (long long)t.line_no, !tab ? "expected KEY<tab>VALUE, found"
+                              : k == NKEYS ? "unknown key" : "second line of key", line);
+        else
+            val[k] = tab + 1, at[k] = (long long)t.line_no;
+    }
+    for (int k = 0; k < NKEYS && !st; k++)
+        if (!val[k]) st = tg_error_set(err, TG_ERR_FORMAT, "%s: no %s line", path, model_keys[k]);
+    if (!st && (!(o->gamma = tg_calloc(1, sizeof *o->gamma, err)) ||
+                !(o->alpha = tg_calloc(1, sizeof *o->alpha, err)) ||
+                !(d->train_given = tg_strdup(val[K_BFILE], err))))
+        st = TG_ERR_NOMEM;
+    o->ngamma = o->nalpha = 1;
+    for (int k = 0; k < NKEYS && !st; k++) {
+        const char *v = val[k];
+        int64_t x = 0;
+        char *end = NULL;
+        int good = 1;
+        switch (k) {
+        case K_VERSION: good = tg_text_parse_int64(v, &x) && x == MODEL_VERSION; break;
+        case K_KERNEL: good = !tg_kernel_parse(v, &o->kernel, NULL); break;
+        case K_GAMMA:
+            good = o->kernel == TG_KERNEL_GAUSSIAN
+                       ? tg_text_parse_double(v, &o->gamma[0]) && o->gamma[0] > 0
+                       : !strcmp(v, "NA");
+            break;
+        case K_ALPHA: good = tg_text_parse_double(v, &o->alpha[0]) && o->alpha[0] >= 0; break;
+        case K_TILE: good = tg_text_parse_int64(v, &o->nb) && o->nb >= 1 && o->nb <= 1 << 16; break;
+        case K_DIAG:
+            good = !tg_prec_parse(v, &o->diag, NULL) && (o->diag == TG_FP64 || o->diag == TG_FP32);
+            break;
+        case K_NTRAIN: good = tg_text_parse_int64(v, &d->ntrain) && d->ntrain >= 2; break;
+        case K_NSNPS: good = tg_text_parse_int64(v, nsnps) && *nsnps >= 1; break;
+        case K_NPHENO:
+            good = tg_text_parse_int64(v, &x) && x >= 1 && x <= d->ntrain;
+            d->mk = (int)x;
+            break;
+        case K_BFILE: good = *v != '\0'; break;
+        case K_ABS:
+            good = *v == '/' && snprintf(abs, PATH_MAX, "%s", v) < PATH_MAX;
+            break;
+        case K_BED_SIZE: good = tg_text_parse_int64(v, &id->bed_size) && id->bed_size >= 0; break;
+        case K_BED_MTIME: { /* SECONDS.NANOSECONDS */
+            char sec[32], *dot = NULL;
+            good = snprintf(sec, sizeof sec, "%s", v) < (int)sizeof sec &&
+                   (dot = strchr(sec, '.')) && strlen(dot + 1) == 9;
+            if (good) *dot = '\0';
+            good = good && tg_text_parse_int64(sec, &id->mtime_s) &&
+                   tg_text_parse_int64(dot + 1, &id->mtime_ns) && id->mtime_ns >= 0;
+            break;
+        }
+        default: /* K_BIM_HASH */
+            id->bim_hash = strtoull(v, &end, 16);
+            good = strlen(v) == 16 && strspn(v, "0123456789abcdef") == 16 && *end == '\0';
+        }
+        if (!good)
+            st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: %s '%.64s' is not %s", path,
+                              at[k], model_keys[k], v, model_values[k]);
+    }
+    tg_text_free(&t);
+    return st;
+}
+
+/* One of train.tsv (into d->train: rows of the training .fam), snps.tsv (d->freq; the SNPs
+ * must be the training .bim's), pheno.tsv (d->mnames, d->mean), weights.tsv (d->w; its rows
+ * the training samples in order). */
+static tg_status read_model_text(int file, const char *path, krr_data *d, tg_error *err) {
+    static const char *const heads[NFILES][4] = {[F_TRAIN] = {"FID", "IID"},
+                                                 [F_SNPS] = {"SNP", "A1", "A2", "freq"},
+                                                 [F_PHENO] = {"pheno", "mean"},
+                                                 [F_WEIGHTS] = {"FID", "IID"}};
+    const int64_t nr = d->ntrain, nlines = file == F_SNPS    ? d->bed.n_snps
+                                           : file == F_PHENO ? d->mk
+                                                             : nr;
+    const int nf = file == F_SNPS ? 4 : file == F_WEIGHTS ? 2 + d->mk : 2;
+    tg_text t = {0};
+    tg_idmap map = {0};
+    const char **want = tg_malloc((size_t)nf * sizeof *want, err);
+    char **f = tg_malloc((size_t)nf * sizeof *f, err);
+    int nomem = !want || !f;
+    switch (file) {
+    case F_TRAIN:
+        nomem |= !(d->train = tg_malloc((size_t)nr * sizeof *d->train, err)) ||
+                 tg_idmap_init(&map, d->bed.samples, d->bed.n_samples, err);
+        break;
+    case F_SNPS: nomem |= !(d->freq = tg_malloc((size_t)nlines * sizeof *d->freq, err)); break;
+    case F_PHENO:
+        nomem |= !(d->mnames = tg_calloc((size_t)d->mk, sizeof *d->mnames, err)) ||
+                 !(d->mean = tg_malloc((size_t)d->mk * sizeof *d->mean, err));
+        break;
+    default: nomem |= !(d->w = tg_malloc((size_t)(nr * d->mk) * sizeof *d->w, err));
+    }
+    tg_status st = nomem ? TG_ERR_NOMEM : TG_OK;
+    for (int c = 0; c < nf && !st; c++) want[c] = c < 2 || file != F_WEIGHTS ? heads[file][c]
+                                                                             : d->mnames[c - 2];
+    for (int64_t i = 0; file == F_TRAIN && !st && i < d->bed.n_samples; i++)
+        tg_idmap_insert(&map, i); /* the .fam's IDs are unique (tg_bed_open) */
+    if (!st) st = tg_text_read(&t, path, err);
+    if (!st) st = model_header(&t, f, want, nf, err);
+    for (int64_t i = 0; i < nlines && !st; i++) {
+        if ((st = model_line(&t, f, nf, err))) break;
+        const long long ln = (long long)t.line_no;
+        const tg_sample *s = file == F_WEIGHTS ? &d->bed.samples[d->train[i]] : NULL;
+        const tg_snp *snp = file == F_SNPS ? &d->bed.snps[i] : NULL;
+        switch (file) {
+        case F_TRAIN:
+            if ((d->train[i] = tg_idmap_find(&map, f[0], f[1])) < 0)
+                st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: sample '%.64s %.64s' (FID "
+                                  "IID) is not in %s.fam", path, ln, f[0], f[1], d->bed.prefix);
+            break;
+        case F_SNPS:
+            if (strcmp(f[0], snp->id) || strcmp(f[1], snp->a1) || strcmp(f[2], snp->a2))
+                st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: SNP %.64s (A1 %.16s, A2 "
+                                  "%.16s), but SNP %lld of %s.bim is %s (A1 %s, A2 %s)", path,
+                                  ln, f[0], f[1], f[2], (long long)i + 1, d->bed.prefix,
+                                  snp->id, snp->a1, snp->a2);
+            else if (!strcmp(f[3], "NA"))
+                d->freq[i] = NAN;
+            else if (!tg_text_parse_double(f[3], &d->freq[i]) || d->freq[i] < 0 || d->freq[i] > 1)
+                st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: frequency '%.64s' is not NA "
+                                  "or a number in [0, 1]", path, ln, f[3]);
+            break;
+        case F_PHENO:
+            if (!(d->mnames[i] = tg_strdup(f[0], err)))
+                st = TG_ERR_NOMEM;
+            else if (!tg_text_parse_double(f[1], &d->mean[i]))
+                st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: mean '%.64s' is not a "
+                                  "number", path, ln, f[1]);
+            break;
+        default: /* F_WEIGHTS */
+            if (strcmp(f[0], s->fid) || strcmp(f[1], s->iid))
+                st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: sample '%.64s %.64s', but "
+                                  "training sample %lld (train.tsv) is '%s %s'", path, ln, f[0],
+                                  f[1], (long long)i + 1, s->fid, s->iid);
+            for (int c = 0; c < d->mk && !st; c++)
+                if (!tg_text_parse_double(f[2 + c], &d->w[i + c * nr]))
+                    st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: column %d: '%.64s' is "
+                                      "not a number", path, ln, 3 + c, f[2 + c]);
+        }
+    }
+    if (!st) st = model_end(&t, err);
+    tg_text_free(&t);
+    tg_idmap_free(&map);
+    free(want);
+    free(f);
+    return st;
+}
+
+/* factor.bin's header and tile table against model.tsv, and its size against the table (a
+ * truncated file is found here, before any work); keeps the table in d->tprec, d->tscale. */
+static tg_status read_factor_table(const char *path, const krr_opts *o, krr_data *d,
+                                   tg_error *err) {
+    const int64_t n = d->ntrain, nb = o->nb, nt = (n + nb - 1) / nb, ntiles = nt * (nt + 1) / 2;
+    char magic[sizeof factor_magic];
+    int64_t head[3], want = FACTOR_HEAD + FACTOR_ENTRY * ntiles, t = 0;
+    struct stat sb;
+    tg_status st = TG_OK;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        st = tg_error_set(err, TG_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+        goto cleanup;
+    }
+    if (!(d->tprec = tg_malloc((size_t)ntiles * sizeof *d->tprec, err)) ||
+        !(d->tscale = tg_malloc((size_t)ntiles * sizeof *d->tscale, err))) {
+        st = TG_ERR_NOMEM;
+        goto cleanup;
+    }
+    if (fread(magic, sizeof magic, 1, f) != 1 || memcmp(magic, factor_magic, sizeof magic) ||
+        fread(head, sizeof head, 1, f) != 1) {
+        st = tg_error_set(err, TG_ERR_FORMAT, "%s: not a tilegwas factor (no %s header)", path,
+                          factor_magic);
+        goto cleanup;
+    }
+    if (head[0] != n || head[1] != nb || head[2] != nt) {
+        st = tg_error_set(err, TG_ERR_FORMAT, "%s: a factor of %lld rows in %lld tiles of %lld, "
+                          "but model.tsv has n_train %lld and tile %lld", path,
+                          (long long)head[0], (long long)head[2], (long long)head[1],
+                          (long long)n, (long long)nb);
+        goto cleanup;
+    }
+    for (int64_t j = 0; j < nt && !st; j++)
+        for (int64_t i = j; i < nt && !st; i++, t++) {
+            int64_t p, size, rows = i == nt - 1 ? n - i * nb : nb, cols = j == nt - 1 ? n - j * nb
+                                                                                    : nb;
+            if (fread(&p, sizeof p, 1, f) != 1 ||
+                fread(&d->tscale[t], sizeof *d->tscale, 1, f) != 1 ||
+                fread(&size, sizeof size, 1, f) != 1)
+                st = tg_error_set(err, TG_ERR_FORMAT, "%s: ends within its tile table "
+                                  "(truncated)", path);
+            else if (i == j ? p != o->diag : p < TG_FP64 || p > TG_FP8_E4M3)
+                st = tg_error_set(err, TG_ERR_FORMAT, "%s: tile (%lld, %lld) has precision code "
+                                  "%lld, expected %s", path, (long long)i, (long long)j,
+                                  (long long)p, i == j ? tg_prec_name(o->diag)
+                                                       : "0-3 (fp64, fp32, fp16, fp8)");
+            else if (size != rows * cols * (int64_t)tg_prec_size((tg_prec)p))
+                st = tg_error_set(err, TG_ERR_FORMAT, "%s: tile (%lld, %lld) has %lld bytes, "
+                                  "expected %lld × %lld %s", path, (long long)i, (long long)j,
+                                  (long long)size, (long long)rows, (long long)cols,
+                                  tg_prec_name((tg_prec)p));
+            d->tprec[t] = (tg_prec)p;
+            want += size;
+        }
+    if (!st && (fstat(fileno(f), &sb) || sb.st_size != want))
+        st = tg_error_set(err, TG_ERR_FORMAT, "%s: %lld bytes, its header and tile table "
+                          "describe %lld (truncated or damaged)", path, (long long)sb.st_size,
+                          (long long)want);
+cleanup:
+    if (f) fclose(f);
+    return st;
+}
+
+tg_status krr_model_read(krr_opts *o, krr_data *d, tg_log *log, tg_error *err) {
+    double t0 = tg_now();
+    const char *dir = o->load_model;
+    char path[PATH_MAX], abs[PATH_MAX];
+    int64_t nsnps = 0;
+    fileset_id saved = {0}, now;
+    tg_status st;
+    if ((st = model_path(dir, F_MODEL, "", path, err)) ||
+        (st = read_model_tsv(path, o, d, abs, &nsnps, &saved, err)) ||
+        (st = fileset_identify(abs, &now, err)))
+        return st;
+    const char *changed = now.bed_size != saved.bed_size ? ".bed size"
+                          : now.mtime_s != saved.mtime_s || now.mtime_ns != saved.mtime_ns
+                              ? ".bed modification time"
+                          : now.bim_hash != saved.bim_hash ? ".bim content"
+                                                           : NULL;
+    if (changed)
+        return tg_error_set(err, TG_ERR_ARG, "training fileset %s changed since the model was "
+                            "saved (%s): the model no longer matches it", abs, changed);
+    if ((st = tg_bed_open(abs, &d->bed, err))) return st;
+    if (d->bed.n_snps != nsnps)
+        return tg_error_set(err, TG_ERR_FORMAT, "%s: n_snps %lld, but %s.bim has %lld", path,
+                            (long long)nsnps, abs, (long long)d->bed.n_snps);
+    for (int fi = F_TRAIN; fi <= F_WEIGHTS && !st; fi++)
+        if (!(st = model_path(dir, fi, "", path, err))) st = read_model_text(fi, path, d, err);
+    if (!st && !(st = model_path(dir, F_FACTOR, "", path, err)))
+        st = read_factor_table(path, o, d, err);
+    if (st) return st;
+    if (o->pheno) { /* new phenotypes: the saved ones were only checked */
+        free(d->mean);
+        free(d->w);
+        d->mean = d->w = NULL;
+    }
+    char g[40] = "";
+    if (o->kernel == TG_KERNEL_GAUSSIAN) snprintf(g, sizeof g, ", gamma %g", o->gamma[0]);
+    tg_log_printf(log, "model %s: %s kernel%s, alpha %g, tile %lld, diag %s; %lld training "
+                  "samples of %s (unchanged since the fit), %lld SNPs; %d phenotype(s) saved; "
+                  "read and checked in %.3f s", dir, tg_kernel_name(o->kernel), g, o->alpha[0],
+                  (long long)o->nb, tg_prec_name(o->diag), (long long)d->ntrain, abs,
+                  (long long)nsnps, d->mk, tg_now() - t0);
+    return TG_OK;
+}
+
+tg_status krr_model_load_factor(const krr_opts *o, krr_data *d, tg_log *log, tg_error *err) {
+    double t0 = tg_now();
+    char path[PATH_MAX];
+    int64_t tiles[TG_NPREC] = {0}, bytes = 0, t = 0;
+    void *buf = NULL;
+    FILE *f = NULL;
+    int nt = 0;
+    tg_status st = model_path(o->load_model, F_FACTOR, "", path, err);
+    if (st || (st = tg_matrix_create(&d->L, d->ntrain, d->ntrain, (int)o->nb, (int)o->nb,
+                                     TG_SYM_LOWER, o->diag, 0, 0, err)))
+        goto cleanup;
+    if (!(buf = tg_malloc((size_t)o->nb * (size_t)o->nb * sizeof(double), err))) {
+        st = TG_ERR_NOMEM;
+        goto cleanup;
+    }
+    tg_matrix_size(d->L, NULL, NULL, &nt, NULL);
+    if (!(f = fopen(path, "rb")) ||
+        fseek(f, FACTOR_HEAD + FACTOR_ENTRY * (long)nt * (nt + 1) / 2, SEEK_SET)) {
+        st = tg_error_set(err, TG_ERR_IO, "cannot read %s: %s", path, strerror(errno));
+        goto cleanup;
+    }
+    for (int j = 0; j < nt && !st; j++)
+        for (int i = j; i < nt && !st; i++, t++) {
+            int rows, cols;
+            tg_matrix_tile_dims(d->L, i, j, &rows, &cols);
+            size_t size = (size_t)rows * cols * tg_prec_size(d->tprec[t]);
+            if (fread(buf, size, 1, f) != 1)
+                st = tg_error_set(err, TG_ERR_FORMAT, "%s: ends within tile (%d, %d)", path, i,
+                                  j);
+            else if ((st = tg_matrix_tile_write(d->L, i, j, d->tprec[t], d->tscale[t], buf,
+                                                err))) {
+                tg_error e = *err;
+                st = tg_error_set(err, st, "%s: %s", path, e.msg);
+            }
+            tiles[d->tprec[t]]++;
+            bytes += (int64_t)size;
+        }
+    if (!st)
+        tg_log_printf(log, "read the saved factor (tiles fp64 %lld, fp32 %lld, fp16 %lld, fp8 "
+                      "%lld; %.1f MB): %.3f s", (long long)tiles[TG_FP64],
+                      (long long)tiles[TG_FP32], (long long)tiles[TG_FP16],
+                      (long long)tiles[TG_FP8_E4M3], bytes * 1e-6, tg_now() - t0);
+cleanup:
+    if (f) fclose(f);
+    free(buf);
+    return st;
+}
