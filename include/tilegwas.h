@@ -196,8 +196,20 @@ tg_runtime_opts tg_runtime_defaults(void);
  * handles of every CUDA worker. Fails clearly when more GPUs are asked for than exist. */
 tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err);
 void tg_runtime_stop(void);
+/** Initialises MPI in a build with MPI (MPI_THREAD_SERIALIZED, once per process, finalised at
+ * exit) so that the rank and the rank count are known before the runtime starts; a program run
+ * under mpiexec calls it first. tg_runtime_start() calls it too. Nothing without MPI. */
+void tg_runtime_init_mpi(void);
+/** This process's MPI rank and the number of ranks: 0 and 1 without MPI or before
+ * tg_runtime_init_mpi(). */
 int tg_runtime_rank(void);
 int tg_runtime_nranks(void);
+/** Collective, before tg_runtime_start(): the lowest rank whose @p value differs from rank
+ * 0's, or −1 when every rank has the same (always −1 with one rank). */
+int tg_runtime_differing_rank(uint64_t value);
+/** Ends every rank at once, with exit status @p code: MPI_Abort with several ranks (for a
+ * failure on one rank while the others may wait for it in a collective), exit() with one. */
+void tg_runtime_abort(int code) __attribute__((noreturn));
 int tg_runtime_ncpu(void);
 int tg_runtime_ngpu(void);
 /** One line describing ranks, workers and devices, for the log. */
