@@ -345,9 +345,10 @@ int64_t tg_geno_excluded(const tg_geno *g);
 const double *tg_geno_freq(const tg_geno *g);
 /* trans = 0: out (n×k) = Z·in (in is m×k); trans = 1: out (m×k) = Zᵀ·in (in is n×k).
  * Column-major, leading dimensions ldin / ldout; prec TG_FP64 (double arrays) or TG_FP32
- * (float arrays, FP32 accumulation). Needs a started runtime (tg_runtime_start); runs as StarPU
- * tasks on all workers; the genotypes stay on each device between calls. k must be in 1..64;
- * a NaN or infinite entry of @p in is TG_ERR_ARG naming its row and column. */
+ * (float arrays, FP32 accumulation). Needs a started runtime (tg_runtime_start) on one MPI
+ * rank (several: TG_ERR_ARG, not distributed yet); runs as StarPU tasks on all workers; the
+ * genotypes stay on each device between calls. k must be in 1..64; a NaN or infinite entry of
+ * @p in is TG_ERR_ARG naming its row and column. */
 tg_status tg_geno_mul(tg_geno *g, int trans, int64_t k, tg_prec prec, const void *in,
                       int64_t ldin, void *out, int64_t ldout, tg_error *err);
 
