@@ -707,6 +707,7 @@ static tg_status fit(const krr_opts *o, krr_data *d, int g, int a, const tg_matr
 
 static int run(const krr_opts *o, krr_data *d, tg_log *log) {
     tg_error err = {0};
+    int rc;
     tg_status st = load(o, d, log, &err);
     if (st) return tg_cli_fail("krr", log, &err);
     int ntile = (int)((d->ntrain + o->nb - 1) / o->nb);
@@ -736,6 +737,8 @@ static int run(const krr_opts *o, krr_data *d, tg_log *log) {
     tg_log_printf(log, "wrote %s.pred.tsv, %s.krr.tsv%s%s (%.3f s)", o->c.out, o->c.out,
                   o->map_path ? ", " : "", o->map_path ? o->map_path : "", tg_now() - t0);
 done:
+    /* the error first: with several ranks it ends them all, where stopping would wait for them */
+    rc = st ? tg_cli_fail("krr", log, &err) : 0;
     tg_matrix_destroy(d->Ct);
     tg_matrix_destroy(d->C);
     tg_kgeno_free(d->gte);
@@ -743,7 +746,7 @@ done:
     d->C = d->Ct = NULL;
     d->gtr = d->gte = NULL;
     tg_runtime_stop();
-    return st ? tg_cli_fail("krr", log, &err) : 0;
+    return rc;
 }
 
 int tg_cmd_krr(int argc, char **argv) {
@@ -754,7 +757,9 @@ int tg_cmd_krr(int argc, char **argv) {
     int st = parse_options(argc, argv, &o, &err), rc;
     if (st < 0) {
         rc = 0;
-    } else if (st || (st = tg_out_check_prefix(o.c.out, &err)) ||
+    } else if (st) {
+        rc = tg_cli_fail_options("krr", &err);
+    } else if ((st = tg_out_check_prefix(o.c.out, &err)) ||
                (st = tg_log_open(&log, o.c.out, argc, argv, &err))) {
         rc = tg_cli_fail("krr", NULL, &err);
     } else {
