@@ -278,7 +278,9 @@ typedef struct {
     /** 0: every round. Otherwise only the first max_rounds rounds (benchmarks on a part of a
      * large search): the report then counts the rounds and combinations of that part. */
     int64_t max_rounds;
-    /** Called at most once a second from a worker thread (may be NULL): combinations done. */
+    /** Called at most once a second from a worker thread (may be NULL): combinations done.
+     * With several MPI ranks: this rank's count times the rank count (an estimate, kept below
+     * the total), and at the end, on rank 0 only, the exact count of every rank's rounds. */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;
 } tg_epi_opts;
@@ -316,7 +318,11 @@ tg_status tg_epi_classes(const tg_sample *samples, const double *values, int64_t
 /** Exhaustive search of every combination of opts->order SNPs of @p bed over the samples with
  * cls[i] ∈ {0 control, 1 case} (−1 excluded), as StarPU round tasks (runtime started). Missing
  * genotypes are excluded from the counts of the SNP they miss at. Fills @p rep (free it with
- * tg_epi_report_free). */
+ * tg_epi_report_free). With several MPI ranks it is collective: every rank calls it with the
+ * same input and runs every R-th round; rank 0 receives the hits, identical to one rank's, and
+ * the counts of the whole search; on the other ranks nhit is 0 and `combinations` counts their
+ * own rounds. A rank that fails returns before the ranks meet at the end: the caller must then
+ * end every rank (tg_runtime_abort). */
 tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *opts,
                        tg_epi_report *rep, tg_error *err);
 void tg_epi_report_free(tg_epi_report *rep);

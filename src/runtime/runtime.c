@@ -118,6 +118,19 @@ void tg_runtime_abort(int code) {
     exit(code);
 }
 
+void tg_runtime_gather(const void *mine, size_t bytes, void *all) {
+#ifdef TG_USE_MPI
+    if (rt.nranks > 1) {
+        /* MPI runs MPI_THREAD_SERIALIZED: this thread may call it only while StarPU-MPI's
+         * progression thread sleeps, which its barrier waits for */
+        if (rt.started && rt.mpi) tg_runtime_wait_all();
+        MPI_Gather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+        return;
+    }
+#endif
+    memcpy(all, mine, bytes);
+}
+
 tg_runtime_opts tg_runtime_defaults(void) {
     tg_runtime_opts o = {.sched = NULL, .ncpu = -1, .ngpu = -1};
     return o;
