@@ -196,8 +196,20 @@ tg_runtime_opts tg_runtime_defaults(void);
  * handles of every CUDA worker. Fails clearly when more GPUs are asked for than exist. */
 tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err);
 void tg_runtime_stop(void);
+/** Initialises MPI in a build with MPI (MPI_THREAD_SERIALIZED, once per process, finalised at
+ * exit) so that the rank and the rank count are known before the runtime starts; a program run
+ * under mpiexec calls it first. tg_runtime_start() calls it too. Nothing without MPI. */
+void tg_runtime_init_mpi(void);
+/** This process's MPI rank and the number of ranks: 0 and 1 without MPI or before
+ * tg_runtime_init_mpi(). */
 int tg_runtime_rank(void);
 int tg_runtime_nranks(void);
+/** Collective, before tg_runtime_start(): the lowest rank whose @p value differs from rank
+ * 0's, or −1 when every rank has the same (always −1 with one rank). */
+int tg_runtime_differing_rank(uint64_t value);
+/** Ends every rank at once, with exit status @p code: MPI_Abort with several ranks (for a
+ * failure on one rank while the others may wait for it in a collective), exit() with one. */
+void tg_runtime_abort(int code) __attribute__((noreturn));
 int tg_runtime_ncpu(void);
 int tg_runtime_ngpu(void);
 /** One line describing ranks, workers and devices, for the log. */
@@ -278,7 +290,9 @@ typedef struct {
     /** 0: every round. Otherwise only the first max_rounds rounds (benchmarks on a part of a
      * large search): the report then counts the rounds and combinations of that part. */
     int64_t max_rounds;
-    /** Called at most once a second from a worker thread (may be NULL): combinations done. */
+    /** Called at most once a second from a worker thread (may be NULL): combinations done.
+     * With several MPI ranks: this rank's count times the rank count (an estimate, kept below
+     * the total), and at the end, on rank 0 only, the exact count of every rank's rounds. */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;
 } tg_epi_opts;
@@ -316,7 +330,11 @@ tg_status tg_epi_classes(const tg_sample *samples, const double *values, int64_t
 /** Exhaustive search of every combination of opts->order SNPs of @p bed over the samples with
  * cls[i] ∈ {0 control, 1 case} (−1 excluded), as StarPU round tasks (runtime started). Missing
  * genotypes are excluded from the counts of the SNP they miss at. Fills @p rep (free it with
- * tg_epi_report_free). */
+ * tg_epi_report_free). With several MPI ranks it is collective: every rank calls it with the
+ * same input and runs every R-th round; rank 0 receives the hits, identical to one rank's, and
+ * the counts of the whole search; on the other ranks nhit is 0 and `combinations` counts their
+ * own rounds. A rank that fails returns before the ranks meet at the end: the caller must then
+ * end every rank (tg_runtime_abort). */
 tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *opts,
                        tg_epi_report *rep, tg_error *err);
 void tg_epi_report_free(tg_epi_report *rep);
@@ -345,9 +363,10 @@ int64_t tg_geno_excluded(const tg_geno *g);
 const double *tg_geno_freq(const tg_geno *g);
 /* trans = 0: out (n×k) = Z·in (in is m×k); trans = 1: out (m×k) = Zᵀ·in (in is n×k).
  * Column-major, leading dimensions ldin / ldout; prec TG_FP64 (double arrays) or TG_FP32
- * (float arrays, FP32 accumulation). Needs a started runtime (tg_runtime_start); runs as StarPU
- * tasks on all workers; the genotypes stay on each device between calls. k must be in 1..64;
- * a NaN or infinite entry of @p in is TG_ERR_ARG naming its row and column. */
+ * (float arrays, FP32 accumulation). Needs a started runtime (tg_runtime_start) on one MPI
+ * rank (several: TG_ERR_ARG, not distributed yet); runs as StarPU tasks on all workers; the
+ * genotypes stay on each device between calls. k must be in 1..64; a NaN or infinite entry of
+ * @p in is TG_ERR_ARG naming its row and column. */
 tg_status tg_geno_mul(tg_geno *g, int trans, int64_t k, tg_prec prec, const void *in,
                       int64_t ldin, void *out, int64_t ldout, tg_error *err);
 

@@ -47,6 +47,34 @@ agree() {
               printf "worst %.3g", w; exit !(NR > 1 && w <= tol) }'
 }
 
+# skip_without_mpi: ends the script, skipped, when tilegwas is built without MPI or configure
+# found no mpiexec.
+skip_without_mpi() {
+    if [ -z "${MPIEXEC:-}" ] || ! "$TG_BIN" info 2>/dev/null | grep -q '^mpi	yes'; then
+        echo "1..0 # SKIP no MPI build or no mpiexec"
+        exit 0
+    fi
+}
+
+# ranked N DIR ARGS...: `tilegwas ARGS` on N ranks (N = 0: without mpiexec), rank R in its own
+# folder DIR/rankR (ARGS name files of the working directory as ../../), so that a file written
+# by a rank other than 0 shows; stdout and stderr in DIR/out.txt and DIR/err.txt. Returns the
+# exit status (124 after 300 s).
+ranked() {
+    local nr=$1 dir=$2
+    shift 2
+    mkdir -p "$dir/rank0"
+    if [ "$nr" -eq 0 ]; then
+        (cd "$dir/rank0" && timeout 300 "$TG_BIN" "$@") >"$dir/out.txt" 2>"$dir/err.txt"
+    else
+        # MPICH's hydra gives each process its rank in PMI_RANK, which the rank's shell expands
+        # shellcheck disable=SC2016
+        (cd "$dir" && timeout 300 "$MPIEXEC" -n "$nr" sh -c \
+            'mkdir -p "rank$PMI_RANK" && cd "rank$PMI_RANK" && exec "$@"' sh "$TG_BIN" "$@") \
+            >"$dir/out.txt" 2>"$dir/err.txt"
+    fi
+}
+
 tap_end() {
     echo "1..$n"
     exit $fail

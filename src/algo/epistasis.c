@@ -4,7 +4,9 @@
  * all its combinations and keeps its best top-k. Rounds go out in waves (bounding the result
  * memory), each wave's results are merged on the CPU, and the reported hits get their full
  * table recounted here from the planes, which must give the round's key again (a check of the
- * device that ran the round). */
+ * device that ran the round).
+ * With several MPI ranks every rank builds all planes and runs round i when i mod R is its rank,
+ * on its own workers; rank 0 gathers every rank's merged best and merges them the same way. */
 #include <errno.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -63,7 +65,8 @@ static unsigned __int128 choose(int64_t m, int k) {
 struct progress {
     const tg_epi_opts *o;
     uint64_t total;
-    _Atomic uint64_t done;
+    int nranks;
+    _Atomic uint64_t done; /* by this rank's rounds */
     _Atomic int64_t last_ms; /* when progress was last reported */
 };
 
@@ -79,6 +82,11 @@ static void round_done(void *arg) {
     struct progress *p = s->p;
     uint64_t done = atomic_fetch_add(&p->done, s->combos) + s->combos;
     if (!p->o->progress) return;
+    /* this rank runs every R-th round: R times its count estimates the search's, kept below
+     * the total, which only the exact count at the end reports */
+    if (p->nranks > 1)
+        done = done < (p->total - 1) / (uint64_t)p->nranks ? done * (uint64_t)p->nranks
+                                                             : p->total - 1;
     int64_t now = (int64_t)(tg_now() * 1000), last = atomic_load(&p->last_ms);
     if (now - last >= 1000 && atomic_compare_exchange_strong(&p->last_ms, &last, now))
         p->o->progress(p->o->progress_ctx, done, p->total);
@@ -88,12 +96,15 @@ static void round_done(void *arg) {
 struct search {
     int64_t m, nb, words[2], n[2], block_words;
     int B, k, complete;
+    int rank, nranks;
+    int64_t next, b[TG_EPI_MAX_ORDER]; /* the next round: its index and block tuple */
     uint64_t *planes;
     double *table;
     starpu_data_handle_t *blk, th;
     struct slot *slots;
     char *results;
-    struct tg_epi_hit *best;
+    struct tg_epi_result *best; /* the rounds' results merged (tg_epi_result_size(topk)) */
+    char *gathered;             /* every rank's merged result, on rank 0 */
 };
 
 /* Planes are built SNP_CHUNK SNPs at a time on every core: distinct SNPs own distinct plane
@@ -159,11 +170,12 @@ static tg_status build_planes(const tg_bed *bed, const int8_t *cls, struct searc
 }
 
 /* Recounts the table of every hit from the planes (host copies) and checks its key. */
-static tg_status report_hits(const struct search *s, const tg_epi_opts *o, int nbest,
-                             tg_epi_report *rep, tg_error *err) {
+static tg_status report_hits(const struct search *s, const tg_epi_opts *o, tg_epi_report *rep,
+                             tg_error *err) {
+    const int nbest = s->best->nhit;
     if (!(rep->hits = tg_calloc((size_t)nbest, sizeof *rep->hits, err))) return TG_ERR_NOMEM;
     for (int h = 0; h < nbest; h++) {
-        const struct tg_epi_hit *b = &s->best[h];
+        const struct tg_epi_hit *b = &s->best->hit[h];
         tg_epi_hit_info *hi = &rep->hits[h];
         const uint64_t *blk[TG_EPI_MAX_ORDER];
         int32_t loc[TG_EPI_MAX_ORDER];
@@ -187,15 +199,33 @@ static tg_status report_hits(const struct search *s, const tg_epi_opts *o, int n
     return TG_OK;
 }
 
-/* Submits up to `wave` rounds from the block tuple b on (advancing it; *more = 0 after the
- * last), waits for them and merges their results; *expected adds their combinations. */
-static tg_status run_wave(struct search *s, const tg_epi_opts *o, struct progress *p, int64_t *b,
-                          int64_t wave, int *more, int32_t *nbest, uint64_t *evaluated,
-                          uint64_t *expected, tg_error *err) {
+/* Merges a result (a round's, or a rank's merged one) into @p into. Hits are ordered totally
+ * (key, then SNPs), so the order of the merges does not change the outcome. */
+static void merge(const struct tg_epi_result *r, int topk, struct tg_epi_result *into) {
+    into->evaluated += r->evaluated;
+    for (int h = 0; h < r->nhit; h++) tg_epi_keep(into->hit, &into->nhit, topk, &r->hit[h]);
+}
+
+/* Advances s->b to the block tuple after it (b_1 ≤ … ≤ b_k, the last one increasing fastest);
+ * the last tuple stays, as the round count stops the walk there. */
+static void next_tuple(struct search *s) {
+    int i = s->k - 1;
+    while (i >= 0 && s->b[i] == s->nb - 1) i--;
+    if (i < 0) return;
+    s->b[i]++;
+    for (int j = i + 1; j < s->k; j++) s->b[j] = s->b[i];
+}
+
+/* Submits up to `wave` of this rank's rounds from round s->next on, below round `rounds`
+ * (advancing s->next), waits for them and merges their results into s->best; *expected adds
+ * their combinations. */
+static tg_status run_wave(struct search *s, const tg_epi_opts *o, struct progress *p,
+                          int64_t wave, int64_t rounds, uint64_t *expected, tg_error *err) {
     const size_t rsize = tg_epi_result_size(o->topk);
     int64_t w = 0;
     int ret = 0;
-    for (; w < wave && *more && !ret; w++) {
+    for (; w < wave && s->next < rounds && !ret; s->next++, next_tuple(s)) {
+        if (s->next % s->nranks != s->rank) continue;
         struct tg_epi_round_arg a = {.order = s->k,
                                      .block = s->B,
                                      .complete = s->complete,
@@ -205,6 +235,7 @@ static tg_status run_wave(struct search *s, const tg_epi_opts *o, struct progres
         memcpy(a.n, s->n, sizeof a.n);
         struct starpu_data_descr d[TG_EPI_MAX_ORDER + 2];
         uint64_t combos = 1;
+        const int64_t *b = s->b;
         for (int i = 0; i < s->k; i++) {
             a.first[i] = b[i] * s->B;
             a.nsnp[i] = (int32_t)(s->m - a.first[i] < s->B ? s->m - a.first[i] : s->B);
@@ -229,27 +260,19 @@ static tg_status run_wave(struct search *s, const tg_epi_opts *o, struct progres
         starpu_vector_data_register(&sl->h, STARPU_MAIN_RAM, (uintptr_t)sl->res, rsize, 1);
         d[s->k] = (struct starpu_data_descr){s->th, STARPU_R};
         d[s->k + 1] = (struct starpu_data_descr){sl->h, STARPU_W};
-        ret = TG_INSERT(&tg_cl_epi_round[s->k - 2], STARPU_CL_ARGS, arg, sizeof *arg,
-                        STARPU_DATA_MODE_ARRAY, d, s->k + 2, STARPU_CALLBACK_WITH_ARG_NFREE,
-                        round_done, sl, STARPU_FLOPS, (double)combos * (double)(s->n[0] + s->n[1]),
-                        0);
-        /* next tuple b_1 ≤ … ≤ b_k */
-        int i = s->k - 1;
-        while (i >= 0 && b[i] == s->nb - 1) i--;
-        if (i < 0)
-            *more = 0;
-        else {
-            b[i]++;
-            for (int j = i + 1; j < s->k; j++) b[j] = b[i];
-        }
+        /* a round is this rank's own work on its own handles: plain StarPU, never
+         * starpu_mpi_task_insert (TG_INSERT), which wants handles registered with StarPU-MPI */
+        ret = starpu_task_insert(&tg_cl_epi_round[s->k - 2], STARPU_CL_ARGS, arg, sizeof *arg,
+                                 STARPU_DATA_MODE_ARRAY, d, s->k + 2,
+                                 STARPU_CALLBACK_WITH_ARG_NFREE, round_done, sl, STARPU_FLOPS,
+                                 (double)combos * (double)(s->n[0] + s->n[1]), 0);
+        w++; /* its handle is registered: unregistered below, submitted or not */
     }
-    tg_runtime_wait_all();
+    /* this rank's tasks only: other ranks run other numbers of waves */
+    starpu_task_wait_for_all();
     for (int64_t x = 0; x < w; x++) {
         starpu_data_unregister(s->slots[x].h);
-        if (ret) continue;
-        const struct tg_epi_result *r = s->slots[x].res;
-        *evaluated += r->evaluated;
-        for (int h = 0; h < r->nhit; h++) tg_epi_keep(s->best, nbest, o->topk, &r->hit[h]);
+        if (!ret) merge(s->slots[x].res, o->topk, s->best);
     }
     if (ret)
         return tg_error_set(err, TG_ERR_RUNTIME,
@@ -269,6 +292,7 @@ static void search_free(struct search *s) {
     free(s->slots);
     free(s->results);
     free(s->best);
+    free(s->gathered);
 }
 
 static tg_status check_opts(const tg_bed *bed, const tg_epi_opts *o, tg_error *err) {
@@ -320,20 +344,18 @@ tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *
                             "--block %d with %lld samples: a block of %lld words is more than a "
                             "StarPU vector holds (2^32 - 1); use a smaller --block",
                             s.B, (long long)(s.n[0] + s.n[1]), (long long)s.block_words);
-    if (tg_runtime_nranks() > 1)
-        return tg_error_set(err, TG_ERR_ARG,
-                            "epistasis runs on one MPI rank (started with %d); run it without "
-                            "mpiexec",
-                            tg_runtime_nranks());
+    s.rank = tg_runtime_rank();
+    s.nranks = tg_runtime_nranks();
     *rep = (tg_epi_report){.order = s.k,
                            .block = s.B,
                            .n_snps = s.m,
                            .n_controls = s.n[0],
                            .n_cases = s.n[1],
                            .n_excluded = bed->n_samples - s.n[0] - s.n[1]};
-    rep->combinations = (uint64_t)choose(s.m, s.k);
+    const uint64_t all = (uint64_t)choose(s.m, s.k);
     rep->rounds = (int64_t)choose(s.nb + s.k - 1, s.k);
-    if (o->max_rounds > 0 && o->max_rounds < rep->rounds) rep->rounds = o->max_rounds;
+    const int part = o->max_rounds > 0 && o->max_rounds < rep->rounds;
+    if (part) rep->rounds = o->max_rounds;
 
     double t0 = tg_now();
     size_t bytes = (size_t)(s.nb * s.block_words) * sizeof *s.planes;
@@ -350,17 +372,20 @@ tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *
     t0 = tg_now();
     const int64_t nt = s.n[0] + s.n[1] + 2;
     const size_t rsize = tg_epi_result_size(o->topk);
+    /* this rank's rounds: every R-th from round `rank` on (none when R exceeds the rounds) */
+    const int64_t own = rep->rounds / s.nranks + (s.rank < rep->rounds % s.nranks);
     /* enough rounds in flight to feed every worker, results bounded to about 256 MiB */
     int64_t wave = (int64_t)(((size_t)256 << 20) / rsize),
             busy = 8 * (int64_t)starpu_worker_get_count();
     if (wave > 4096) wave = 4096;
     if (wave < busy) wave = busy;
-    if (wave > rep->rounds) wave = rep->rounds;
+    if (wave > own) wave = own;
     if (!(s.table = tg_malloc((size_t)nt * sizeof *s.table, err)) ||
         !(s.blk = tg_calloc((size_t)s.nb, sizeof *s.blk, err)) ||
         !(s.slots = tg_calloc((size_t)wave, sizeof *s.slots, err)) ||
         !(s.results = tg_malloc((size_t)wave * rsize, err)) ||
-        !(s.best = tg_malloc((size_t)o->topk * sizeof *s.best, err))) {
+        !(s.best = tg_calloc(1, rsize, err)) ||
+        (s.rank == 0 && !(s.gathered = tg_malloc((size_t)s.nranks * rsize, err)))) {
         st = TG_ERR_NOMEM;
         goto done;
     }
@@ -371,29 +396,44 @@ tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *
         starpu_vector_data_register(&s.blk[b], STARPU_MAIN_RAM,
                                     (uintptr_t)(s.planes + b * s.block_words),
                                     (uint32_t)s.block_words, sizeof *s.planes);
-    struct progress p = {.o = o, .total = rep->combinations, .last_ms = (int64_t)(tg_now() * 1000)};
-    int64_t b[TG_EPI_MAX_ORDER] = {0, 0, 0, 0}, left = rep->rounds;
-    int more = 1;
-    int32_t nbest = 0;
-    uint64_t evaluated = 0, expected = 0;
-    for (; more && left > 0 && !st; left -= wave)
-        st = run_wave(&s, o, &p, b, left < wave ? left : wave, &more, &nbest, &evaluated, &expected,
-                      err);
+    struct progress p = {.o = o,
+                         .total = all,
+                         .nranks = s.nranks,
+                         .last_ms = (int64_t)(tg_now() * 1000)};
+    uint64_t expected = 0;
+    for (int64_t left = own; left > 0 && !st; left -= wave)
+        st = run_wave(&s, o, &p, left < wave ? left : wave, rep->rounds, &expected, err);
     if (st) goto done;
-    rep->seconds_search = tg_now() - t0;
-    /* the rounds' own counts, the counts planned at submission and C(M, k) must agree */
-    const int part = rep->rounds < (int64_t)choose(s.nb + s.k - 1, s.k);
-    if (evaluated != expected || (!part && expected != rep->combinations)) {
+    /* the rounds' own counts and the counts planned at their submission must agree */
+    if (s.best->evaluated != expected) {
         st = tg_error_set(err, TG_ERR_RUNTIME,
                           "internal error: the rounds evaluated %llu combinations, %llu expected "
-                          "(C(%lld, %d) = %llu in all; a bug in the search: please report it)",
-                          (unsigned long long)evaluated, (unsigned long long)expected,
-                          (long long)s.m, s.k, (unsigned long long)rep->combinations);
+                          "(a bug in the search: please report it)",
+                          (unsigned long long)s.best->evaluated, (unsigned long long)expected);
         goto done;
     }
     rep->combinations = expected;
-    if (o->progress) o->progress(o->progress_ctx, evaluated, expected);
-    st = report_hits(&s, o, nbest, rep, err);
+    tg_runtime_gather(s.best, rsize, s.gathered);
+    rep->seconds_search = tg_now() - t0;
+    if (s.rank) goto done; /* rank 0 reports */
+    struct tg_epi_result *best = s.best;
+    best->evaluated = 0;
+    best->nhit = 0;
+    for (int r = 0; r < s.nranks; r++)
+        merge((const struct tg_epi_result *)(s.gathered + (size_t)r * rsize), o->topk, best);
+    /* every combination evaluated exactly once, whatever the ranks */
+    if (!part && best->evaluated != all) {
+        st = tg_error_set(err, TG_ERR_RUNTIME,
+                          "internal error: the rounds of %d rank%s evaluated %llu combinations, "
+                          "C(%lld, %d) = %llu expected (a bug in the search: please report it)",
+                          s.nranks, s.nranks == 1 ? "" : "s",
+                          (unsigned long long)best->evaluated, (long long)s.m, s.k,
+                          (unsigned long long)all);
+        goto done;
+    }
+    rep->combinations = best->evaluated;
+    if (o->progress) o->progress(o->progress_ctx, best->evaluated, best->evaluated);
+    st = report_hits(&s, o, rep, err);
 done:
     search_free(&s);
     if (st) tg_epi_report_free(rep);

@@ -485,6 +485,10 @@ int64_t tg_geno_nblocks(const tg_geno *g, int trans) { return trans ? g->nsb : g
 tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, const double *offset,
                              starpu_data_handle_t in, const starpu_data_handle_t *out_blocks,
                              tg_error *err) {
+    if (tg_runtime_mpi())
+        return tg_error_set(err, TG_ERR_ARG,
+                            "genotype matrix products run on one rank for now (%d ranks)",
+                            tg_runtime_nranks());
     if (!g->registered) register_blocks(g);
     struct tg_fivecodes_arg a = {.trans = trans, .prec = prec, .k = k};
     memcpy(a.offset, offset, (size_t)k * sizeof *offset);

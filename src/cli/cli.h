@@ -23,9 +23,18 @@ int tg_cmd_epistasis(int argc, char **argv);
 int tg_cmd_snpmm(int argc, char **argv);
 int tg_cmd_krr(int argc, char **argv);
 
-/** Prints "tilegwas CMD: error: MSG" on stderr (and in the log if open); returns exit code 1
- * (2 for usage errors, TG_ERR_ARG). */
+/** Prints "tilegwas CMD: error: MSG" on stderr ("tilegwas: error: MSG" for a NULL @p cmd), and
+ * in the log if open; with several MPI ranks "error: rank R: MSG". Returns exit code 1 (2 for
+ * usage errors, TG_ERR_ARG). */
+int tg_cli_error(const char *cmd, tg_log *log, const tg_error *err);
+/** A fatal error: tg_cli_error(), then with several MPI ranks every rank ends at once
+ * (MPI_Abort), since the others may wait for this one in a collective; returns the exit code
+ * with one rank. */
 int tg_cli_fail(const char *cmd, tg_log *log, const tg_error *err);
+/** An error in the options alone (TG_ERR_ARG before any file is read): every rank has it, since
+ * main checked that all have the same arguments, so rank 0 prints it as one rank would and
+ * every rank returns the exit code. Other errors (out of memory) go to tg_cli_fail(). */
+int tg_cli_fail_options(const char *cmd, const tg_error *err);
 
 /** Parses an integer option value in [lo, hi]; the error names the option and the value. */
 tg_status tg_cli_int(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out,

@@ -7,10 +7,35 @@
 
 #include "cli/cli.h"
 
+static int exit_code(const tg_error *err) { return err->status == TG_ERR_ARG ? 2 : 1; }
+
+/* "tilegwas CMD: error: [rank R: ]MSG" on stderr and in the log. */
+static int print_error(const char *cmd, tg_log *log, const tg_error *err, int name_rank) {
+    char rank[32] = "";
+    if (name_rank) snprintf(rank, sizeof rank, "rank %d: ", tg_runtime_rank());
+    fprintf(stderr, "tilegwas%s%s: error: %s%s\n", cmd ? " " : "", cmd ? cmd : "", rank,
+            err->msg);
+    tg_log_file_only(log, "error: %s%s", rank, err->msg);
+    return exit_code(err);
+}
+
+int tg_cli_error(const char *cmd, tg_log *log, const tg_error *err) {
+    return print_error(cmd, log, err, tg_runtime_nranks() > 1);
+}
+
 int tg_cli_fail(const char *cmd, tg_log *log, const tg_error *err) {
-    fprintf(stderr, "tilegwas %s: error: %s\n", cmd, err->msg);
-    tg_log_file_only(log, "error: %s", err->msg);
-    return err->status == TG_ERR_ARG ? 2 : 1;
+    int rc = tg_cli_error(cmd, log, err);
+    /* the other ranks may be waiting for this one in a collective, or would run on alone */
+    if (tg_runtime_nranks() > 1) tg_runtime_abort(rc);
+    return rc;
+}
+
+int tg_cli_fail_options(const char *cmd, const tg_error *err) {
+    /* parsing running out of memory may happen on one rank alone */
+    if (err->status != TG_ERR_ARG) return tg_cli_fail(cmd, NULL, err);
+    /* every rank fails alike (main checked that they have the same arguments) and none waits
+     * for another: rank 0 says it once, as without MPI, and every rank returns */
+    return tg_runtime_rank() == 0 ? print_error(cmd, NULL, err, 0) : exit_code(err);
 }
 
 tg_status tg_cli_int(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out,

@@ -197,8 +197,8 @@ int tg_cmd_epistasis(int argc, char **argv) {
     int rc = 0, started = 0;
     int st = parse_options(argc, argv, &o, &err);
     if (st < 0) return 0;
-    if (st || (st = tg_out_check_prefix(o.c.out, &err)))
-        return tg_cli_fail("epistasis", NULL, &err);
+    if (st) return tg_cli_fail_options("epistasis", &err);
+    if ((st = tg_out_check_prefix(o.c.out, &err))) return tg_cli_fail("epistasis", NULL, &err);
     if ((st = tg_log_open(&log, o.c.out, argc, argv, &err)))
         return tg_cli_fail("epistasis", NULL, &err);
     tg_log_set_quiet(log, o.c.quiet);
@@ -224,7 +224,13 @@ int tg_cmd_epistasis(int argc, char **argv) {
     int64_t used = 0;
     for (int64_t i = 0; i < bed.n_samples; i++) used += cls[i] >= 0;
     struct progress_ctx pc = {tg_now(), (double)used};
-    if (!o.c.quiet) {
+    const int nranks = tg_runtime_nranks(), rank0 = tg_runtime_rank() == 0;
+    if (nranks > 1)
+        tg_log_file_only(log,
+                         "%d MPI ranks: block round i runs on rank i mod %d; progress on stderr "
+                         "counts rank 0's rounds times %d until the exact total at the end",
+                         nranks, nranks, nranks);
+    if (!o.c.quiet && rank0) {
         o.e.progress = progress;
         o.e.progress_ctx = &pc;
     }
@@ -249,7 +255,8 @@ int tg_cmd_epistasis(int argc, char **argv) {
                   rep.seconds_planes, rep.seconds_search,
                   rep.seconds_search > 0 ? (double)rep.combinations / rep.seconds_search : 0,
                   rep.seconds_search > 0 ? cs / rep.seconds_search : 0);
-    if ((st = write_hits(&o, &bed, &rep, &err))) {
+    /* rank 0 holds the hits; the other ranks' logs are muted */
+    if (rank0 && (st = write_hits(&o, &bed, &rep, &err))) {
         rc = tg_cli_fail("epistasis", log, &err);
         goto cleanup;
     }

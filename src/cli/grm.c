@@ -63,6 +63,7 @@ static int run(const char *bfile, int cov, int bin, const tg_cli_common *c, tg_l
     tg_geno *geno = NULL;
     double *k = NULL;
     double t0 = tg_now();
+    int rc;
     tg_status st = tg_bed_open(bfile, &bed, &err);
     if (st) return tg_cli_fail("grm", log, &err);
     const int64_t n = bed.n_samples;
@@ -97,11 +98,13 @@ static int run(const char *bfile, int cov, int bin, const tg_cli_common *c, tg_l
     tg_log_printf(log, "wrote %s%s and %s.rel.id (%.3f s)", c->out, bin ? ".rel.bin" : ".rel",
                   c->out, tg_now() - t0);
 done:
+    /* the error first: with several ranks it ends them all, where stopping would wait for them */
+    rc = st ? tg_cli_fail("grm", log, &err) : 0;
     tg_geno_free(geno);
     tg_runtime_stop();
     free(k);
     tg_bed_close(&bed);
-    return st ? tg_cli_fail("grm", log, &err) : 0;
+    return rc;
 }
 
 int tg_cmd_grm(int argc, char **argv) {
@@ -131,7 +134,8 @@ int tg_cmd_grm(int argc, char **argv) {
     if (!st && optind < argc)
         st = tg_error_set(&err, TG_ERR_ARG, "unexpected argument '%s'", argv[optind]);
     if (!st && !bfile) st = tg_error_set(&err, TG_ERR_ARG, "--bfile PREFIX is required");
-    if (st || (st = tg_out_check_prefix(c.out, &err))) return tg_cli_fail("grm", NULL, &err);
+    if (st) return tg_cli_fail_options("grm", &err);
+    if ((st = tg_out_check_prefix(c.out, &err))) return tg_cli_fail("grm", NULL, &err);
     tg_log *log = NULL;
     if (tg_log_open(&log, c.out, argc, argv, &err)) return tg_cli_fail("grm", NULL, &err);
     tg_log_set_quiet(log, c.quiet);

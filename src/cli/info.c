@@ -152,17 +152,17 @@ int tg_cmd_info(int argc, char **argv) {
             return 0;
         } else if (o == '?' || o == ':') {
             tg_cli_bad_option(argv, &err);
-            return tg_cli_fail("info", NULL, &err);
+            return tg_cli_fail_options("info", &err);
         } else if (tg_cli_common_option(&c, o, optarg, &err))
-            return tg_cli_fail("info", NULL, &err);
+            return tg_cli_fail_options("info", &err);
     }
     if (optind < argc) {
         tg_error_set(&err, TG_ERR_ARG, "unexpected argument '%s'", argv[optind]);
-        return tg_cli_fail("info", NULL, &err);
+        return tg_cli_fail_options("info", &err);
     }
     if (pheno && !bfile) {
         tg_error_set(&err, TG_ERR_ARG, "--pheno needs --bfile (IDs are matched to its .fam)");
-        return tg_cli_fail("info", NULL, &err);
+        return tg_cli_fail_options("info", &err);
     }
     return bfile ? info_bfile(bfile, pheno) : info_runtime(&c);
 }

@@ -812,6 +812,7 @@ static tg_status predict_saved(const krr_opts *o, krr_data *d, const tg_matrix *
 
 static int run(krr_opts *o, krr_data *d, tg_log *log) {
     tg_error err = {0};
+    int rc;
     /* a --save-model folder that cannot take the model is an error before the work */
     tg_status st = o->save_model ? krr_model_check_dir(o->save_model, &err) : TG_OK;
     if (st || (st = load(o, d, log, &err))) return tg_cli_fail("krr", log, &err);
@@ -847,6 +848,8 @@ static int run(krr_opts *o, krr_data *d, tg_log *log) {
                   o->map_path ? ", " : "", o->map_path ? o->map_path : "", tg_now() - t0);
     if (o->save_model) st = krr_model_save(o, d, log, &err);
 done:
+    /* the error first: with several ranks it ends them all, where stopping would wait for them */
+    rc = st ? tg_cli_fail("krr", log, &err) : 0;
     tg_matrix_destroy(d->L);
     tg_matrix_destroy(d->Ct);
     tg_matrix_destroy(d->C);
@@ -855,7 +858,7 @@ done:
     d->L = d->C = d->Ct = NULL;
     d->gtr = d->gte = NULL;
     tg_runtime_stop();
-    return st ? tg_cli_fail("krr", log, &err) : 0;
+    return rc;
 }
 
 int tg_cmd_krr(int argc, char **argv) {
@@ -866,7 +869,9 @@ int tg_cmd_krr(int argc, char **argv) {
     int st = parse_options(argc, argv, &o, &err), rc;
     if (st < 0) {
         rc = 0;
-    } else if (st || (st = tg_out_check_prefix(o.c.out, &err)) ||
+    } else if (st) {
+        rc = tg_cli_fail_options("krr", &err);
+    } else if ((st = tg_out_check_prefix(o.c.out, &err)) ||
                (st = tg_log_open(&log, o.c.out, argc, argv, &err))) {
         rc = tg_cli_fail("krr", NULL, &err);
     } else {

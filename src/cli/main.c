@@ -1,5 +1,7 @@
-/* tilegwas: dispatch to one command per sub-command name. */
+/* tilegwas: dispatch to one command per sub-command name, after the checks every MPI rank
+ * makes before any command runs. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -27,7 +29,42 @@ static void usage(FILE *f) {
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 }
 
+/* FNV-1a (64 bits) of the arguments after the program name, each with its terminating NUL so
+ * that "ab c" and "a bc" differ. The program's path may differ between nodes. */
+static uint64_t args_hash(int argc, char **argv) {
+    uint64_t h = 14695981039346656037u;
+    for (int i = 1; i < argc; i++)
+        for (const char *c = argv[i];; c++) {
+            h = (h ^ (unsigned char)*c) * 1099511628211u;
+            if (!*c) break;
+        }
+    return h;
+}
+
+/* Under mpiexec every rank runs main: ranks started with other arguments would run other work
+ * and wait for each other forever. Every rank learns which one differs; that one says so. */
+static int same_args(int argc, char **argv) {
+    int bad = tg_runtime_differing_rank(args_hash(argc, argv));
+    if (bad < 0) return 1;
+    tg_error err;
+    tg_error_set(&err, TG_ERR_ARG,
+                 "started with other arguments than rank 0: every rank must run the same command "
+                 "(check the mpiexec command line)");
+    if (tg_runtime_rank() == bad) tg_cli_error(NULL, NULL, &err);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    /* MPI first: a rank must know its rank before it prints or writes anything */
+    tg_runtime_init_mpi();
+    if (!same_args(argc, argv)) return 2;
+    tg_error err;
+    /* only rank 0 prints results (help, info): the other ranks would repeat them */
+    if (tg_runtime_rank() > 0 && !freopen("/dev/null", "w", stdout)) {
+        tg_error_set(&err, TG_ERR_IO, "cannot send the output of rank %d to /dev/null",
+                     tg_runtime_rank());
+        return tg_cli_fail(NULL, NULL, &err);
+    }
     if (argc < 2) {
         usage(stderr);
         return 2;
@@ -40,8 +77,18 @@ int main(int argc, char **argv) {
         printf("tilegwas %s\n", PACKAGE_VERSION);
         return 0;
     }
+    /* Test hook (tests/mpi_epistasis.sh): TG_TEST_FAIL_RANK=R makes rank R fail at once, as on
+     * a bad option, while the other ranks run the command: every rank must then end. */
+    const char *fail_rank = getenv("TG_TEST_FAIL_RANK");
+    char rank[16];
+    snprintf(rank, sizeof rank, "%d", tg_runtime_rank());
+    if (fail_rank && !strcmp(fail_rank, rank)) {
+        tg_error_set(&err, TG_ERR_ARG, "TG_TEST_FAIL_RANK=%s: this rank fails on purpose (a test "
+                     "hook)", fail_rank);
+        return tg_cli_fail(argv[1], NULL, &err);
+    }
     for (size_t i = 0; i < NCOMMANDS; i++)
         if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "tilegwas: error: unknown command '%s' (tilegwas --help lists them)\n", argv[1]);
-    return 2;
+    tg_error_set(&err, TG_ERR_ARG, "unknown command '%s' (tilegwas --help lists them)", argv[1]);
+    return tg_cli_fail_options(NULL, &err);
 }

@@ -488,10 +488,12 @@ static int run(const rr_opts *o, rr_data *d, tg_log *log) {
     tg_runtime_describe(desc, sizeof desc);
     tg_log_printf(log, "runtime: %s", desc);
     st = o->cholesky ? solve_chol(o, d, log, &err) : solve_cg(o, d, log, &err);
+    /* the error first: with several ranks it ends them all, where stopping would wait for them */
+    int rc = st ? tg_cli_fail("rr", log, &err) : 0;
     tg_geno_free(d->geno);
     d->geno = NULL;
     tg_runtime_stop();
-    return st ? tg_cli_fail("rr", log, &err) : 0;
+    return rc;
 }
 
 int tg_cmd_rr(int argc, char **argv) {
@@ -501,7 +503,8 @@ int tg_cmd_rr(int argc, char **argv) {
     tg_log *log = NULL;
     int st = parse_options(argc, argv, &o, &err);
     if (st < 0) return 0;
-    if (st || (st = tg_out_check_prefix(o.c.out, &err))) return tg_cli_fail("rr", NULL, &err);
+    if (st) return tg_cli_fail_options("rr", &err);
+    if ((st = tg_out_check_prefix(o.c.out, &err))) return tg_cli_fail("rr", NULL, &err);
     if ((st = tg_log_open(&log, o.c.out, argc, argv, &err))) return tg_cli_fail("rr", NULL, &err);
     tg_log_set_quiet(log, o.c.quiet);
     if (o.cholesky)

@@ -547,10 +547,13 @@ int tg_cmd_simulate(int argc, char **argv) {
     int rc = 0;
     int st = parse_options(argc, argv, &o, &err);
     if (st < 0) return 0;
-    if (st || (st = tg_out_check_prefix(o.out, &err))) return tg_cli_fail("simulate", NULL, &err);
+    if (st) return tg_cli_fail_options("simulate", &err);
+    if ((st = tg_out_check_prefix(o.out, &err))) return tg_cli_fail("simulate", NULL, &err);
     if ((st = tg_log_open(&log, o.out, argc, argv, &err)))
         return tg_cli_fail("simulate", NULL, &err);
     tg_log_set_quiet(log, o.quiet);
+    /* one dataset: under mpiexec rank 0 draws and writes it, the other ranks have nothing to do */
+    if (tg_runtime_rank() > 0) goto cleanup;
     if ((st = alloc_data(&o, &d, &err)) ||
         !(thresholds = tg_malloc((size_t)o.n_pheno * sizeof *thresholds, &err))) {
         rc = tg_cli_fail("simulate", log, &err);

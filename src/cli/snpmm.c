@@ -227,7 +227,8 @@ int tg_cmd_snpmm(int argc, char **argv) {
     int rc = 0, started = 0;
     int st = parse_options(argc, argv, &o, &err);
     if (st < 0) return 0;
-    if (st || (st = tg_out_check_prefix(o.c.out, &err))) return tg_cli_fail("snpmm", NULL, &err);
+    if (st) return tg_cli_fail_options("snpmm", &err);
+    if ((st = tg_out_check_prefix(o.c.out, &err))) return tg_cli_fail("snpmm", NULL, &err);
     if ((st = tg_log_open(&log, o.c.out, argc, argv, &err)))
         return tg_cli_fail("snpmm", NULL, &err);
     tg_log_set_quiet(log, o.c.quiet);

@@ -14,6 +14,7 @@
 struct tg_log {
     FILE *f;
     int quiet;
+    int muted; /* a rank other than 0: no file, nothing on stderr */
     double t0;
 };
 
@@ -25,6 +26,7 @@ double tg_now(void) {
 
 tg_status tg_out_check_prefix(const char *prefix, tg_error *err) {
     if (!prefix || !*prefix) return tg_error_set(err, TG_ERR_ARG, "--out: empty output prefix");
+    if (tg_runtime_rank() != 0) return TG_OK; /* rank 0 alone writes */
     char *copy = tg_strdup(prefix, err);
     if (!copy) return TG_ERR_NOMEM;
     /* dirname() of "out/x" is "out"; of "x" is "." */
@@ -68,7 +70,9 @@ tg_status tg_log_open(tg_log **log, const char *prefix, int argc, char **argv, t
     tg_log *l = tg_calloc(1, sizeof *l, err);
     if (!l) return TG_ERR_NOMEM;
     l->t0 = tg_now();
-    if (prefix) {
+    /* every rank runs the same command: rank 0 alone logs, the others would repeat it */
+    l->muted = tg_runtime_rank() != 0;
+    if (prefix && !l->muted) {
         tg_status st = tg_out_open(prefix, ".log", &l->f, NULL, err);
         if (st) {
             free(l);
@@ -90,24 +94,21 @@ tg_status tg_log_open(tg_log **log, const char *prefix, int argc, char **argv, t
 }
 
 static void log_v(tg_log *log, int to_stderr, const char *fmt, va_list ap) {
-    va_list ap2;
-    va_copy(ap2, ap);
+    /* one write per line: under mpiexec the ranks' stderr are merged by the chunk, and a line
+     * written in parts can be split by another rank's line */
+    char line[8192];
+    vsnprintf(line, sizeof line, fmt, ap);
     if (log && log->f) {
-        vfprintf(log->f, fmt, ap);
-        fputc('\n', log->f);
+        fprintf(log->f, "%s\n", line);
         fflush(log->f);
     }
-    if (to_stderr) {
-        vfprintf(stderr, fmt, ap2);
-        fputc('\n', stderr);
-    }
-    va_end(ap2);
+    if (to_stderr) fprintf(stderr, "%s\n", line);
 }
 
 void tg_log_printf(tg_log *log, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    log_v(log, !(log && log->quiet), fmt, ap);
+    log_v(log, !(log && (log->quiet || log->muted)), fmt, ap);
     va_end(ap);
 }
 

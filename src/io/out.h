@@ -10,7 +10,8 @@
 typedef struct tg_log tg_log;
 
 /** Opens PREFIX.log (truncating it) and writes the header: program version, date, host and
- * the command line. A NULL prefix gives a log that only echoes to stderr. */
+ * the command line. A NULL prefix gives a log that only echoes to stderr. On an MPI rank other
+ * than 0 the log is muted: no file, nothing on stderr. */
 tg_status tg_log_open(tg_log **log, const char *prefix, int argc, char **argv, tg_error *err);
 /** Writes one line (a newline is added) to the log file and, unless quiet, to stderr. */
 void tg_log_printf(tg_log *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -25,7 +26,8 @@ void tg_log_close(tg_log *log);
 tg_status tg_out_open(const char *prefix, const char *suffix, FILE **f, char **path, tg_error *err);
 /** Closes an output file and reports a write error (disk full, ...) naming the path. */
 tg_status tg_out_close(FILE *f, const char *path, tg_error *err);
-/** Checks before any work that PREFIX's folder exists and is writable. */
+/** Checks before any work that PREFIX's folder exists and is writable (on MPI rank 0, the one
+ * that writes). */
 tg_status tg_out_check_prefix(const char *prefix, tg_error *err);
 
 /** Seconds on a monotonic clock. */

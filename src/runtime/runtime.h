@@ -26,6 +26,12 @@ int tg_runtime_mpi(void);
 #include "runtime/cuda.h"
 #endif
 
+/** Collective (every rank calls it at the same point): rank 0 receives the @p bytes (below
+ * 2^31) at @p mine of every rank, in rank order, at @p all (tg_runtime_nranks() × @p bytes;
+ * unused on the other ranks); with one rank a copy. With StarPU-MPI running it first waits for
+ * every task and transfer (tg_runtime_wait_all). */
+void tg_runtime_gather(const void *mine, size_t bytes, void *all);
+
 /** Allocates @p count consecutive StarPU-MPI data tags (the same on every rank as long as all
  * ranks create the same objects in the same order). */
 int64_t tg_runtime_tags(int64_t count);

@@ -1,0 +1,74 @@
+# Every command under MPICH's mpiexec on 2 ranks, each rank in its own folder: rank 0 alone
+# writes files and prints results (simulate, info, --help give what one rank gives); an error in
+# the options is one line, as without MPI; the commands not distributed yet (krr, rr, snpmm,
+# grm) refuse several ranks with one clear error per failing rank and end every rank.
+# Skipped when tilegwas is built without MPI or no mpiexec was found.
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/tap.sh"
+skip_without_mpi
+
+"$TG_BIN" simulate --quiet --out d --n-samples 80 --n-snps 24 --seed 3 --additive 2 \
+    >/dev/null 2>&1 || { echo "Bail out! tilegwas simulate failed"; exit 1; }
+awk 'BEGIN { print "SNP L" } { print $2, 0.5 * NR }' d.bim >l.txt
+
+# files DIR: the files the ranks wrote, space-separated
+files() { (cd "$1" && find rank* -type f | sort | tr '\n' ' '); }
+
+sim=(simulate --out s --n-samples 50 --n-snps 20 --seed 9 --epistasis 2:1)
+ranked 0 sim0 "${sim[@]}" && ranked 2 sim2 "${sim[@]}"
+report $? "simulate on 2 ranks runs" sim2/err.txt
+want="rank0/s.bed rank0/s.bim rank0/s.fam rank0/s.log rank0/s.pheno rank0/s.truth.tsv "
+[ "$(files sim2)" = "$want" ] &&
+    cmp -s sim0/rank0/s.bed sim2/rank0/s.bed && cmp -s sim0/rank0/s.pheno sim2/rank0/s.pheno &&
+    diff -q sim0/err.txt sim2/err.txt >/dev/null
+report $? "simulate on 2 ranks: rank 0 alone wrote the same dataset and log lines ($(files sim2))"
+
+for args in "info --bfile ../../d" "info --ncpu 1" "--help" "grm --help"; do
+    # shellcheck disable=SC2086
+    ranked 0 one $args && ranked 2 two $args && [ -s one/out.txt ] &&
+        diff one/out.txt <(sed 's/, 2 ranks,/, 1 rank,/' two/out.txt) >/dev/null &&
+        [ -z "$(files two)" ]
+    report $? "$args on 2 ranks: printed once, as by one rank" two/out.txt
+    rm -rf one two
+done
+
+# expect_one DIR DESC EXIT PATTERN: the run in DIR exited EXIT with one stderr line matching
+# PATTERN (an extended regular expression) and wrote no file
+expect_one() {
+    local rc
+    rc=$(cat "$1/rc")
+    [ "$rc" -eq "$3" ] && [ "$(grep -c . "$1/err.txt")" -eq 1 ] && grep -qE "$4" "$1/err.txt" &&
+        [ -z "$(files "$1")" ]
+    report $? "$2: exit $rc, $(head -1 "$1/err.txt")" "$1/err.txt"
+}
+ranked 2 opt epistasis --bfile ../../d --order 9 --out e
+echo $? >opt/rc
+expect_one opt "an option error on 2 ranks" 2 "^tilegwas epistasis: error: --order 9: "
+ranked 2 cmd frobnicate --out e
+echo $? >cmd/rc
+expect_one cmd "an unknown command on 2 ranks" 2 "^tilegwas: error: unknown command 'frobnicate'"
+# rank 0 alone writes, so it alone checks the --out folder (rank 1 runs on, until it waits)
+ranked 2 dir epistasis --bfile ../../d --ncpu 1 --out no/such/dir/e
+echo $? >dir/rc
+grep -v '^Abort(' dir/err.txt >dir/errors.txt
+mv dir/errors.txt dir/err.txt
+expect_one dir "an unwritable --out folder on 2 ranks" 1 "^tilegwas epistasis: error: rank 0: --out"
+
+# refused: every line an error of a rank saying so, every rank ended within 30 s, only a log
+refused=("krr --bfile ../../d --pheno ../../d.pheno --kernel ibs --alpha 1 --test-frac 0.25"
+    "rr --bfile ../../d --pheno ../../d.pheno --lambda 1"
+    "rr --bfile ../../d --pheno ../../d.pheno --lambda 1 --solver cholesky"
+    "snpmm --bfile ../../d --matrix ../../l.txt" "grm --bfile ../../d")
+for args in "${refused[@]}"; do
+    t0=$SECONDS
+    # shellcheck disable=SC2086
+    ranked 2 ref $args --ncpu 1 --out r
+    rc=$?
+    errors=$(grep -c "^tilegwas [a-z]*: error: rank [01]: .* on one rank for now" ref/err.txt)
+    [ $rc -ne 0 ] && [ $rc -lt 124 ] && [ $((SECONDS - t0)) -lt 30 ] && [ "$errors" -ge 1 ] &&
+        [ "$(grep -c 'error:' ref/err.txt)" -eq "$errors" ] && [ "$(files ref)" = "rank0/r.log " ]
+    report $? "${args%% *} on 2 ranks refused (exit $rc): $(grep -m1 error: ref/err.txt)" \
+        ref/err.txt
+    rm -rf ref
+done
+tap_end
