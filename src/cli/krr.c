@@ -60,7 +60,7 @@ static const char *help =
     "  --band B             instead of the adaptive map, the paper's bands: tiles with\n"
     "                       i - j <= B (NT - 1) take --diag, the others the lowest of\n"
     "                       --precisions (B in [0, 1])\n"
-    "  --tile NB            tile size (default 512)\n"
+    "  --tile NB            tile size (default 2048 when GPUs are used, else 512)\n"
     "  --precision-map F    write the precision map of the last factorisation: F.tsv (tile\n"
     "                       row, tile column, precision) or F.png (heat map, the paper's\n"
     "                       Fig. 4: fp64 dark red, fp32 orange, fp16 light blue, fp8 dark\n"
@@ -151,7 +151,7 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
         {"load-model", required_argument, 0, O_LOAD},
         {"help", no_argument, 0, O_HELP}, TG_CLI_COMMON_OPTIONS, {0, 0, 0, 0}};
     *o = (krr_opts){.kernel = TG_KERNEL_GAUSSIAN, .test_frac = NAN, .eps = 1e-8, .band = -1,
-                    .seed = 1, .nb = 512, .allowed = 1u << TG_FP32 | 1u << TG_FP16,
+                    .seed = 1, .nb = 0, .allowed = 1u << TG_FP32 | 1u << TG_FP16,
                     .diag = TG_FP64};
     tg_cli_common_init(&o->c);
     int c, idx = 0;
@@ -816,15 +816,22 @@ static int run(krr_opts *o, krr_data *d, tg_log *log) {
     /* a --save-model folder that cannot take the model is an error before the work */
     tg_status st = o->save_model ? krr_model_check_dir(o->save_model, &err) : TG_OK;
     if (st || (st = load(o, d, log, &err))) return tg_cli_fail("krr", log, &err);
-    int ntile = (int)((d->ntrain + o->nb - 1) / o->nb);
-    if (!(d->pred = tg_malloc((size_t)(d->ntest * d->k * o->ngamma * o->nalpha) * sizeof *d->pred, &err)) ||
-        !(d->map = tg_malloc((size_t)ntile * ntile * sizeof *d->map, &err)))
-        return tg_cli_fail("krr", log, &err);
     if ((st = tg_runtime_start(&o->c.rt, &err))) return tg_cli_fail("krr", log, &err);
     char desc[2048];
     tg_runtime_describe(desc, sizeof desc);
     tg_log_printf(log, "runtime: %s", desc);
+    if (!o->nb) { /* GEMM tiles below 2048 waste a GPU; 512 keeps a CPU run's cores busy */
+        o->nb = tg_runtime_ngpu() > 0 ? 2048 : 512;
+        tg_log_printf(log, "tile size %lld (%s)", (long long)o->nb,
+                      tg_runtime_ngpu() > 0 ? "GPUs in use" : "CPU only");
+    }
+    int ntile = (int)((d->ntrain + o->nb - 1) / o->nb);
     tg_matrix *Kt = NULL;
+    if (!(d->pred = tg_malloc((size_t)(d->ntest * d->k * o->ngamma * o->nalpha) * sizeof *d->pred, &err)) ||
+        !(d->map = tg_malloc((size_t)ntile * ntile * sizeof *d->map, &err))) {
+        st = TG_ERR_NOMEM;
+        goto done;
+    }
     if ((st = build(o, d, log, &err)) ||
         (o->load_model && o->pheno && (st = krr_model_load_factor(o, d, log, &err))))
         goto done;
@@ -883,8 +890,8 @@ int tg_cmd_krr(int argc, char **argv) {
                          *allowed ? "," : "", tg_prec_name((tg_prec)p));
         if (!o.load_model)
             tg_log_file_only(log, "options: kernel %s, accuracy %g, precisions %s, diag %s, "
-                             "band %g, tile %lld", tg_kernel_name(o.kernel), o.eps, allowed,
-                             tg_prec_name(o.diag), o.band, (long long)o.nb);
+                             "band %g, tile %lld (0: by the workers)", tg_kernel_name(o.kernel),
+                             o.eps, allowed, tg_prec_name(o.diag), o.band, (long long)o.nb);
         rc = run(&o, &d, log);
     }
     free(o.gamma);
