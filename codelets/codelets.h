@@ -27,6 +27,22 @@ void tg_codelet_fill(struct starpu_codelet *cl, struct starpu_perfmodel *model, 
                      starpu_cpu_func_t cpu, starpu_cuda_func_t cuda, int nbuffers,
                      const enum starpu_data_access_mode *modes);
 
+/* A family of codelets indexed by precision: one CPU and one CUDA function that dispatch on
+ * the task's argument, and a perfmodel per entry named by fmt with the precision's name. */
+struct tg_codelet_family {
+    const char *fmt; /* e.g. "tg_gemm_%s" */
+    struct starpu_codelet *table; /* TG_NPREC entries */
+    starpu_cpu_func_t cpu;
+    starpu_cuda_func_t cuda;
+    int nbuffers;
+    const enum starpu_data_access_mode *modes;
+};
+/** Fills the entries @p precs[0..nprec) (every precision when NULL) of the @p nfam families'
+ * tables, their perfmodels and symbols kept in @p models and @p symbols (row f for family f). */
+void tg_codelet_families_fill(const struct tg_codelet_family *fam, int nfam, const tg_prec *precs,
+                              int nprec, struct starpu_perfmodel (*models)[TG_NPREC],
+                              char (*symbols)[TG_NPREC][40]);
+
 /** Builds every codelet table; called once by tg_runtime_start(). */
 void tg_codelets_init(void);
 

@@ -43,6 +43,18 @@ void tg_codelet_fill(struct starpu_codelet *cl, struct starpu_perfmodel *model, 
     cl->name = symbol;
 }
 
+void tg_codelet_families_fill(const struct tg_codelet_family *fam, int nfam, const tg_prec *precs,
+                              int nprec, struct starpu_perfmodel (*models)[TG_NPREC],
+                              char (*symbols)[TG_NPREC][40]) {
+    for (int f = 0; f < nfam; f++)
+        for (int i = 0; i < (precs ? nprec : TG_NPREC); i++) {
+            tg_prec p = precs ? precs[i] : (tg_prec)i;
+            snprintf(symbols[f][p], sizeof symbols[f][p], fam[f].fmt, tg_prec_name(p));
+            tg_codelet_fill(&fam[f].table[p], &models[f][p], symbols[f][p], fam[f].cpu,
+                            fam[f].cuda, fam[f].nbuffers, fam[f].modes);
+        }
+}
+
 void tg_codelets_init(void) {
     static const enum starpu_data_access_mode modes[2] = {STARPU_R, STARPU_W};
     for (int a = 0; a < TG_NPREC; a++)
@@ -50,17 +62,12 @@ void tg_codelets_init(void) {
             snprintf(convert_symbols[a][b], sizeof convert_symbols[a][b], "tg_convert_%s_%s",
                      tg_prec_name((tg_prec)a), tg_prec_name((tg_prec)b));
             tg_codelet_fill(&tg_cl_convert[a][b], &convert_models[a][b], convert_symbols[a][b],
-                            tg_convert_cpu,
-                            TG_CUDA_FN(tg_convert_cuda),
-                            2, modes);
+                            tg_convert_cpu, TG_CUDA_FN(tg_convert_cuda), 2, modes);
         }
-    static const enum starpu_data_access_mode smodes[2] = {STARPU_R, STARPU_W};
-    for (int a = 0; a < TG_NPREC; a++) {
-        snprintf(stats_symbols[a], sizeof stats_symbols[a], "tg_tilestats_%s", tg_prec_name((tg_prec)a));
-        tg_codelet_fill(&tg_cl_tilestats[a], &stats_models[a], stats_symbols[a], tg_tilestats_cpu,
-                        TG_CUDA_FN(tg_tilestats_cuda),
-                        2, smodes);
-    }
+    static const struct tg_codelet_family stats = {"tg_tilestats_%s", tg_cl_tilestats,
+                                                   tg_tilestats_cpu, TG_CUDA_FN(tg_tilestats_cuda),
+                                                   2, modes};
+    tg_codelet_families_fill(&stats, 1, NULL, 0, &stats_models, &stats_symbols);
     /* workload codelet families (one call each, declared in codelets/<family>.h) */
     tg_epi_codelets_init();
     tg_potrf_codelets_init();

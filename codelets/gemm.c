@@ -147,23 +147,11 @@ void tg_gemm_codelets_init(void) {
     static const enum starpu_data_access_mode rrw[3] = {STARPU_R, STARPU_R, STARPU_RW},
                                               rw[2] = {STARPU_R, STARPU_RW},
                                               rwo[2] = {STARPU_R, STARPU_W};
-    static const struct {
-        const char *fmt;
-        struct starpu_codelet *table;
-        starpu_cpu_func_t cpu;
-        starpu_cuda_func_t cuda;
-        int nbuffers;
-        const enum starpu_data_access_mode *modes;
-    } fam[4] = {
+    static const struct tg_codelet_family fam[4] = {
         {"tg_gemm_%s", tg_cl_gemm, tg_gemm_cpu, TG_CUDA_FN(tg_gemm_cuda), 3, rrw},
         {"tg_syrk_%s", tg_cl_syrk, tg_syrk_cpu, TG_CUDA_FN(tg_syrk_cuda), 2, rw},
         {"tg_trsm_%s", tg_cl_trsm, tg_trsm_cpu, TG_CUDA_FN(tg_trsm_cuda), 2, rw},
         {"tg_convt_%s_fp8", tg_cl_convt, tg_convert_cpu, TG_CUDA_FN(tg_convert_cuda), 2, rwo},
     };
-    for (int f = 0; f < 4; f++)
-        for (int p = 0; p < TG_NPREC; p++) {
-            snprintf(symbols[f][p], sizeof symbols[f][p], fam[f].fmt, tg_prec_name((tg_prec)p));
-            tg_codelet_fill(&fam[f].table[p], &models[f][p], symbols[f][p], fam[f].cpu,
-                            fam[f].cuda, fam[f].nbuffers, fam[f].modes);
-        }
+    tg_codelet_families_fill(fam, 4, NULL, 0, models, symbols);
 }

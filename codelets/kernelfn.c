@@ -95,24 +95,15 @@ int tg_insert_kernelgram(const struct tg_kernelfn_arg *a, starpu_data_handle_t e
 }
 
 void tg_kernelfn_codelets_init(void) {
-    static const enum starpu_data_access_mode modes[2][5] = {
-        {STARPU_R, STARPU_R, STARPU_R, STARPU_W}, {STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_W}};
-    static const struct {
-        const char *fmt;
-        struct starpu_codelet *table;
-        starpu_cpu_func_t cpu;
-        starpu_cuda_func_t cuda;
-        int nbuffers;
-    } fam[2] = {
-        {"tg_kernelfn_%s", tg_cl_kernelfn, tg_kernelfn_cpu, TG_CUDA_FN(tg_kernelfn_cuda), 4},
+    static const enum starpu_data_access_mode
+        fn_modes[4] = {STARPU_R, STARPU_R, STARPU_R, STARPU_W},
+        gram_modes[5] = {STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_W};
+    static const struct tg_codelet_family fam[2] = {
+        {"tg_kernelfn_%s", tg_cl_kernelfn, tg_kernelfn_cpu, TG_CUDA_FN(tg_kernelfn_cuda), 4,
+         fn_modes},
         {"tg_kernelgram_%s", tg_cl_kernelgram, tg_kernelgram_cpu, TG_CUDA_FN(tg_kernelgram_cuda),
-         5}};
+         5, gram_modes}};
     /* K is built in fp64 or fp32; the Cholesky lowers tiles afterwards */
     static const tg_prec precs[2] = {TG_FP64, TG_FP32};
-    for (int f = 0; f < 2; f++)
-        for (int p = 0; p < 2; p++) {
-            snprintf(symbols[f][p], sizeof symbols[f][p], fam[f].fmt, tg_prec_name(precs[p]));
-            tg_codelet_fill(&fam[f].table[precs[p]], &models[f][p], symbols[f][p], fam[f].cpu,
-                            fam[f].cuda, fam[f].nbuffers, modes[f]);
-        }
+    tg_codelet_families_fill(fam, 2, precs, 2, models, symbols);
 }

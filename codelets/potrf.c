@@ -9,7 +9,7 @@
 
 struct starpu_codelet tg_cl_potrf[TG_NPREC], tg_cl_trtri[TG_NPREC];
 static struct starpu_perfmodel models[2][TG_NPREC];
-static char symbols[2][TG_NPREC][32];
+static char symbols[2][TG_NPREC][40];
 
 /* Zeroes the strict upper triangle of an n × n tile, so the tile holds exactly L. */
 static void zero_upper(tg_prec p, void *a, size_t ld, size_t n) {
@@ -60,12 +60,8 @@ int tg_insert_trtri(tg_prec p, starpu_data_handle_t l, starpu_data_handle_t t, i
 void tg_potrf_codelets_init(void) {
     static const enum starpu_data_access_mode potrf_modes[2] = {STARPU_RW, STARPU_W},
                                               trtri_modes[2] = {STARPU_R, STARPU_W};
-    for (int p = 0; p < TG_NPREC; p++) {
-        snprintf(symbols[0][p], sizeof symbols[0][p], "tg_potrf_%s", tg_prec_name((tg_prec)p));
-        snprintf(symbols[1][p], sizeof symbols[1][p], "tg_trtri_%s", tg_prec_name((tg_prec)p));
-        tg_codelet_fill(&tg_cl_potrf[p], &models[0][p], symbols[0][p], tg_potrf_cpu,
-                        TG_CUDA_FN(tg_potrf_cuda), 2, potrf_modes);
-        tg_codelet_fill(&tg_cl_trtri[p], &models[1][p], symbols[1][p], tg_trtri_cpu,
-                        TG_CUDA_FN(tg_trtri_cuda), 2, trtri_modes);
-    }
+    static const struct tg_codelet_family fam[2] = {
+        {"tg_potrf_%s", tg_cl_potrf, tg_potrf_cpu, TG_CUDA_FN(tg_potrf_cuda), 2, potrf_modes},
+        {"tg_trtri_%s", tg_cl_trtri, tg_trtri_cpu, TG_CUDA_FN(tg_trtri_cuda), 2, trtri_modes}};
+    tg_codelet_families_fill(fam, 2, NULL, 0, models, symbols);
 }

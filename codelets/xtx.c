@@ -8,7 +8,7 @@
 
 struct starpu_codelet tg_cl_xtx[TG_NPREC];
 static struct starpu_perfmodel models[TG_NPREC];
-static char symbols[TG_NPREC][32];
+static char symbols[TG_NPREC][40];
 
 void tg_xtx_cpu(void *buffers[], void *cl_arg) {
     struct tg_xtx_arg a;
@@ -37,11 +37,7 @@ int tg_insert_xtx(const struct tg_xtx_arg *a, starpu_data_handle_t c, starpu_dat
 void tg_xtx_codelets_init(void) {
     static const enum starpu_data_access_mode modes[4] = {STARPU_R, STARPU_R, STARPU_R, STARPU_W};
     static const tg_prec precs[2] = {TG_FP64, TG_FP32};
-    for (int i = 0; i < 2; i++) {
-        tg_prec p = precs[i];
-        snprintf(symbols[p], sizeof symbols[p], "tg_xtx_%s", tg_prec_name(p));
-        tg_codelet_fill(&tg_cl_xtx[p], &models[p], symbols[p], tg_xtx_cpu,
-                        TG_CUDA_FN(tg_xtx_cuda),
-                        4, modes);
-    }
+    static const struct tg_codelet_family fam = {"tg_xtx_%s", tg_cl_xtx, tg_xtx_cpu,
+                                                 TG_CUDA_FN(tg_xtx_cuda), 4, modes};
+    tg_codelet_families_fill(&fam, 1, precs, 2, &models, &symbols);
 }
