@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/hash.h"
 #include "cli/krr.h"
 #include "io/idmap.h"
 
@@ -72,7 +73,7 @@ static tg_status fileset_identify(const char *prefix, fileset_id *id, tg_error *
         goto cleanup;
     }
     *id = (fileset_id){.bed_size = sb.st_size, .mtime_s = sb.st_mtim.tv_sec,
-                       .mtime_ns = sb.st_mtim.tv_nsec, .bim_hash = 0xcbf29ce484222325ULL};
+                       .mtime_ns = sb.st_mtim.tv_nsec, .bim_hash = TG_FNV1A_INIT};
     snprintf(path, sizeof path, "%s.bim", prefix);
     if (!(f = fopen(path, "rb"))) {
         st = tg_error_set(err, TG_ERR_IO, "cannot open %s: %s", path, strerror(errno));
@@ -80,7 +81,7 @@ static tg_status fileset_identify(const char *prefix, fileset_id *id, tg_error *
     }
     unsigned char buf[1 << 16];
     for (size_t got; (got = fread(buf, 1, sizeof buf, f)) > 0;)
-        for (size_t i = 0; i < got; i++) id->bim_hash = (id->bim_hash ^ buf[i]) * 0x100000001b3ULL;
+        id->bim_hash = tg_fnv1a(id->bim_hash, buf, got);
     if (ferror(f)) st = tg_error_set(err, TG_ERR_IO, "cannot read %s: %s", path, strerror(errno));
 cleanup:
     if (f) fclose(f);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "cli/cli.h"
 #include "config.h"
 
@@ -32,12 +33,8 @@ static void usage(FILE *f) {
 /* FNV-1a (64 bits) of the arguments after the program name, each with its terminating NUL so
  * that "ab c" and "a bc" differ. The program's path may differ between nodes. */
 static uint64_t args_hash(int argc, char **argv) {
-    uint64_t h = 14695981039346656037u;
-    for (int i = 1; i < argc; i++)
-        for (const char *c = argv[i];; c++) {
-            h = (h ^ (unsigned char)*c) * 1099511628211u;
-            if (!*c) break;
-        }
+    uint64_t h = TG_FNV1A_INIT;
+    for (int i = 1; i < argc; i++) h = tg_fnv1a(h, argv[i], strlen(argv[i]) + 1);
     return h;
 }
 

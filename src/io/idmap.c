@@ -9,18 +9,16 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "base/hash.h"
+
 /* ---------------------------------------------------------------------------------------- */
 /* FID+IID hash map */
 
 /* FNV-1a over "FID\0IID", then a 64-bit finaliser (Murmur3's) so that the low bits used as
  * the slot index depend on every input byte. */
 static uint64_t id_hash(const char *fid, const char *iid) {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (const unsigned char *p = (const unsigned char *)fid; *p; p++)
-        h = (h ^ *p) * 0x100000001b3ULL;
-    h *= 0x100000001b3ULL; /* the separator byte 0: "a b" and "ab " hash differently */
-    for (const unsigned char *p = (const unsigned char *)iid; *p; p++)
-        h = (h ^ *p) * 0x100000001b3ULL;
+    /* with the separator byte 0: "a b" and "ab " hash differently */
+    uint64_t h = tg_fnv1a(tg_fnv1a(TG_FNV1A_INIT, fid, strlen(fid) + 1), iid, strlen(iid));
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdULL;
     h ^= h >> 33;
