@@ -118,17 +118,114 @@ void tg_runtime_abort(int code) {
     exit(code);
 }
 
+#ifdef TG_USE_MPI
+/* MPI runs MPI_THREAD_SERIALIZED: this thread may call it only while StarPU-MPI's progression
+ * thread sleeps, which its barrier waits for. Before StarPU starts there is no such thread. */
+static void mpi_quiet(void) {
+    if (rt.started && rt.mpi) tg_runtime_wait_all();
+}
+
+/* Elements per MPI call: counts are int */
+#define MPI_PIECE ((int64_t)1 << 28)
+#endif
+
 void tg_runtime_gather(const void *mine, size_t bytes, void *all) {
 #ifdef TG_USE_MPI
     if (rt.nranks > 1) {
-        /* MPI runs MPI_THREAD_SERIALIZED: this thread may call it only while StarPU-MPI's
-         * progression thread sleeps, which its barrier waits for */
-        if (rt.started && rt.mpi) tg_runtime_wait_all();
+        mpi_quiet();
         MPI_Gather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
         return;
     }
 #endif
     memcpy(all, mine, bytes);
+}
+
+void tg_runtime_split(int64_t n, int rank, int64_t *first, int64_t *count) {
+    /* ⌊r·n/R⌋: r < 2^31 and n < 2^31, so the product fits in 64 bits */
+    *first = (int64_t)((uint64_t)rank * (uint64_t)n / (uint64_t)rt.nranks);
+    *count = (int64_t)((uint64_t)(rank + 1) * (uint64_t)n / (uint64_t)rt.nranks) - *first;
+}
+
+tg_status tg_runtime_gather_rows(const void *mine, int64_t ldm, void *all, int64_t lda,
+                                 int64_t n, int64_t k, size_t elem, tg_error *err) {
+    int64_t first, count;
+    tg_runtime_split(n, rt.rank, &first, &count);
+    if (rt.rank == 0 && (mine != all || ldm != lda)) /* rank 0's rows start at row 0 */
+        for (int64_t c = 0; c < k; c++)
+            memmove((char *)all + (size_t)(c * lda) * elem, (const char *)mine +
+                    (size_t)(c * ldm) * elem, (size_t)count * elem);
+#ifdef TG_USE_MPI
+    if (rt.nranks > 1) {
+        mpi_quiet();
+        int *counts = NULL, *displs = NULL;
+        if (rt.rank == 0) {
+            counts = malloc((size_t)rt.nranks * sizeof *counts);
+            displs = malloc((size_t)rt.nranks * sizeof *displs);
+            if (!counts || !displs) {
+                free(counts);
+                free(displs);
+                return tg_error_set(err, TG_ERR_NOMEM, "out of memory gathering rows on rank 0");
+            }
+            for (int r = 0; r < rt.nranks; r++) {
+                int64_t f, c;
+                tg_runtime_split(n, r, &f, &c);
+                counts[r] = (int)c; /* n below 2^31 */
+                displs[r] = (int)f;
+            }
+        }
+        MPI_Datatype row;
+        MPI_Type_contiguous((int)elem, MPI_BYTE, &row);
+        MPI_Type_commit(&row);
+        for (int64_t c = 0; c < k; c++) {
+            /* rank 0 receives in place; the others send (and may pass no @p all) */
+            if (rt.rank == 0)
+                MPI_Gatherv(MPI_IN_PLACE, (int)count, row, (char *)all + (size_t)(c * lda) * elem,
+                            counts, displs, row, 0, MPI_COMM_WORLD);
+            else
+                MPI_Gatherv((const char *)mine + (size_t)(c * ldm) * elem, (int)count, row, NULL,
+                            NULL, NULL, row, 0, MPI_COMM_WORLD);
+        }
+        MPI_Type_free(&row);
+        free(counts);
+        free(displs);
+    }
+#else
+    (void)err;
+#endif
+    return TG_OK;
+}
+
+void tg_runtime_sum(void *buf, int64_t count, tg_prec prec) {
+#ifdef TG_USE_MPI
+    if (rt.nranks > 1) {
+        mpi_quiet();
+        /* reduced on rank 0, then broadcast: MPI_Allreduce does not promise every rank the same
+         * rounding, and ranks deciding on these sums (CG's steps and stopping) must agree */
+        MPI_Datatype t = prec == TG_FP32 ? MPI_FLOAT : MPI_DOUBLE;
+        for (int64_t at = 0; at < count; at += MPI_PIECE) {
+            int c = (int)(count - at < MPI_PIECE ? count - at : MPI_PIECE);
+            char *p = (char *)buf + (size_t)at * tg_prec_size(prec);
+            MPI_Reduce(rt.rank == 0 ? MPI_IN_PLACE : p, p, c, t, MPI_SUM, 0, MPI_COMM_WORLD);
+            MPI_Bcast(p, c, t, 0, MPI_COMM_WORLD);
+        }
+    }
+#else
+    (void)buf, (void)count, (void)prec;
+#endif
+}
+
+void tg_runtime_sum_int64(int64_t *buf, int64_t count) {
+#ifdef TG_USE_MPI
+    if (rt.nranks > 1) {
+        mpi_quiet();
+        for (int64_t at = 0; at < count; at += MPI_PIECE) {
+            int c = (int)(count - at < MPI_PIECE ? count - at : MPI_PIECE);
+            MPI_Allreduce(MPI_IN_PLACE, buf + at, c, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+        }
+    }
+#else
+    (void)buf, (void)count;
+#endif
 }
 
 tg_runtime_opts tg_runtime_defaults(void) {

@@ -32,6 +32,26 @@ int tg_runtime_mpi(void);
  * every task and transfer (tg_runtime_wait_all). */
 void tg_runtime_gather(const void *mine, size_t bytes, void *all);
 
+/** This rank's share of @p n rows (n < 2^31) split evenly and contiguously over the ranks: rows
+ * [*first, *first + *count) for @p rank, rank r starting at ⌊r·n/R⌋ (R the rank count; every
+ * row with one rank). */
+void tg_runtime_split(int64_t n, int rank, int64_t *first, int64_t *count);
+
+/** Collective: rank 0 receives every rank's share of the @p n rows (tg_runtime_split) of @p k
+ * columns of @p elem-byte elements: this rank's rows are at @p mine (leading dimension @p ldm),
+ * rank 0 writes all n rows to @p all (leading dimension @p lda; unused on the other ranks). With
+ * one rank a copy (nothing when mine is all with the same leading dimension). Fails only on
+ * rank 0 (no memory for R counts), before the others meet it: end every rank then. */
+tg_status tg_runtime_gather_rows(const void *mine, int64_t ldm, void *all, int64_t lda,
+                                 int64_t n, int64_t k, size_t elem, tg_error *err);
+
+/** Collective: @p count elements of @p buf (double for TG_FP64, float for TG_FP32) become their
+ * sum over the ranks, the same bits on every rank and the same for a given rank count from run
+ * to run (reduced on rank 0 in MPI's fixed order, then broadcast); nothing with one rank. */
+void tg_runtime_sum(void *buf, int64_t count, tg_prec prec);
+/** Collective: exact sums over the ranks of @p count int64 (MPI_Allreduce). */
+void tg_runtime_sum_int64(int64_t *buf, int64_t count);
+
 /** Allocates @p count consecutive StarPU-MPI data tags (the same on every rank as long as all
  * ranks create the same objects in the same order). */
 int64_t tg_runtime_tags(int64_t count);
