@@ -345,7 +345,14 @@ void tg_epi_report_free(tg_epi_report *rep);
  * the call is missing (mean imputation), times 1/sqrt(2p_j(1−p_j)) with scaling. Monomorphic or
  * all-missing SNPs have a zero column. n and m must be below 2^31. Memory: two 5codes copies
  * (SNPs grouped by 5, samples grouped by 5), 0.4 bytes per genotype, plus 16 bytes per missing
- * call; a GPU holds the same. */
+ * call; a GPU holds the same.
+ * Several MPI ranks: the samples are split evenly over the ranks in contiguous ranges
+ * (tg_geno_local; at least one per rank), and each rank decodes and holds only its own rows:
+ * 0.4 bytes per genotype of its samples, 16 per missing call among them, 24 bytes per SNP.
+ * The constructors and the products are then collective (every rank calls them in the same
+ * order with the same arguments); p is computed from integer counts summed over the ranks,
+ * identical to one rank's. A rank that fails returns before the ranks meet: the caller must
+ * then end every rank (tg_runtime_abort). */
 typedef struct tg_geno tg_geno; /* a genotype matrix prepared for repeated products */
 /* From a .bed (every sample, every SNP). scale: 1 to scale columns by 1/sqrt(2p(1-p)).
  * Monomorphic or all-missing SNPs get a zero column; their count is tg_geno_excluded(). */
@@ -359,14 +366,19 @@ void tg_geno_free(tg_geno *g);
 int64_t tg_geno_n(const tg_geno *g);
 int64_t tg_geno_m(const tg_geno *g);
 int64_t tg_geno_excluded(const tg_geno *g);
+/** This rank's samples [*first, *first + *count) (every sample with one rank). */
+void tg_geno_local(const tg_geno *g, int64_t *first, int64_t *count);
 /* p_j, the A1 allele frequency over non-missing calls (array of m). */
 const double *tg_geno_freq(const tg_geno *g);
 /* trans = 0: out (n×k) = Z·in (in is m×k); trans = 1: out (m×k) = Zᵀ·in (in is n×k).
  * Column-major, leading dimensions ldin / ldout; prec TG_FP64 (double arrays) or TG_FP32
- * (float arrays, FP32 accumulation). Needs a started runtime (tg_runtime_start) on one MPI
- * rank (several: TG_ERR_ARG, not distributed yet); runs as StarPU tasks on all workers; the
- * genotypes stay on each device between calls. k must be in 1..64; a NaN or infinite entry of
- * @p in is TG_ERR_ARG naming its row and column. */
+ * (float arrays, FP32 accumulation). Needs a started runtime (tg_runtime_start); runs as
+ * StarPU tasks on all workers; the genotypes stay on each device between calls. k must be in
+ * 1..64; a NaN or infinite entry of @p in that the rank reads is TG_ERR_ARG naming its row and
+ * column. Several MPI ranks (the same full-size arguments on every rank): trans 0 computes
+ * each rank's rows, rank 0 receives all n rows and the other ranks hold their own; trans 1
+ * sums the ranks' Z_rᵀ·in_r (each reads only its samples' rows of @p in) and every rank gets
+ * the same sum, whose rounding depends on the rank count (the same from run to run). */
 tg_status tg_geno_mul(tg_geno *g, int trans, int64_t k, tg_prec prec, const void *in,
                       int64_t ldin, void *out, int64_t ldout, tg_error *err);
 

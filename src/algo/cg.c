@@ -10,22 +10,30 @@
  * over O_c and zeroed elsewhere, then multiplied by Zᵀ. One product pair serves every phenotype
  * whatever its missing values. Columns that converge leave the block (the products shrink).
  * The Jacobi preconditioner diag(Z̃ᵀZ̃) + λ is computed exactly from the genotypes
- * (tg_ridge_jacobi_*): from per-SNP genotype counts, in one pass over the data. */
+ * (tg_ridge_jacobi_*): from per-SNP genotype counts, in one pass over the data.
+ *
+ * Several MPI ranks: vectors over samples (Z·P, the centered phenotypes) hold this rank's rows
+ * only (tg_geno_local), vectors over SNPs (β, r, z, p, Zᵀ·Q) are whole on every rank. The
+ * column sums of the centering and Zᵀ·Q are summed over the ranks with the same bits on each
+ * (tg_runtime_sum), so every rank computes the same α, β and stopping decisions and runs the
+ * same iterations; the genotype counts of the Jacobi diagonal are summed as integers. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "algo/cg.h"
+#include "algo/snpmm.h"
 #include "base/parallel.h"
 #include "io/out.h"
+#include "runtime/runtime.h"
 
 tg_status tg_cg_mul(tg_geno *g, int trans, int64_t k, const double *in, int64_t ldin, double *out,
                     int64_t ldout, double *seconds, int64_t *calls, tg_error *err) {
     double t0 = tg_now();
     for (int64_t c = 0; c < k; c += TG_CG_MAXK) {
         int64_t kc = k - c < TG_CG_MAXK ? k - c : TG_CG_MAXK;
-        tg_status st = tg_geno_mul(g, trans, kc, TG_FP64, in + c * ldin, ldin, out + c * ldout,
-                                   ldout, err);
+        tg_status st = tg_geno_mul_rows(g, trans, kc, TG_FP64, in + c * ldin, ldin,
+                                        out + c * ldout, ldout, err);
         if (st) return st;
         if (calls) ++*calls;
     }
@@ -39,43 +47,25 @@ tg_cg_opts tg_cg_defaults(void) {
 
 /* ---- The Jacobi diagonal from genotypes, column block by column block. */
 
-/* A genotype source: fills out (n × nj, leading dimension n) with SNPs [j0, j0+nj). */
-typedef void (*geno_block_fn)(const void *src, int64_t n, int64_t j0, int64_t nj, int8_t *out);
-
-static void bed_block(const void *src, int64_t n, int64_t j0, int64_t nj, int8_t *out) {
-    tg_bed_decode(src, 0, n, j0, nj, out, n);
-}
-
-typedef struct {
-    const int8_t *g;
-    int64_t ld;
-} int8_src;
-
-static void int8_block(const void *src, int64_t n, int64_t j0, int64_t nj, int8_t *out) {
-    const int8_src *s = src;
-    for (int64_t j = 0; j < nj; j++) memcpy(out + j * n, s->g + (j0 + j) * s->ld, (size_t)n);
-}
-
 enum { GENO_BLOCK = 256 };
 
 /* diag_c[j] = Σ_{O_c} Z_ij² − (Σ_{O_c} Z_ij)²/n_c. Z_ij takes one value per genotype class
  * (z_0, z_1, z_2; 0 when missing), so the sums need only each class's count over O_c: counted
- * over all samples, minus the counts over the samples c lacks (few, usually). */
-/* The diagonal is computed GENO_BLOCK SNPs at a time on every core (one .bed pass). */
+ * over this rank's samples, minus the counts over those of them c lacks (few, usually), then
+ * summed over the ranks as integers, so the diagonal is one rank's bit for bit. The counts are
+ * taken GENO_BLOCK SNPs at a time on every core (one pass over the rank's rows of the .bed). */
 struct jacobi_job {
-    geno_block_fn block;
-    const void *src;
-    const double *freq;
-    int scale;
-    int64_t n, m, nphen, ldd;
-    const int64_t *nmiss, *miss;
-    double *d;
-    int nomem; /* atomic */
+    tg_geno_source src;
+    const void *ctx;
+    int64_t i0, nl, m, nphen;
+    const int64_t *nmiss, *miss; /* this rank's samples each phenotype lacks (local indices) */
+    int64_t *cnt; /* cnt[3·(j + c·m) + x]: samples of O_c with genotype x at SNP j */
+    int nomem;    /* atomic */
 };
 
 static void jacobi_chunk(void *ctx, int64_t chunk) {
     struct jacobi_job *jb = ctx;
-    const int64_t n = jb->n, j0 = chunk * GENO_BLOCK;
+    const int64_t n = jb->nl, j0 = chunk * GENO_BLOCK;
     const int64_t nj = jb->m - j0 < GENO_BLOCK ? jb->m - j0 : GENO_BLOCK;
     const int64_t *nmiss = jb->nmiss, *miss = jb->miss;
     int8_t *buf = malloc((size_t)(n * nj));
@@ -83,34 +73,21 @@ static void jacobi_chunk(void *ctx, int64_t chunk) {
         __atomic_store_n(&jb->nomem, 1, __ATOMIC_RELAXED);
         return;
     }
-    jb->block(jb->src, n, j0, nj, buf);
+    jb->src(jb->ctx, jb->i0, n, j0, nj, buf);
     for (int64_t jj = 0; jj < nj; jj++) {
         const int8_t *x = buf + jj * n;
-        const int64_t j = j0 + jj;
         int64_t all[4] = {0}; /* by genotype + 1: missing, 0, 1, 2 */
         for (int64_t i = 0; i < n; i++) all[(uint8_t)(x[i] + 1) & 3]++;
-        const double p = jb->freq[j];
-        double z[3] = {0, 0, 0};
-        if (p > 0 && p < 1) /* monomorphic / all-missing SNPs have a zero column */
-            for (int k = 0; k < 3; k++)
-                z[k] = (k - 2 * p) * (jb->scale ? 1 / sqrt(2 * p * (1 - p)) : 1);
         for (int64_t c = 0; c < jb->nphen; c++) {
             int64_t cnt[4] = {all[0], all[1], all[2], all[3]};
             for (int64_t t = nmiss[c]; t < nmiss[c + 1]; t++) cnt[(uint8_t)(x[miss[t]] + 1) & 3]--;
-            const double nc = (double)(n - (nmiss[c + 1] - nmiss[c]));
-            double s1 = 0, s2 = 0;
-            for (int k = 0; k < 3; k++) {
-                s1 += (double)cnt[k + 1] * z[k];
-                s2 += (double)cnt[k + 1] * z[k] * z[k];
-            }
-            double v = nc > 0 ? s2 - s1 * s1 / nc : 0;
-            jb->d[j + c * jb->ldd] = v > 0 ? v : 0;
+            memcpy(jb->cnt + 3 * (j0 + jj + c * jb->m), cnt + 1, 3 * sizeof *cnt);
         }
     }
     free(buf);
 }
 
-static tg_status jacobi(geno_block_fn block, const void *src, const tg_geno *g, int scale,
+static tg_status jacobi(tg_geno_source src, const void *ctx, const tg_geno *g, int scale,
                         int64_t nphen, const double *y, int64_t ldy, double *d, int64_t ldd,
                         tg_error *err) {
     const int64_t n = tg_geno_n(g), m = tg_geno_m(g);
@@ -120,27 +97,62 @@ static tg_status jacobi(geno_block_fn block, const void *src, const tg_geno *g, 
                             "≥ m %lld",
                             (long long)nphen, (long long)ldy, (long long)n, (long long)ldd,
                             (long long)m);
+    int64_t i0, nl;
+    tg_geno_local(g, &i0, &nl);
     tg_status st = TG_OK;
-    int64_t *nmiss = tg_calloc((size_t)nphen + 1, sizeof *nmiss, err), *miss = NULL;
-    if (!nmiss) return TG_ERR_NOMEM;
-    /* miss[nmiss[c] .. nmiss[c+1]) are the samples phenotype c lacks */
+    int64_t *nmiss = tg_calloc((size_t)nphen + 1, sizeof *nmiss, err), *miss = NULL, *cnt = NULL;
+    int64_t *nobs = tg_calloc((size_t)nphen, sizeof *nobs, err);
+    if (!nmiss || !nobs) {
+        st = TG_ERR_NOMEM;
+        goto cleanup;
+    }
+    /* miss[nmiss[c] .. nmiss[c+1]) are this rank's samples phenotype c lacks; nobs[c] = n_c */
     for (int64_t c = 0; c < nphen; c++) {
         nmiss[c + 1] = nmiss[c];
-        for (int64_t i = 0; i < n; i++) nmiss[c + 1] += isnan(y[i + c * ldy]) != 0;
+        for (int64_t i = 0; i < n; i++) {
+            int lacks = isnan(y[i + c * ldy]) != 0;
+            nobs[c] += !lacks;
+            nmiss[c + 1] += lacks && i >= i0 && i < i0 + nl;
+        }
     }
-    if (!(miss = tg_malloc((size_t)(nmiss[nphen] + 1) * sizeof *miss, err))) {
+    if (!(miss = tg_malloc((size_t)(nmiss[nphen] + 1) * sizeof *miss, err)) ||
+        !(cnt = tg_malloc(3 * (size_t)(m * nphen) * sizeof *cnt, err))) {
         st = TG_ERR_NOMEM;
         goto cleanup;
     }
     for (int64_t c = 0, at = 0; c < nphen; c++)
-        for (int64_t i = 0; i < n; i++)
-            if (isnan(y[i + c * ldy])) miss[at++] = i;
-    struct jacobi_job jb = {block, src, tg_geno_freq(g), scale, n, m, nphen, ldd, nmiss, miss,
-                            d, 0};
+        for (int64_t i = 0; i < nl; i++)
+            if (isnan(y[i0 + i + c * ldy])) miss[at++] = i;
+    struct jacobi_job jb = {src, ctx, i0, nl, m, nphen, nmiss, miss, cnt, 0};
     tg_parallel_for((m + GENO_BLOCK - 1) / GENO_BLOCK, jacobi_chunk, &jb);
-    if (jb.nomem) st = tg_error_set(err, TG_ERR_NOMEM, "ridge Jacobi: out of memory");
+    if (jb.nomem) {
+        st = tg_error_set(err, TG_ERR_NOMEM, "ridge Jacobi: out of memory");
+        goto cleanup;
+    }
+    tg_runtime_sum_int64(cnt, 3 * m * nphen);
+    const double *freq = tg_geno_freq(g);
+    for (int64_t j = 0; j < m; j++) {
+        const double p = freq[j];
+        double z[3] = {0, 0, 0};
+        if (p > 0 && p < 1) /* monomorphic / all-missing SNPs have a zero column */
+            for (int x = 0; x < 3; x++)
+                z[x] = (x - 2 * p) * (scale ? 1 / sqrt(2 * p * (1 - p)) : 1);
+        for (int64_t c = 0; c < nphen; c++) {
+            const int64_t *k = cnt + 3 * (j + c * m);
+            const double nc = (double)nobs[c];
+            double s1 = 0, s2 = 0;
+            for (int x = 0; x < 3; x++) {
+                s1 += (double)k[x] * z[x];
+                s2 += (double)k[x] * z[x] * z[x];
+            }
+            double v = nc > 0 ? s2 - s1 * s1 / nc : 0;
+            d[j + c * ldd] = v > 0 ? v : 0;
+        }
+    }
 cleanup:
+    free(cnt);
     free(miss);
+    free(nobs);
     free(nmiss);
     return st;
 }
@@ -154,7 +166,7 @@ tg_status tg_ridge_jacobi_bed(const tg_bed *bed, const tg_geno *g, int scale, in
                             "%lld × %lld",
                             bed->prefix, (long long)bed->n_samples, (long long)bed->n_snps,
                             (long long)tg_geno_n(g), (long long)tg_geno_m(g));
-    return jacobi(bed_block, bed, g, scale, nphen, y, ldy, d, ldd, err);
+    return jacobi(tg_geno_source_bed, bed, g, scale, nphen, y, ldy, d, ldd, err);
 }
 
 tg_status tg_ridge_jacobi_int8(const int8_t *geno, int64_t ld, const tg_geno *g, int scale,
@@ -163,16 +175,17 @@ tg_status tg_ridge_jacobi_int8(const int8_t *geno, int64_t ld, const tg_geno *g,
     if (ld < tg_geno_n(g))
         return tg_error_set(err, TG_ERR_ARG, "ridge Jacobi: leading dimension %lld < n %lld",
                             (long long)ld, (long long)tg_geno_n(g));
-    int8_src s = {geno, ld};
-    return jacobi(int8_block, &s, g, scale, nphen, y, ldy, d, ldd, err);
+    tg_int8_geno s = {geno, ld};
+    return jacobi(tg_geno_source_int8, &s, g, scale, nphen, y, ldy, d, ldd, err);
 }
 
 /* ---- The solver. */
 
-/* Centered phenotypes ỹ = C_c y_c (n × nphen, ld n): observed values minus their mean, 0 for
- * missing ones. Fills n_obs and mean of each report entry. */
-static tg_status center_pheno(int64_t n, int64_t nphen, const double *y, int64_t ldy, double *yt,
-                              tg_cg_pheno *pr, tg_error *err) {
+/* Centered phenotypes ỹ = C_c y_c on samples [i0, i0 + nl) (nl × nphen, ld nl): observed
+ * values minus their mean over all n samples, 0 for missing ones. Fills n_obs and mean of each
+ * report entry. */
+static tg_status center_pheno(int64_t n, int64_t nphen, const double *y, int64_t ldy, int64_t i0,
+                              int64_t nl, double *yt, tg_cg_pheno *pr, tg_error *err) {
     for (int64_t c = 0; c < nphen; c++) {
         const double *yc = y + c * ldy;
         double s = 0;
@@ -193,16 +206,22 @@ static tg_status center_pheno(int64_t n, int64_t nphen, const double *y, int64_t
                                 (long long)c + 1, (long long)no);
         pr[c].n_obs = no;
         pr[c].mean = s / (double)no;
-        for (int64_t i = 0; i < n; i++) yt[i + c * n] = isnan(yc[i]) ? 0 : yc[i] - pr[c].mean;
+        for (int64_t i = 0; i < nl; i++)
+            yt[i + c * nl] = isnan(yc[i0 + i]) ? 0 : yc[i0 + i] - pr[c].mean;
     }
     return TG_OK;
 }
 
-/* q ← C_c q: centered over the observed samples of phenotype column yc, zero elsewhere. */
-static void center_masked(int64_t n, const double *yc, int64_t n_obs, double *q) {
+/* The sum of q over the observed samples of phenotype column yc (this rank's rows). */
+static double masked_sum(int64_t n, const double *yc, const double *q) {
     double s = 0;
     for (int64_t i = 0; i < n; i++)
         if (!isnan(yc[i])) s += q[i];
+    return s;
+}
+
+/* q ← C_c q given its sum s over all observed samples: centered over them, zero elsewhere. */
+static void center_masked(int64_t n, const double *yc, int64_t n_obs, double s, double *q) {
     s /= (double)n_obs;
     for (int64_t i = 0; i < n; i++) q[i] = isnan(yc[i]) ? 0 : q[i] - s;
 }
@@ -213,28 +232,33 @@ static double dot(int64_t m, const double *a, const double *b) {
     return s;
 }
 
-/* The solver's state: m × nphen blocks with leading dimension m, and the active columns. */
+/* The solver's state: m × nphen blocks with leading dimension m, q (this rank's nl samples ×
+ * nphen, from sample i0 on), and the active columns. */
 typedef struct {
     tg_geno *g;
-    int64_t n, m, nphen;
+    int64_t m, nphen, i0, nl;
     const double *y;
     int64_t ldy;
     const tg_cg_opts *o;
     tg_cg_report *rep;
-    double *b, *r, *z, *p, *pa, *wa, *q, *rz, *bnorm, *relres;
+    double *b, *r, *z, *p, *pa, *wa, *q, *colsum, *rz, *bnorm, *relres;
     int64_t *act, nact;
 } cg_state;
 
 /* wa[:, a] = (Z̃ᵀZ̃ + λI)·pa[:, a] for the phenotypes cols[a], a < k. */
 static tg_status apply(cg_state *s, const int64_t *cols, int64_t k, const double *pa, double *wa,
                        tg_error *err) {
-    tg_status st = tg_cg_mul(s->g, 0, k, pa, s->m, s->q, s->n, &s->rep->seconds_products,
+    tg_status st = tg_cg_mul(s->g, 0, k, pa, s->m, s->q, s->nl, &s->rep->seconds_products,
                              &s->rep->products, err);
     if (st) return st;
     for (int64_t a = 0; a < k; a++)
-        center_masked(s->n, s->y + cols[a] * s->ldy, s->rep->pheno[cols[a]].n_obs, s->q + a * s->n);
-    st = tg_cg_mul(s->g, 1, k, s->q, s->n, wa, s->m, &s->rep->seconds_products, &s->rep->products,
-                   err);
+        s->colsum[a] = masked_sum(s->nl, s->y + s->i0 + cols[a] * s->ldy, s->q + a * s->nl);
+    tg_runtime_sum(s->colsum, k, TG_FP64);
+    for (int64_t a = 0; a < k; a++)
+        center_masked(s->nl, s->y + s->i0 + cols[a] * s->ldy, s->rep->pheno[cols[a]].n_obs,
+                      s->colsum[a], s->q + a * s->nl);
+    st = tg_cg_mul(s->g, 1, k, s->q, s->nl, wa, s->m, &s->rep->seconds_products,
+                   &s->rep->products, err);
     if (st) return st;
     for (int64_t a = 0; a < k; a++)
         for (int64_t j = 0; j < s->m; j++) wa[j + a * s->m] += s->o->lambda * pa[j + a * s->m];
@@ -345,7 +369,8 @@ tg_status tg_ridge_cg(tg_geno *g, int64_t nphen, const double *y, int64_t ldy,
     const double t0 = tg_now();
     const int64_t n = tg_geno_n(g), m = tg_geno_m(g);
     const size_t mk = (size_t)(m * nphen);
-    cg_state s = {.g = g, .n = n, .m = m, .nphen = nphen, .y = y, .ldy = ldy, .o = o, .rep = rep};
+    cg_state s = {.g = g, .m = m, .nphen = nphen, .y = y, .ldy = ldy, .o = o, .rep = rep};
+    tg_geno_local(g, &s.i0, &s.nl);
     double *yt = NULL;
     memset(rep->pheno, 0, (size_t)nphen * sizeof *rep->pheno);
     rep->iterations = 0;
@@ -357,8 +382,9 @@ tg_status tg_ridge_cg(tg_geno *g, int64_t nphen, const double *y, int64_t ldy,
         !(s.p = tg_malloc(mk * sizeof(double), err)) ||
         !(s.pa = tg_malloc(mk * sizeof(double), err)) ||
         !(s.wa = tg_malloc(mk * sizeof(double), err)) ||
-        !(s.q = tg_malloc((size_t)(n * nphen) * sizeof(double), err)) ||
-        !(yt = tg_malloc((size_t)(n * nphen) * sizeof(double), err)) ||
+        !(s.q = tg_malloc((size_t)(s.nl * nphen) * sizeof(double), err)) ||
+        !(yt = tg_malloc((size_t)(s.nl * nphen) * sizeof(double), err)) ||
+        !(s.colsum = tg_malloc((size_t)nphen * sizeof(double), err)) ||
         !(s.rz = tg_malloc((size_t)nphen * sizeof(double), err)) ||
         !(s.bnorm = tg_malloc((size_t)nphen * sizeof(double), err)) ||
         !(s.relres = tg_malloc((size_t)nphen * sizeof(double), err)) ||
@@ -367,8 +393,9 @@ tg_status tg_ridge_cg(tg_geno *g, int64_t nphen, const double *y, int64_t ldy,
         goto cleanup;
     }
     /* b = Z̃ᵀỹ = Zᵀ·(C_c y_c); x0 = 0, r0 = b */
-    if ((st = center_pheno(n, nphen, y, ldy, yt, rep->pheno, err)) ||
-        (st = tg_cg_mul(g, 1, nphen, yt, n, s.b, m, &rep->seconds_products, &rep->products, err)))
+    if ((st = center_pheno(n, nphen, y, ldy, s.i0, s.nl, yt, rep->pheno, err)) ||
+        (st = tg_cg_mul(g, 1, nphen, yt, s.nl, s.b, m, &rep->seconds_products, &rep->products,
+                        err)))
         goto cleanup;
     for (int64_t c = 0; c < nphen; c++) {
         double *bc = s.b + c * m, *rc = s.r + c * m, *zc = s.z + c * m;
@@ -405,6 +432,7 @@ cleanup:
     free(s.pa);
     free(s.wa);
     free(s.q);
+    free(s.colsum);
     free(s.rz);
     free(s.bnorm);
     free(s.relres);
@@ -422,23 +450,36 @@ tg_status tg_ridge_predict(tg_geno *g, int64_t nphen, const double *y, int64_t l
                             "%lld, ldb %lld ≥ m %lld",
                             (long long)nphen, (long long)ldy, (long long)ldp, (long long)n,
                             (long long)ldb, (long long)m);
-    tg_status st = tg_cg_mul(g, 0, nphen, beta, ldb, pred, ldp, NULL, NULL, err);
-    if (st) return st;
-    /* ŷ = μ + Zβ with μ = mean_O(y) − mean_O(Zβ): the intercept of the centered model */
+    int64_t i0, nl;
+    tg_geno_local(g, &i0, &nl);
+    double *sz = tg_malloc((size_t)nphen * sizeof *sz, err);
+    if (!sz) return TG_ERR_NOMEM;
+    tg_status st = tg_cg_mul(g, 0, nphen, beta, ldb, pred + i0, ldp, NULL, NULL, err);
+    if (st) goto cleanup;
+    /* ŷ = μ + Zβ with μ = mean_O(y) − mean_O(Zβ): the intercept of the centered model; Zβ
+     * holds this rank's rows, y every row */
+    for (int64_t c = 0; c < nphen; c++)
+        sz[c] = masked_sum(nl, y + i0 + c * ldy, pred + i0 + c * ldp);
+    tg_runtime_sum(sz, nphen, TG_FP64);
     for (int64_t c = 0; c < nphen; c++) {
         const double *yc = y + c * ldy;
-        double *pc = pred + c * ldp, sy = 0, sz = 0;
+        double *pc = pred + i0 + c * ldp, sy = 0;
         int64_t no = 0;
         for (int64_t i = 0; i < n; i++)
-            if (!isnan(yc[i])) sy += yc[i], sz += pc[i], no++;
-        if (!no)
-            return tg_error_set(err, TG_ERR_ARG, "ridge predict: phenotype %lld has no value",
-                                (long long)c + 1);
-        double mc = (sy - sz) / (double)no;
-        for (int64_t i = 0; i < n; i++) pc[i] += mc;
+            if (!isnan(yc[i])) sy += yc[i], no++;
+        if (!no) {
+            st = tg_error_set(err, TG_ERR_ARG, "ridge predict: phenotype %lld has no value",
+                              (long long)c + 1);
+            goto cleanup;
+        }
+        double mc = (sy - sz[c]) / (double)no;
+        for (int64_t i = 0; i < nl; i++) pc[i] += mc;
         if (mu) mu[c] = mc;
     }
-    return TG_OK;
+    st = tg_runtime_gather_rows(pred + i0, ldp, pred, ldp, n, nphen, sizeof *pred, err);
+cleanup:
+    free(sz);
+    return st;
 }
 
 /* Another cohort, centered and scaled with the training frequencies p (its own are q). With
@@ -461,9 +502,11 @@ tg_status tg_ridge_predict_bed(tg_geno *train, int scale, const tg_bed *test, in
     int8_t *buf = NULL;
     tg_status st = tg_geno_from_bed(test, 0, &gt, err);
     if (st) return st;
+    int64_t i0, nl; /* the rows of the cohort this rank predicts */
+    tg_geno_local(gt, &i0, &nl);
     if (!(w = tg_malloc((size_t)(m * nphen) * sizeof *w, err)) ||
         !(dj = tg_malloc((size_t)(m * nphen) * sizeof *dj, err)) ||
-        !(buf = tg_malloc((size_t)(n * GENO_BLOCK), err))) {
+        !(buf = tg_malloc((size_t)(nl * GENO_BLOCK), err))) {
         st = TG_ERR_NOMEM;
         goto cleanup;
     }
@@ -477,27 +520,28 @@ tg_status tg_ridge_predict_bed(tg_geno *train, int scale, const tg_bed *test, in
             dj[j + c * m] = isnan(q[j]) ? 0 : 2 * (q[j] - p[j]) * w[j + c * m];
             total += dj[j + c * m];
         }
-        for (int64_t i = 0; i < n; i++) pred[i + c * ldp] = mu[c] + total;
+        for (int64_t i = i0; i < i0 + nl; i++) pred[i + c * ldp] = mu[c] + total;
     }
     /* pred += Z_q·w, through a scratch block since tg_cg_mul overwrites */
-    double *zw = tg_malloc((size_t)(n * nphen) * sizeof *zw, err);
+    double *zw = tg_malloc((size_t)(nl * nphen) * sizeof *zw, err);
     if (!zw) {
         st = TG_ERR_NOMEM;
         goto cleanup;
     }
-    st = tg_cg_mul(gt, 0, nphen, w, m, zw, n, NULL, NULL, err);
+    st = tg_cg_mul(gt, 0, nphen, w, m, zw, nl, NULL, NULL, err);
     for (int64_t c = 0; c < nphen && !st; c++)
-        for (int64_t i = 0; i < n; i++) pred[i + c * ldp] += zw[i + c * n];
+        for (int64_t i = 0; i < nl; i++) pred[i0 + i + c * ldp] += zw[i + c * nl];
     free(zw);
     for (int64_t j0 = 0; j0 < m && !st; j0 += GENO_BLOCK) {
         int64_t nj = m - j0 < GENO_BLOCK ? m - j0 : GENO_BLOCK;
-        bed_block(test, n, j0, nj, buf);
+        tg_bed_decode(test, i0, nl, j0, nj, buf, nl);
         for (int64_t jj = 0; jj < nj; jj++)
-            for (int64_t i = 0; i < n; i++)
-                if (buf[i + jj * n] == TG_GENO_MISSING)
+            for (int64_t i = 0; i < nl; i++)
+                if (buf[i + jj * nl] == TG_GENO_MISSING)
                     for (int64_t c = 0; c < nphen; c++)
-                        pred[i + c * ldp] -= dj[j0 + jj + c * m];
+                        pred[i0 + i + c * ldp] -= dj[j0 + jj + c * m];
     }
+    if (!st) st = tg_runtime_gather_rows(pred + i0, ldp, pred, ldp, n, nphen, sizeof *pred, err);
 cleanup:
     free(buf);
     free(dj);

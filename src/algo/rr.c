@@ -150,6 +150,12 @@ static tg_status check_args(int64_t n, int64_t m, int64_t ld, int64_t nphen, con
     if (o->nb < 1)
         return tg_error_set(err, TG_ERR_ARG, "ridge (Cholesky): SNP tile size %d: must be ≥ 1",
                             o->nb);
+    /* the genotype products would split the samples over the ranks, the panels and the tile
+     * Cholesky do not (yet) */
+    if (tg_runtime_nranks() > 1)
+        return tg_error_set(err, TG_ERR_ARG,
+                            "ridge by the tile Cholesky runs on one rank for now (%d ranks)",
+                            tg_runtime_nranks());
     if (o->chol.diag != TG_FP64 && o->chol.diag != TG_FP32)
         return tg_error_set(err, TG_ERR_ARG,
                             "ridge (Cholesky): diagonal precision %s: must be fp64 or fp32",

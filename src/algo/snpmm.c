@@ -16,7 +16,13 @@
  * thread block at k = 10, so no GPU row tile is partial. For the paper's n = 102,000 ×
  * m = 50,241: 50 tasks of 2,048 samples (2.1 GFLOP each at k = 10) and 25 tasks of 2,048 SNPs:
  * long against StarPU's task overhead on a GPU (tens of µs); the dmda scheduler gives each
- * worker the share its calibrated speed earns. */
+ * worker the share its calibrated speed earns.
+ *
+ * Several MPI ranks: each holds the codes of its own samples only (tg_runtime_split: an even,
+ * contiguous share of the rows), in blocks sized as above for its share, and decodes only those
+ * rows of the .bed. The frequencies come from integer counts summed over the ranks, so every
+ * rank has one rank's p bit for bit. Z·Λ gives each rank its own rows; Zᵀ·Λ̃ sums the ranks'
+ * Z_rᵀ·Λ̃_r (tg_runtime_sum). The tasks touch only the rank's own handles: plain StarPU. */
 #include "algo/snpmm.h"
 
 #include <math.h>
@@ -25,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/parallel.h"
 #include "codelets/fivecodes.h"
 #include "runtime/runtime.h"
 
@@ -36,6 +43,7 @@ typedef struct {
 
 struct tg_geno {
     int64_t n, m, excluded;
+    int64_t i0, nl; /* this rank's samples [i0, i0 + nl): the rows of its blocks */
     double *freq;   /* m; NAN for an all-missing SNP */
     double *coef;   /* 2m: w_j, c_j = 2p_j·w_j */
     int64_t rb, sb; /* samples per row block, SNPs per SNP block */
@@ -120,6 +128,10 @@ void tg_geno_free(tg_geno *g) {
 int64_t tg_geno_n(const tg_geno *g) { return g->n; }
 int64_t tg_geno_m(const tg_geno *g) { return g->m; }
 int64_t tg_geno_excluded(const tg_geno *g) { return g->excluded; }
+void tg_geno_local(const tg_geno *g, int64_t *first, int64_t *count) {
+    *first = g->i0;
+    *count = g->nl;
+}
 const double *tg_geno_freq(const tg_geno *g) { return g->freq; }
 void tg_geno_blocks(const tg_geno *g, int64_t *rows_per_block, int64_t *snps_per_block) {
     *rows_per_block = g->rb;
@@ -130,11 +142,12 @@ static int64_t block_len(int64_t total, int64_t bs, int64_t b) {
     return b * bs + bs <= total ? bs : total - b * bs;
 }
 
+/* @p n: this rank's samples */
 static tg_status alloc_geno(int64_t n, int64_t m, int64_t rb, int64_t sb, tg_geno **out,
                             tg_error *err) {
     tg_geno *g = tg_calloc(1, sizeof *g, err);
     if (!g) return TG_ERR_NOMEM;
-    g->n = n;
+    g->nl = n;
     g->m = m;
     g->rb = rb;
     g->sb = sb;
@@ -168,54 +181,123 @@ static tg_status alloc_geno(int64_t n, int64_t m, int64_t rb, int64_t sb, tg_gen
     return TG_OK;
 }
 
-/* Fills buf (n × nj, column-major, ld n) with SNPs j0..j0+nj−1. */
-typedef void (*col_source)(const void *ctx, int64_t n, int64_t j0, int64_t nj, int8_t *buf);
-
-struct int8_src {
-    const int8_t *g;
-    int64_t ld;
-};
-
-static void int8_cols(const void *ctx, int64_t n, int64_t j0, int64_t nj, int8_t *buf) {
-    const struct int8_src *s = ctx;
+void tg_geno_source_int8(const void *ctx, int64_t i0, int64_t ni, int64_t j0, int64_t nj,
+                         int8_t *buf) {
+    const tg_int8_geno *s = ctx;
     for (int64_t t = 0; t < nj; t++)
-        memcpy(buf + t * n, s->g + (size_t)(j0 + t) * (size_t)s->ld, (size_t)n);
+        memcpy(buf + t * ni, s->g + (size_t)(j0 + t) * (size_t)s->ld + (size_t)i0, (size_t)ni);
 }
 
-static void bed_cols(const void *ctx, int64_t n, int64_t j0, int64_t nj, int8_t *buf) {
-    tg_bed_decode(ctx, 0, n, j0, nj, buf, n);
+void tg_geno_source_bed(const void *ctx, int64_t i0, int64_t ni, int64_t j0, int64_t nj,
+                        int8_t *buf) {
+    tg_bed_decode(ctx, i0, ni, j0, nj, buf, ni);
 }
 
 /* SNPs decoded per step: a multiple of 5 (whole groups), enough consecutive bytes per sample
  * group in the SNP-block copy. */
 #define CHUNK 40
 
-/* Statistics and coefficients of SNPs j0.. of buf, which becomes digits 0/1/2; the missing
- * calls of SNPs not excluded are appended to @p cm as (sample, SNP), the exclusions counted. */
-static tg_status chunk_prepare(tg_geno *g, int scale, int64_t j0, int64_t nj, int8_t *buf,
-                               miss_list *cm, int64_t *excl, const char *what, tg_error *err) {
-    const int64_t n = g->n;
+/* ---- First pass: the frequencies, from counts of called genotypes and A1 alleles per SNP over
+ * this rank's samples, summed over the ranks. */
+
+typedef struct {
+    tg_geno *g;
+    tg_geno_source src;
+    const void *ctx;
+    int64_t *cnt; /* 2m: called genotypes, A1 alleles */
+    int64_t bad;  /* the lowest chunk holding a value other than 0, 1, 2, missing (atomic) */
+    int nomem;    /* atomic */
+} count_job;
+
+/* The first value of @p col (n samples) that is not a genotype, or -1. */
+static int64_t first_bad(const int8_t *col, int64_t n) {
+    for (int64_t i = 0; i < n; i++)
+        if (col[i] != TG_GENO_MISSING && (col[i] < 0 || col[i] > 2)) return i;
+    return -1;
+}
+
+static void count_chunk(void *ctx, int64_t c) {
+    count_job *jb = ctx;
+    const int64_t n = jb->g->nl, j0 = c * CHUNK, nj = jb->g->m - j0 < CHUNK ? jb->g->m - j0 : CHUNK;
+    int8_t *buf = malloc((size_t)(n * nj));
+    if (!buf) {
+        __atomic_store_n(&jb->nomem, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    jb->src(jb->ctx, jb->g->i0, n, j0, nj, buf);
     for (int64_t t = 0; t < nj; t++) {
-        int64_t j = j0 + t, obs = 0, sum = 0;
-        int8_t *col = buf + t * n;
-        for (int64_t i = 0; i < n; i++) {
-            int8_t v = col[i];
-            if (v == TG_GENO_MISSING) continue;
-            if (v < 0 || v > 2)
-                return tg_error_set(err, TG_ERR_ARG,
-                                    "%s: genotype of sample %lld at SNP %lld is %d: expected 0, 1, "
-                                    "2 or TG_GENO_MISSING (-1)",
-                                    what, (long long)i, (long long)j, v);
-            obs++;
-            sum += v;
+        const int8_t *col = buf + t * n;
+        int64_t obs = 0, sum = 0;
+        if (first_bad(col, n) >= 0) {
+            int64_t cur = __atomic_load_n(&jb->bad, __ATOMIC_RELAXED);
+            while (c < cur && !__atomic_compare_exchange_n(&jb->bad, &cur, c, 0, __ATOMIC_RELAXED,
+                                                           __ATOMIC_RELAXED))
+                ;
+            break;
         }
-        double p = obs ? (double)sum / (2.0 * (double)obs) : NAN;
-        int excluded = obs == 0 || sum == 0 || sum == 2 * obs;
-        g->freq[j] = p;
-        double w = excluded ? 0 : scale ? 1 / sqrt(2 * p * (1 - p)) : 1;
-        g->coef[2 * j] = w;
-        g->coef[2 * j + 1] = excluded ? 0 : 2 * p * w;
-        *excl += excluded;
+        for (int64_t i = 0; i < n; i++)
+            if (col[i] != TG_GENO_MISSING) obs++, sum += col[i];
+        jb->cnt[2 * (j0 + t)] = obs;
+        jb->cnt[2 * (j0 + t) + 1] = sum;
+    }
+    free(buf);
+}
+
+/* Fills freq, coef and excluded from every rank's counts (collective). */
+static tg_status frequencies(tg_geno *g, int scale, tg_geno_source src, const void *ctx,
+                             const char *what, tg_error *err) {
+    const int64_t nchunks = cdiv(g->m, CHUNK);
+    count_job jb = {.g = g, .src = src, .ctx = ctx, .bad = nchunks};
+    if (!(jb.cnt = tg_malloc(2 * (size_t)g->m * sizeof *jb.cnt, err))) return TG_ERR_NOMEM;
+    tg_status st = TG_OK;
+    tg_parallel_for(nchunks, count_chunk, &jb);
+    if (jb.nomem) {
+        st = tg_error_set(err, TG_ERR_NOMEM, "%s: out of memory", what);
+    } else if (jb.bad < nchunks) { /* name the first bad genotype in SNP order */
+        const int64_t n = g->nl, j0 = jb.bad * CHUNK;
+        int8_t *col = tg_malloc((size_t)n, err);
+        if (!col) {
+            st = TG_ERR_NOMEM;
+        } else {
+            for (int64_t j = j0, i = -1; i < 0; j++) {
+                src(ctx, g->i0, n, j, 1, col);
+                if ((i = first_bad(col, n)) >= 0)
+                    st = tg_error_set(err, TG_ERR_ARG,
+                                      "%s: genotype of sample %lld at SNP %lld is %d: expected 0, "
+                                      "1, 2 or TG_GENO_MISSING (-1)",
+                                      what, (long long)(g->i0 + i), (long long)j, col[i]);
+            }
+            free(col);
+        }
+    }
+    if (!st) {
+        tg_runtime_sum_int64(jb.cnt, 2 * g->m);
+        for (int64_t j = 0; j < g->m; j++) {
+            int64_t obs = jb.cnt[2 * j], sum = jb.cnt[2 * j + 1];
+            double p = obs ? (double)sum / (2.0 * (double)obs) : NAN;
+            int excluded = obs == 0 || sum == 0 || sum == 2 * obs;
+            g->freq[j] = p;
+            double w = excluded ? 0 : scale ? 1 / sqrt(2 * p * (1 - p)) : 1;
+            g->coef[2 * j] = w;
+            g->coef[2 * j + 1] = excluded ? 0 : 2 * p * w;
+            g->excluded += excluded;
+        }
+    }
+    free(jb.cnt);
+    return st;
+}
+
+/* ---- Second pass: the codes. */
+
+/* SNPs j0.. of buf become digits 0/1/2; the missing calls of SNPs not excluded are appended to
+ * @p cm as (sample, SNP). */
+static tg_status chunk_prepare(tg_geno *g, int64_t j0, int64_t nj, int8_t *buf, miss_list *cm,
+                               const char *what, tg_error *err) {
+    const int64_t n = g->nl;
+    for (int64_t t = 0; t < nj; t++) {
+        const int64_t j = j0 + t;
+        const int excluded = g->coef[2 * j] == 0; /* w_j is positive for every other SNP */
+        int8_t *col = buf + t * n;
         /* an excluded SNP is all zeros: no codes, no corrections */
         for (int64_t i = 0; i < n; i++) {
             if (excluded) {
@@ -232,7 +314,7 @@ static tg_status chunk_prepare(tg_geno *g, int scale, int64_t j0, int64_t nj, in
 
 /* 5codes of SNPs j0..j0+nj−1 (j0 a multiple of 5) into both copies. */
 static void chunk_encode(tg_geno *g, int64_t j0, int64_t nj, const int8_t *d) {
-    const int64_t n = g->n, nh = cdiv(n, 5);
+    const int64_t n = g->nl, nh = cdiv(n, 5);
     for (int64_t q = 0; q < nj; q += 5) { /* SNP groups: samples in row blocks */
         int64_t grp = (j0 + q) / 5, w = nj - q < 5 ? nj - q : 5;
         for (int64_t b = 0; b < g->nrb; b++) {
@@ -265,13 +347,11 @@ static void chunk_encode(tg_geno *g, int64_t j0, int64_t nj, const int8_t *d) {
  * depend on the number of threads. */
 typedef struct {
     tg_geno *g;
-    int scale;
-    col_source src;
+    tg_geno_source src;
     const void *ctx;
     const char *what;
     int64_t nchunks;
     miss_list *cmiss; /* per chunk: (sample, SNP) of its missing calls */
-    int64_t *cexcl;   /* per chunk: excluded SNPs */
     pthread_mutex_t lock;
     int64_t next;      /* the next chunk to claim */
     int64_t err_chunk; /* the lowest chunk that failed (nchunks: none; -1: no memory) */
@@ -280,7 +360,7 @@ typedef struct {
 
 static void *build_worker(void *arg) {
     build_job *jb = arg;
-    const int64_t n = jb->g->n, m = jb->g->m;
+    const int64_t n = jb->g->nl, m = jb->g->m;
     int8_t *buf = malloc((size_t)n * CHUNK);
     for (;;) {
         pthread_mutex_lock(&jb->lock);
@@ -295,9 +375,8 @@ static void *build_worker(void *arg) {
         if (stop) break;
         int64_t j0 = c * CHUNK, nj = m - j0 < CHUNK ? m - j0 : CHUNK;
         tg_error e;
-        jb->src(jb->ctx, n, j0, nj, buf);
-        if (chunk_prepare(jb->g, jb->scale, j0, nj, buf, &jb->cmiss[c], &jb->cexcl[c], jb->what,
-                          &e)) {
+        jb->src(jb->ctx, jb->g->i0, n, j0, nj, buf);
+        if (chunk_prepare(jb->g, j0, nj, buf, &jb->cmiss[c], jb->what, &e)) {
             pthread_mutex_lock(&jb->lock);
             if (c < jb->err_chunk) {
                 jb->err_chunk = c;
@@ -329,7 +408,6 @@ static tg_status build_chunks(build_job *jb, tg_error *err) {
     }
     tg_geno *g = jb->g;
     for (int64_t c = 0; c < jb->nchunks; c++) {
-        g->excluded += jb->cexcl[c];
         const int32_t *a = jb->cmiss[c].a;
         for (int32_t e = 0; e < a[0]; e++) {
             int64_t i = a[1 + 2 * e], j = a[2 + 2 * e], rbk = i / g->rb, sbk = j / g->sb;
@@ -341,26 +419,38 @@ static tg_status build_chunks(build_job *jb, tg_error *err) {
     return TG_OK;
 }
 
-static tg_status build(int64_t n, int64_t m, int scale, int64_t rb, int64_t sb, col_source src,
-                       const void *ctx, const char *what, tg_geno **out, tg_error *err) {
+/* Collective with several ranks: the frequencies are summed over them. */
+static tg_status build(int64_t n, int64_t m, int scale, int64_t rb, int64_t sb,
+                       tg_geno_source src, const void *ctx, const char *what, tg_geno **out,
+                       tg_error *err) {
     *out = NULL;
     if (n < 1 || m < 1 || n >= INT32_MAX || m >= INT32_MAX)
         return tg_error_set(err, TG_ERR_ARG,
                             "%s: %lld samples × %lld SNPs: both must be in 1..2^31-2", what,
                             (long long)n, (long long)m);
-    int64_t drb, dsb;
-    default_blocks(n, m, &drb, &dsb);
-    rb = rb > 0 ? (rb < n ? rb : n) : (drb < n ? drb : n);
+    tg_runtime_init_mpi(); /* the ranks share the samples: their count is needed now */
+    if (n < tg_runtime_nranks())
+        return tg_error_set(err, TG_ERR_ARG,
+                            "%s: %lld samples for %d MPI ranks: every rank needs at least one",
+                            what, (long long)n, tg_runtime_nranks());
+    int64_t i0, nl, drb, dsb;
+    tg_runtime_split(n, tg_runtime_rank(), &i0, &nl);
+    default_blocks(nl, m, &drb, &dsb);
+    rb = rb > 0 ? (rb < nl ? rb : nl) : (drb < nl ? drb : nl);
     sb = sb > 0 ? (sb < m ? sb : m) : (dsb < m ? dsb : m);
     tg_geno *g = NULL;
-    tg_status st = alloc_geno(n, m, rb, sb, &g, err);
+    tg_status st = alloc_geno(nl, m, rb, sb, &g, err);
     if (st) return st;
-    build_job jb = {
-        .g = g, .scale = scale, .src = src, .ctx = ctx, .what = what, .nchunks = cdiv(m, CHUNK)};
+    g->n = n;
+    g->i0 = i0;
+    if ((st = frequencies(g, scale, src, ctx, what, err))) {
+        tg_geno_free(g);
+        return st;
+    }
+    build_job jb = {.g = g, .src = src, .ctx = ctx, .what = what, .nchunks = cdiv(m, CHUNK)};
     jb.err_chunk = jb.nchunks;
     jb.cmiss = tg_calloc((size_t)jb.nchunks, sizeof *jb.cmiss, err);
-    jb.cexcl = tg_calloc((size_t)jb.nchunks, sizeof *jb.cexcl, err);
-    int ok = jb.cmiss && jb.cexcl;
+    int ok = jb.cmiss != NULL;
     for (int64_t c = 0; ok && c < jb.nchunks; c++) ok = !miss_init(&jb.cmiss[c]);
     if (!ok) st = tg_error_set(err, TG_ERR_NOMEM, "%s: out of memory", what);
     if (!st) {
@@ -370,7 +460,6 @@ static tg_status build(int64_t n, int64_t m, int scale, int64_t rb, int64_t sb, 
     }
     for (int64_t c = 0; jb.cmiss && c < jb.nchunks; c++) free(jb.cmiss[c].a);
     free(jb.cmiss);
-    free(jb.cexcl);
     if (st) {
         tg_geno_free(g);
         return st;
@@ -392,9 +481,9 @@ tg_status tg_geno_from_int8_blocks(const int8_t *geno, int64_t n, int64_t m, int
     if (ld < n)
         return tg_error_set(err, TG_ERR_ARG, "tg_geno_from_int8: ld %lld < n %lld", (long long)ld,
                             (long long)n);
-    struct int8_src s = {geno, ld};
-    return build(n, m, scale, rows_per_block, snps_per_block, int8_cols, &s, "genotype array", out,
-                 err);
+    tg_int8_geno s = {geno, ld};
+    return build(n, m, scale, rows_per_block, snps_per_block, tg_geno_source_int8, &s,
+                 "genotype array", out, err);
 }
 
 tg_status tg_geno_from_int8(const int8_t *g, int64_t n, int64_t m, int64_t ld, int scale,
@@ -404,16 +493,17 @@ tg_status tg_geno_from_int8(const int8_t *g, int64_t n, int64_t m, int64_t ld, i
 
 tg_status tg_geno_from_bed(const tg_bed *bed, int scale, tg_geno **out, tg_error *err) {
     if (!bed || !out) return tg_error_set(err, TG_ERR_ARG, "tg_geno_from_bed: NULL argument");
-    return build(bed->n_samples, bed->n_snps, scale, 0, 0, bed_cols, bed, bed->prefix, out, err);
+    return build(bed->n_samples, bed->n_snps, scale, 0, 0, tg_geno_source_bed, bed, bed->prefix,
+                 out, err);
 }
 
 /* Registers every block once; StarPU then keeps valid copies on the devices that read them. */
 static void register_blocks(tg_geno *g) {
-    int64_t ng = cdiv(g->m, 5), nh = cdiv(g->n, 5);
+    int64_t ng = cdiv(g->m, 5), nh = cdiv(g->nl, 5);
     starpu_vector_data_register(&g->hcoef, STARPU_MAIN_RAM, (uintptr_t)g->coef, 2 * (uint32_t)g->m,
                                 sizeof(double));
     for (int64_t b = 0; b < g->nrb; b++) {
-        uint32_t rows = (uint32_t)block_len(g->n, g->rb, b);
+        uint32_t rows = (uint32_t)block_len(g->nl, g->rb, b);
         starpu_matrix_data_register(&g->hr[b], STARPU_MAIN_RAM, (uintptr_t)g->rcodes[b], rows, rows,
                                     (uint32_t)ng, 1);
         starpu_vector_data_register(&g->hrm[b], STARPU_MAIN_RAM, (uintptr_t)g->rmiss[b].a,
@@ -446,10 +536,39 @@ tg_status tg_geno_mul(tg_geno *g, int trans, int64_t k, tg_prec prec, const void
                             "tg_geno_mul: leading dimensions %lld (input, rows %lld) and %lld "
                             "(output, rows %lld) must be at least the row counts and below 2^32",
                             (long long)ldin, (long long)nt, (long long)ldout, (long long)nr);
+    const size_t es = tg_prec_size(prec), mine = (size_t)g->i0 * es;
+    if (trans)
+        return tg_geno_mul_rows(g, 1, k, prec, (const char *)in + mine, ldin, out, ldout, err);
+    tg_status st = tg_geno_mul_rows(g, 0, k, prec, in, ldin, (char *)out + mine, ldout, err);
+    if (!st) st = tg_runtime_gather_rows((char *)out + mine, ldout, out, ldout, g->n, k, es, err);
+    return st;
+}
+
+/* The m × k @p out (leading dimension ld) summed over the ranks, packed when ld > m. */
+static tg_status sum_over_ranks(const tg_geno *g, int64_t k, tg_prec prec, void *out, int64_t ld,
+                                tg_error *err) {
+    if (tg_runtime_nranks() == 1) return TG_OK;
+    const size_t es = tg_prec_size(prec), col = (size_t)g->m * es;
+    if (ld == g->m) {
+        tg_runtime_sum(out, g->m * k, prec);
+        return TG_OK;
+    }
+    char *buf = tg_malloc(col * (size_t)k, err);
+    if (!buf) return TG_ERR_NOMEM;
+    for (int64_t c = 0; c < k; c++) memcpy(buf + c * col, (char *)out + (size_t)(c * ld) * es, col);
+    tg_runtime_sum(buf, g->m * k, prec);
+    for (int64_t c = 0; c < k; c++) memcpy((char *)out + (size_t)(c * ld) * es, buf + c * col, col);
+    free(buf);
+    return TG_OK;
+}
+
+tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const void *in,
+                           int64_t ldin, void *out, int64_t ldout, tg_error *err) {
     if (!starpu_is_initialized())
         return tg_error_set(err, TG_ERR_RUNTIME, "tg_geno_mul: the runtime is not started");
     const size_t es = tg_prec_size(prec);
-    struct tg_fivecodes_arg a = {.trans = trans, .prec = prec, .k = (int)k};
+    const int64_t nt = trans ? g->nl : g->m, nr = trans ? g->m : g->nl;
+    double offset[TG_FC_MAXK];
     for (int64_t c = 0; c < k; c++) {
         double s = 0;
         for (int64_t r = 0; r < nt; r++) {
@@ -458,11 +577,11 @@ tg_status tg_geno_mul(tg_geno *g, int trans, int64_t k, tg_prec prec, const void
                 return tg_error_set(err, TG_ERR_ARG,
                                     "tg_geno_mul: input row %lld (%s %lld), column %lld is %g: "
                                     "expected a finite number",
-                                    (long long)r, trans ? "sample" : "SNP", (long long)r,
-                                    (long long)c, x);
+                                    (long long)(trans ? g->i0 + r : r), trans ? "sample" : "SNP",
+                                    (long long)(trans ? g->i0 + r : r), (long long)c, x);
             s += trans ? x : g->coef[2 * r + 1] * x;
         }
-        a.offset[c] = s;
+        offset[c] = s;
     }
     const int64_t nblk = tg_geno_nblocks(g, trans), bs = trans ? g->sb : g->rb;
     starpu_data_handle_t hin, *hout = tg_calloc((size_t)nblk, sizeof *hout, err);
@@ -473,10 +592,11 @@ tg_status tg_geno_mul(tg_geno *g, int trans, int64_t k, tg_prec prec, const void
         starpu_matrix_data_register(
             &hout[b], STARPU_MAIN_RAM, (uintptr_t)((char *)out + (size_t)(b * bs) * es),
             (uint32_t)ldout, (uint32_t)block_len(nr, bs, b), (uint32_t)k, es);
-    tg_status st = tg_geno_mul_submit(g, trans, (int)k, prec, a.offset, hin, hout, err);
+    tg_status st = tg_geno_mul_submit(g, trans, (int)k, prec, offset, hin, hout, err);
     for (int64_t b = 0; b < nblk; b++) starpu_data_unregister(hout[b]); /* waits, copies back */
     starpu_data_unregister(hin);
     free(hout);
+    if (!st && trans) st = sum_over_ranks(g, k, prec, out, ldout, err);
     return st;
 }
 
@@ -485,14 +605,10 @@ int64_t tg_geno_nblocks(const tg_geno *g, int trans) { return trans ? g->nsb : g
 tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, const double *offset,
                              starpu_data_handle_t in, const starpu_data_handle_t *out_blocks,
                              tg_error *err) {
-    if (tg_runtime_mpi())
-        return tg_error_set(err, TG_ERR_ARG,
-                            "genotype matrix products run on one rank for now (%d ranks)",
-                            tg_runtime_nranks());
     if (!g->registered) register_blocks(g);
     struct tg_fivecodes_arg a = {.trans = trans, .prec = prec, .k = k};
     memcpy(a.offset, offset, (size_t)k * sizeof *offset);
-    const int64_t nt = trans ? g->n : g->m, nr = trans ? g->m : g->n;
+    const int64_t nt = trans ? g->nl : g->m, nr = trans ? g->m : g->nl;
     const int64_t bs = trans ? g->sb : g->rb;
     for (int64_t b = 0; b < tg_geno_nblocks(g, trans); b++) {
         int64_t rows = block_len(nr, bs, b);

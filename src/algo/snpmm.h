@@ -1,5 +1,6 @@
 /* Internal view of the genotype product: the block sizes (tests cover block edges with small
- * blocks; the benchmark reports them) and the product on caller-held StarPU handles. */
+ * blocks; the benchmark reports them), the genotype sources the preparation and the ridge
+ * Jacobi read, and the product on this rank's rows or on caller-held StarPU handles. */
 #ifndef TG_ALGO_SNPMM_H
 #define TG_ALGO_SNPMM_H
 #include <starpu.h>
@@ -7,19 +8,45 @@
 #include "tilegwas.h"
 
 /** tg_geno_from_int8 with @p rows_per_block samples per Z·Λ task and @p snps_per_block SNPs per
- * Zᵀ·Λ̃ task (0: the default, see the header comment of src/algo/snpmm.c). */
+ * Zᵀ·Λ̃ task (0: the default, see the header comment of src/algo/snpmm.c); with several ranks
+ * the blocks cut each rank's own samples. */
 tg_status tg_geno_from_int8_blocks(const int8_t *g, int64_t n, int64_t m, int64_t ld, int scale,
                                    int64_t rows_per_block, int64_t snps_per_block, tg_geno **out,
                                    tg_error *err);
 /** The block sizes a genotype matrix uses. */
 void tg_geno_blocks(const tg_geno *g, int64_t *rows_per_block, int64_t *snps_per_block);
-/** Output blocks of a product: row blocks of samples (trans 0) or blocks of SNPs (trans 1), of
- * the sizes tg_geno_blocks gives (the last one smaller). */
+/** Output blocks of a product on this rank: row blocks of its samples (trans 0) or blocks of
+ * SNPs (trans 1), of the sizes tg_geno_blocks gives (the last one smaller). */
 int64_t tg_geno_nblocks(const tg_geno *g, int trans);
-/** Inserts the tasks of one product without waiting, on handles the caller registered: @p in
- * (matrix, table rows × k) and out_blocks[b] (matrix, rows of block b × k), so that vectors may
- * stay on the devices across products. @p offset[k] is tg_fivecodes_arg.offset (trans 0:
- * Σ_j c_j·in_j; trans 1: Σ_i in_i; codelets/fivecodes.h). No argument checks. */
+
+/** A genotype source: fills @p buf (ni × nj, column-major, leading dimension ni) with samples
+ * [i0, i0 + ni) of SNPs [j0, j0 + nj), A1 counts or TG_GENO_MISSING. Thread-safe. */
+typedef void (*tg_geno_source)(const void *ctx, int64_t i0, int64_t ni, int64_t j0, int64_t nj,
+                               int8_t *buf);
+/** The context of tg_geno_source_int8: a column-major array with leading dimension ld. */
+typedef struct {
+    const int8_t *g;
+    int64_t ld;
+} tg_int8_geno;
+void tg_geno_source_int8(const void *ctx, int64_t i0, int64_t ni, int64_t j0, int64_t nj,
+                         int8_t *buf);
+/** @p ctx a tg_bed. */
+void tg_geno_source_bed(const void *ctx, int64_t i0, int64_t ni, int64_t j0, int64_t nj,
+                        int8_t *buf);
+
+/** The product on this rank's samples (tg_geno_local), k ≤ 64 columns, FP64 or FP32, no
+ * argument checks beyond the finiteness of @p in. trans 0: @p in m × k, @p out this rank's
+ * rows of Z·in (its samples × k). trans 1: @p in this rank's rows (its samples × k), @p out the
+ * m × k Zᵀ·in, summed over the ranks on every rank (collective: tg_runtime_sum). With one rank
+ * the public product. */
+tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const void *in,
+                           int64_t ldin, void *out, int64_t ldout, tg_error *err);
+/** Inserts the tasks of one product on this rank's blocks without waiting, on handles the
+ * caller registered: @p in (matrix, table rows × k: m SNPs for trans 0, this rank's samples
+ * for trans 1) and out_blocks[b] (matrix, rows of block b × k), so that vectors may stay on
+ * the devices across products. @p offset[k] is tg_fivecodes_arg.offset (trans 0: Σ_j c_j·in_j;
+ * trans 1: Σ_i in_i over this rank's samples; codelets/fivecodes.h). No argument checks, no
+ * sum over the ranks. */
 tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, const double *offset,
                              starpu_data_handle_t in, const starpu_data_handle_t *out_blocks,
                              tg_error *err);

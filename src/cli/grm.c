@@ -67,9 +67,10 @@ static int run(const char *bfile, int cov, int bin, const tg_cli_common *c, tg_l
     tg_status st = tg_bed_open(bfile, &bed, &err);
     if (st) return tg_cli_fail("grm", log, &err);
     const int64_t n = bed.n_samples;
+    const int root = tg_runtime_rank() == 0; /* holds K and writes it */
     tg_log_printf(log, "%s: %lld samples, %lld SNPs", bfile, (long long)n, (long long)bed.n_snps);
-    if ((double)n * (double)n * sizeof *k > (double)SIZE_MAX ||
-        !(k = tg_malloc((size_t)(n * n) * sizeof *k, &err))) {
+    if (root && ((double)n * (double)n * sizeof *k > (double)SIZE_MAX ||
+                 !(k = tg_malloc((size_t)(n * n) * sizeof *k, &err)))) {
         tg_error_set(&err, TG_ERR_NOMEM, "the %lld × %lld relationship matrix (%.3g GB) does not "
                      "fit in memory", (long long)n, (long long)n, 8e-9 * (double)n * (double)n);
         tg_bed_close(&bed);
@@ -93,7 +94,7 @@ static int run(const char *bfile, int cov, int bin, const tg_cli_common *c, tg_l
     tg_log_printf(log, "relationship matrix (%s): %.3f s", cov ? "covariance" : "standardised",
                   tg_now() - t0);
     t0 = tg_now();
-    if ((st = write_rel(c->out, bin, k, n, &err)) || (st = write_ids(c->out, &bed, &err)))
+    if (root && ((st = write_rel(c->out, bin, k, n, &err)) || (st = write_ids(c->out, &bed, &err))))
         goto done;
     tg_log_printf(log, "wrote %s%s and %s.rel.id (%.3f s)", c->out, bin ? ".rel.bin" : ".rel",
                   c->out, tg_now() - t0);

@@ -322,6 +322,13 @@ static tg_status solve_cg(const rr_opts *o, rr_data *d, tg_log *log, tg_error *e
     if (tg_geno_excluded(d->geno))
         tg_log_printf(log, "warning: %lld monomorphic or all-missing SNP(s): β = 0",
                       (long long)tg_geno_excluded(d->geno));
+    if (tg_runtime_nranks() > 1) {
+        int64_t first, rows;
+        tg_geno_local(d->geno, &first, &rows);
+        tg_log_printf(log, "%d MPI ranks: each holds the genotypes and sample vectors of its own "
+                      "samples (rank 0: samples 1 to %lld of %lld), SNP vectors on every rank",
+                      tg_runtime_nranks(), (long long)rows, (long long)n);
+    }
     tg_log_printf(log, "genotypes and Jacobi preconditioner: %.3f s", tg_now() - t0);
     progress_ctx pc = {log, d->names, d->line, d->line_len};
     tg_cg_opts co = tg_cg_defaults();
@@ -349,12 +356,15 @@ static tg_status solve_cg(const rr_opts *o, rr_data *d, tg_log *log, tg_error *e
     if ((st = tg_ridge_predict(d->geno, d->k, d->y, n, d->beta, m, d->pred, n, d->mu, err)) ||
         (o->test_bfile &&
          (st = tg_ridge_predict_bed(d->geno, o->scale, &d->test, d->k, d->beta, m, d->mu,
-                                    d->test_pred, d->test.n_samples, err))) ||
-        (st = write_beta(o->c.out, &d->bed, d->k, d->names, d->beta, err)) ||
-        (st = o->test_bfile
-                  ? write_pred(o->c.out, &d->test, d->k, d->names, d->test_pred, err)
-                  : write_pred(o->c.out, &d->bed, d->k, d->names, d->pred, err)) ||
-        (st = write_summary(o->c.out, d->k, d->names, d->pr, err)))
+                                    d->test_pred, d->test.n_samples, err))))
+        return st;
+    /* rank 0 holds every prediction and writes; every rank has the same β */
+    if (tg_runtime_rank() == 0 &&
+        ((st = write_beta(o->c.out, &d->bed, d->k, d->names, d->beta, err)) ||
+         (st = o->test_bfile
+                   ? write_pred(o->c.out, &d->test, d->k, d->names, d->test_pred, err)
+                   : write_pred(o->c.out, &d->bed, d->k, d->names, d->pred, err)) ||
+         (st = write_summary(o->c.out, d->k, d->names, d->pr, err))))
         return st;
     tg_log_printf(log, "wrote %s.beta.tsv, %s.pred.tsv (%s), %s.cg.tsv (%.3f s)", o->c.out,
                   o->c.out, o->test_bfile ? o->test_bfile : "in-sample", o->c.out, tg_now() - t0);

@@ -242,8 +242,15 @@ int tg_cmd_snpmm(int argc, char **argv) {
                   mx.k == 1 ? "" : "s", mx.nid ? ", IDs checked" : "", tg_now() - t);
     t = tg_now();
     if ((st = tg_geno_from_bed(&bed, o.scale, &g, &err))) goto fail;
-    tg_log_printf(log, "5codes genotypes prepared (%.2f GB, %.2f s)%s",
-                  0.4e-9 * (double)bed.n_samples * (double)bed.n_snps, tg_now() - t,
+    int64_t first, rows;
+    tg_geno_local(g, &first, &rows);
+    if (tg_runtime_nranks() > 1)
+        tg_log_printf(log, "%d MPI ranks: each holds the genotypes of its own samples (rank 0: "
+                      "samples 1 to %lld of %lld)", tg_runtime_nranks(), (long long)rows,
+                      (long long)bed.n_samples);
+    tg_log_printf(log, "5codes genotypes prepared (%.2f GB%s, %.2f s)%s",
+                  0.4e-9 * (double)rows * (double)bed.n_snps,
+                  tg_runtime_nranks() > 1 ? " on rank 0" : "", tg_now() - t,
                   o.scale ? ", columns scaled by 1/sqrt(2p(1-p))" : "");
     if (tg_geno_excluded(g))
         tg_log_printf(log, "warning: %lld monomorphic or all-missing SNP%s: zero column%s in Z",
@@ -271,8 +278,8 @@ int tg_cmd_snpmm(int argc, char **argv) {
                   o.transpose ? "Z'*L" : "Z*L", tg_prec_name(prec), mx.k, dt,
                   2e-9 * (double)bed.n_samples * (double)bed.n_snps * mx.k / dt);
     t = tg_now();
-    if ((st = write_output(&o, &bed, &mx, res, prec, &err))) goto fail;
-    tg_log_printf(log, "wrote %s.snpmm.tsv (%.2f s)", o.c.out, tg_now() - t);
+    if (tg_runtime_rank() == 0 && (st = write_output(&o, &bed, &mx, res, prec, &err))) goto fail;
+    tg_log_printf(log, "wrote %s.snpmm.tsv (%.2f s)", o.c.out, tg_now() - t); /* rank 0 */
     goto cleanup;
 fail:
     rc = tg_cli_fail("snpmm", log, &err);
