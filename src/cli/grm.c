@@ -85,6 +85,13 @@ static int run(const char *bfile, int cov, int bin, const tg_cli_common *c, tg_l
     tg_runtime_describe(desc, sizeof desc);
     tg_log_printf(log, "runtime: %s", desc);
     if ((st = tg_geno_from_bed(&bed, !cov, &geno, &err))) goto done;
+    if (tg_runtime_nranks() > 1) {
+        int64_t first, rows;
+        tg_geno_local(geno, &first, &rows);
+        tg_log_printf(log, "%d MPI ranks: each holds the genotypes of its own samples (rank 0: "
+                      "samples 1 to %lld of %lld); rank 0 gathers and writes the matrix",
+                      tg_runtime_nranks(), (long long)rows, (long long)n);
+    }
     if (tg_geno_excluded(geno))
         tg_log_printf(log, "warning: %lld monomorphic or all-missing SNP(s) contribute 0 (still "
                       "counted in m)", (long long)tg_geno_excluded(geno));

@@ -1,0 +1,100 @@
+# tilegwas snpmm, rr --solver cg and grm under MPICH's mpiexec: on 2 and 4 ranks (each rank
+# holding only its own samples' genotypes) the outputs equal those of a run without mpiexec:
+# products (Z·L and Zᵀ·L, centered and --scale, 5% missing calls, 2,503 samples: blocks of
+# 1,024 and a partial one on 1 and 2 ranks) within 1e-12 relative (FP32: 1e-4), rr --solver cg
+# β and predictions within 1e-8 with --tol 1e-10 and the same iteration counts within 1
+# (phenotypes with missing values, --test-bfile), the GRM byte for byte. Rank 0 alone writes
+# and logs; every rank runs in its own folder. Skipped when tilegwas is built without MPI or no
+# mpiexec was found.
+# the comparisons (products, ridge, grm) are called through same_as_one:
+# shellcheck disable=SC2317
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/tap.sh"
+skip_without_mpi
+
+sim() {
+    "$TG_BIN" simulate --quiet "$@" >/dev/null 2>&1 || { echo "Bail out! simulate $*"; exit 1; }
+}
+sim --out d --n-samples 2503 --n-snps 310 --seed 4 --missing 0.05 --trait qt --n-pheno 2 \
+    --additive 3
+sim --out g --n-samples 301 --n-snps 200 --seed 6 --missing 0.05
+# a test cohort on the same SNPs (the .bim only names them); PHENO2 missing for every 7th sample
+sim --out t --n-samples 203 --n-snps 310 --seed 8 --missing 0.05
+cp d.bim t.bim
+awk 'NR > 1 && NR % 7 == 0 { $4 = "NA" } { print }' OFS='\t' d.pheno >d2.pheno
+awk 'BEGIN { srand(3); print "SNP A B C" } { print $2, rand() - 0.5, 2 * rand(), NR % 7 - 3 }' \
+    d.bim >l.txt
+awk 'BEGIN { srand(5); print "FID IID A B" } { print $1, $2, rand() - 0.5, 3 * rand() }' \
+    d.fam >lt.txt
+
+# files DIR: the files the ranks wrote, space-separated
+files() { (cd "$1" && find rank* -type f | sort | tr '\n' ' '); }
+
+# same_as_one DESC WANT COMPARE ARGS...: ARGS on 0 (without mpiexec), 2 and 4 ranks; each run
+# on ranks writes WANT (the files of rank 0, space-separated) and nothing else, its log names
+# the ranks and the split, stderr has one rank's lines and no error, and `COMPARE base other`
+# (a shell function, printing what it found) succeeds on its outputs.
+same_as_one() {
+    local desc=$1 want=$2 compare=$3 nr d got
+    shift 3
+    ranked 0 base "$@" --ncpu 1 --out o
+    report $? "$desc without mpiexec runs" base/err.txt
+    for nr in 2 4; do
+        d=n$nr
+        ranked "$nr" "$d" "$@" --ncpu 1 --out o
+        report $? "$desc on $nr ranks runs" "$d/err.txt"
+        got=$("$compare" base/rank0 "$d/rank0")
+        report $? "$desc on $nr ranks equals one rank: $got"
+        [ "$(files "$d")" = "$want" ] && grep -q "^runtime: .*, $nr ranks," "$d/rank0/o.log" &&
+            grep -q "^$nr MPI ranks: each holds the genotypes" "$d/rank0/o.log" &&
+            [ "$(grep -c '^wrote ' "$d/err.txt")" -eq 1 ] && ! grep -q "error" "$d/err.txt"
+        report $? "$desc on $nr ranks: rank 0 alone wrote and logged ($(files "$d"))" "$d/err.txt"
+        rm -rf "$d"
+    done
+    rm -rf base
+}
+
+products() { agree "$1/o.snpmm.tsv" "$2/o.snpmm.tsv" 1e-12; }
+# FP32: each rank sums its samples, then the ranks are summed: within the error bound of one
+# rank, (n + 10)·2^-24 relative to the terms (1.5e-4 here)
+products_fp32() { agree "$1/o.snpmm.tsv" "$2/o.snpmm.tsv" 1e-4; }
+mm="rank0/o.log rank0/o.snpmm.tsv "
+same_as_one "snpmm Z*L" "$mm" products snpmm --bfile ../../d --matrix ../../l.txt
+same_as_one "snpmm Z*L --scale" "$mm" products snpmm --bfile ../../d --matrix ../../l.txt --scale
+same_as_one "snpmm Z'*L" "$mm" products snpmm --bfile ../../d --matrix ../../lt.txt --transpose
+same_as_one "snpmm Z'*L --scale" "$mm" products \
+    snpmm --bfile ../../d --matrix ../../lt.txt --transpose --scale
+same_as_one "snpmm Z'*L --float" "$mm" products_fp32 \
+    snpmm --bfile ../../d --matrix ../../lt.txt --transpose --float
+
+# β and predictions within 1e-8, the same convergence, iterations within 1
+ridge() {
+    local b p
+    b=$(agree "$1/o.beta.tsv" "$2/o.beta.tsv" 1e-8) &&
+        p=$(agree "$1/o.pred.tsv" "$2/o.pred.tsv" 1e-8) &&
+        paste "$1/o.cg.tsv" "$2/o.cg.tsv" | awk -F'\t' 'NR > 1 { d = $4 - $11
+            if (d > 1 || d < -1 || $5 != 1 || $12 != 1 || $2 != $9) bad = 1 } END { exit bad }'
+    local rc=$?
+    echo "beta $b, predictions $p, iterations $(cut -f4 "$2/o.cg.tsv" | tail -n +2 | tr '\n' ' ')"
+    return "$rc"
+}
+rr="rank0/o.beta.tsv rank0/o.cg.tsv rank0/o.log rank0/o.pred.tsv "
+same_as_one "rr --solver cg --scale" "$rr" ridge \
+    rr --bfile ../../d --pheno ../../d2.pheno --lambda 300 --scale --tol 1e-10
+same_as_one "rr --solver cg --test-bfile" "$rr" ridge \
+    rr --bfile ../../d --pheno ../../d2.pheno --lambda 300 --tol 1e-10 --test-bfile ../../t
+
+grm() { cmp "$1/o.rel.bin" "$2/o.rel.bin" && cmp "$1/o.rel.id" "$2/o.rel.id" && echo identical; }
+rel="rank0/o.log rank0/o.rel.bin rank0/o.rel.id "
+same_as_one "grm --bin" "$rel" grm grm --bfile ../../g --bin
+same_as_one "grm --cov --bin" "$rel" grm grm --bfile ../../g --cov --bin
+
+# more ranks than samples: every rank fails alike, before any collective
+"$TG_BIN" simulate --quiet --out s3 --n-samples 3 --n-snps 20 --seed 2 >/dev/null 2>&1
+ranked 4 few grm --bfile ../../s3 --ncpu 1 --out o
+rc=$?
+[ $rc -ne 0 ] && [ $rc -lt 124 ] &&
+    grep -q "error: rank [0-3]: .*3 samples for 4 MPI ranks" few/err.txt
+report $? "grm of 3 samples on 4 ranks refused (exit $rc): $(grep -m1 error: few/err.txt)" \
+    few/err.txt
+tap_end
