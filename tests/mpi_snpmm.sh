@@ -4,8 +4,10 @@
 # 1,024 and a partial one on 1 and 2 ranks) within 1e-12 relative (FP32: 1e-4), rr --solver cg
 # β and predictions within 1e-8 with --tol 1e-10 and the same iteration counts within 1
 # (phenotypes with missing values, --test-bfile), the GRM byte for byte. Rank 0 alone writes
-# and logs; every rank runs in its own folder. Skipped when tilegwas is built without MPI or no
-# mpiexec was found.
+# and logs; every rank runs in its own folder. Then the library level: tests/test_geno_ranks on
+# 2 and 4 ranks with one TG_SEED (small blocks, the products, Jacobi, CG, fitted values and the
+# GRM against dense references, results with the same bits on every rank). Skipped when
+# tilegwas is built without MPI or no mpiexec was found.
 # the comparisons (products, ridge, grm) are called through same_as_one:
 # shellcheck disable=SC2317
 # shellcheck source=tests/tap.sh
@@ -97,4 +99,14 @@ rc=$?
     grep -q "error: rank [0-3]: .*3 samples for 4 MPI ranks" few/err.txt
 report $? "grm of 3 samples on 4 ranks refused (exit $rc): $(grep -m1 error: few/err.txt)" \
     few/err.txt
+# test_geno_ranks: every rank prints its plan and passes (its exit status; hydra's rank labels
+# may split a line, so lines are not counted)
+seed=${TG_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+echo "# TG_SEED=$seed"
+for nr in 2 4; do
+    TG_SEED=$seed timeout 300 "$MPIEXEC" -l -n "$nr" "$TG_TESTS/test_geno_ranks" >unit.txt 2>&1
+    rc=$?
+    [ $rc -eq 0 ] && [ "$(grep -c '\] 1\.\.34$' unit.txt)" -eq "$nr" ] && ! grep -q 'not ok' unit.txt
+    report $? "test_geno_ranks on $nr ranks: every rank passed (exit $rc)" unit.txt
+done
 tap_end
