@@ -91,6 +91,17 @@ rel="rank0/o.log rank0/o.rel.bin rank0/o.rel.id "
 same_as_one "grm --bin" "$rel" grm grm --bfile ../../g --bin
 same_as_one "grm --cov --bin" "$rel" grm grm --bfile ../../g --cov --bin
 
+# CG not converging: every rank stops at the same iteration; rank 0 writes the flagged results
+# and says it once, every rank exits 1 without MPI_Abort
+ranked 2 nc rr --bfile ../../d --pheno ../../d2.pheno --lambda 300 --max-iter 3 --ncpu 1 --out o
+rc=$?
+[ $rc -eq 1 ] && [ "$(grep -c 'error' nc/err.txt)" -eq 1 ] &&
+    grep -q "^tilegwas rr: error: PHENO1 did not reach relative residual" nc/err.txt &&
+    [ "$(files nc)" = "$rr" ] &&
+    [ "$(awk -F'\t' 'NR > 1 && $5 == 0' nc/rank0/o.cg.tsv | wc -l)" -eq 2 ]
+report $? "rr --max-iter 3 on 2 ranks: exit $rc, one line: $(grep -m1 error nc/err.txt)" \
+    nc/err.txt
+
 # more ranks than samples: every rank fails alike, before any collective
 "$TG_BIN" simulate --quiet --out s3 --n-samples 3 --n-snps 20 --seed 2 >/dev/null 2>&1
 ranked 4 few grm --bfile ../../s3 --ncpu 1 --out o
@@ -106,7 +117,8 @@ echo "# TG_SEED=$seed"
 for nr in 2 4; do
     TG_SEED=$seed timeout 300 "$MPIEXEC" -l -n "$nr" "$TG_TESTS/test_geno_ranks" >unit.txt 2>&1
     rc=$?
-    [ $rc -eq 0 ] && [ "$(grep -c '\] 1\.\.34$' unit.txt)" -eq "$nr" ] && ! grep -q 'not ok' unit.txt
+    [ $rc -eq 0 ] && [ "$(grep -c '\] 1\.\.34$' unit.txt)" -eq "$nr" ] &&
+        ! grep -q 'not ok' unit.txt
     report $? "test_geno_ranks on $nr ranks: every rank passed (exit $rc)" unit.txt
 done
 tap_end

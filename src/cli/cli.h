@@ -35,6 +35,10 @@ int tg_cli_fail(const char *cmd, tg_log *log, const tg_error *err);
  * main checked that all have the same arguments, so rank 0 prints it as one rank would and
  * every rank returns the exit code. Other errors (out of memory) go to tg_cli_fail(). */
 int tg_cli_fail_options(const char *cmd, const tg_error *err);
+/** An error every rank reaches alike, at the same point and with no rank waiting for another
+ * (one derived from values that are the same on every rank): rank 0 prints it as one rank would
+ * (and logs it), every rank returns the exit code. */
+int tg_cli_fail_alike(const char *cmd, tg_log *log, const tg_error *err);
 
 /** Parses an integer option value in [lo, hi]; the error names the option and the value. */
 tg_status tg_cli_int(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out,

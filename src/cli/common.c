@@ -30,12 +30,16 @@ int tg_cli_fail(const char *cmd, tg_log *log, const tg_error *err) {
     return rc;
 }
 
+int tg_cli_fail_alike(const char *cmd, tg_log *log, const tg_error *err) {
+    /* rank 0 says it once, as without MPI, and every rank returns */
+    return tg_runtime_rank() == 0 ? print_error(cmd, log, err, 0) : exit_code(err);
+}
+
 int tg_cli_fail_options(const char *cmd, const tg_error *err) {
     /* parsing running out of memory may happen on one rank alone */
     if (err->status != TG_ERR_ARG) return tg_cli_fail(cmd, NULL, err);
-    /* every rank fails alike (main checked that they have the same arguments) and none waits
-     * for another: rank 0 says it once, as without MPI, and every rank returns */
-    return tg_runtime_rank() == 0 ? print_error(cmd, NULL, err, 0) : exit_code(err);
+    /* every rank fails alike: main checked that they have the same arguments */
+    return tg_cli_fail_alike(cmd, NULL, err);
 }
 
 tg_status tg_cli_int(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out,

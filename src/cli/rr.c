@@ -498,8 +498,14 @@ static int run(const rr_opts *o, rr_data *d, tg_log *log) {
     tg_runtime_describe(desc, sizeof desc);
     tg_log_printf(log, "runtime: %s", desc);
     st = o->cholesky ? solve_chol(o, d, log, &err) : solve_cg(o, d, log, &err);
-    /* the error first: with several ranks it ends them all, where stopping would wait for them */
-    int rc = st ? tg_cli_fail("rr", log, &err) : 0;
+    /* the error first: with several ranks it ends them all, where stopping would wait for them;
+     * except CG's numerical failures (not converged, breakdown), which every rank reaches at
+     * the same iteration, its sums having the same bits everywhere */
+    int rc = 0;
+    if (st == TG_ERR_NUMERIC && !o->cholesky)
+        rc = tg_cli_fail_alike("rr", log, &err);
+    else if (st)
+        rc = tg_cli_fail("rr", log, &err);
     tg_geno_free(d->geno);
     d->geno = NULL;
     tg_runtime_stop();
