@@ -390,7 +390,11 @@ tg_status tg_geno_mul(tg_geno *g, int trans, int64_t k, tg_prec prec, const void
  * the intercept μ not penalised. Eliminating μ centers y and the columns of Z over O_c:
  *   (Z̃ᵀZ̃ + λI)·β = Z̃ᵀ(y_c − ȳ_c),  Z̃ = Z with its columns centered over O_c, other rows 0.
  * All phenotypes share each product (Z·P for the block, centering per column, Zᵀ·). Without
- * missing phenotype values Z̃ = Z (Z is centered already). */
+ * missing phenotype values Z̃ = Z (Z is centered already).
+ * Several MPI ranks: every function below is collective, with a genotype matrix split over the
+ * ranks (tg_geno_local) and the same full-size arguments on every rank (y whole everywhere);
+ * the results over SNPs (β, the Jacobi diagonal, the report) are the same on every rank, those
+ * over samples (fitted values, predictions, the GRM) are whole on rank 0 only. */
 /** Per-phenotype outcome of tg_ridge_cg(). */
 typedef struct {
     int64_t n_obs;      /**< observed samples n_c */
@@ -444,14 +448,17 @@ tg_status tg_ridge_jacobi_int8(const int8_t *geno, int64_t ld, const tg_geno *g,
  * missing) by preconditioned conjugate gradients from β = 0; β is m × nphen (leading dimension
  * @p ldb). Needs a started runtime. Fewer than 2 observed values, or a non-finite one, is
  * TG_ERR_ARG. A phenotype not converged within max_iter is TG_ERR_NUMERIC naming it, with @p beta
- * holding the last iterates and @p rep filled for every phenotype. */
+ * holding the last iterates and @p rep filled for every phenotype. With several ranks every
+ * rank runs the same iterations and returns the same β, report and status (the sums over the
+ * ranks have the same bits on each); the progress hook is called on every rank. */
 tg_status tg_ridge_cg(tg_geno *g, int64_t nphen, const double *y, int64_t ldy,
                       const tg_cg_opts *o, double *beta, int64_t ldb, tg_cg_report *rep,
                       tg_error *err);
 
 /** In-sample fitted values ŷ_c = μ_c + Zβ_c (every sample, observed or not), μ_c the intercept
  * of the model: ȳ_c − mean over O_c of Zβ_c. @p pred is n × nphen (leading dimension ldp);
- * @p mu (nphen, may be NULL) receives the intercepts. */
+ * @p mu (nphen, may be NULL) receives the intercepts. Several ranks: rank 0 receives every row
+ * of @p pred, the others their own rows; @p mu on every rank. */
 tg_status tg_ridge_predict(tg_geno *g, int64_t nphen, const double *y, int64_t ldy,
                            const double *beta, int64_t ldb, double *pred, int64_t ldp, double *mu,
                            tg_error *err);
@@ -459,14 +466,16 @@ tg_status tg_ridge_predict(tg_geno *g, int64_t nphen, const double *y, int64_t l
  * order (the caller checks the IDs): Z_T its genotypes centered with the TRAINING frequencies
  * of @p train (scaled like it when @p scale), its missing calls imputed by the training mean
  * (0 after centering); @p mu the intercepts from tg_ridge_predict(). One product with the
- * cohort's own genotype matrix and one pass over its .bed. */
+ * cohort's own genotype matrix and one pass over its .bed. Several ranks: the cohort's samples
+ * are split like the training ones, rank 0 receives every row of @p pred. */
 tg_status tg_ridge_predict_bed(tg_geno *train, int scale, const tg_bed *test, int64_t nphen,
                                const double *beta, int64_t ldb, const double *mu, double *pred,
                                int64_t ldp, tg_error *err);
 
 /** The genomic relationship matrix K = Z·Zᵀ/m (n × n, leading dimension ldk ≥ n), m counting
  * every SNP (zero columns too), through 2·⌈n/64⌉ products. With a scaled @p g this is plink2's
- * `--make-rel meanimpute`; unscaled, `--make-rel cov meanimpute`. */
+ * `--make-rel meanimpute`; unscaled, `--make-rel cov meanimpute`. Several ranks: K is filled on
+ * rank 0 only, the other ranks pass any @p K (NULL too), and it equals one rank's. */
 tg_status tg_grm(tg_geno *g, double *K, int64_t ldk, tg_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
