@@ -1,8 +1,8 @@
 /* INT8 dot-product tiles on the CPU and the codelets. The products run as single-precision
  * GEMMs (OpenBLAS, one thread per worker) on panels widened chunk by chunk: every int8 product
  * is at most 128² = 2^14 in magnitude, so a chunk of 1024 entries sums to less than 2^24 and
- * its float result is exact; chunks add up in int32. 7× the integer loop the compiler
- * vectorises on a 2-core AVX-512 machine, and the same integers. */
+ * its float result is exact; chunks add up in int32. 5.4× the integer loop the compiler
+ * vectorised (bench/krr --cpu on 2 AVX-512 cores), and the same integers. */
 #include "codelets/distance.h"
 
 #include <cblas.h>
@@ -25,7 +25,8 @@ static void widen(const int8_t *x, size_t ld, size_t cols, size_t k0, size_t kc,
 void tg_gram_tile(const int8_t *a, size_t lda, const int8_t *b, size_t ldb, size_t k, int32_t *c,
                   size_t ldc, size_t m, size_t n, int sym) {
     size_t kc0 = k < CHUNK ? k : CHUNK;
-    float *fa = malloc((m + n) * kc0 * sizeof *fa + 1), *fc = malloc(m * n * sizeof *fc + 1);
+    float *fa = malloc((sym ? m : m + n) * kc0 * sizeof *fa + 1),
+          *fc = malloc(m * n * sizeof *fc + 1);
     if (!fa || !fc) STARPU_ABORT_MSG("out of memory for a %zu x %zu dot-product tile", m, n);
     float *fb = sym ? fa : fa + m * kc0;
     for (size_t j = 0; j < n; j++)
