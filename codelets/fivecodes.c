@@ -8,6 +8,7 @@
  * accumulator row is loaded and stored once per ten table rows; rows are processed in chunks
  * whose accumulators stay in L2. One kernel for double and float (a macro over the type). */
 #include "codelets/fivecodes.h"
+#include "runtime/runtime.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -168,7 +169,7 @@ int tg_insert_fivecodes(const struct tg_fivecodes_arg *a, starpu_data_handle_t c
                         starpu_data_handle_t miss, starpu_data_handle_t out, double flops) {
     /* plain StarPU even with several MPI ranks: a genotype matrix is node-local, each rank
      * that holds one computes its products on its own workers */
-    return starpu_task_insert(&tg_cl_fivecodes[a->trans][a->prec == TG_FP32], STARPU_R, codes,
-                              STARPU_R, in, STARPU_R, coef, STARPU_R, miss, STARPU_W, out,
-                              STARPU_VALUE, a, sizeof *a, STARPU_FLOPS, flops, 0);
+    return TG_INSERT_LOCAL(&tg_cl_fivecodes[a->trans][a->prec == TG_FP32], STARPU_R, codes,
+                           STARPU_R, in, STARPU_R, coef, STARPU_R, miss, STARPU_W, out,
+                           STARPU_VALUE, a, sizeof *a, STARPU_FLOPS, flops, 0);
 }

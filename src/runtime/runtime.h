@@ -12,15 +12,50 @@
  * reserve for its progression thread). */
 int tg_runtime_mpi(void);
 
+/** Submits a task built by starpu_task_build (NULL: -EINVAL), as starpu_task_insert would,
+ * and records it while tg_record_start is on. Every task goes through it (TG_INSERT,
+ * TG_INSERT_LOCAL). */
+int tg_task_submit(struct starpu_task *task);
+
+/* A task on this node's own handles: plain StarPU whatever the rank count. */
+#define TG_INSERT_LOCAL(cl, ...) tg_task_submit(starpu_task_build((cl), __VA_ARGS__))
+
 #ifdef TG_USE_MPI
 #include <starpu_mpi.h>
-/* StarPU-MPI runs a task on the rank owning the data it writes and moves the inputs there. */
+/* StarPU-MPI runs a task on the rank owning the data it writes and moves the inputs there:
+ * starpu_mpi_task_insert split into its build (NULL on the ranks that do not run it), submit and
+ * post-build steps, in that order (the comma operator sequences them), so that tg_task_submit
+ * sees the task. The arguments are evaluated twice: they must have no side effects. */
+extern _Thread_local int tg_insert_ret;
 #define TG_INSERT(cl, ...)                                                                       \
-    (tg_runtime_mpi() ? starpu_mpi_task_insert(MPI_COMM_WORLD, (cl), __VA_ARGS__)                \
-                      : starpu_task_insert((cl), __VA_ARGS__))
+    (tg_runtime_mpi()                                                                            \
+         ? (tg_insert_ret = tg_task_submit_mpi(                                                  \
+                starpu_mpi_task_build(MPI_COMM_WORLD, (cl), __VA_ARGS__)),                      \
+            tg_insert_ret ? tg_insert_ret                                                        \
+                          : starpu_mpi_task_post_build(MPI_COMM_WORLD, (cl), __VA_ARGS__))      \
+         : TG_INSERT_LOCAL(cl, __VA_ARGS__))
+/** tg_task_submit where @p task is not NULL (this rank runs it); 0 where it is. */
+int tg_task_submit_mpi(struct starpu_task *task);
 #else
-#define TG_INSERT(cl, ...) starpu_task_insert((cl), __VA_ARGS__)
+#define TG_INSERT(cl, ...) TG_INSERT_LOCAL(cl, __VA_ARGS__)
 #endif
+
+/* ---- Task records, for calibrate, --trace and bench/sched. */
+typedef struct {
+    const char *kernel;   /* the codelet's perfmodel symbol, e.g. "tg_gemm_fp16" */
+    int worker;           /* StarPU worker id (starpu_worker_get_name names it) */
+    double submit, start, end; /* seconds since tg_record_start */
+    double predicted;     /* seconds predicted for that worker; NAN when not known */
+    double work;          /* the perfmodel's size: the task's flops, else its data bytes */
+} tg_task_record;
+/** Records every task submitted from now on (StarPU profiling on). With @p predict, each
+ * record gets the model's prediction for the worker that ran it (which, on an uncalibrated
+ * model, starts StarPU's calibration); otherwise the scheduler's own (dm* schedulers only). */
+void tg_record_start(int predict);
+/** Waits for every task, stops recording and returns the records (malloc'd; *count of them). */
+tg_task_record *tg_record_stop(size_t *count);
+/** The perfmodel size of a task (every codelet's size_base): its flops, else its data bytes. */
+size_t tg_task_work(struct starpu_task *task, unsigned nimpl);
 
 #ifdef TG_USE_CUDA
 #include "runtime/cuda.h"
