@@ -154,6 +154,13 @@ tg_status tg_bed_write(const char *prefix, const tg_sample *samples, int64_t n_s
                        const tg_snp *snps, int64_t n_snps, const int8_t *geno, int64_t ld,
                        tg_error *err);
 
+/** Writes a random fileset PREFIX.bed/.bim/.fam for benchmarks and calibration: @p n samples
+ * I0, I1, … (the first half controls, phenotype 1, the others cases, 2) × @p m SNPs snp0, … on
+ * chromosome 1, each with an A1 frequency drawn uniformly in [0.05, 0.5] and Hardy-Weinberg
+ * genotypes, no missing call; the same files for the same @p seed. Streams SNP by SNP. */
+tg_status tg_bed_write_random(const char *prefix, int64_t n, int64_t m, uint64_t seed,
+                              tg_error *err);
+
 /* ------------------------------------------------------------------------------------------ */
 /** @name Phenotype and covariate files */
 /** Columns of a PLINK-style file (FID IID then one or more columns), aligned to a sample list. */

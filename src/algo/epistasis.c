@@ -262,10 +262,13 @@ static tg_status run_wave(struct search *s, const tg_epi_opts *o, struct progres
         d[s->k + 1] = (struct starpu_data_descr){sl->h, STARPU_W};
         /* a round is this rank's own work on its own handles: plain StarPU, never
          * starpu_mpi_task_insert (TG_INSERT), which wants handles registered with StarPU-MPI */
+        /* the perfmodel's size: counting costs per combination and sample, scoring and
+         * selection per combination about as much as 1,024 samples' counting */
+        double work = (double)combos * (double)(s->n[0] + s->n[1] + 1024);
         ret = TG_INSERT_LOCAL(&tg_cl_epi_round[s->k - 2], STARPU_CL_ARGS, arg, sizeof *arg,
                               STARPU_DATA_MODE_ARRAY, d, s->k + 2,
                               STARPU_CALLBACK_WITH_ARG_NFREE, round_done, sl, STARPU_FLOPS,
-                              (double)combos * (double)(s->n[0] + s->n[1]), 0);
+                              work, 0);
         w++; /* its handle is registered: unregistered below, submitted or not */
     }
     /* this rank's tasks only: other ranks run other numbers of waves */

@@ -22,6 +22,7 @@ int tg_cmd_grm(int argc, char **argv);
 int tg_cmd_epistasis(int argc, char **argv);
 int tg_cmd_snpmm(int argc, char **argv);
 int tg_cmd_krr(int argc, char **argv);
+int tg_cmd_calibrate(int argc, char **argv);
 
 /** Prints "tilegwas CMD: error: MSG" on stderr ("tilegwas: error: MSG" for a NULL @p cmd), and
  * in the log if open; with several MPI ranks "error: rank R: MSG". Returns exit code 1 (2 for

@@ -17,6 +17,7 @@ static const tg_command commands[] = {
     {"epistasis", tg_cmd_epistasis, "exhaustive search of SNP pairs/triples/quads (case-control)"},
     {"snpmm", tg_cmd_snpmm, "genotype matrix products Z*L and Z'*L (5codes CPU, GPU)"},
     {"krr", tg_cmd_krr, "kernel ridge regression: build, mixed-precision Cholesky, predict"},
+    {"calibrate", tg_cmd_calibrate, "calibrate the performance models of every kernel here"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "io/idmap.h"
+#include "base/rng.h"
 #include "tilegwas.h"
 
 /* The .bed bit invariant. After the magic bytes 6c 1b 01, SNP j takes bps = ceil(n/4) bytes,
@@ -419,5 +420,56 @@ cleanup:
     if (f) fclose(f);
     if (st && path) unlink(path); /* no half-written file left behind */
     free(path);
+    return st;
+}
+
+tg_status tg_bed_write_random(const char *prefix, int64_t n, int64_t m, uint64_t seed,
+                              tg_error *err) {
+    static const char *const ext[3] = {".fam", ".bim", ".bed"};
+    if (n < 1 || m < 1)
+        return tg_error_set(err, TG_ERR_ARG, "writing %s: need n ≥ 1 and m ≥ 1 (got %lld, %lld)",
+                            prefix, (long long)n, (long long)m);
+    size_t bps = (size_t)(n + 3) / 4;
+    unsigned char *row = tg_malloc(bps, err);
+    if (!row) return TG_ERR_NOMEM;
+    tg_rng rng;
+    tg_rng_seed(&rng, seed);
+    tg_status st = TG_OK;
+    for (int k = 0; k < 3 && !st; k++) {
+        char *path = path_of(prefix, ext[k], err);
+        FILE *f = path ? fopen(path, "wb") : NULL;
+        if (!path) {
+            st = TG_ERR_NOMEM;
+            break;
+        }
+        if (!f) {
+            st = tg_error_set(err, TG_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+            free(path);
+            break;
+        }
+        for (int64_t i = 0; k == 0 && i < n; i++)
+            fprintf(f, "I%lld\tI%lld\t0\t0\t0\t%d\n", (long long)i, (long long)i, i < n / 2 ? 1 : 2);
+        for (int64_t j = 0; k == 1 && j < m; j++)
+            fprintf(f, "1\tsnp%lld\t0\t%lld\tA\tG\n", (long long)j, (long long)j + 1);
+        if (k == 2) fwrite("\x6c\x1b\x01", 1, 3, f);
+        for (int64_t j = 0; k == 2 && j < m; j++) {
+            /* Hardy-Weinberg genotypes: two 16-bit uniforms below p per call */
+            uint32_t thr = (uint32_t)((0.05 + 0.45 * tg_rng_uniform(&rng)) * 65536);
+            memset(row, 0, bps);
+            for (int64_t i = 0; i < n; i++) {
+                uint64_t r = tg_rng_u64(&rng);
+                int g = ((r & 0xffff) < thr) + (((r >> 16) & 0xffff) < thr);
+                /* .bed codes of 0, 1, 2 A1 alleles: 11, 10, 00 */
+                row[i / 4] |= (unsigned char)((g == 0 ? 3u : g == 1 ? 2u : 0u) << (2 * (i % 4)));
+            }
+            fwrite(row, 1, bps, f);
+        }
+        int bad = ferror(f);
+        bad |= fclose(f) != 0;
+        if (bad) st = tg_error_set(err, TG_ERR_IO, "error writing %s: %s", path, strerror(errno));
+        if (st) unlink(path);
+        free(path);
+    }
+    free(row);
     return st;
 }

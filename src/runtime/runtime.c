@@ -17,6 +17,7 @@ static struct {
     int rank, nranks;
     int64_t next_tag;
     char sched[64];
+    char models[1024]; /* where the performance models came from (tg_perfmodels_seed) */
 } rt = {.nranks = 1};
 
 #ifdef TG_USE_CUDA
@@ -281,6 +282,8 @@ tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err) {
      * overrides it. */
     setenv("STARPU_MINIMUM_CLEAN_BUFFERS", "0", 0);
     setenv("STARPU_TARGET_CLEAN_BUFFERS", "0", 0);
+    /* StarPU reads each model file at its first task: shipped models must be in place first */
+    tg_perfmodels_seed(rt.models, sizeof rt.models);
     struct starpu_conf conf;
     starpu_conf_init(&conf);
     conf.sched_policy_name = rt.sched;
@@ -370,4 +373,5 @@ void tg_runtime_describe(char *buf, size_t len) {
         starpu_worker_get_name((int)w, name, sizeof name);
         l += (size_t)snprintf(buf + l, len - l, " [%s]", name);
     }
+    if (l < len) snprintf(buf + l, len - l, "; performance models: %s", rt.models);
 }

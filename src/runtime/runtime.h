@@ -40,6 +40,27 @@ int tg_task_submit_mpi(struct starpu_task *task);
 #define TG_INSERT(cl, ...) TG_INSERT_LOCAL(cl, __VA_ARGS__)
 #endif
 
+/* ---- Performance models (perfmodels.c). Every codelet's model is a non-linear regression of
+ * its time on its work (tg_task_work). */
+/** StarPU's directory of codelet models (STARPU_PERF_MODEL_DIR, STARPU_HOME or HOME based). */
+void tg_perfmodel_dir(char *buf, size_t len);
+/** The host name StarPU's model files end with (STARPU_HOSTNAME, or the name up to its '.'). */
+void tg_perfmodel_host(char *buf, size_t len);
+/** This machine's CPU model name (/proc/cpuinfo) and its GPUs' names (at most @p max). */
+void tg_machine_cpu(char *buf, size_t len);
+int tg_machine_gpus(char names[][128], int max);
+/** Before StarPU starts: copies the models of the shipped profile that matches this machine
+ * (TILEGWAS_PERFMODELS: a directory of profiles or one profile, "off" for none; then the
+ * installed and the source tree's perfmodels/) into StarPU's directory under this host's name,
+ * never over a model already there; makes identical GPUs share models. Describes what it did
+ * in @p desc. */
+void tg_perfmodels_seed(char *desc, size_t len);
+/** Makes the fitted regression of model file @p path valid for every size. StarPU 1.3 uses a
+ * fit only within 0.9× the smallest and 1.1× the largest size measured, and outside that
+ * forces calibration on every worker kind: a larger run than calibrated then sends its first
+ * tasks of each kernel to the slowest workers. 0 on success. */
+int tg_perfmodel_widen(const char *path);
+
 /* ---- Task records, for calibrate, --trace and bench/sched. */
 typedef struct {
     const char *kernel;   /* the codelet's perfmodel symbol, e.g. "tg_gemm_fp16" */

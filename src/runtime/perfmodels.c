@@ -1,0 +1,228 @@
+/* Calibrated performance models: shipped profiles, StarPU's model directory, widening fits.
+ *
+ * StarPU keeps one file per codelet model, <model dir>/codelets/45/<symbol>.<host>, keyed by
+ * host name. A profile, perfmodels/<name>/, holds a reference machine's files as <symbol> plus
+ * machine.txt (its CPU model and GPU names). Before StarPU starts, a profile whose machine.txt
+ * matches this machine is copied in under this host's name, for each model the user has none of
+ * yet: the first run on a reference machine schedules from calibrated models. */
+#include <errno.h>
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime/runtime.h"
+
+/* StarPU 1.3's model-file format version: the codelets/<version>/ directory */
+#define STARPU_MODEL_FORMAT 45
+
+void tg_perfmodel_dir(char *buf, size_t len) {
+    const char *d = getenv("STARPU_PERF_MODEL_DIR");
+    if (d && *d) {
+        snprintf(buf, len, "%s/codelets/%d", d, STARPU_MODEL_FORMAT);
+        return;
+    }
+    const char *home = getenv("STARPU_HOME");
+    if (!home || !*home) home = getenv("HOME");
+    snprintf(buf, len, "%s/.starpu/sampling/codelets/%d", home && *home ? home : ".",
+             STARPU_MODEL_FORMAT);
+}
+
+void tg_perfmodel_host(char *buf, size_t len) {
+    const char *h = getenv("STARPU_HOSTNAME");
+    if (h && *h) {
+        snprintf(buf, len, "%s", h);
+        return;
+    }
+    if (gethostname(buf, len) != 0) snprintf(buf, len, "localhost");
+    buf[len - 1] = 0;
+    char *dot = strchr(buf, '.'); /* as StarPU names it */
+    if (dot) *dot = 0;
+}
+
+static int mkpath(const char *path) {
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s", path);
+    for (char *s = p + 1; *s; s++)
+        if (*s == '/') {
+            *s = 0;
+            if (mkdir(p, 0700) && errno != EEXIST) return -1;
+            *s = '/';
+        }
+    return mkdir(p, 0700) && errno != EEXIST ? -1 : 0;
+}
+
+/* Copies src to dst through a temporary name and rename(), so ranks of one node that seed at
+ * the same time never let StarPU read half a file. */
+static int copy_file(const char *src, const char *dst) {
+    char tmp[2 * PATH_MAX + 32];
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", dst, (long)getpid());
+    FILE *in = fopen(src, "rb"), *out = in ? fopen(tmp, "wb") : NULL;
+    int ok = in && out;
+    char buf[65536];
+    size_t n;
+    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0) ok = fwrite(buf, 1, n, out) == n;
+    ok = ok && !ferror(in);
+    if (in) fclose(in);
+    if (out && fclose(out)) ok = 0;
+    if (ok && rename(tmp, dst)) ok = 0;
+    if (!ok) remove(tmp);
+    return ok ? 0 : -1;
+}
+
+void tg_machine_cpu(char *buf, size_t len) {
+    snprintf(buf, len, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10)) continue;
+        char *v = strchr(line, ':');
+        if (!v) break;
+        for (v++; *v == ' ' || *v == '\t'; v++) {}
+        v[strcspn(v, "\n")] = 0;
+        snprintf(buf, len, "%s", v);
+        break;
+    }
+    if (f) fclose(f);
+}
+
+int tg_machine_gpus(char names[][128], int max) {
+    int n = 0;
+#ifdef TG_USE_CUDA
+    if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
+    for (int d = 0; d < n && d < max; d++) {
+        struct cudaDeviceProp p;
+        if (cudaGetDeviceProperties(&p, d) != cudaSuccess) snprintf(p.name, sizeof p.name, "?");
+        snprintf(names[d], 128, "%.127s", p.name);
+    }
+#else
+    (void)names, (void)max;
+#endif
+    return n < max ? n : max;
+}
+
+/* Whether profile @p dir describes this machine: the same CPU model and the same GPUs. */
+static int profile_matches(const char *dir, const char *cpu, char gpus[][128], int ngpu) {
+    char path[2 * PATH_MAX], line[512];
+    snprintf(path, sizeof path, "%s/machine.txt", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    int cpu_ok = 0, nlisted = 0, gpu_ok = 1;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = 0;
+        char *tab = strchr(line, '\t');
+        if (line[0] == '#' || !tab) continue;
+        *tab = 0;
+        if (!strcmp(line, "cpu")) cpu_ok = !strcmp(tab + 1, cpu);
+        if (!strcmp(line, "gpu")) gpu_ok &= nlisted < ngpu && !strcmp(tab + 1, gpus[nlisted++]);
+    }
+    fclose(f);
+    return cpu_ok && gpu_ok && nlisted == ngpu;
+}
+
+/* The first profile under @p root (or @p root itself) matching this machine, into @p out. */
+static int find_profile(const char *root, const char *cpu, char gpus[][128], int ngpu, char *out,
+                        size_t len) {
+    if (profile_matches(root, cpu, gpus, ngpu)) return snprintf(out, len, "%s", root), 1;
+    DIR *d = opendir(root);
+    struct dirent *e;
+    int found = 0;
+    while (d && !found && (e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        if (snprintf(out, len, "%s/%s", root, e->d_name) < (int)len)
+            found = profile_matches(out, cpu, gpus, ngpu);
+    }
+    if (d) closedir(d);
+    if (!found) *out = 0;
+    return found;
+}
+
+void tg_perfmodels_seed(char *desc, size_t len) {
+    const char *env = getenv("TILEGWAS_PERFMODELS");
+    if (env && !strcmp(env, "off")) {
+        snprintf(desc, len, "shipped models off (TILEGWAS_PERFMODELS=off)");
+        return;
+    }
+    char cpu[256], gpus[16][128], profile[PATH_MAX] = "";
+    tg_machine_cpu(cpu, sizeof cpu);
+    int ngpu = tg_machine_gpus(gpus, 16);
+    /* identical GPUs share one model (StarPU keeps one per device otherwise), so a profile
+     * calibrated on one GPU serves every GPU of that kind */
+    int same = 1;
+    for (int d = 1; d < ngpu; d++) same &= !strcmp(gpus[d], gpus[0]);
+    if (same) setenv("STARPU_PERF_MODEL_HOMOGENEOUS_CUDA", "1", 0);
+    /* profiles are matched on one GPU of each: a node with several identical GPUs uses the
+     * profile of one */
+    int nmatch = same && ngpu > 1 ? 1 : ngpu;
+    const char *roots[] = {env, TG_PERFMODELS_INSTALLED, TG_PERFMODELS_SOURCE};
+    for (size_t r = 0; r < sizeof roots / sizeof *roots && !*profile; r++)
+        if (roots[r] && *roots[r]) find_profile(roots[r], cpu, gpus, nmatch, profile, sizeof profile);
+    char dir[PATH_MAX], host[256];
+    tg_perfmodel_dir(dir, sizeof dir);
+    tg_perfmodel_host(host, sizeof host);
+    if (!*profile) {
+        snprintf(desc, len, "no shipped models for this machine (CPU \"%s\"%s%s); "
+                 "`tilegwas calibrate` makes them", cpu, ngpu ? ", GPU " : "", ngpu ? gpus[0] : "");
+        return;
+    }
+    int copied = 0, kept = 0, failed = 0;
+    DIR *d = opendir(profile);
+    struct dirent *e;
+    if (mkpath(dir)) failed++;
+    while (!failed && d && (e = readdir(d))) {
+        if (strncmp(e->d_name, "tg_", 3)) continue;
+        char src[2 * PATH_MAX], dst[2 * PATH_MAX];
+        snprintf(src, sizeof src, "%s/%s", profile, e->d_name);
+        snprintf(dst, sizeof dst, "%s/%s.%s", dir, e->d_name, host);
+        if (access(dst, F_OK) == 0) kept++;
+        else if (copy_file(src, dst) == 0) copied++;
+        else failed++;
+    }
+    if (d) closedir(d);
+    const char *name = strrchr(profile, '/');
+    snprintf(desc, len, "models of %s: %d copied into %s, %d already there%s", name ? name + 1 : profile,
+             copied, dir, kept, failed ? " (some could not be copied)" : "");
+}
+
+/* A model file's regression line: sumlnx sumlnx2 sumlny sumlnxlny alpha beta n minx maxx.
+ * maxx 2^58 (work up to 2.9e17): StarPU computes 9·maxx in unsigned long. */
+static int widen_line(char *line, size_t len) {
+    char tok[9][64];
+    int n = sscanf(line, "%63s %63s %63s %63s %63s %63s %63s %63s %63s", tok[0], tok[1], tok[2],
+                   tok[3], tok[4], tok[5], tok[6], tok[7], tok[8]);
+    if (n != 9) return -1;
+    snprintf(line, len, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%lu\t%lu\n", tok[0], tok[1], tok[2], tok[3],
+             tok[4], tok[5], tok[6], 1ul, (unsigned long)1 << 58);
+    return 0;
+}
+
+int tg_perfmodel_widen(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    char line[4096];
+    int after_header = 0, bad = !out;
+    while (!bad && fgets(line, sizeof line, f)) {
+        if (after_header && widen_line(line, sizeof line)) bad = 1;
+        after_header = !strncmp(line, "# sumlnx", 8);
+        fputs(line, out);
+    }
+    fclose(f);
+    if (out) fclose(out);
+    if (!bad) {
+        char tmp[PATH_MAX + 32];
+        snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+        FILE *w = fopen(tmp, "w");
+        bad = !w || fwrite(text, 1, size, w) != size;
+        if (w && fclose(w)) bad = 1;
+        if (!bad && rename(tmp, path)) bad = 1;
+        if (bad) remove(tmp);
+    }
+    free(text);
+    return bad ? -1 : 0;
+}
