@@ -204,7 +204,10 @@ static tg_status run_epi(const sweep *s, int n, int quick, tg_error *err) {
 
 /* Genotype products, both orientations, FP64 and FP32, k = 1, 16, 64 columns. */
 static tg_status run_snpmm(int nb, tg_error *err) {
-    const int64_t n = 16 * (int64_t)nb + 3, m = 4 * (int64_t)nb + 1, len = (n > m ? n : m) * 64;
+    /* row and SNP blocks stop growing with nb beyond 1024: larger inputs only take longer to
+     * make, the products are split into the same blocks */
+    int e = nb < 1024 ? nb : 1024;
+    const int64_t n = 16 * (int64_t)e + 3, m = 4 * (int64_t)e + 1, len = (n > m ? n : m) * 64;
     int8_t *x = malloc((size_t)(n * m));
     double *in = malloc((size_t)len * sizeof *in), *out = malloc((size_t)len * sizeof *out);
     float *in32 = malloc((size_t)len * sizeof *in32), *out32 = malloc((size_t)len * sizeof *out32);

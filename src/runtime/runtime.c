@@ -282,6 +282,12 @@ tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err) {
      * overrides it. */
     setenv("STARPU_MINIMUM_CLEAN_BUFFERS", "0", 0);
     setenv("STARPU_TARGET_CLEAN_BUFFERS", "0", 0);
+    /* Models always measure (the environment overrides it). StarPU 1.3 decides whether to time
+     * a task separately at its start, its end and its model update, from a flag that turns on
+     * as soon as any prediction of that model is missing: a task that straddles the switch
+     * gets an end time from an earlier task and a negative duration, an assertion failure
+     * (seen on the H100 with a fresh model directory). Timing every task keeps the flag on. */
+    setenv("STARPU_CALIBRATE", "1", 0);
     /* StarPU reads each model file at its first task: shipped models must be in place first */
     tg_perfmodels_seed(rt.models, sizeof rt.models);
     struct starpu_conf conf;
