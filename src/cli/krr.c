@@ -874,8 +874,11 @@ static int run(krr_opts *o, krr_data *d, tg_log *log) {
                   o->map_path ? ", " : "", o->map_path ? o->map_path : "", tg_now() - t0);
     if (o->save_model) st = krr_model_save(o, d, log, &err);
 done:
-    /* the error first: with several ranks it ends them all, where stopping would wait for them */
-    rc = st ? tg_cli_fail("krr", log, &err) : 0;
+    /* the error first: with several ranks it ends them all, where stopping would wait for them;
+     * except numerical failures (not SPD, predictions not finite), which every rank reaches
+     * alike: the Cholesky's info is summed over the ranks, the predictions gathered on all */
+    rc = !st ? 0 : st == TG_ERR_NUMERIC ? tg_cli_fail_alike("krr", log, &err)
+                                        : tg_cli_fail("krr", log, &err);
     tg_matrix_destroy(d->L);
     tg_matrix_destroy(d->Ct);
     tg_matrix_destroy(d->C);

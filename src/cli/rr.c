@@ -513,10 +513,11 @@ static int run(const rr_opts *o, rr_data *d, tg_log *log) {
     tg_log_printf(log, "runtime: %s", desc);
     st = o->cholesky ? solve_chol(o, d, log, &err) : solve_cg(o, d, log, &err);
     /* the error first: with several ranks it ends them all, where stopping would wait for them;
-     * except CG's numerical failures (not converged, breakdown), which every rank reaches at
-     * the same iteration, its sums having the same bits everywhere */
+     * except numerical failures, which every rank reaches alike: CG's (not converged,
+     * breakdown) at the same iteration, its sums having the same bits everywhere, and the tile
+     * Cholesky's (not SPD), whose info is summed over the ranks */
     int rc = 0;
-    if (st == TG_ERR_NUMERIC && !o->cholesky)
+    if (st == TG_ERR_NUMERIC)
         rc = tg_cli_fail_alike("rr", log, &err);
     else if (st)
         rc = tg_cli_fail("rr", log, &err);
