@@ -195,9 +195,11 @@ typedef struct {
     const char *sched; /**< StarPU scheduler; NULL means "dmda" */
     int ncpu;          /**< CPU workers; -1 = all cores not driving a GPU */
     int ngpu;          /**< CUDA workers; -1 = all GPUs, 0 = none */
+    int grid_p, grid_q; /**< process grid of the matrices created with p = q = 0 (P·Q must be
+                         * the rank count); 0, 0 = the squarest, P ≥ Q */
 } tg_runtime_opts;
 
-/** Defaults: dmda, all CPUs, all GPUs. */
+/** Defaults: dmda, all CPUs, all GPUs, the squarest process grid. */
 tg_runtime_opts tg_runtime_defaults(void);
 /** Starts StarPU (and StarPU-MPI when built with MPI), creates the cuBLAS and cuBLASLt
  * handles of every CUDA worker. Fails clearly when more GPUs are asked for than exist. */
@@ -211,6 +213,9 @@ void tg_runtime_init_mpi(void);
  * tg_runtime_init_mpi(). */
 int tg_runtime_rank(void);
 int tg_runtime_nranks(void);
+/** The process grid P × Q of matrices created with p = q = 0: the runtime's (tg_runtime_opts),
+ * or before it starts the squarest with P ≥ Q (1 × 1 with one rank). */
+void tg_runtime_grid(int *p, int *q);
 /** Collective, before tg_runtime_start(): the lowest rank whose @p value differs from rank
  * 0's, or −1 when every rank has the same (always −1 with one rank). */
 int tg_runtime_differing_rank(uint64_t value);
@@ -239,7 +244,7 @@ typedef struct tg_matrix tg_matrix;
 
 /** Creates an m × n matrix of mb × nb tiles (the last row/column of tiles may be smaller),
  * every tile of precision @p prec, owners 2D block-cyclic over a p × q grid (p·q must equal
- * the rank count; 0,0 means the squarest grid). */
+ * the rank count; 0,0 means the runtime's grid, tg_runtime_grid). */
 tg_status tg_matrix_create(tg_matrix **A, int64_t m, int64_t n, int mb, int nb, tg_shape shape,
                            tg_prec prec, int p, int q, tg_error *err);
 void tg_matrix_destroy(tg_matrix *A);
@@ -572,7 +577,10 @@ typedef struct tg_kgeno tg_kgeno;
  * [0, 1]); NULL computes them over these samples (the training cohort). @p covar: n × ncov
  * column-major confounders (leading dimension ldc) of these samples, gaussian only (ncov 0 and
  * NULL otherwise); a NAN or infinity is TG_ERR_ARG naming the sample and column. Decodes the
- * .bed on every core. Needs a started runtime, one rank. */
+ * .bed on every core. Needs a started runtime. Several MPI ranks: collective; panel p is decoded
+ * and held by rank p mod R only (the others get it from StarPU-MPI when a tile needs it), the
+ * frequencies come from integer counts summed over the ranks (one rank's bits), and
+ * tg_kgeno_imputed counts every rank's. */
 tg_status tg_kgeno_create(const tg_bed *bed, const int64_t *rows, int64_t n, tg_kernel kind,
                           const double *freq, const double *covar, int ncov, int64_t ldc, int nb,
                           tg_kgeno **out, tg_error *err);

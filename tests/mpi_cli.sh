@@ -1,8 +1,7 @@
 # Every command under MPICH's mpiexec on 2 ranks, each rank in its own folder: rank 0 alone
 # writes files and prints results (simulate, info, --help give what one rank gives); an error in
-# the options is one line, as without MPI; the commands not distributed yet (krr, rr --solver
-# cholesky) refuse several ranks with one clear error per failing rank and end every rank
-# (snpmm, rr --solver cg and grm on several ranks: tests/mpi_snpmm.sh).
+# the options is one line, as without MPI (snpmm, rr --solver cg and grm on several ranks:
+# tests/mpi_snpmm.sh; krr and rr --solver cholesky: tests/mpi_krr.sh).
 # Skipped when tilegwas is built without MPI or no mpiexec was found.
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/tap.sh"
@@ -54,19 +53,4 @@ grep -v '^Abort(' dir/err.txt >dir/errors.txt
 mv dir/errors.txt dir/err.txt
 expect_one dir "an unwritable --out folder on 2 ranks" 1 "^tilegwas epistasis: error: rank 0: --out"
 
-# refused: every line an error of a rank saying so, every rank ended within 30 s, only a log
-refused=("krr --bfile ../../d --pheno ../../d.pheno --kernel ibs --alpha 1 --test-frac 0.25"
-    "rr --bfile ../../d --pheno ../../d.pheno --lambda 1 --solver cholesky")
-for args in "${refused[@]}"; do
-    t0=$SECONDS
-    # shellcheck disable=SC2086
-    ranked 2 ref $args --ncpu 1 --out r
-    rc=$?
-    errors=$(grep -c "^tilegwas [a-z]*: error: rank [01]: .* on one rank for now" ref/err.txt)
-    [ $rc -ne 0 ] && [ $rc -lt 124 ] && [ $((SECONDS - t0)) -lt 30 ] && [ "$errors" -ge 1 ] &&
-        [ "$(grep -c 'error:' ref/err.txt)" -eq "$errors" ] && [ "$(files ref)" = "rank0/r.log " ]
-    report $? "${args%% *} on 2 ranks refused (exit $rc): $(grep -m1 error: ref/err.txt)" \
-        ref/err.txt
-    rm -rf ref
-done
 tap_end

@@ -1,4 +1,4 @@
-# The tiled matrix under StarPU-MPI: tests/test_matrix on 2 and 4 ranks (grids 1×2 and 2×2),
+# The tiled matrix under StarPU-MPI: tests/test_matrix on 2 and 4 ranks (grids 2×1 and 2×2),
 # every rank with the same data (TG_SEED), so tile ownership, StarPU-MPI tags, conversion tasks
 # inserted with starpu_mpi_task_insert and the gather of tg_matrix_to_dense are exercised.
 # Skipped when tilegwas is built without MPI or no mpiexec was found.

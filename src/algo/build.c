@@ -1,5 +1,7 @@
 /* The KRR Build phase (the paper's Algorithms 2 and 5, section V-B.1): a cohort's genotypes as
- * int8 encoding panels of nb samples (decoded from the .bed on every core), the INT8 dot-product
+ * int8 encoding panels of nb samples (decoded from the .bed on every core; with several MPI ranks
+ * panel p is read and held by rank p mod R alone, and StarPU-MPI sends it to the ranks whose
+ * tiles need it), the INT8 dot-product
  * tiles of two cohorts (tg_kernel_gram: one gram task per stored tile) and the kernel matrix
  * from them (tg_kernel_apply: one fused kernel-function task per tile), or with the dot products
  * in the same task when they are not kept (tg_kernel_apply without C). The kernel formulas are
@@ -53,6 +55,10 @@ static int64_t panel_rows(const tg_kgeno *g, int p) {
     return p == g->np - 1 ? g->n - (int64_t)p * g->nb : g->nb;
 }
 
+/* The rank that reads, encodes and holds panel p (every panel with one rank). */
+static int panel_owner(int p) { return p % tg_runtime_nranks(); }
+static int mine(int p) { return panel_owner(p) == tg_runtime_rank(); }
+
 void tg_kgeno_free(tg_kgeno *g) {
     if (!g) return;
     for (int p = 0; p < g->np; p++) {
@@ -69,19 +75,32 @@ void tg_kgeno_free(tg_kgeno *g) {
     free(g);
 }
 
-/* ---- encoding: parallel over chunks of SNPs, each writing its own rows of every panel */
+/* ---- encoding: parallel over chunks of SNPs, each writing its own rows of this rank's panels */
 
 struct enc_job {
     const tg_bed *bed;
     const int64_t *rows;
-    int64_t lo, hi; /* the decoded sample range [lo, hi) covers every row */
-    int compute_freq;
     tg_kgeno *g;
+    int64_t span;      /* the widest .fam range of one of this rank's panels */
+    int64_t *sum, *obs; /* counting pass: A1 alleles and calls per SNP over this rank's panels;
+                        * NULL: the encoding pass */
     int64_t imputed; /* atomic */
     int nomem;       /* atomic */
 };
 
 static int64_t row_of(const struct enc_job *jb, int64_t r) { return jb->rows ? jb->rows[r] : r; }
+
+/* The .fam rows [*lo, *hi) that hold panel p's samples. */
+static void panel_range(const struct enc_job *jb, int p, int64_t *lo, int64_t *hi) {
+    int64_t r0 = (int64_t)p * jb->g->nb, r1 = r0 + panel_rows(jb->g, p);
+    *lo = *hi = row_of(jb, r0);
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t f = row_of(jb, r);
+        if (f < *lo) *lo = f;
+        if (f > *hi) *hi = f;
+    }
+    ++*hi;
+}
 
 /* The integer nearest 2p (halves up): a missing call's value, and the linear kernel's shift. */
 static double nearest_2p(double p) { return floor(2 * p + 0.5); }
@@ -90,46 +109,51 @@ static void enc_chunk(void *ctx, int64_t c) {
     struct enc_job *jb = ctx;
     tg_kgeno *g = jb->g;
     const int64_t j0 = c * SNP_CHUNK, nj = g->n_snps - j0 < SNP_CHUNK ? g->n_snps - j0 : SNP_CHUNK;
-    const int64_t ld = jb->hi - jb->lo, w = g->kind == TG_KERNEL_IBS ? 2 : 1;
-    int8_t *x = malloc((size_t)(ld * nj));
+    const int64_t w = g->kind == TG_KERNEL_IBS ? 2 : 1;
+    int8_t *x = malloc((size_t)(jb->span * nj));
     if (!x) {
         __atomic_store_n(&jb->nomem, 1, __ATOMIC_RELAXED);
         return;
     }
-    tg_bed_decode(jb->bed, jb->lo, ld, j0, nj, x, ld);
     /* per SNP: the value of a missing call and the shift (linear: centred by the integer
      * nearest 2p, exactly; see tilegwas.h); an SNP without training calls is 0 for every
      * sample, so it adds nothing to any kernel */
     int8_t fill[SNP_CHUNK], shift[SNP_CHUNK], keep[SNP_CHUNK];
-    for (int64_t j = 0; j < nj; j++) {
-        const int8_t *col = x + j * ld;
-        if (jb->compute_freq) {
-            int64_t sum = 0, obs = 0;
-            for (int64_t r = 0; r < g->n; r++) {
-                int8_t v = col[row_of(jb, r) - jb->lo];
-                if (v != TG_GENO_MISSING) sum += v, obs++;
-            }
-            g->freq[j0 + j] = obs ? (double)sum / (2.0 * (double)obs) : NAN;
-        }
+    for (int64_t j = 0; !jb->sum && j < nj; j++) {
         double p = g->freq[j0 + j];
         keep[j] = !isnan(p);
         fill[j] = keep[j] ? (int8_t)nearest_2p(p) : 0;
         shift[j] = g->kind == TG_KERNEL_LINEAR ? fill[j] : 0;
     }
-    /* sample by sample: each writes its chunk of one panel column contiguously */
     int64_t imputed = 0;
-    for (int64_t r = 0; r < g->n; r++) {
-        const int8_t *xr = x + (row_of(jb, r) - jb->lo);
-        int8_t *e = g->enc[r / g->nb] + (r % g->nb) * g->enc_pad + j0 * w;
-        for (int64_t j = 0; j < nj; j++) {
-            int8_t v = xr[j * ld];
-            if (v == TG_GENO_MISSING) v = fill[j], imputed++;
-            v = keep[j] ? (int8_t)(v - shift[j]) : 0;
-            if (w == 1) {
-                e[j] = v;
-            } else { /* ibs: ([g ≥ 1], [g ≥ 2]), so Σ(e_i − e_j)² = Σ|g_i − g_j| */
-                e[2 * j] = v >= 1;
-                e[2 * j + 1] = v >= 2;
+    for (int p = 0; p < g->np; p++) {
+        if (!mine(p)) continue;
+        int64_t lo, hi, r0 = (int64_t)p * g->nb, r1 = r0 + panel_rows(g, p);
+        panel_range(jb, p, &lo, &hi);
+        const int64_t ld = hi - lo;
+        tg_bed_decode(jb->bed, lo, ld, j0, nj, x, ld);
+        if (jb->sum) { /* this chunk's SNPs are its own: no other thread adds to them */
+            for (int64_t j = 0; j < nj; j++)
+                for (int64_t r = r0; r < r1; r++) {
+                    int8_t v = x[j * ld + row_of(jb, r) - lo];
+                    if (v != TG_GENO_MISSING) jb->sum[j0 + j] += v, jb->obs[j0 + j]++;
+                }
+            continue;
+        }
+        /* sample by sample: each writes its chunk of one panel column contiguously */
+        for (int64_t r = r0; r < r1; r++) {
+            const int8_t *xr = x + (row_of(jb, r) - lo);
+            int8_t *e = g->enc[p] + (r - r0) * g->enc_pad + j0 * w;
+            for (int64_t j = 0; j < nj; j++) {
+                int8_t v = xr[j * ld];
+                if (v == TG_GENO_MISSING) v = fill[j], imputed++;
+                v = keep[j] ? (int8_t)(v - shift[j]) : 0;
+                if (w == 1) {
+                    e[j] = v;
+                } else { /* ibs: ([g ≥ 1], [g ≥ 2]), so Σ(e_i − e_j)² = Σ|g_i − g_j| */
+                    e[2 * j] = v >= 1;
+                    e[2 * j + 1] = v >= 2;
+                }
             }
         }
     }
@@ -167,6 +191,7 @@ struct term_job {
 static void term_panel(void *ctx, int64_t p) {
     const struct term_job *jb = ctx;
     const tg_kgeno *g = jb->g;
+    if (!mine((int)p)) return;
     const int64_t rows = panel_rows(g, (int)p);
     for (int64_t c = 0; c < rows; c++) {
         const int8_t *e = g->enc[p] + c * g->enc_pad;
@@ -226,13 +251,10 @@ static tg_status check_create(const tg_bed *bed, const int64_t *rows, int64_t n,
                                 bed->prefix, freq[j], bed->snps[j].id);
     if (!starpu_is_initialized())
         return tg_error_set(err, TG_ERR_RUNTIME, "kernel genotypes: the runtime is not started");
-    if (tg_runtime_mpi())
-        return tg_error_set(err, TG_ERR_ARG, "the kernel build runs on one rank for now (%d ranks)",
-                            tg_runtime_nranks());
     return TG_OK;
 }
 
-/* Allocates the panels; the encodings zeroed, since the padding must read 0. */
+/* Allocates this rank's panels; the encodings zeroed, since the padding must read 0. */
 static tg_status alloc_panels(tg_kgeno *g, tg_error *err) {
     if (!(g->enc = tg_calloc((size_t)g->np, sizeof *g->enc, err)) ||
         !(g->terms = tg_calloc((size_t)g->np, sizeof *g->terms, err)) ||
@@ -240,6 +262,7 @@ static tg_status alloc_panels(tg_kgeno *g, tg_error *err) {
         !(g->ht = tg_calloc((size_t)g->np, sizeof *g->ht, err)))
         return TG_ERR_NOMEM;
     for (int p = 0; p < g->np; p++) {
+        if (!mine(p)) continue;
         size_t rows = (size_t)panel_rows(g, p), eb = rows * (size_t)g->enc_pad,
                tb = rows * (size_t)(1 + g->ncov) * sizeof(double);
         /* starpu_malloc: pinned when CUDA is in use, so panels reach the GPUs by DMA */
@@ -273,24 +296,40 @@ tg_status tg_kgeno_create(const tg_bed *bed, const int64_t *rows, int64_t n, tg_
         st = TG_ERR_NOMEM;
         goto fail;
     }
-    if (freq) memcpy(g->freq, freq, (size_t)g->n_snps * sizeof *freq);
     if ((st = alloc_panels(g, err))) goto fail;
 
-    struct enc_job ej = {bed, rows, 0, n, !freq, g, 0, 0};
-    if (rows) {
-        ej.lo = ej.hi = rows[0];
-        for (int64_t r = 0; r < n; r++) {
-            if (rows[r] < ej.lo) ej.lo = rows[r];
-            if (rows[r] > ej.hi) ej.hi = rows[r];
-        }
-        ej.hi++;
+    struct enc_job ej = {bed, rows, g, 1, NULL, NULL, 0, 0};
+    for (int p = 0; p < g->np; p++) {
+        int64_t lo, hi;
+        panel_range(&ej, p, &lo, &hi);
+        if (mine(p) && hi - lo > ej.span) ej.span = hi - lo;
     }
-    tg_parallel_for((g->n_snps + SNP_CHUNK - 1) / SNP_CHUNK, enc_chunk, &ej);
+    const int64_t nchunks = (g->n_snps + SNP_CHUNK - 1) / SNP_CHUNK;
+    if (freq) {
+        memcpy(g->freq, freq, (size_t)g->n_snps * sizeof *freq);
+    } else { /* a first pass counts over this rank's samples; integer sums over the ranks are
+              * exact, so every rank's p is one rank's, bit for bit */
+        int64_t *cnt = tg_calloc(2 * (size_t)g->n_snps, sizeof *cnt, err);
+        if (!cnt) {
+            st = TG_ERR_NOMEM;
+            goto fail;
+        }
+        ej.sum = cnt;
+        ej.obs = cnt + g->n_snps;
+        tg_parallel_for(nchunks, enc_chunk, &ej);
+        tg_runtime_sum_int64(cnt, 2 * g->n_snps);
+        for (int64_t j = 0; j < g->n_snps; j++)
+            g->freq[j] = ej.obs[j] ? (double)ej.sum[j] / (2.0 * (double)ej.obs[j]) : NAN;
+        free(cnt);
+        ej.sum = ej.obs = NULL;
+    }
+    if (!ej.nomem) tg_parallel_for(nchunks, enc_chunk, &ej);
     if (ej.nomem) {
         st = tg_error_set(err, TG_ERR_NOMEM, "out of memory decoding %s.bed", bed->prefix);
         goto fail;
     }
     g->imputed = ej.imputed;
+    tg_runtime_sum_int64(&g->imputed, 1);
 
     /* the kernel's constants; linear: SNPs without a frequency are 0 everywhere and left out
      * of Σp(1−p) */
@@ -318,12 +357,16 @@ tg_status tg_kgeno_create(const tg_bed *bed, const int64_t *rows, int64_t n, tg_
     tg_parallel_for(g->np, term_panel, &tj);
     free(off);
 
+    /* other ranks' panels: StarPU allocates them where StarPU-MPI receives them */
     for (int p = 0; p < g->np; p++) {
         uint32_t r = (uint32_t)panel_rows(g, p);
-        starpu_matrix_data_register(&g->he[p], STARPU_MAIN_RAM, (uintptr_t)g->enc[p],
+        int home = mine(p) ? STARPU_MAIN_RAM : -1;
+        starpu_matrix_data_register(&g->he[p], home, (uintptr_t)g->enc[p],
                                     (uint32_t)g->enc_pad, (uint32_t)g->enc_pad, r, 1);
-        starpu_matrix_data_register(&g->ht[p], STARPU_MAIN_RAM, (uintptr_t)g->terms[p], r, r,
+        starpu_matrix_data_register(&g->ht[p], home, (uintptr_t)g->terms[p], r, r,
                                     (uint32_t)(1 + ncov), sizeof(double));
+        tg_runtime_register(g->he[p], panel_owner(p));
+        tg_runtime_register(g->ht[p], panel_owner(p));
     }
     *out = g;
     return TG_OK;

@@ -5,7 +5,13 @@
  * (TF32 on the GPU for tiles stored in FP16 below an FP32 diagonal), then the trailing updates,
  * each in the precision of the tile it updates, from copies of the panel tiles in that
  * precision made once per panel. Tiles the map makes FP8 are stored in FP16: their updates take
- * FP8 operands and accumulate in FP16. */
+ * FP8 operands and accumulate in FP16.
+ * Several MPI ranks: every task goes through TG_INSERT, so it runs on the owner of the tile it
+ * writes; temporaries belong to the rank that writes them (the inverse of L_kk to the owner of
+ * A_kk, a panel tile's raised and lowered copies to the owner of the panel tile), so the copies
+ * in the precisions of the updates are what StarPU-MPI sends. The map's statistics are summed
+ * over the ranks (each tile's come from its owner, the others add zeros: exact), so every rank
+ * builds the same map. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,11 +52,15 @@ static tg_status read_stats(const tg_matrix *A, struct stats *s, tg_error *err) 
         for (int i = j; i < A->mt; i++) {
             size_t t = tg_tile_index(A, i, j);
             starpu_variable_data_register(&h[t], STARPU_MAIN_RAM, (uintptr_t)&v[3 * t], 3 * sizeof *v);
+            tg_runtime_register(h[t], tg_matrix_tile_owner(A, i, j));
             bad |= tg_insert_tilestats(A->h[t], h[t], A->prec[t], i == j, 1 / A->scale[t], 0);
         }
     tg_runtime_wait_all();
+    for (size_t t = 0; t < n2; t++)
+        if (h[t]) starpu_data_unregister(h[t]); /* brings the values home (on the owner) */
+    /* the other ranks' tiles are zeros here: the sum is every tile's, exactly, on every rank */
+    tg_runtime_sum(v, 3 * (int64_t)n2, TG_FP64);
     for (size_t t = 0; t < n2; t++) {
-        if (h[t]) starpu_data_unregister(h[t]); /* brings the values home */
         s->norm[t] = sqrt(v[3 * t]);
         s->maxabs[t] = v[3 * t + 1];
         s->dmax[t] = v[3 * t + 2];
@@ -157,22 +167,12 @@ static tg_status check_opts(const tg_matrix *A, const tg_chol_opts *o, tg_error 
         return tg_error_set(err, TG_ERR_ARG,
                             "tile Cholesky: eps %g / band %g: eps must be ≥ 0, band in [0, 1]",
                             o->eps, o->band);
-    if (tg_runtime_mpi())
-        return tg_error_set(err, TG_ERR_ARG, "tile Cholesky runs on one rank for now (%d ranks)",
-                            tg_runtime_nranks());
     return TG_OK;
 }
 
 /* Whether a tile stored in p below an FP32 diagonal takes the tensor-core panel paths: the
  * TF32 panel solve (tg_cl_trsm's fp16 entry) and the FP16 diagonal update (tg_cl_syrk's). */
 static int below_fp32(tg_prec d, tg_prec p) { return d == TG_FP32 && p == TG_FP16; }
-
-static starpu_data_handle_t temp_tile(int rows, int cols, tg_prec p) {
-    starpu_data_handle_t h;
-    starpu_matrix_data_register(&h, -1, 0, (uint32_t)rows, (uint32_t)rows, (uint32_t)cols,
-                                tg_prec_size(p));
-    return h;
-}
 
 /* One panel's tiles: hi[i] is A_ik after the panel solve in the diagonal precision (the tile
  * itself, or a raised copy); cp[i][q] the copy in precision q the trailing updates read. */
@@ -188,7 +188,7 @@ static starpu_data_handle_t panel_copy(tg_matrix *A, struct panel *pn, const dou
                                        int *bad) {
     size_t c = (size_t)i * TG_NPREC + q, t = tg_tile_index(A, i, k);
     if (pn->cp[c]) return pn->cp[c];
-    int rows, cols;
+    int rows, cols, owner = tg_matrix_tile_owner(A, i, k);
     tg_matrix_tile_dims(A, i, k, &rows, &cols);
     if (q == d) {
         pn->cp[c] = pn->hi[i];
@@ -197,13 +197,13 @@ static starpu_data_handle_t panel_copy(tg_matrix *A, struct panel *pn, const dou
         pn->cp[c] = A->h[t];
         pn->cp_scale[c] = A->scale[t];
     } else if (q == TG_FP8_E4M3) { /* transposed: cuBLASLt's TN layout */
-        pn->cp[c] = temp_tile(cols, rows, q);
+        pn->cp[c] = tg_tile_temp(cols, rows, q, owner);
         pn->own_cp[c] = 1;
         pn->cp_scale[c] = s8[t];
         ++*copies;
         *bad |= tg_insert_convt(pn->hi[i], d, pn->cp[c], s8[t], prio);
     } else {
-        pn->cp[c] = temp_tile(rows, cols, q);
+        pn->cp[c] = tg_tile_temp(rows, cols, q, owner);
         pn->own_cp[c] = 1;
         pn->cp_scale[c] = 1;
         ++*copies;
@@ -219,6 +219,7 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
     tg_prec d = o->diag;
     struct panel pn = {0};
     starpu_data_handle_t *hinfo = tg_calloc((size_t)nt, sizeof *hinfo, err);
+    int64_t *linfo = tg_calloc((size_t)nt, sizeof *linfo, err);
     pn.hi = tg_calloc((size_t)nt, sizeof *pn.hi, err);
     pn.cp = tg_calloc((size_t)nt * TG_NPREC, sizeof *pn.cp, err);
     pn.own_hi = tg_calloc((size_t)nt, 1, err);
@@ -226,18 +227,19 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
     pn.cp_scale = tg_calloc((size_t)nt * TG_NPREC, sizeof *pn.cp_scale, err);
     tg_status st = TG_OK;
     int bad = 0;
-    if (!hinfo || !pn.hi || !pn.cp || !pn.own_hi || !pn.own_cp || !pn.cp_scale) {
+    if (!hinfo || !linfo || !pn.hi || !pn.cp || !pn.own_hi || !pn.own_cp || !pn.cp_scale) {
         st = TG_ERR_NOMEM;
         goto done;
     }
     for (int k = 0; k < nt; k++) {
         starpu_variable_data_register(&hinfo[k], STARPU_MAIN_RAM, (uintptr_t)&info[k], sizeof(int));
+        tg_runtime_register(hinfo[k], tg_matrix_tile_owner(A, k, k));
         int top = 3 * nt - 3 * k; /* critical path first: potrf, then panel, then updates */
         bad |= tg_insert_potrf(d, tg_tile(A, k, k), hinfo[k], top + 2 * nt);
         if (k == nt - 1) break;
         int kb;
         tg_matrix_tile_dims(A, k, k, &kb, &kb);
-        starpu_data_handle_t linv = temp_tile(kb, kb, d);
+        starpu_data_handle_t linv = tg_tile_temp(kb, kb, d, tg_matrix_tile_owner(A, k, k));
         bad |= tg_insert_trtri(d, tg_tile(A, k, k), linv, top + 2 * nt);
         for (int i = k + 1; i < nt; i++) {
             size_t t = tg_tile_index(A, i, k);
@@ -247,7 +249,7 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
             } else { /* raise, solve in the diagonal precision, round back into the tile */
                 int rows, cols;
                 tg_matrix_tile_dims(A, i, k, &rows, &cols);
-                pn.hi[i] = temp_tile(rows, cols, d);
+                pn.hi[i] = tg_tile_temp(rows, cols, d, tg_matrix_tile_owner(A, i, k));
                 pn.own_hi[i] = 1;
                 bad |= tg_insert_convert(A->h[t], pn.hi[i], A->prec[t], d, 1 / A->scale[t], prio);
             }
@@ -295,6 +297,10 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
     tg_runtime_wait_all();
     for (int k = 0; k < nt; k++)
         if (hinfo[k]) starpu_data_unregister(hinfo[k]);
+    /* info[k] is set on the owner of A_kk, 0 elsewhere: every rank learns it */
+    for (int k = 0; k < nt; k++) linfo[k] = info[k];
+    tg_runtime_sum_int64(linfo, nt);
+    for (int k = 0; k < nt; k++) info[k] = (int)linfo[k];
     if (bad) {
         st = tg_error_set(err, TG_ERR_RUNTIME, "tile Cholesky: StarPU refused a task");
         goto done;
@@ -313,6 +319,7 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
         }
 done:
     free(hinfo);
+    free(linfo);
     free(pn.hi);
     free(pn.cp);
     free(pn.own_hi);

@@ -1,6 +1,9 @@
 /* KRR Predict (the KRR paper's Algorithm 4 line 6): P = K_t·W by tile GEMMs in W's precision,
  * the test-train kernel tiles raised or lowered to it once each (a tile is read by every column
- * tile of W); and the prediction metrics of section VII-B (MSPE, Pearson r). */
+ * tile of W); and the prediction metrics of section VII-B (MSPE, Pearson r). Several MPI ranks:
+ * each GEMM runs on the owner of the P tile it updates (converted K_t tiles belong to the
+ * owner of P's tile (i, 0), so K_t tiles travel in their stored precision), and P is gathered
+ * on every rank at the end. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -22,8 +25,6 @@ static tg_status check(const tg_matrix *Kt, const tg_matrix *W, tg_prec *w, tg_e
             return tg_error_set(err, TG_ERR_ARG,
                                 "KRR predict: every tile of W must be fp64, or every tile fp32, "
                                 "unscaled (tile %zu is %s)", t, tg_prec_name(W->prec[t]));
-    if (tg_runtime_mpi())
-        return tg_error_set(err, TG_ERR_ARG, "KRR predict runs on one rank for now");
     return TG_OK;
 }
 
@@ -53,8 +54,7 @@ tg_status tg_krr_predict(const tg_matrix *Kt, const tg_matrix *W, double *pred, 
             if (own) {
                 int rows, cols;
                 tg_matrix_tile_dims(Kt, i, k, &rows, &cols);
-                starpu_matrix_data_register(&a, -1, 0, (uint32_t)rows, (uint32_t)rows,
-                                            (uint32_t)cols, tg_prec_size(w));
+                a = tg_tile_temp(rows, cols, w, tg_matrix_tile_owner(P, i, 0));
                 bad |= tg_insert_convert(Kt->h[t], a, Kt->prec[t], w, 1 / Kt->scale[t], 0);
             }
             for (int c = 0; c < W->nt; c++)

@@ -4,7 +4,10 @@
  * so that the mean imputation stays exact: codelets/xtx.h), finished per tile in FP64 and
  * stored in the diagonal precision of the factorisation, which lowers tiles by its map. The
  * right-hand side Zᵀ(y − ȳ) comes from the genotype matrix products (the same Z as
- * tg_ridge_cg's: one source of μ and s), then tg_cholesky and tg_chol_solve. */
+ * tg_ridge_cg's: one source of μ and s), then tg_cholesky and tg_chol_solve.
+ * Several MPI ranks: panel J is filled and held by rank J mod R (StarPU-MPI sends it to the
+ * ranks whose tiles need it), every tile of ZᵀZ is built on its owner, and the products for
+ * the right-hand side split the samples over the ranks as tg_ridge_cg's do. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,8 +43,13 @@ static int panel_snps(const struct panels *P, int J) {
     return left < P->nb ? (int)left : P->nb;
 }
 
+/* The rank that fills and holds panel J (every panel with one rank). */
+static int panel_owner(int J) { return J % tg_runtime_nranks(); }
+static int mine(int J) { return panel_owner(J) == tg_runtime_rank(); }
+
 static void scan_panel(void *ctx, int64_t J) {
     struct panels *P = ctx;
+    if (!mine((int)J)) return;
     int nbj = panel_snps(P, (int)J);
     for (int t = 0; t < nbj && !P->has_missing[J]; t++)
         P->has_missing[J] = memchr(P->geno + (J * P->nb + t) * P->ld, (uint8_t)TG_GENO_MISSING,
@@ -50,6 +58,7 @@ static void scan_panel(void *ctx, int64_t J) {
 
 static void fill_panel(void *ctx, int64_t J) {
     struct panels *P = ctx;
+    if (!mine((int)J)) return;
     int nbj = panel_snps(P, (int)J), w = P->missing ? 2 * nbj : nbj;
     int8_t *x = P->data[J];
     double *mu = P->vec[J], *s = mu + nbj;
@@ -84,7 +93,8 @@ static void panels_free(struct panels *P) {
     free(P->v);
 }
 
-/* Allocates (pinned, on the main thread) and fills the panels, registers their handles. */
+/* Allocates (pinned, on the main thread) and fills this rank's panels, registers every panel's
+ * handles. Collective with several ranks: whether any call is missing is summed over them. */
 static tg_status panels_make(struct panels *P, tg_error *err) {
     int np = P->np;
     if (!(P->has_missing = tg_calloc((size_t)np, sizeof *P->has_missing, err)) ||
@@ -94,8 +104,12 @@ static tg_status panels_make(struct panels *P, tg_error *err) {
         !(P->v = tg_calloc((size_t)np, sizeof *P->v, err)))
         return TG_ERR_NOMEM;
     tg_parallel_for(np, scan_panel, P);
-    for (int J = 0; J < np; J++) P->missing |= P->has_missing[J];
+    int64_t with_missing = 0;
+    for (int J = 0; J < np; J++) with_missing += P->has_missing[J];
+    tg_runtime_sum_int64(&with_missing, 1);
+    P->missing = with_missing > 0;
     for (int J = 0; J < np; J++) {
+        if (!mine(J)) continue;
         int nbj = panel_snps(P, J), w = P->missing ? 2 * nbj : nbj;
         if (starpu_malloc((void **)&P->data[J], (size_t)(P->npad * w)))
             return tg_error_set(err, TG_ERR_NOMEM, "ridge (Cholesky): no memory for SNP panel %d "
@@ -103,12 +117,15 @@ static tg_status panels_make(struct panels *P, tg_error *err) {
         if (!(P->vec[J] = tg_malloc(2 * (size_t)nbj * sizeof(double), err))) return TG_ERR_NOMEM;
     }
     tg_parallel_for(np, fill_panel, P);
+    /* other ranks' panels: StarPU allocates them where StarPU-MPI receives them */
     for (int J = 0; J < np; J++) {
-        int nbj = panel_snps(P, J), w = P->missing ? 2 * nbj : nbj;
-        starpu_matrix_data_register(&P->h[J], STARPU_MAIN_RAM, (uintptr_t)P->data[J],
+        int nbj = panel_snps(P, J), w = P->missing ? 2 * nbj : nbj, home = mine(J) ? STARPU_MAIN_RAM : -1;
+        starpu_matrix_data_register(&P->h[J], home, (uintptr_t)P->data[J],
                                     (uint32_t)P->npad, (uint32_t)P->npad, (uint32_t)w, 1);
-        starpu_vector_data_register(&P->v[J], STARPU_MAIN_RAM, (uintptr_t)P->vec[J],
+        starpu_vector_data_register(&P->v[J], home, (uintptr_t)P->vec[J],
                                     (uint32_t)(2 * nbj), sizeof(double));
+        tg_runtime_register(P->h[J], panel_owner(J));
+        tg_runtime_register(P->v[J], panel_owner(J));
     }
     return TG_OK;
 }
@@ -122,8 +139,8 @@ static tg_status build(const struct panels *P, double lambda, tg_matrix *A, tg_e
         for (int J = K; J < P->np; J++) {
             uint32_t wj = (uint32_t)starpu_matrix_get_ny(P->h[J]),
                      wk = (uint32_t)starpu_matrix_get_ny(P->h[K]);
-            starpu_data_handle_t c;
-            starpu_matrix_data_register(&c, -1, 0, wj, wj, wk, sizeof(int32_t));
+            starpu_data_handle_t c = tg_tile_temp((int)wj, (int)wk, TG_INT32,
+                                                  tg_matrix_tile_owner(A, J, K));
             /* tiles of early panels first: the factorisation starts there */
             int prio = P->np - K;
             struct tg_xtx_arg a = {prec, P->missing, J == K, (double)P->n, lambda};
@@ -150,12 +167,6 @@ static tg_status check_args(int64_t n, int64_t m, int64_t ld, int64_t nphen, con
     if (o->nb < 1)
         return tg_error_set(err, TG_ERR_ARG, "ridge (Cholesky): SNP tile size %d: must be ≥ 1",
                             o->nb);
-    /* the genotype products would split the samples over the ranks, the panels and the tile
-     * Cholesky do not (yet) */
-    if (tg_runtime_nranks() > 1)
-        return tg_error_set(err, TG_ERR_ARG,
-                            "ridge by the tile Cholesky runs on one rank for now (%d ranks)",
-                            tg_runtime_nranks());
     if (o->chol.diag != TG_FP64 && o->chol.diag != TG_FP32)
         return tg_error_set(err, TG_ERR_ARG,
                             "ridge (Cholesky): diagonal precision %s: must be fp64 or fp32",
@@ -200,7 +211,9 @@ tg_status tg_ridge_chol(const int8_t *geno, int64_t n, int64_t m, int64_t ld, in
         if (mu) mu[c] = mean;
         for (int64_t i = 0; i < n; i++) yc[i + c * n] = y[i + c * ldy] - mean;
     }
-    if ((st = tg_cg_mul(g, 1, nphen, yc, n, b, m, NULL, NULL, err)) ||
+    int64_t first, count; /* the products read this rank's samples */
+    tg_geno_local(g, &first, &count);
+    if ((st = tg_cg_mul(g, 1, nphen, yc + first, n, b, m, NULL, NULL, err)) ||
         (st = panels_make(&P, err)) ||
         (st = tg_matrix_create(&A, m, m, P.nb, P.nb, TG_SYM_LOWER, o.chol.diag, 0, 0, err)) ||
         (st = build(&P, o.lambda, A, err)))

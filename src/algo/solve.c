@@ -1,7 +1,10 @@
 /* Multi-RHS solve with a tile Cholesky factor (the KRR paper's Algorithm 3 line 5): L·Lᵀ·W = B,
  * forward then backward substitution by tiles in B's precision. Diagonal tiles are inverted once
  * (trtri) and applied as GEMMs on the GPU (tg_cl_trsm); off-diagonal L tiles stored in another
- * precision are raised to B's for each sweep (a copy per use: each is read twice in all). */
+ * precision are raised to B's for each sweep (a copy per use: each is read twice in all).
+ * Several MPI ranks: tasks run on the owner of the B tile they write; a raised copy of L_ik
+ * belongs to the owner of the B tile its updates write, so StarPU-MPI sends L_ik in its stored
+ * (lower) precision and the receiver raises it; an inverse belongs to the owner of L_kk. */
 #include <stdlib.h>
 
 #include "codelets/gemm.h"
@@ -9,21 +12,16 @@
 #include "runtime/runtime.h"
 #include "tile/matrix.h"
 
-static starpu_data_handle_t temp_tile(int rows, int cols, tg_prec p) {
-    starpu_data_handle_t h;
-    starpu_matrix_data_register(&h, -1, 0, (uint32_t)rows, (uint32_t)rows, (uint32_t)cols,
-                                tg_prec_size(p));
-    return h;
-}
-
-/* L tile (i, k) in precision b: the tile itself or a raised copy (*own set: unregister after). */
-static starpu_data_handle_t in_prec(const tg_matrix *L, int i, int k, tg_prec b, int *own, int *bad) {
+/* L tile (i, k) in precision b: the tile itself or a copy raised on rank @p owner (*own set:
+ * unregister after). */
+static starpu_data_handle_t in_prec(const tg_matrix *L, int i, int k, tg_prec b, int owner,
+                                    int *own, int *bad) {
     size_t t = tg_tile_index(L, i, k);
     *own = L->prec[t] != b || L->scale[t] != 1;
     if (!*own) return L->h[t];
     int rows, cols;
     tg_matrix_tile_dims(L, i, k, &rows, &cols);
-    starpu_data_handle_t h = temp_tile(rows, cols, b);
+    starpu_data_handle_t h = tg_tile_temp(rows, cols, b, owner);
     *bad |= tg_insert_convert(L->h[t], h, L->prec[t], b, 1 / L->scale[t], 0);
     return h;
 }
@@ -47,8 +45,6 @@ static tg_status check(const tg_matrix *L, const tg_matrix *B, tg_prec *b, tg_er
             return tg_error_set(err, TG_ERR_ARG,
                                 "Cholesky solve: diagonal tile (%d, %d) of L is %s, not fp64/fp32",
                                 k, k, tg_prec_name(L->prec[tg_tile_index(L, k, k)]));
-    if (tg_runtime_mpi())
-        return tg_error_set(err, TG_ERR_ARG, "Cholesky solve runs on one rank for now");
     return TG_OK;
 }
 
@@ -61,10 +57,10 @@ tg_status tg_chol_solve(const tg_matrix *L, tg_matrix *B, tg_error *err) {
     if (!inv) return TG_ERR_NOMEM;
     /* inverses of the diagonal tiles, in B's precision, kept for both sweeps */
     for (int k = 0; k < nt; k++) {
-        int own, kb;
+        int own, kb, owner = tg_matrix_tile_owner(L, k, k);
         tg_matrix_tile_dims(L, k, k, &kb, &kb);
-        starpu_data_handle_t lkk = in_prec(L, k, k, b, &own, &bad);
-        inv[k] = temp_tile(kb, kb, b);
+        starpu_data_handle_t lkk = in_prec(L, k, k, b, owner, &own, &bad);
+        inv[k] = tg_tile_temp(kb, kb, b, owner);
         bad |= tg_insert_trtri(b, lkk, inv[k], 2 * nt - k);
         if (own) starpu_data_unregister_submit(lkk);
     }
@@ -73,7 +69,7 @@ tg_status tg_chol_solve(const tg_matrix *L, tg_matrix *B, tg_error *err) {
         for (int c = 0; c < nc; c++) bad |= tg_insert_trsm(b, 'L', 'N', inv[k], tg_tile(B, k, c), 2 * nt - k);
         for (int i = k + 1; i < nt; i++) {
             int own;
-            starpu_data_handle_t lik = in_prec(L, i, k, b, &own, &bad);
+            starpu_data_handle_t lik = in_prec(L, i, k, b, tg_matrix_tile_owner(B, i, 0), &own, &bad);
             for (int c = 0; c < nc; c++)
                 bad |= tg_insert_gemm(b, 'N', 'N', -1, lik, 1, tg_tile(B, k, c), 1, 1,
                                       tg_tile(B, i, c), 1, 2 * nt - k - (i - k));
@@ -84,7 +80,7 @@ tg_status tg_chol_solve(const tg_matrix *L, tg_matrix *B, tg_error *err) {
     for (int k = nt - 1; k >= 0; k--) {
         for (int i = k + 1; i < nt; i++) {
             int own;
-            starpu_data_handle_t lik = in_prec(L, i, k, b, &own, &bad);
+            starpu_data_handle_t lik = in_prec(L, i, k, b, tg_matrix_tile_owner(B, k, 0), &own, &bad);
             for (int c = 0; c < nc; c++)
                 bad |= tg_insert_gemm(b, 'T', 'N', -1, lik, 1, tg_tile(B, i, c), 1, 1,
                                       tg_tile(B, k, c), 1, k + 1);

@@ -75,6 +75,14 @@ typedef struct {
     "  --ngpu N         GPUs (default: all; 0 = CPU only)\n"                                    \
     "  --quiet          log to PREFIX.log only\n"
 
+/** --grid PxQ: the process grid of the tiled matrices; P·Q must equal the MPI rank count. */
+tg_status tg_cli_grid(const char *s, tg_runtime_opts *rt, tg_error *err);
+/** Help text of --grid. */
+#define TG_CLI_GRID_HELP                                                                         \
+    "  --grid PxQ       MPI process grid of the tiles: tile (i, j) on rank (i mod P)*Q +\n"       \
+    "                   (j mod Q); P*Q must equal the rank count (default: the squarest,\n"      \
+    "                   P >= Q)\n"
+
 void tg_cli_common_init(tg_cli_common *c);
 /** Handles option value @p opt (1000..1099) of the common set; returns TG_ERR_ARG with a
  * message for a bad value. */

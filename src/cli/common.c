@@ -75,6 +75,23 @@ tg_status tg_cli_double(const char *opt, const char *s, double lo, double hi, do
     return TG_OK;
 }
 
+tg_status tg_cli_grid(const char *s, tg_runtime_opts *rt, tg_error *err) {
+    char *end;
+    long p = strtol(s, &end, 10), q = 0;
+    if (end != s && (*end == 'x' || *end == 'X') && end[1] >= '0' && end[1] <= '9')
+        q = strtol(end + 1, &end, 10);
+    if (*end || p < 1 || q < 1 || p > 65536 || q > 65536)
+        return tg_error_set(err, TG_ERR_ARG, "--grid %s: expected PxQ, two positive integers "
+                            "(e.g. 2x1)", s);
+    int nr = tg_runtime_nranks();
+    if (p * q != nr)
+        return tg_error_set(err, TG_ERR_ARG, "--grid %s: %ld places for %d MPI rank%s: P*Q must "
+                            "equal the rank count", s, p * q, nr, nr == 1 ? "" : "s");
+    rt->grid_p = (int)p;
+    rt->grid_q = (int)q;
+    return TG_OK;
+}
+
 void tg_cli_common_init(tg_cli_common *c) {
     c->out = "tilegwas";
     c->rt = tg_runtime_defaults();

@@ -77,7 +77,11 @@ static const char *help =
     "                       new phenotypes, observed for every training sample of the model,\n"
     "                       solved with the saved factor (no factorisation); --save-model then\n"
     "                       saves them as a new model. The training fileset must be unchanged\n"
-    "  --help               this text\n" TG_CLI_COMMON_HELP;
+    "                       (--save-model and --load-model run on one MPI rank)\n"
+    "  --help               this text\n" TG_CLI_GRID_HELP TG_CLI_COMMON_HELP
+    "\nUnder mpiexec -n R every rank runs the same command: the tiles of the kernels, the\n"
+    "factor and the solve are spread over the --grid, each rank reads the genotypes of its\n"
+    "panels only, and rank 0 writes the outputs.\n";
 
 
 /* A comma-separated list of numbers in [lo, hi] (lo excluded when @p open_lo). */
@@ -128,7 +132,7 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
     enum {
         O_BFILE = 1, O_PHENO, O_PNAME, O_COVAR, O_CNAME, O_KERNEL, O_GAMMA, O_ALPHA, O_TEST,
         O_TPHENO, O_TCOVAR, O_FRAC, O_SEED, O_ACC, O_PREC, O_DIAG, O_BAND, O_TILE, O_MAP, O_SAVE,
-        O_LOAD, O_HELP
+        O_LOAD, O_GRID, O_HELP
     };
     /* options of a fit, which a loaded model fixes */
     const unsigned fit_only = 1u << O_BFILE | 1u << O_COVAR | 1u << O_CNAME | 1u << O_KERNEL |
@@ -148,7 +152,7 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
         {"diag", required_argument, 0, O_DIAG}, {"band", required_argument, 0, O_BAND},
         {"tile", required_argument, 0, O_TILE}, {"precision-map", required_argument, 0, O_MAP},
         {"save-model", required_argument, 0, O_SAVE},
-        {"load-model", required_argument, 0, O_LOAD},
+        {"load-model", required_argument, 0, O_LOAD}, {"grid", required_argument, 0, O_GRID},
         {"help", no_argument, 0, O_HELP}, TG_CLI_COMMON_OPTIONS, {0, 0, 0, 0}};
     *o = (krr_opts){.kernel = TG_KERNEL_GAUSSIAN, .test_frac = NAN, .eps = 1e-8, .band = -1,
                     .seed = 1, .nb = 0, .allowed = 1u << TG_FP32 | 1u << TG_FP16,
@@ -189,6 +193,7 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
         case O_MAP: o->map_path = optarg; break;
         case O_SAVE: o->save_model = optarg; break;
         case O_LOAD: o->load_model = optarg; break;
+        case O_GRID: st = tg_cli_grid(optarg, &o->c.rt, err); break;
         case O_HELP: fputs(help, stdout); return -1;
         case '?':
         case ':': st = tg_cli_bad_option(argv, err); break;
@@ -198,6 +203,11 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
     if (st) return st;
     if (optind < argc)
         return tg_error_set(err, TG_ERR_ARG, "unexpected argument '%s'", argv[optind]);
+    /* the model's files hold whole matrices: distributing them is left for later */
+    if ((o->save_model || o->load_model) && tg_runtime_nranks() > 1)
+        return tg_error_set(err, TG_ERR_ARG, "--%s runs on one MPI rank only (started on %d): "
+                            "fit and save, or load and predict, without mpiexec",
+                            o->save_model ? "save-model" : "load-model", tg_runtime_nranks());
     if (o->load_model) { /* the rest is read from the model (krr_model_read) */
         if (o->fit_opt)
             return tg_error_set(err, TG_ERR_ARG, "--%s cannot be given with --load-model: the "
@@ -820,6 +830,13 @@ static int run(krr_opts *o, krr_data *d, tg_log *log) {
     char desc[2048];
     tg_runtime_describe(desc, sizeof desc);
     tg_log_printf(log, "runtime: %s", desc);
+    if (tg_runtime_nranks() > 1) {
+        int p, q;
+        tg_runtime_grid(&p, &q);
+        tg_log_printf(log, "%d MPI ranks, process grid %dx%d: tile (i, j) on rank (i mod %d)*%d "
+                      "+ (j mod %d); genotype panel p read by rank p mod %d", tg_runtime_nranks(),
+                      p, q, p, q, q, tg_runtime_nranks());
+    }
     if (!o->nb) { /* GEMM tiles below 2048 waste a GPU; 512 keeps a CPU run's cores busy */
         o->nb = tg_runtime_ngpu() > 0 ? 2048 : 512;
         tg_log_printf(log, "tile size %lld (%s)", (long long)o->nb,
@@ -848,15 +865,20 @@ static int run(krr_opts *o, krr_data *d, tg_log *log) {
     }
     if (st) goto done;
     double t0 = tg_now();
-    if ((st = write_pred(o, d, &err)) || (st = write_stats(o, d, &err)) ||
-        (o->map_path && (st = write_map(o->map_path, o->png, d->map, ntile, &err))))
+    /* every rank has the predictions and the map; rank 0 writes */
+    if (tg_runtime_rank() == 0 &&
+        ((st = write_pred(o, d, &err)) || (st = write_stats(o, d, &err)) ||
+         (o->map_path && (st = write_map(o->map_path, o->png, d->map, ntile, &err)))))
         goto done;
     tg_log_printf(log, "wrote %s.pred.tsv, %s.krr.tsv%s%s (%.3f s)", o->c.out, o->c.out,
                   o->map_path ? ", " : "", o->map_path ? o->map_path : "", tg_now() - t0);
     if (o->save_model) st = krr_model_save(o, d, log, &err);
 done:
-    /* the error first: with several ranks it ends them all, where stopping would wait for them */
-    rc = st ? tg_cli_fail("krr", log, &err) : 0;
+    /* the error first: with several ranks it ends them all, where stopping would wait for them;
+     * except numerical failures (not SPD, predictions not finite), which every rank reaches
+     * alike: the Cholesky's info is summed over the ranks, the predictions gathered on all */
+    rc = !st ? 0 : st == TG_ERR_NUMERIC ? tg_cli_fail_alike("krr", log, &err)
+                                        : tg_cli_fail("krr", log, &err);
     tg_matrix_destroy(d->L);
     tg_matrix_destroy(d->Ct);
     tg_matrix_destroy(d->C);

@@ -45,7 +45,7 @@ static const char *help =
     "  --precisions LIST  cholesky: precisions off-diagonal tiles may take, from fp64, fp32,\n"
     "                     fp16, fp8 (default fp64,fp32,fp16)\n"
     "  --diag P           cholesky: diagonal tiles and the solve in fp64 (default) or fp32\n"
-    "  --help             this text\n" TG_CLI_COMMON_HELP
+    "  --help             this text\n" TG_CLI_GRID_HELP TG_CLI_COMMON_HELP
     "\nThe preconditioner is Jacobi: diag(Z'Z) + L over each phenotype's samples, exact.\n";
 
 typedef struct {
@@ -83,7 +83,7 @@ static tg_status parse_precisions(const char *list, unsigned *allowed, tg_error 
 static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
     enum {
         O_BFILE = 1, O_PHENO, O_PNAME, O_LAMBDA, O_SOLVER, O_SCALE, O_TOL, O_MAXIT, O_TEST, O_HELP,
-        O_TILE, O_ACC, O_PRECS, O_DIAG
+        O_TILE, O_ACC, O_PRECS, O_DIAG, O_GRID
     };
     static const struct option opts[] = {
         {"bfile", required_argument, 0, O_BFILE}, {"pheno", required_argument, 0, O_PHENO},
@@ -93,7 +93,7 @@ static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
         {"test-bfile", required_argument, 0, O_TEST}, {"help", no_argument, 0, O_HELP},
         {"tile", required_argument, 0, O_TILE}, {"accuracy", required_argument, 0, O_ACC},
         {"precisions", required_argument, 0, O_PRECS}, {"diag", required_argument, 0, O_DIAG},
-        TG_CLI_COMMON_OPTIONS, {0, 0, 0, 0}};
+        {"grid", required_argument, 0, O_GRID}, TG_CLI_COMMON_OPTIONS, {0, 0, 0, 0}};
     *o = (rr_opts){.lambda = NAN, .tol = 1e-8, .max_iter = 1000, .tile = 1024, .accuracy = 1e-8,
                    .precisions = "fp64,fp32,fp16", .diag = TG_FP64};
     tg_cli_common_init(&o->c);
@@ -122,6 +122,7 @@ static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
             if (tg_prec_parse(optarg, &o->diag, err) || (o->diag != TG_FP64 && o->diag != TG_FP32))
                 st = tg_error_set(err, TG_ERR_ARG, "--diag %s: expected fp64 or fp32", optarg);
             break;
+        case O_GRID: st = tg_cli_grid(optarg, &o->c.rt, err); break;
         case O_HELP: fputs(help, stdout); return -1;
         case '?':
         case ':': st = tg_cli_bad_option(argv, err); break;
@@ -137,6 +138,9 @@ static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
     if (isnan(o->lambda)) return tg_error_set(err, TG_ERR_ARG, "--lambda L is required");
     if (!(o->lambda > 0))
         return tg_error_set(err, TG_ERR_ARG, "--lambda %g: must be > 0", o->lambda);
+    if (o->c.rt.grid_p && !o->cholesky)
+        return tg_error_set(err, TG_ERR_ARG, "--grid goes with --solver cholesky (cg splits the "
+                            "samples over the ranks, it has no tiles)");
     return TG_OK;
 }
 
@@ -445,6 +449,13 @@ static tg_status solve_chol(const rr_opts *o, rr_data *d, tg_log *log, tg_error 
     const int64_t m = d->bed.n_snps;
     tg_status st = chol_inputs(d, log, err);
     if (st) return st;
+    if (tg_runtime_nranks() > 1) {
+        int p, q;
+        tg_runtime_grid(&p, &q);
+        tg_log_printf(log, "%d MPI ranks, process grid %dx%d: tile (i, j) of Z'Z on rank (i mod "
+                      "%d)*%d + (j mod %d); SNP panel J built by rank J mod %d", tg_runtime_nranks(),
+                      p, q, p, q, q, tg_runtime_nranks());
+    }
     tg_ridge_chol_opts ro = tg_ridge_chol_defaults();
     ro.lambda = o->lambda;
     ro.nb = (int)o->tile;
@@ -479,10 +490,13 @@ static tg_status solve_chol(const rr_opts *o, rr_data *d, tg_log *log, tg_error 
     const tg_bed *cohort = o->test_bfile ? &d->test : &d->bed;
     double *pred = o->test_bfile ? d->test_pred : d->pred;
     if ((st = tg_ridge_predict_bed(d->geno, o->scale, cohort, d->k, d->beta, m, d->mu, pred,
-                                   cohort->n_samples, err)) ||
-        (st = write_beta(o->c.out, &d->bed, d->k, d->names, d->beta, err)) ||
-        (st = write_pred(o->c.out, cohort, d->k, d->names, pred, err)) ||
-        (st = write_rr_summary(o->c.out, d->k, d->names, d->nk, d->mu, o->lambda, err)))
+                                   cohort->n_samples, err)))
+        return st;
+    /* rank 0 holds every prediction and writes; every rank has the same β */
+    if (tg_runtime_rank() == 0 &&
+        ((st = write_beta(o->c.out, &d->bed, d->k, d->names, d->beta, err)) ||
+         (st = write_pred(o->c.out, cohort, d->k, d->names, pred, err)) ||
+         (st = write_rr_summary(o->c.out, d->k, d->names, d->nk, d->mu, o->lambda, err))))
         return st;
     tg_log_printf(log, "wrote %s.beta.tsv, %s.pred.tsv (%s), %s.rr.tsv (%.3f s)", o->c.out,
                   o->c.out, o->test_bfile ? o->test_bfile : "in-sample", o->c.out, tg_now() - t0);
@@ -499,10 +513,11 @@ static int run(const rr_opts *o, rr_data *d, tg_log *log) {
     tg_log_printf(log, "runtime: %s", desc);
     st = o->cholesky ? solve_chol(o, d, log, &err) : solve_cg(o, d, log, &err);
     /* the error first: with several ranks it ends them all, where stopping would wait for them;
-     * except CG's numerical failures (not converged, breakdown), which every rank reaches at
-     * the same iteration, its sums having the same bits everywhere */
+     * except numerical failures, which every rank reaches alike: CG's (not converged,
+     * breakdown) at the same iteration, its sums having the same bits everywhere, and the tile
+     * Cholesky's (not SPD), whose info is summed over the ranks */
     int rc = 0;
-    if (st == TG_ERR_NUMERIC && !o->cholesky)
+    if (st == TG_ERR_NUMERIC)
         rc = tg_cli_fail_alike("rr", log, &err);
     else if (st)
         rc = tg_cli_fail("rr", log, &err);

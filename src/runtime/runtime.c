@@ -15,6 +15,7 @@ static struct {
     int started;
     int mpi; /* StarPU-MPI started (more than one rank) */
     int rank, nranks;
+    int grid_p, grid_q; /* the started runtime's; 0, 0: the squarest */
     int64_t next_tag;
     char sched[64];
     char models[1024]; /* where the performance models came from (tg_perfmodels_seed) */
@@ -230,8 +231,27 @@ void tg_runtime_sum_int64(int64_t *buf, int64_t count) {
 }
 
 tg_runtime_opts tg_runtime_defaults(void) {
-    tg_runtime_opts o = {.sched = NULL, .ncpu = -1, .ngpu = -1};
+    tg_runtime_opts o = {.sched = NULL, .ncpu = -1, .ngpu = -1, .grid_p = 0, .grid_q = 0};
     return o;
+}
+
+/* The squarest p × q = n grid, p ≥ q: tile rows, which the Cholesky's panels run down, over the
+ * larger dimension (ScaLAPACK's and Chameleon's habit for a tall dimension). */
+static void squarest_grid(int n, int *p, int *q) {
+    int best = 1;
+    for (int d = 1; d * d <= n; d++)
+        if (n % d == 0) best = d;
+    *q = best;
+    *p = n / best;
+}
+
+void tg_runtime_grid(int *p, int *q) {
+    if (rt.grid_p) {
+        *p = rt.grid_p;
+        *q = rt.grid_q;
+    } else {
+        squarest_grid(rt.nranks, p, q);
+    }
 }
 
 /* StarPU silently falls back to its default on an unknown policy name; we refuse it instead. */
@@ -252,6 +272,10 @@ tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err) {
     if (rt.started) return tg_error_set(err, TG_ERR_RUNTIME, "the runtime is already started");
     if (o.ncpu < -1) return tg_error_set(err, TG_ERR_ARG, "--ncpu %d: must be ≥ 0", o.ncpu);
     if (o.ngpu < -1) return tg_error_set(err, TG_ERR_ARG, "--ngpu %d: must be ≥ 0", o.ngpu);
+    tg_runtime_init_mpi();
+    if ((o.grid_p || o.grid_q) && (o.grid_p < 1 || o.grid_q < 1 || o.grid_p * o.grid_q != rt.nranks))
+        return tg_error_set(err, TG_ERR_ARG, "--grid %dx%d: the grid must have as many places as "
+                            "there are MPI ranks (%d)", o.grid_p, o.grid_q, rt.nranks);
     if (!tg_have_cuda() && o.ngpu > 0)
         return tg_error_set(err, TG_ERR_ARG,
                             "--ngpu %d: this build of tilegwas has no CUDA support (the StarPU it "
@@ -298,7 +322,6 @@ tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err) {
     conf.nopencl = 0;
     conf.nmic = 0;
     conf.nmpi_ms = 0;
-    tg_runtime_init_mpi();
 #ifdef TG_USE_MPI
     rt.mpi = rt.nranks > 1;
     int ret = rt.mpi ? starpu_mpi_init_conf(NULL, NULL, 0, MPI_COMM_WORLD, &conf) : starpu_init(&conf);
@@ -313,6 +336,8 @@ tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err) {
                             o.ngpu);
     if (ret) return tg_error_set(err, TG_ERR_RUNTIME, "StarPU failed to start: %s", strerror(-ret));
     rt.started = 1;
+    rt.grid_p = o.grid_p;
+    rt.grid_q = o.grid_q;
 #ifdef TG_USE_CUDA
     if (starpu_cuda_worker_get_count() > 0) {
         starpu_cublas_init();
@@ -358,6 +383,14 @@ int64_t tg_runtime_tags(int64_t count) {
     int64_t t = rt.next_tag;
     rt.next_tag += count;
     return t;
+}
+
+void tg_runtime_register(starpu_data_handle_t h, int owner) {
+#ifdef TG_USE_MPI
+    if (rt.mpi) starpu_mpi_data_register(h, tg_runtime_tags(1), owner);
+#else
+    (void)h, (void)owner;
+#endif
 }
 
 int tg_runtime_rank(void) { return rt.rank; }

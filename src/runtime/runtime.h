@@ -111,4 +111,9 @@ void tg_runtime_sum_int64(int64_t *buf, int64_t count);
 /** Allocates @p count consecutive StarPU-MPI data tags (the same on every rank as long as all
  * ranks create the same objects in the same order). */
 int64_t tg_runtime_tags(int64_t count);
+
+/** With StarPU-MPI running, gives @p h the next tag and the owner rank @p owner, so that tasks
+ * inserted with TG_INSERT run where it is written and move it where it is read; every rank
+ * registers the same handles in the same order. Nothing on one rank. */
+void tg_runtime_register(starpu_data_handle_t h, int owner);
 #endif

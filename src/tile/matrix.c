@@ -31,26 +31,19 @@ void tg_matrix_size(const tg_matrix *A, int64_t *m, int64_t *n, int *mt, int *nt
     if (nt) *nt = A->nt;
 }
 
-static starpu_data_handle_t register_tile(const tg_matrix *A, int i, int j, tg_prec prec) {
-    int rows, cols;
-    tg_matrix_tile_dims(A, i, j, &rows, &cols);
+starpu_data_handle_t tg_tile_temp(int rows, int cols, tg_prec p, int owner) {
     starpu_data_handle_t h;
     /* home node -1: StarPU allocates the tile where it is first used */
     starpu_matrix_data_register(&h, -1, 0, (uint32_t)rows, (uint32_t)rows, (uint32_t)cols,
-                                tg_prec_size(prec));
-#ifdef TG_USE_MPI
-    if (tg_runtime_mpi()) starpu_mpi_data_register(h, tg_runtime_tags(1), tg_matrix_tile_owner(A, i, j));
-#endif
+                                tg_prec_size(p));
+    tg_runtime_register(h, owner);
     return h;
 }
 
-/* The squarest p × q = n grid, p ≤ q. */
-static void squarest_grid(int n, int *p, int *q) {
-    int best = 1;
-    for (int d = 1; d * d <= n; d++)
-        if (n % d == 0) best = d;
-    *p = best;
-    *q = n / best;
+static starpu_data_handle_t register_tile(const tg_matrix *A, int i, int j, tg_prec prec) {
+    int rows, cols;
+    tg_matrix_tile_dims(A, i, j, &rows, &cols);
+    return tg_tile_temp(rows, cols, prec, tg_matrix_tile_owner(A, i, j));
 }
 
 tg_status tg_matrix_create(tg_matrix **out, int64_t m, int64_t n, int mb, int nb, tg_shape shape,
@@ -67,7 +60,7 @@ tg_status tg_matrix_create(tg_matrix **out, int64_t m, int64_t n, int mb, int nb
                             "tiles %d × %d)",
                             (long long)m, (long long)n, mb, nb);
     int nranks = tg_runtime_nranks();
-    if (p == 0 && q == 0) squarest_grid(nranks, &p, &q);
+    if (p == 0 && q == 0) tg_runtime_grid(&p, &q);
     if (p <= 0 || q <= 0 || p * q != nranks)
         return tg_error_set(err, TG_ERR_ARG, "process grid %d × %d does not match %d rank%s", p, q,
                             nranks, nranks == 1 ? "" : "s");
@@ -153,6 +146,8 @@ tg_status tg_matrix_to_dense(const tg_matrix *A, double *a, int64_t lda, tg_erro
                             (long long)A->m);
     double *buf = tg_malloc((size_t)A->mb * A->nb * sizeof *buf, err);
     if (!buf) return TG_ERR_NOMEM;
+    /* this thread calls MPI below: StarPU-MPI's must be idle (see tg_runtime_gather) */
+    if (tg_runtime_mpi()) tg_runtime_wait_all();
     for (int j = 0; j < A->nt; j++)
         for (int i = 0; i < A->mt; i++) {
             if (!tg_matrix_has_tile(A, i, j)) continue;

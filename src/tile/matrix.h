@@ -22,4 +22,8 @@ static inline size_t tg_tile_index(const tg_matrix *A, int i, int j) {
 static inline starpu_data_handle_t tg_tile(const tg_matrix *A, int i, int j) {
     return A->h[tg_tile_index(A, i, j)];
 }
+
+/** A temporary tile of @p rows × @p cols in precision @p p, allocated by StarPU where it is
+ * first written, owned by rank @p owner (the rank whose task writes it) under StarPU-MPI. */
+starpu_data_handle_t tg_tile_temp(int rows, int cols, tg_prec p, int owner);
 #endif
