@@ -21,8 +21,8 @@ extern "C" {
 #define TG_CUDA_FN(f) NULL
 #endif
 
-/** Fills one codelet and its non-linear regression perfmodel named @p symbol (kept, not copied). The
- * CUDA function is ignored in a build without CUDA. */
+/** Fills one codelet and its regression perfmodel (time = α·work^β) named @p symbol (kept, not
+ * copied). The CUDA function is ignored in a build without CUDA. */
 void tg_codelet_fill(struct starpu_codelet *cl, struct starpu_perfmodel *model, const char *symbol,
                      starpu_cpu_func_t cpu, starpu_cuda_func_t cuda, int nbuffers,
                      const enum starpu_data_access_mode *modes);

@@ -34,10 +34,13 @@ void tg_codelet_fill(struct starpu_codelet *cl, struct starpu_perfmodel *model, 
                      starpu_cpu_func_t cpu, starpu_cuda_func_t cuda, int nbuffers,
                      const enum starpu_data_access_mode *modes) {
     memset(model, 0, sizeof *model);
-    /* time = a·work^b + c fitted on the measured sizes, so tile edges, SNP chunks, blocks and
-     * column counts that never ran (within the calibrated range) are still predicted; outside
-     * it StarPU falls back to the mean of earlier runs with the same work */
-    model->type = STARPU_NL_REGRESSION_BASED;
+    /* time = α·work^β fitted on every measurement, so tile edges, SNP chunks, blocks and
+     * column counts that never ran are still predicted (within the calibrated range, which
+     * calibrate widens to every size). Not StarPU 1.3's non-linear a·work^b + c: its fit keeps
+     * only the samples more than twice c (c near the lower third of the times), so a kernel
+     * whose times vary little gets no fit at all, and StarPU then calibrates it again on every
+     * worker kind at the next run (seen with epistasis rounds and potrf). */
+    model->type = STARPU_REGRESSION_BASED;
     model->size_base = tg_task_work;
     model->footprint = work_footprint;
     model->symbol = symbol;

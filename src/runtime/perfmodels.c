@@ -157,7 +157,9 @@ void tg_perfmodels_seed(char *desc, size_t len) {
     /* profiles are matched on one GPU of each: a node with several identical GPUs uses the
      * profile of one */
     int nmatch = same && ngpu > 1 ? 1 : ngpu;
-    const char *roots[] = {env, TG_PERFMODELS_INSTALLED, TG_PERFMODELS_SOURCE};
+    /* a directory in TILEGWAS_PERFMODELS is the only place searched */
+    const char *roots[] = {env, env && *env ? NULL : TG_PERFMODELS_INSTALLED,
+                           env && *env ? NULL : TG_PERFMODELS_SOURCE};
     for (size_t r = 0; r < sizeof roots / sizeof *roots && !*profile; r++)
         if (roots[r] && *roots[r]) find_profile(roots[r], cpu, gpus, nmatch, profile, sizeof profile);
     char dir[PATH_MAX], host[256];

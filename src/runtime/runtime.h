@@ -40,7 +40,7 @@ int tg_task_submit_mpi(struct starpu_task *task);
 #define TG_INSERT(cl, ...) TG_INSERT_LOCAL(cl, __VA_ARGS__)
 #endif
 
-/* ---- Performance models (perfmodels.c). Every codelet's model is a non-linear regression of
+/* ---- Performance models (perfmodels.c). Every codelet's model is a power-law regression of
  * its time on its work (tg_task_work). */
 /** StarPU's directory of codelet models (STARPU_PERF_MODEL_DIR, STARPU_HOME or HOME based). */
 void tg_perfmodel_dir(char *buf, size_t len);
