@@ -50,9 +50,18 @@ typedef struct {
  * from them) and epistasis sample counts. Verification runs the geometric means of neighbours,
  * sizes the calibration never ran. */
 static const int cpu_tiles[] = {64, 128, 256, 512, 0}, cpu_samples[] = {1024, 4096, 16384, 0};
+/* CPU workers of a node with GPUs: also the GPUs' tile sizes, at which the scheduler weighs a
+ * core against a GPU (a fit extrapolated from small tiles misjudges them) */
+static const int cpu_gpu_node_tiles[] = {64, 128, 256, 512, 1024, 2048, 0};
 static const int gpu_tiles[] = {256, 512, 1024, 2048, 4096, 0},
                  gpu_samples[] = {8192, 32768, 131072, 0};
 static const int quick_tiles[] = {32, 64, 128, 0}, quick_samples[] = {256, 1024, 0};
+
+static const int *tiles_of(int kind, int quick, int ngpu) {
+    if (quick) return quick_tiles;
+    if (kind == STARPU_CUDA_WORKER) return gpu_tiles;
+    return ngpu ? cpu_gpu_node_tiles : cpu_tiles;
+}
 
 static int count(const int *v) {
     int n = 0;
@@ -390,7 +399,7 @@ static int run(const tg_cli_common *c, int quick, int workloads, int reps, int r
             }
         }
         tg_log_printf(log, "calibrating on the %s workers", kinds[k] == STARPU_CPU_WORKER ? "CPU" : "GPU");
-        sweep s = {kinds[k], quick ? quick_tiles : kinds[k] == STARPU_CPU_WORKER ? cpu_tiles : gpu_tiles,
+        sweep s = {kinds[k], tiles_of(kinds[k], quick, nk > 1),
                    quick ? quick_samples : kinds[k] == STARPU_CPU_WORKER ? cpu_samples : gpu_samples,
                    reps, dir};
         st = run_sweep(&s, workloads, quick, log, &err);
@@ -406,7 +415,7 @@ static int run(const tg_cli_common *c, int quick, int workloads, int reps, int r
     setenv("STARPU_CALIBRATE", "0", 1);
     for (int k = 0; k < nk && !st; k++) {
         if ((st = start_kind(c, kinds[k], &err))) break;
-        const int *tiles = quick ? quick_tiles : kinds[k] == STARPU_CPU_WORKER ? cpu_tiles : gpu_tiles;
+        const int *tiles = tiles_of(kinds[k], quick, nk > 1);
         const int *samples = quick ? quick_samples : kinds[k] == STARPU_CPU_WORKER ? cpu_samples : gpu_samples;
         int vt[8], vs[8];
         between(tiles, vt, 16);
