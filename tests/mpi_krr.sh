@@ -93,6 +93,17 @@ rr="rr --bfile ../../d --pheno ../../d.pheno --lambda 50 --solver cholesky --til
         $rr --scale --diag fp32 --precisions fp32,fp16 --accuracy 1e-2 --test-bfile ../../t
 }
 
+# test_rr_ranks: what each rank decodes for rr --solver cholesky (exactly its samples and its
+# panels' SNPs); every rank prints its plan and passes (its exit status; hydra's rank labels may
+# split a line, so results are not counted)
+for nr in 2 4; do
+    TG_SEED=$seed timeout 300 "$MPIEXEC" -l -n "$nr" "$TG_TESTS/test_rr_ranks" >unit.txt 2>&1
+    rc=$?
+    [ $rc -eq 0 ] && [ "$(grep -c '\] 1\.\.7$' unit.txt)" -eq "$nr" ] && ! grep -q 'not ok' unit.txt
+    report $? "test_rr_ranks on $nr ranks: every rank passed (exit $rc; $(grep -m1 -o \
+        'rank 0 of.*genotypes' unit.txt))" unit.txt
+done
+
 # bad_ranks DESC NR SUBSTRING ARGS...: on NR ranks (0: without mpiexec) every rank exits
 # non-zero within 60 s, stderr has exactly one error line, containing SUBSTRING, and no file but
 # the log (written before the error) exists.
