@@ -226,6 +226,13 @@ int tg_runtime_ncpu(void);
 int tg_runtime_ngpu(void);
 /** One line describing ranks, workers and devices, for the log. */
 void tg_runtime_describe(char *buf, size_t len);
+/** Collective: waits for every task and transfer, then writes on rank 0 one line with the
+ * bytes StarPU-MPI has sent between the ranks since the runtime started, in all and by rank,
+ * from its own count (STARPU_COMM_STATS, turned on unless the environment sets it; tilegwas
+ * keeps StarPU-MPI from printing its table at shutdown then). Returns 0, writing nothing,
+ * when nothing is counted: one rank, a build without MPI, or STARPU_COMM_STATS=0. Transfers
+ * of the StarPU-MPI data only: the library's own sums and gathers over MPI are not in it. */
+int tg_runtime_describe_comm(char *buf, size_t len);
 /** Waits for every submitted task (and MPI transfer): the library's calls submit tasks and
  * return; a caller timing a phase waits first. */
 void tg_runtime_wait_all(void);

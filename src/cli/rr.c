@@ -463,6 +463,8 @@ static tg_status solve_chol(const rr_opts *o, rr_data *d, tg_log *log, tg_error 
         return st;
     tg_log_printf(log, "wrote %s.beta.tsv, %s.pred.tsv (%s), %s.rr.tsv (%.3f s)", o->c.out,
                   o->c.out, o->test_bfile ? o->test_bfile : "in-sample", o->c.out, tg_now() - t0);
+    char comm[2048];
+    if (tg_runtime_describe_comm(comm, sizeof comm)) tg_log_printf(log, "%s", comm);
     return TG_OK;
 }
 
