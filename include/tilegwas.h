@@ -226,6 +226,13 @@ int tg_runtime_ncpu(void);
 int tg_runtime_ngpu(void);
 /** One line describing ranks, workers and devices, for the log. */
 void tg_runtime_describe(char *buf, size_t len);
+/** Collective: waits for every task and transfer, then writes on rank 0 one line with the
+ * bytes StarPU-MPI has sent between the ranks since the runtime started, in all and by rank,
+ * from its own count (STARPU_COMM_STATS, turned on unless the environment sets it; tilegwas
+ * keeps StarPU-MPI from printing its table at shutdown then). Returns 0, writing nothing,
+ * when nothing is counted: one rank, a build without MPI, or STARPU_COMM_STATS=0. Transfers
+ * of the StarPU-MPI data only: the library's own sums and gathers over MPI are not in it. */
+int tg_runtime_describe_comm(char *buf, size_t len);
 /** Waits for every submitted task (and MPI transfer): the library's calls submit tasks and
  * return; a caller timing a phase waits first. */
 void tg_runtime_wait_all(void);
@@ -641,11 +648,28 @@ tg_ridge_chol_opts tg_ridge_chol_defaults(void);
  * int8, leading dimension ld, A1 counts or TG_GENO_MISSING) centered by the frequencies over
  * these n samples (scaled by 1/sqrt(2p(1−p)) with @p scale; monomorphic SNPs have zero columns
  * and β 0). β is m × nphen (leading dimension ldb); mu (nphen) the intercepts ȳ. @p rep (may be
- * NULL) receives the factorisation's report. */
+ * NULL) receives the factorisation's report. Needs a started runtime.
+ * Several MPI ranks: collective (every rank passes the whole input), every rank gets the same
+ * β; each rank reads only its share of @p geno, as tg_ridge_chol_bed says. */
 tg_status tg_ridge_chol(const int8_t *geno, int64_t n, int64_t m, int64_t ld, int scale,
                         int64_t nphen, const double *y, int64_t ldy, const tg_ridge_chol_opts *o,
                         double *beta, int64_t ldb, double *mu, tg_chol_report *rep,
                         tg_error *err);
+/** tg_ridge_chol() on samples of a fileset, decoded from the memory-mapped .bed: sample i is
+ * row rows[i] of @p bed (.fam order; @p rows NULL: the first @p n samples), y their phenotypes.
+ * With R MPI ranks a rank decodes only its share of the n samples (tg_runtime_split) for every
+ * SNP, from which the frequencies come (integer counts summed over the ranks: every rank's
+ * equal one rank's, bit for bit) with its share of Zᵀy, and every sample of the SNPs of the
+ * panels it fills (SNP panel J, @p o->nb SNPs, on rank J mod R). It holds 0.4 bytes per
+ * genotype of its samples, its panels (n rounded up to 16, times its SNPs, twice with missing
+ * calls) and the panels StarPU-MPI brings it during the build of ZᵀZ, then its share of the
+ * factor; never the n × m genotypes. @p train (may be NULL) receives the genotype matrix of
+ * these samples (frequencies for tg_ridge_predict_bed; free it with tg_geno_free), kept
+ * through the factorisation; with NULL it is freed before. */
+tg_status tg_ridge_chol_bed(const tg_bed *bed, const int64_t *rows, int64_t n, int scale,
+                            int64_t nphen, const double *y, int64_t ldy,
+                            const tg_ridge_chol_opts *o, double *beta, int64_t ldb, double *mu,
+                            tg_chol_report *rep, tg_geno **train, tg_error *err);
 
 #ifdef __cplusplus
 }

@@ -3,8 +3,10 @@
 # a run without mpiexec: predictions with an all-FP64 precision map within 1e-10 relative, with
 # the adaptive FP32/FP16 map within 1e-3 (the mixed map's target in tests/rr_cli.sh; the same map
 # and the same tasks give the same bits in practice), RR's β and predictions likewise (Z'y is
-# summed over the ranks, so the last bits may differ). Rank 0 alone writes and logs the grid; a
-# tile larger than the matrix works as on one rank. Bad input (--grid not matching the ranks or
+# summed over the ranks, so the last bits may differ). Rank 0 alone writes and logs the grid and,
+# with 2 ranks, the bytes StarPU-MPI sent (at least the tiles that must cross a 2x1 grid; no such
+# line on one rank); a tile larger than the matrix works as on one rank. tests/test_rr_ranks on
+# 2 and 4 ranks: a rank decodes only its samples and its panels' SNPs for RR. Bad input (--grid not matching the ranks or
 # malformed, --save-model on several ranks, a matrix that is not SPD) gives one error line and
 # every rank exits non-zero within seconds. Skipped when tilegwas is built without MPI or no
 # mpiexec was found.
@@ -31,7 +33,7 @@ files() { (cd "$1" && find rank* -type f | sort | tr '\n' ' '); }
 # ("N" or "N:PxQ") on N ranks (with --grid PxQ); each must exit 0, write WANT (rank 0's files)
 # and nothing else, log the grid (2 ranks and more), and its FILES (tables with a header) agree
 # with the run without mpiexec within TOL relative in every column. The run without mpiexec is
-# kept in base/ until the next call.
+# kept in base/ and rank 0's log of each run in nN.log or nNPxQ.log until the next call.
 same_as_one() {
     local desc=$1 tol=$2 want=$3 tables=$4 r nr grid d got worst f
     shift 4
@@ -59,9 +61,28 @@ same_as_one() {
                 "$d/rank0/o.log"; }
         report $? "$desc on $r ranks: rank 0 alone wrote ($(files "$d")) and logged the grid" \
             "$d/err.txt"
+        cp "$d/rank0/o.log" "$d.log"
         rm -rf "$d"
     done
 }
+
+# comm_bytes LOG N NB: LOG, rank 0's of a run on a 2x1 grid with an all-FP64 map of an N × N
+# matrix in tiles of NB, has the line of bytes StarPU-MPI sent: the total is the sum of the two
+# ranks', both sent some, and it is at least what must cross: the inverse of each diagonal tile
+# L_kk but the last (NB² doubles) goes from the owner of tile row k to the other rank, which
+# holds tile row k + 1 of panel k. Prints the line and the bound.
+comm_bytes() {
+    local log=$1 n=$2 nb=$3 line total sum bound
+    bound=$((((n + nb - 1) / nb - 1) * nb * nb * 8))
+    line=$(grep '^bytes sent between ranks (StarPU-MPI): ' "$log")
+    total=$(echo "$line" | sed -n 's/.*: \([0-9]*\) in all.*/\1/p')
+    sum=$(echo "$line" | grep -o 'rank [0-9]* [0-9]*' |
+        awk '$3 > 0 { s += $3; k++ } END { if (k == 2) print s }')
+    echo "$line (at least $bound)"
+    grep -q "process grid 2x1:" "$log" && [ -n "$total" ] && [ "$total" = "$sum" ] &&
+        [ "$total" -ge "$bound" ]
+}
+no_comm_bytes() { ! grep -q "bytes sent between ranks" "$@"; }
 
 kf="rank0/o.krr.tsv rank0/o.log rank0/o.pred.tsv "
 krr="krr --bfile ../../d --pheno ../../d.pheno --test-frac 0.2 --tile 32"
@@ -69,6 +90,11 @@ krr="krr --bfile ../../d --pheno ../../d.pheno --test-frac 0.2 --tile 32"
 {
     same_as_one "krr fp64 map" 1e-10 "$kf" o.pred.tsv 1 2 2:1x2 4 -- \
         $krr --gamma 0.004 --alpha 1 --precisions fp64
+    # 240 training samples in tiles of 32; 2 ranks take the 2x1 grid
+    got=$(comm_bytes n2.log 240 32)
+    report $? "krr fp64 on 2 ranks logs the bytes sent: $got" n2.log
+    no_comm_bytes base/rank0/o.log n1.log
+    report $? "krr on one rank, with or without mpiexec, logs no bytes sent"
     # kept dot products (several gamma and alpha), the test-train kernel from another fileset
     same_as_one "krr fp64, 2 gamma x 2 alpha, --test-bfile" 1e-10 "$kf" o.pred.tsv 2 4:2x2 -- \
         krr --bfile ../../d --pheno ../../d.pheno --test-bfile ../../t --test-pheno ../../t.pheno \
@@ -89,9 +115,25 @@ rr="rr --bfile ../../d --pheno ../../d.pheno --lambda 50 --solver cholesky --til
 {
     same_as_one "rr --solver cholesky fp64" 1e-10 "$rf" "o.beta.tsv o.pred.tsv" 2 4 4:1x4 -- \
         $rr --precisions fp64
+    # Z'Z of 200 SNPs in tiles of 32
+    got=$(comm_bytes n2.log 200 32)
+    report $? "rr --solver cholesky fp64 on 2 ranks logs the bytes sent: $got" n2.log
+    no_comm_bytes base/rank0/o.log
+    report $? "rr --solver cholesky without mpiexec logs no bytes sent"
     same_as_one "rr --solver cholesky fp32/fp16 map" 1e-3 "$rf" "o.beta.tsv o.pred.tsv" 2:1x2 4 -- \
         $rr --scale --diag fp32 --precisions fp32,fp16 --accuracy 1e-2 --test-bfile ../../t
 }
+
+# test_rr_ranks: what each rank decodes for rr --solver cholesky (exactly its samples and its
+# panels' SNPs); every rank prints its plan and passes (its exit status; hydra's rank labels may
+# split a line, so results are not counted)
+for nr in 2 4; do
+    TG_SEED=$seed timeout 300 "$MPIEXEC" -l -n "$nr" "$TG_TESTS/test_rr_ranks" >unit.txt 2>&1
+    rc=$?
+    [ $rc -eq 0 ] && [ "$(grep -c '\] 1\.\.7$' unit.txt)" -eq "$nr" ] && ! grep -q 'not ok' unit.txt
+    report $? "test_rr_ranks on $nr ranks: every rank passed (exit $rc; $(grep -m1 -o \
+        'rank 0 of.*genotypes' unit.txt))" unit.txt
+done
 
 # bad_ranks DESC NR SUBSTRING ARGS...: on NR ranks (0: without mpiexec) every rank exits
 # non-zero within 60 s, stderr has exactly one error line, containing SUBSTRING, and no file but

@@ -5,9 +5,14 @@
  * stored in the diagonal precision of the factorisation, which lowers tiles by its map. The
  * right-hand side Zᵀ(y − ȳ) comes from the genotype matrix products (the same Z as
  * tg_ridge_cg's: one source of μ and s), then tg_cholesky and tg_chol_solve.
+ * The genotypes are read through a source (an int8 array or the kept rows of a .bed), once
+ * for this rank's samples (the frequencies and its share of Zᵀy: a tg_geno) and once for every
+ * sample of the SNPs of this rank's panels; nothing else is decoded.
  * Several MPI ranks: panel J is filled and held by rank J mod R (StarPU-MPI sends it to the
  * ranks whose tiles need it), every tile of ZᵀZ is built on its owner, and the products for
  * the right-hand side split the samples over the ranks as tg_ridge_cg's do. */
+#include "algo/rr.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,11 +33,11 @@ tg_ridge_chol_opts tg_ridge_chol_defaults(void) {
  * (w_J = nb_J, or 2·nb_J as [X0_J | M_J] with missing calls; rows n..n_pad−1 zero: the INT8
  * product needs a multiple of 16) and a vector of μ then s of those SNPs. */
 struct panels {
-    const int8_t *geno;
-    int64_t n, m, ld, npad;
+    tg_geno_source src; /* every sample of the panel's SNPs is read through it */
+    const void *ctx;
+    int64_t n, m, npad;
     int nb, np, missing, scale;
-    const double *freq; /* A1 frequencies of tg_geno_from_int8 */
-    int *has_missing;   /* per panel, from the scan */
+    const double *freq; /* A1 frequencies of the tg_geno */
     int8_t **data;
     double **vec;
     starpu_data_handle_t *h, *v;
@@ -47,15 +52,6 @@ static int panel_snps(const struct panels *P, int J) {
 static int panel_owner(int J) { return J % tg_runtime_nranks(); }
 static int mine(int J) { return panel_owner(J) == tg_runtime_rank(); }
 
-static void scan_panel(void *ctx, int64_t J) {
-    struct panels *P = ctx;
-    if (!mine((int)J)) return;
-    int nbj = panel_snps(P, (int)J);
-    for (int t = 0; t < nbj && !P->has_missing[J]; t++)
-        P->has_missing[J] = memchr(P->geno + (J * P->nb + t) * P->ld, (uint8_t)TG_GENO_MISSING,
-                                   (size_t)P->n) != NULL;
-}
-
 static void fill_panel(void *ctx, int64_t J) {
     struct panels *P = ctx;
     if (!mine((int)J)) return;
@@ -65,11 +61,12 @@ static void fill_panel(void *ctx, int64_t J) {
     memset(x, 0, (size_t)(P->npad * w));
     for (int t = 0; t < nbj; t++) {
         int64_t j = J * P->nb + t;
-        const int8_t *col = P->geno + j * P->ld;
+        int8_t *col = x + t * P->npad, *mask = x + (nbj + t) * P->npad;
+        P->src(P->ctx, 0, P->n, j, 1, col);
         for (int64_t i = 0; i < P->n; i++) {
             int obs = col[i] != TG_GENO_MISSING;
-            x[i + t * P->npad] = obs ? col[i] : 0;
-            if (P->missing) x[i + (nbj + t) * P->npad] = (int8_t)obs;
+            if (!obs) col[i] = 0;
+            if (P->missing) mask[i] = (int8_t)obs;
         }
         /* monomorphic or all-missing (p NAN): a zero column, and μ 0 so that 0·μ stays 0 */
         double p = P->freq[j];
@@ -86,7 +83,6 @@ static void panels_free(struct panels *P) {
         if (P->data && P->data[J]) starpu_free(P->data[J]);
         if (P->vec) free(P->vec[J]);
     }
-    free(P->has_missing);
     free(P->data);
     free(P->vec);
     free(P->h);
@@ -94,20 +90,14 @@ static void panels_free(struct panels *P) {
 }
 
 /* Allocates (pinned, on the main thread) and fills this rank's panels, registers every panel's
- * handles. Collective with several ranks: whether any call is missing is summed over them. */
+ * handles. */
 static tg_status panels_make(struct panels *P, tg_error *err) {
     int np = P->np;
-    if (!(P->has_missing = tg_calloc((size_t)np, sizeof *P->has_missing, err)) ||
-        !(P->data = tg_calloc((size_t)np, sizeof *P->data, err)) ||
+    if (!(P->data = tg_calloc((size_t)np, sizeof *P->data, err)) ||
         !(P->vec = tg_calloc((size_t)np, sizeof *P->vec, err)) ||
         !(P->h = tg_calloc((size_t)np, sizeof *P->h, err)) ||
         !(P->v = tg_calloc((size_t)np, sizeof *P->v, err)))
         return TG_ERR_NOMEM;
-    tg_parallel_for(np, scan_panel, P);
-    int64_t with_missing = 0;
-    for (int J = 0; J < np; J++) with_missing += P->has_missing[J];
-    tg_runtime_sum_int64(&with_missing, 1);
-    P->missing = with_missing > 0;
     for (int J = 0; J < np; J++) {
         if (!mine(J)) continue;
         int nbj = panel_snps(P, J), w = P->missing ? 2 * nbj : nbj;
@@ -153,14 +143,14 @@ static tg_status build(const struct panels *P, double lambda, tg_matrix *A, tg_e
     return TG_OK;
 }
 
-static tg_status check_args(int64_t n, int64_t m, int64_t ld, int64_t nphen, const double *y,
-                            int64_t ldy, const tg_ridge_chol_opts *o, int64_t ldb, tg_error *err) {
-    if (n < 1 || m < 1 || nphen < 1 || ld < n || ldy < n || ldb < m)
+static tg_status check_args(int64_t n, int64_t m, int64_t nphen, const double *y, int64_t ldy,
+                            const tg_ridge_chol_opts *o, int64_t ldb, tg_error *err) {
+    if (n < 1 || m < 1 || nphen < 1 || ldy < n || ldb < m)
         return tg_error_set(err, TG_ERR_ARG,
-                            "ridge (Cholesky): n %lld, m %lld, nphen %lld must be ≥ 1, ld %lld "
-                            "and ldy %lld ≥ n, ldb %lld ≥ m",
-                            (long long)n, (long long)m, (long long)nphen, (long long)ld,
-                            (long long)ldy, (long long)ldb);
+                            "ridge (Cholesky): n %lld, m %lld, nphen %lld must be ≥ 1, ldy %lld "
+                            "≥ n, ldb %lld ≥ m",
+                            (long long)n, (long long)m, (long long)nphen, (long long)ldy,
+                            (long long)ldb);
     if (!(o->lambda > 0) || !isfinite(o->lambda))
         return tg_error_set(err, TG_ERR_ARG, "ridge (Cholesky): lambda %g: must be > 0",
                             o->lambda);
@@ -182,21 +172,29 @@ static tg_status check_args(int64_t n, int64_t m, int64_t ld, int64_t nphen, con
     return TG_OK;
 }
 
-tg_status tg_ridge_chol(const int8_t *geno, int64_t n, int64_t m, int64_t ld, int scale,
-                        int64_t nphen, const double *y, int64_t ldy, const tg_ridge_chol_opts *opts,
-                        double *beta, int64_t ldb, double *mu, tg_chol_report *rep,
-                        tg_error *err) {
+tg_status tg_ridge_chol_source(int64_t n, int64_t m, int scale, tg_geno_source src,
+                               const void *ctx, const char *what, int64_t nphen, const double *y,
+                               int64_t ldy, const tg_ridge_chol_opts *opts, double *beta,
+                               int64_t ldb, double *mu, tg_chol_report *rep, tg_geno **train,
+                               tg_error *err) {
     tg_ridge_chol_opts o = opts ? *opts : tg_ridge_chol_defaults();
-    tg_status st = check_args(n, m, ld, nphen, y, ldy, &o, ldb, err);
+    if (train) *train = NULL;
+    tg_status st = check_args(n, m, nphen, y, ldy, &o, ldb, err);
     if (st) return st;
     tg_geno *g = NULL;
     tg_matrix *A = NULL, *B = NULL;
     double *yc = NULL, *b = NULL;
-    struct panels P = {.geno = geno, .n = n, .m = m, .ld = ld, .npad = (n + 15) / 16 * 16,
+    struct panels P = {.src = src, .ctx = ctx, .n = n, .m = m, .npad = (n + 15) / 16 * 16,
                        .nb = o.nb < m ? o.nb : (int)m, .scale = scale};
     P.np = (int)((m + P.nb - 1) / P.nb);
-    if ((st = tg_geno_from_int8(geno, n, m, ld, scale, &g, err))) return st;
+    /* this rank's samples: the frequencies (integer counts summed over the ranks) and its
+     * share of Zᵀy */
+    if ((st = tg_geno_from_source(n, m, scale, src, ctx, what, &g, err))) return st;
     P.freq = tg_geno_freq(g);
+    /* the panel layout: [X0 | M] when any call of an SNP in Z is missing */
+    int64_t missing = tg_geno_missing(g);
+    tg_runtime_sum_int64(&missing, 1);
+    P.missing = missing > 0;
     if (!(yc = tg_malloc((size_t)(n * nphen) * sizeof *yc, err)) ||
         !(b = tg_malloc((size_t)(m * nphen) * sizeof *b, err))) {
         st = TG_ERR_NOMEM;
@@ -220,14 +218,20 @@ tg_status tg_ridge_chol(const int8_t *geno, int64_t n, int64_t m, int64_t ld, in
         goto done;
     panels_free(&P);
     memset(&P, 0, sizeof P);
-    tg_geno_free(g); /* its products and frequencies are no longer needed */
-    g = NULL;
+    if (!train) { /* its products and frequencies are no longer needed */
+        tg_geno_free(g);
+        g = NULL;
+    }
     /* B in the solve's precision with A's row tiling */
     if (!(st = tg_cholesky(A, &o.chol, rep, err)) &&
         !(st = tg_matrix_create(&B, m, nphen, A->nb, (int)nphen, TG_GENERAL, o.chol.diag, 0, 0,
                                 err)) &&
         !(st = tg_matrix_from_dense(B, b, m, err)) && !(st = tg_chol_solve(A, B, err)))
         st = tg_matrix_to_dense(B, beta, ldb, err);
+    if (!st && train) {
+        *train = g;
+        g = NULL;
+    }
 done:
     panels_free(&P);
     tg_matrix_destroy(B);
@@ -236,4 +240,37 @@ done:
     free(yc);
     free(b);
     return st;
+}
+
+tg_status tg_ridge_chol(const int8_t *geno, int64_t n, int64_t m, int64_t ld, int scale,
+                        int64_t nphen, const double *y, int64_t ldy, const tg_ridge_chol_opts *opts,
+                        double *beta, int64_t ldb, double *mu, tg_chol_report *rep,
+                        tg_error *err) {
+    if (!geno || ld < n)
+        return tg_error_set(err, TG_ERR_ARG, "ridge (Cholesky): genotype array %s, ld %lld < n "
+                            "%lld", geno ? "given" : "NULL", (long long)ld, (long long)n);
+    tg_int8_geno s = {geno, ld};
+    return tg_ridge_chol_source(n, m, scale, tg_geno_source_int8, &s, "genotype array", nphen, y,
+                                ldy, opts, beta, ldb, mu, rep, NULL, err);
+}
+
+tg_status tg_ridge_chol_bed(const tg_bed *bed, const int64_t *rows, int64_t n, int scale,
+                            int64_t nphen, const double *y, int64_t ldy,
+                            const tg_ridge_chol_opts *opts, double *beta, int64_t ldb, double *mu,
+                            tg_chol_report *rep, tg_geno **train, tg_error *err) {
+    if (train) *train = NULL;
+    if (!bed) return tg_error_set(err, TG_ERR_ARG, "ridge (Cholesky): NULL fileset");
+    if (!rows && n > bed->n_samples)
+        return tg_error_set(err, TG_ERR_ARG, "%s: %lld samples asked, the .fam has %lld",
+                            bed->prefix, (long long)n, (long long)bed->n_samples);
+    for (int64_t r = 0; rows && r < n; r++)
+        if (rows[r] < 0 || rows[r] >= bed->n_samples)
+            return tg_error_set(err, TG_ERR_ARG, "%s: sample index %lld (row %lld) is outside the "
+                                ".fam (%lld samples)", bed->prefix, (long long)rows[r],
+                                (long long)r, (long long)bed->n_samples);
+    tg_bed_rows s = {bed, rows};
+    return tg_ridge_chol_source(n, bed->n_snps, scale,
+                                rows ? tg_geno_source_bed_rows : tg_geno_source_bed,
+                                rows ? (const void *)&s : bed, bed->prefix, nphen, y, ldy, opts,
+                                beta, ldb, mu, rep, train, err);
 }

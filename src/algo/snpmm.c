@@ -128,6 +128,11 @@ void tg_geno_free(tg_geno *g) {
 int64_t tg_geno_n(const tg_geno *g) { return g->n; }
 int64_t tg_geno_m(const tg_geno *g) { return g->m; }
 int64_t tg_geno_excluded(const tg_geno *g) { return g->excluded; }
+int64_t tg_geno_missing(const tg_geno *g) {
+    int64_t c = 0;
+    for (int64_t b = 0; b < g->nrb; b++) c += g->rmiss[b].a[0];
+    return c;
+}
 void tg_geno_local(const tg_geno *g, int64_t *first, int64_t *count) {
     *first = g->i0;
     *count = g->nl;
@@ -191,6 +196,18 @@ void tg_geno_source_int8(const void *ctx, int64_t i0, int64_t ni, int64_t j0, in
 void tg_geno_source_bed(const void *ctx, int64_t i0, int64_t ni, int64_t j0, int64_t nj,
                         int8_t *buf) {
     tg_bed_decode(ctx, i0, ni, j0, nj, buf, ni);
+}
+
+void tg_geno_source_bed_rows(const void *ctx, int64_t i0, int64_t ni, int64_t j0, int64_t nj,
+                             int8_t *buf) {
+    const tg_bed_rows *s = ctx;
+    const int64_t *rows = s->rows + i0;
+    /* a run of consecutive .fam rows is one decode: few runs when few samples are dropped */
+    for (int64_t a = 0, b; a < ni; a = b) {
+        for (b = a + 1; b < ni && rows[b] == rows[b - 1] + 1; b++)
+            ;
+        tg_bed_decode(s->bed, rows[a], b - a, j0, nj, buf + a, ni);
+    }
 }
 
 /* SNPs decoded per step: a multiple of 5 (whole groups), enough consecutive bytes per sample
@@ -495,6 +512,11 @@ tg_status tg_geno_from_bed(const tg_bed *bed, int scale, tg_geno **out, tg_error
     if (!bed || !out) return tg_error_set(err, TG_ERR_ARG, "tg_geno_from_bed: NULL argument");
     return build(bed->n_samples, bed->n_snps, scale, 0, 0, tg_geno_source_bed, bed, bed->prefix,
                  out, err);
+}
+
+tg_status tg_geno_from_source(int64_t n, int64_t m, int scale, tg_geno_source src,
+                              const void *ctx, const char *what, tg_geno **out, tg_error *err) {
+    return build(n, m, scale, 0, 0, src, ctx, what, out, err);
 }
 
 /* Registers every block once; StarPU then keeps valid copies on the devices that read them. */

@@ -33,6 +33,21 @@ void tg_geno_source_int8(const void *ctx, int64_t i0, int64_t ni, int64_t j0, in
 /** @p ctx a tg_bed. */
 void tg_geno_source_bed(const void *ctx, int64_t i0, int64_t ni, int64_t j0, int64_t nj,
                         int8_t *buf);
+/** The context of tg_geno_source_bed_rows: sample i is row rows[i] of the .bed (.fam order). */
+typedef struct {
+    const tg_bed *bed;
+    const int64_t *rows;
+} tg_bed_rows;
+void tg_geno_source_bed_rows(const void *ctx, int64_t i0, int64_t ni, int64_t j0, int64_t nj,
+                             int8_t *buf);
+
+/** A genotype matrix of @p n samples × @p m SNPs read through @p src (this rank's samples
+ * only), as tg_geno_from_bed; @p what names the input in errors. Collective likewise. */
+tg_status tg_geno_from_source(int64_t n, int64_t m, int scale, tg_geno_source src,
+                              const void *ctx, const char *what, tg_geno **out, tg_error *err);
+/** The missing calls among this rank's samples, SNPs excluded from Z (monomorphic or all
+ * missing) left out. */
+int64_t tg_geno_missing(const tg_geno *g);
 
 /** The product on this rank's samples (tg_geno_local), k ≤ 64 columns, FP64 or FP32, no
  * argument checks beyond the finiteness of @p in. trans 0: @p in m × k, @p out this rank's

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/parallel.h"
 #include "cli/cli.h"
 #include "io/idmap.h"
 
@@ -248,9 +247,8 @@ typedef struct {
     size_t line_len;
     double *y, *jacobi, *beta, *pred, *mu, *test_pred;
     tg_cg_pheno *pr;
-    /* --solver cholesky: the kept samples (rows of the .fam), their genotypes and phenotypes */
+    /* --solver cholesky: the kept samples (rows of the .fam) and their phenotypes */
     int64_t nk, *rows;
-    int8_t *g8;
     double *yk;
 } rr_data;
 
@@ -383,35 +381,9 @@ static tg_status solve_cg(const rr_opts *o, rr_data *d, tg_log *log, tg_error *e
     return solve;
 }
 
-/* Decoding the kept samples: chunks of SNPs decoded for every sample (the .bed is SNP-major),
- * then compacted to the kept rows, one chunk per task on every core. */
-typedef struct {
-    const tg_bed *bed;
-    const int64_t *rows;
-    int64_t nk, chunk;
-    int8_t *out;
-    int nomem;
-} decode_ctx;
-
-static void decode_chunk(void *vctx, int64_t c) {
-    decode_ctx *x = vctx;
-    const int64_t n = x->bed->n_samples, j0 = c * x->chunk,
-                  nj = x->bed->n_snps - j0 < x->chunk ? x->bed->n_snps - j0 : x->chunk;
-    int8_t *buf = malloc((size_t)(n * nj));
-    if (!buf) {
-        __atomic_store_n(&x->nomem, 1, __ATOMIC_RELAXED);
-        return;
-    }
-    tg_bed_decode(x->bed, 0, n, j0, nj, buf, n);
-    for (int64_t t = 0; t < nj; t++)
-        for (int64_t r = 0; r < x->nk; r++) x->out[r + (j0 + t) * x->nk] = buf[x->rows[r] + t * n];
-    free(buf);
-}
-
-/* --solver cholesky: the samples observed for every selected phenotype, decoded to int8. */
+/* --solver cholesky: the samples observed for every selected phenotype and their values. */
 static tg_status chol_inputs(rr_data *d, tg_log *log, tg_error *err) {
-    const int64_t n = d->bed.n_samples, m = d->bed.n_snps;
-    double t0 = tg_now();
+    const int64_t n = d->bed.n_samples;
     if (!(d->rows = tg_malloc((size_t)n * sizeof *d->rows, err))) return TG_ERR_NOMEM;
     for (int64_t i = 0; i < n; i++) {
         int all = 1;
@@ -427,21 +399,9 @@ static tg_status chol_inputs(rr_data *d, tg_log *log, tg_error *err) {
                             "--solver cholesky: %lld sample(s) have every selected phenotype "
                             "observed; at least 2 are needed",
                             (long long)d->nk);
-    if (!(d->g8 = tg_malloc((size_t)(d->nk * m), err)) ||
-        !(d->yk = tg_malloc((size_t)(d->nk * d->k) * sizeof *d->yk, err)))
-        return TG_ERR_NOMEM;
+    if (!(d->yk = tg_malloc((size_t)(d->nk * d->k) * sizeof *d->yk, err))) return TG_ERR_NOMEM;
     for (int c = 0; c < d->k; c++)
         for (int64_t r = 0; r < d->nk; r++) d->yk[r + c * d->nk] = d->y[d->rows[r] + c * n];
-    /* chunks of about 4 MB of decoded genotypes */
-    int64_t chunk = (4 << 20) / n;
-    chunk = chunk < 1 ? 1 : chunk > 1024 ? 1024 : chunk;
-    decode_ctx x = {&d->bed, d->rows, d->nk, chunk, d->g8, 0};
-    tg_parallel_for((m + chunk - 1) / chunk, decode_chunk, &x);
-    if (x.nomem)
-        return tg_error_set(err, TG_ERR_NOMEM, "%s.bed: out of memory decoding SNP chunks",
-                            d->bed.prefix);
-    tg_log_printf(log, "genotypes of %lld samples × %lld SNPs decoded: %.3f s", (long long)d->nk,
-                  (long long)m, tg_now() - t0);
     return TG_OK;
 }
 
@@ -464,26 +424,29 @@ static tg_status solve_chol(const rr_opts *o, rr_data *d, tg_log *log, tg_error 
     ro.chol.diag = o->diag;
     tg_chol_report rep;
     double t0 = tg_now();
-    if ((st = tg_ridge_chol(d->g8, d->nk, m, d->nk, o->scale, d->k, d->yk, d->nk, &ro, d->beta, m,
-                            d->mu, &rep, err)))
+    if ((st = tg_ridge_chol_bed(&d->bed, d->rows, d->nk, o->scale, d->k, d->yk, d->nk, &ro,
+                                d->beta, m, d->mu, &rep, &d->geno, err)))
         return st;
     double total = tg_now() - t0;
+    if (tg_runtime_nranks() > 1) {
+        int64_t first, rows;
+        tg_geno_local(d->geno, &first, &rows);
+        tg_log_printf(log, "each rank decoded its own samples' genotypes (rank 0: samples 1 to "
+                      "%lld of the %lld kept) and every kept sample's genotypes of the SNPs of "
+                      "its panels", (long long)rows, (long long)d->nk);
+    }
     tg_log_printf(log, "precision map (diagonal %s, accuracy %g): fp64 %lld, fp32 %lld, fp16 "
                   "%lld, fp8 %lld tiles; %lld panel copies",
                   tg_prec_name(o->diag), o->accuracy, (long long)rep.tiles[TG_FP64],
                   (long long)rep.tiles[TG_FP32], (long long)rep.tiles[TG_FP16],
                   (long long)rep.tiles[TG_FP8_E4M3], (long long)rep.copies);
     tg_log_printf(log, "cholesky: %.3f s in all: precision map %.3f s, factorisation %.3f s "
-                  "(%.3g TFLOP/s at m³/3), build of Z'Z + Z'y + solve %.3f s",
+                  "(%.3g TFLOP/s at m³/3), genotypes, Z'y, build of Z'Z and solve %.3f s",
                   total, rep.map_seconds, rep.factor_seconds,
                   (double)m * m * m / 3 / rep.factor_seconds / 1e12,
                   total - rep.map_seconds - rep.factor_seconds);
-    /* the training frequencies for the predictions: the kept samples' */
+    /* the predictions use the training frequencies: the kept samples', in d->geno */
     t0 = tg_now();
-    if ((st = tg_geno_from_int8(d->g8, d->nk, m, d->nk, o->scale, &d->geno, err)))
-        return st;
-    free(d->g8);
-    d->g8 = NULL;
     if (tg_geno_excluded(d->geno))
         tg_log_printf(log, "warning: %lld monomorphic or all-missing SNP(s): β = 0",
                       (long long)tg_geno_excluded(d->geno));
@@ -500,6 +463,8 @@ static tg_status solve_chol(const rr_opts *o, rr_data *d, tg_log *log, tg_error 
         return st;
     tg_log_printf(log, "wrote %s.beta.tsv, %s.pred.tsv (%s), %s.rr.tsv (%.3f s)", o->c.out,
                   o->c.out, o->test_bfile ? o->test_bfile : "in-sample", o->c.out, tg_now() - t0);
+    char comm[2048];
+    if (tg_runtime_describe_comm(comm, sizeof comm)) tg_log_printf(log, "%s", comm);
     return TG_OK;
 }
 
@@ -549,7 +514,6 @@ int tg_cmd_rr(int argc, char **argv) {
                          o.scale ? "scaled SNPs" : "centered SNPs");
     int rc = run(&o, &d, log);
     free(d.rows);
-    free(d.g8);
     free(d.yk);
     free(d.line);
     free(d.test_pred);

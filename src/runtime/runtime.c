@@ -1,4 +1,5 @@
 /* StarPU / StarPU-MPI start-up and shut-down, worker options, per-worker cuBLAS(Lt) handles. */
+#define _GNU_SOURCE /* fopencookie, memmem: the filter of StarPU-MPI's shutdown output */
 #include "runtime/runtime.h"
 
 #include <errno.h>
@@ -6,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cblas.h>
 
@@ -14,6 +16,7 @@
 static struct {
     int started;
     int mpi; /* StarPU-MPI started (more than one rank) */
+    int comm_stats; /* StarPU-MPI counts the bytes it sends (STARPU_COMM_STATS) */
     int rank, nranks;
     int grid_p, grid_q; /* the started runtime's; 0, 0: the squarest */
     int64_t next_tag;
@@ -267,6 +270,54 @@ static tg_status check_sched(const char *name, tg_error *err) {
                         names);
 }
 
+#ifdef TG_USE_MPI
+/* Whether STARPU_COMM_STATS is ours: set by tilegwas, not by the user (process-wide, since the
+ * variable stays set across restarts). */
+static int comm_stats_ours;
+
+/* StarPU-MPI's count of the bytes it sends (tg_runtime_describe_comm) is on unless the user
+ * set STARPU_COMM_STATS: one addition per transfer. Its start-up warning that this slows it
+ * down is silenced with StarPU's notices (STARPU_SILENT). */
+static void comm_stats_on(void) {
+    if (!getenv("STARPU_COMM_STATS")) {
+        setenv("STARPU_COMM_STATS", "1", 1);
+        comm_stats_ours = 1;
+    }
+    rt.comm_stats = starpu_get_env_number("STARPU_COMM_STATS") > 0;
+}
+
+/* Writes to file descriptor 2 at once, except StarPU-MPI's table of transfers. */
+static ssize_t without_comm_table(void *cookie, const char *buf, size_t len) {
+    (void)cookie;
+    if (memmem(buf, len, "[starpu_comm_stats]", 19)) return (ssize_t)len;
+    for (size_t at = 0; at < len;) {
+        ssize_t w = write(2, buf + at, len - at);
+        if (w <= 0) break;
+        at += (size_t)w;
+    }
+    return (ssize_t)len;
+}
+
+/* starpu_mpi_shutdown prints every rank's table of transfers on stderr when the counts are on;
+ * where tilegwas turned them on, the log has them already (tg_runtime_describe_comm). While it
+ * runs, stderr is an unbuffered stream that passes every other write (an error, an assertion)
+ * to descriptor 2 as it comes: each fprintf is one write, and the table's lines each carry the
+ * marker. StarPU's threads have ended when it returns (it stops StarPU too). */
+static void mpi_shutdown(void) {
+    FILE *real = stderr, *quiet = NULL;
+    if (comm_stats_ours &&
+        (quiet = fopencookie(NULL, "w", (cookie_io_functions_t){.write = without_comm_table}))) {
+        setvbuf(quiet, NULL, _IONBF, 0);
+        stderr = quiet;
+    }
+    starpu_mpi_shutdown();
+    if (quiet) {
+        stderr = real;
+        fclose(quiet);
+    }
+}
+#endif
+
 tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err) {
     tg_runtime_opts o = opts ? *opts : tg_runtime_defaults();
     if (rt.started) return tg_error_set(err, TG_ERR_RUNTIME, "the runtime is already started");
@@ -324,6 +375,7 @@ tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err) {
     conf.nmpi_ms = 0;
 #ifdef TG_USE_MPI
     rt.mpi = rt.nranks > 1;
+    if (rt.mpi) comm_stats_on();
     int ret = rt.mpi ? starpu_mpi_init_conf(NULL, NULL, 0, MPI_COMM_WORLD, &conf) : starpu_init(&conf);
 #else
     int ret = starpu_init(&conf);
@@ -358,12 +410,13 @@ void tg_runtime_stop(void) {
     }
 #endif
 #ifdef TG_USE_MPI
-    if (rt.mpi) starpu_mpi_shutdown();
+    if (rt.mpi) mpi_shutdown();
     else
 #endif
         starpu_shutdown();
     rt.started = 0;
     rt.mpi = 0;
+    rt.comm_stats = 0;
     rt.next_tag = 0;
 }
 
@@ -390,6 +443,30 @@ void tg_runtime_register(starpu_data_handle_t h, int owner) {
     if (rt.mpi) starpu_mpi_data_register(h, tg_runtime_tags(1), owner);
 #else
     (void)h, (void)owner;
+#endif
+}
+
+int tg_runtime_describe_comm(char *buf, size_t len) {
+#ifdef TG_USE_MPI
+    if (!rt.comm_stats) return 0;
+    tg_runtime_wait_all(); /* every transfer posted */
+    size_t to[rt.nranks];  /* bytes this rank sent to each rank */
+    uint64_t mine = 0, all[rt.nranks];
+    starpu_mpi_comm_amounts_retrieve(to);
+    for (int r = 0; r < rt.nranks; r++) mine += to[r];
+    tg_runtime_gather(&mine, sizeof mine, all);
+    if (rt.rank != 0) return 1;
+    uint64_t sent = 0;
+    for (int r = 0; r < rt.nranks; r++) sent += all[r];
+    size_t l = (size_t)snprintf(buf, len, "bytes sent between ranks (StarPU-MPI): %llu in all "
+                                "(%.1f MiB);", (unsigned long long)sent, (double)sent / 1048576);
+    for (int r = 0; r < rt.nranks && l < len; r++)
+        l += (size_t)snprintf(buf + l, len - l, " rank %d %llu%s", r, (unsigned long long)all[r],
+                              r + 1 < rt.nranks ? "," : "");
+    return 1;
+#else
+    (void)buf, (void)len;
+    return 0;
 #endif
 }
 
