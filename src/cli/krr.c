@@ -741,6 +741,7 @@ static int run(krr_opts *o, krr_data *d, tg_log *log) {
     tg_status st = o->save_model ? krr_model_check_dir(o->save_model, &err) : TG_OK;
     if (st || (st = load(o, d, log, &err))) return tg_cli_fail("krr", log, &err);
     if ((st = tg_runtime_start(&o->c.rt, &err))) return tg_cli_fail("krr", log, &err);
+    tg_cli_trace_start(&o->c);
     char desc[2048];
     tg_runtime_describe(desc, sizeof desc);
     tg_log_printf(log, "runtime: %s", desc);
@@ -770,7 +771,7 @@ static int run(krr_opts *o, krr_data *d, tg_log *log) {
         tg_matrix_destroy(Kt);
         Kt = NULL;
     }
-    if (st) goto done;
+    if (st || (st = tg_cli_trace_stop(&o->c, "krr", log, &err))) goto done;
     double t0 = tg_now();
     if ((st = write_pred(o, d, &err)) || (st = write_stats(o, d, &err)) ||
         (o->map_path && (st = write_map(o->map_path, o->png, d->map, ntile, &err))))
@@ -802,7 +803,7 @@ int tg_cmd_krr(int argc, char **argv) {
         rc = 0;
     } else if (st) {
         rc = tg_cli_fail_options("krr", &err);
-    } else if ((st = tg_out_check_prefix(o.c.out, &err)) ||
+    } else if ((st = tg_cli_check_outputs(&o.c, &err)) ||
                (st = tg_log_open(&log, o.c.out, argc, argv, &err))) {
         rc = tg_cli_fail("krr", NULL, &err);
     } else {
