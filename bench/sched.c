@@ -2,8 +2,8 @@
  * CPUs and GPUs), each run in a freshly started runtime with every task recorded. Per run: the
  * makespan (first task start to last task end), the rate in the workload's useful operations,
  * the busy share of each worker kind (task seconds / (makespan × workers of that kind)), the
- * bytes StarPU moved host → device, device → host and device → device, and two lower bounds on
- * the makespan with makespan / max(bounds):
+ * bytes StarPU moved host → device, device → host and device → device, and two lower bounds
+ * on the makespan with makespan / max(bounds):
  *  - area: the least T in which the run's tasks fit on its workers, each task divisible, taking
  *    the time its kernel takes per unit of work on that worker kind (tg_area_bound);
  *  - critical path: the longest chain of the recorded dependencies, each task at its kernel's
@@ -68,12 +68,14 @@ static struct {
 
 static void wl_inputs(void) {
     if (!strcmp(wl.name, "cholesky")) {
-        if (!(wl.a = malloc((size_t)(wl.n * wl.n) * sizeof *wl.a))) die("no memory for the matrix", NULL);
+        if (!(wl.a = malloc((size_t)(wl.n * wl.n) * sizeof *wl.a)))
+            die("no memory for the matrix", NULL);
         tg_rng r;
         tg_rng_seed(&r, 1);
         for (int64_t j = 0; j < wl.n; j++) /* symmetric uniform [-1, 1] plus N·I: SPD */
             for (int64_t i = j; i < wl.n; i++)
-                wl.a[i + j * wl.n] = wl.a[j + i * wl.n] = i == j ? (double)wl.n : 2 * tg_rng_uniform(&r) - 1;
+                wl.a[i + j * wl.n] = wl.a[j + i * wl.n] =
+                    i == j ? (double)wl.n : 2 * tg_rng_uniform(&r) - 1;
         return;
     }
     char prefix[96];
@@ -198,15 +200,16 @@ static void one_run(int set, const char *sched, int rep, int ncpu, int ngpu, str
             r->nw[r->kind[w]]++;
         }
         double first = INFINITY, last = -INFINITY;
-        for (size_t i = 0; i < n; i++) first = fmin(first, rec[i].start), last = fmax(last, rec[i].end);
+        for (size_t i = 0; i < n; i++)
+            first = fmin(first, rec[i].start), last = fmax(last, rec[i].end);
         r->makespan = n ? last - first : 0;
         if (gantt) {
             char path[4096], title[512];
             snprintf(path, sizeof path, "%s/%s-%s-%s", gantt, wl.name, set_names[set], sched);
             if (reps > 1) snprintf(path + strlen(path), sizeof path - strlen(path), "-%d", rep);
-            snprintf(title, sizeof title, "bench/sched %s, %s workers (%d CPU, %d GPU), %s: %zu tasks, "
-                     "makespan %.4f s", wl.name, set_names[set], r->nw[KCPU], r->nw[KGPU], sched, n,
-                     r->makespan);
+            snprintf(title, sizeof title,
+                     "bench/sched %s, %s workers (%d CPU, %d GPU), %s: %zu tasks, makespan %.4f s",
+                     wl.name, set_names[set], r->nw[KCPU], r->nw[KGPU], sched, n, r->makespan);
             size_t l = strlen(path);
             strcpy(path + l, ".trace.tsv");
             if (tg_trace_tsv(path, rec, n, &err)) die("--gantt", &err);
@@ -265,6 +268,7 @@ static void ktable_add(struct ktable *t, const struct run *r) {
     if (!s) die("out of memory", NULL);
     int ns = 0;
     for (size_t i = 0; i < r->n; i++) {
+        if (r->r[i].worker < 0) continue; /* not run by a worker: no time to learn from */
         int j = 0, kind = r->kind[r->r[i].worker];
         while (j < ns && strcmp(s[j].kernel, r->r[i].kernel)) j++;
         if (j == ns) s[ns++].kernel = r->r[i].kernel;
@@ -424,7 +428,8 @@ int main(int argc, char **argv) {
     const char *use[64];
     int nsched = 0;
     char *copy = strdup(scheds ? scheds : ""), *save = NULL;
-    for (char *t = strtok_r(copy, ",", &save); scheds && t && nsched < 64; t = strtok_r(NULL, ",", &save)) {
+    for (char *t = strtok_r(copy, ",", &save); scheds && t && nsched < 64;
+         t = strtok_r(NULL, ",", &save)) {
         if (!have_sched(t)) {
             fprintf(stderr, "bench/sched: --scheds: StarPU has no scheduler '%s'\n", t);
             return 2;
@@ -485,8 +490,8 @@ int main(int argc, char **argv) {
     time_t now = time(NULL);
     char date[64];
     strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
-    fprintf(f, "# bench/sched on %s, %s, StarPU %d.%d.%d, %ld cores, %d CUDA device%s\n", host, date,
-            STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION, STARPU_RELEASE_VERSION,
+    fprintf(f, "# bench/sched on %s, %s, StarPU %d.%d.%d, %ld cores, %d CUDA device%s\n", host,
+            date, STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION, STARPU_RELEASE_VERSION,
             sysconf(_SC_NPROCESSORS_ONLN), ngpus, ngpus == 1 ? "" : "s");
     fprintf(f, "# command:");
     for (int i = 0; i < argc; i++) fprintf(f, " %s", argv[i]);
@@ -516,7 +521,8 @@ int main(int argc, char **argv) {
     for (int i = 0; i < nrun; i++) {
         const struct run *r = &runs[i];
         double busy[2] = {0}, area, cp;
-        for (size_t t = 0; t < r->n; t++) busy[r->kind[r->r[t].worker]] += r->r[t].end - r->r[t].start;
+        for (size_t t = 0; t < r->n; t++)
+            if (r->r[t].worker >= 0) busy[r->kind[r->r[t].worker]] += r->r[t].end - r->r[t].start;
         bounds(r, single, &all, &area, &cp);
         double bound = fmax(area, cp);
         fprintf(f, "%s\t%s\t%s\t%d\t%d\t%d\t%zu\t%.4f\t%.4f\t%.4g\t", wl.name, set_names[r->set],
@@ -526,8 +532,8 @@ int main(int argc, char **argv) {
             if (r->nw[kind]) fprintf(f, "%.3f\t", busy[kind] / (r->makespan * r->nw[kind]));
             else fputs("NA\t", f);
         }
-        fprintf(f, "%.1f\t%.1f\t%.1f\t%.4f\t%.4f\t%.4f\t%.3f\n", r->bytes[0] / 1e6, r->bytes[1] / 1e6,
-                r->bytes[2] / 1e6, area, cp, bound, r->makespan / bound);
+        fprintf(f, "%.1f\t%.1f\t%.1f\t%.4f\t%.4f\t%.4f\t%.3f\n", r->bytes[0] / 1e6,
+                r->bytes[1] / 1e6, r->bytes[2] / 1e6, area, cp, bound, r->makespan / bound);
     }
     if (out && fclose(f)) die(out, NULL);
     for (int i = 0; i < nrun; i++) free(runs[i].r);

@@ -18,7 +18,8 @@ check_trace() {
         { if ($1 != NR - 2 || $7 < $6 || $3 < 0 || $2 == "") bad++; e[$1] = $7
           if ($10 != "-") { k = split($10, p, ","); edges += k
               for (i = 1; i <= k; i++) if (!(p[i] in e) || e[p[i]] > $6 + 1e-6) late++ } }
-        END { printf "%d tasks, %d edges, %d bad rows, %d late predecessors\n", NR - 1, edges, bad, late
+        END { printf "%d tasks, %d edges, %d bad rows, %d late predecessors\n", NR - 1, edges,
+                     bad, late
               exit !(NR - 1 >= min && !bad && !late) }' "$1.trace.tsv" >"$1.check" 2>&1
     report $? "$1.trace.tsv: $(cat "$1.check")" "$1.check"
     [ "$(head -c 8 "$1.gantt.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] &&

@@ -138,7 +138,8 @@ void tg_image_fill(tg_image *img, int64_t x, int64_t y, int64_t w, int64_t h, ui
     int64_t y1 = y + h > (int64_t)img->h ? (int64_t)img->h : y + h;
     const uint8_t c[3] = {(uint8_t)(colour >> 16), (uint8_t)(colour >> 8), (uint8_t)colour};
     for (int64_t r = y0; r < y1; r++)
-        for (int64_t q = x0; q < x1; q++) memcpy(img->rgb + ((size_t)r * img->w + (size_t)q) * 3, c, 3);
+        for (int64_t q = x0; q < x1; q++)
+            memcpy(img->rgb + ((size_t)r * img->w + (size_t)q) * 3, c, 3);
 }
 
 void tg_image_text(tg_image *img, int64_t x, int64_t y, const char *s, uint32_t colour) {

@@ -104,7 +104,8 @@ struct buf {
 };
 
 /* The buffers of @p task that order it (scratch buffers and handles with sequential
- * consistency off, for the handle or this task, do not); *b is malloc'd (NULL when none). -ENOMEM when out of memory. */
+ * consistency off, for the handle or this task, do not); *b is malloc'd (NULL when none).
+ * -ENOMEM when out of memory. */
 static int task_bufs(struct starpu_task *task, struct buf **b, unsigned *n) {
     unsigned nb = STARPU_TASK_GET_NBUFFERS(task);
     *b = NULL;
