@@ -25,6 +25,26 @@ check_trace() {
     [ "$(head -c 8 "$1.gantt.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] &&
         [ "$(wc -c <"$1.gantt.png")" -gt 1000 ]
     report $? "$1.gantt.png: PNG signature, $(wc -c <"$1.gantt.png") bytes"
+    if command -v python3 >/dev/null; then # an independent decoder: CRCs, zlib, the row count
+        python3 - "$1.gantt.png" <<'EOF'
+import binascii, struct, sys, zlib
+b = open(sys.argv[1], 'rb').read()
+i, idat, w, h = 8, b'', 0, 0
+while i < len(b):
+    n, = struct.unpack('>I', b[i:i + 4])
+    t, d = b[i + 4:i + 8], b[i + 8:i + 8 + n]
+    assert binascii.crc32(t + d) & 0xffffffff == struct.unpack('>I', b[i + 8 + n:i + 12 + n])[0]
+    if t == b'IHDR': w, h = struct.unpack('>II', d[:8])
+    idat += d if t == b'IDAT' else b''
+    i += 12 + n
+raw = zlib.decompress(idat)
+assert w == 1200 and h > 50 and len(raw) == h * (1 + 3 * w)
+row = 1 + 3 * w
+colours = {raw[y * row + 1 + 3 * x:y * row + 4 + 3 * x] for y in range(h) for x in range(0, w, 3)}
+assert len(colours) >= 4  # background, row stripes, text, a kernel: not blank
+EOF
+        report $? "$1.gantt.png decodes: CRC-32, zlib, 1200 pixels wide, bars and text"
+    fi
 }
 
 "$TG_BIN" epistasis --quiet --bfile epi --order 3 --block 8 --out e --trace et >e.out 2>e.err
