@@ -2,7 +2,8 @@
  * CPUs and GPUs), each run in a freshly started runtime with every task recorded. Per run: the
  * makespan (first task start to last task end), the rate in the workload's useful operations,
  * the busy share of each worker kind (task seconds / (makespan × workers of that kind)), the
- * bytes StarPU moved host → device, device → host and device → device, and two lower bounds
+ * share of the machine's cores this process used (well below the CPU busy share: other
+ * processes took the cores, and task times are inflated), the bytes StarPU moved host → device, device → host and device → device, and two lower bounds
  * on the makespan with makespan / max(bounds):
  *  - area: the least T in which the run's tasks fit on its workers, each task divisible, taking
  *    the time its kernel takes per unit of work on that worker kind (tg_area_bound);
@@ -26,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -152,8 +154,17 @@ struct run {
     tg_task_record *r;
     size_t n;
     double ops, wall, makespan;
+    double cpu_use;  /* this process's CPU seconds / (wall × cores) */
     double bytes[3]; /* host → device, device → host, device → device */
 };
+
+/* CPU seconds this process has used (every thread). */
+static double cpu_seconds(void) {
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return (double)u.ru_utime.tv_sec + 1e-6 * (double)u.ru_utime.tv_usec +
+           (double)u.ru_stime.tv_sec + 1e-6 * (double)u.ru_stime.tv_usec;
+}
 
 /* Reads (and so resets) StarPU's per-bus byte counters, adding them by direction into @p b. */
 static void bus_bytes(double b[3]) {
@@ -181,19 +192,20 @@ static void one_run(int set, const char *sched, int rep, int ncpu, int ngpu, str
     tg_runtime_opts o = set_opts(set, sched, ncpu, ngpu);
     if (tg_runtime_start(&o, &err)) die("runtime", &err);
     wl_prepare();
-    double b[3] = {0}, t0 = tg_now();
+    double b[3] = {0}, t0 = tg_now(), c0 = cpu_seconds();
     tg_record_start(0);
     bus_bytes(b); /* resets the counters: the preparation's transfers are not the run's */
     double ops = wl_run();
     size_t n;
     tg_task_record *rec = tg_record_stop(&n);
-    double wall = tg_now() - t0;
+    double wall = tg_now() - t0, cpu = cpu_seconds() - c0;
     if (!rec) die("out of memory for the task records", NULL);
     memset(b, 0, sizeof b);
     bus_bytes(b);
     if (r) {
+        double cores = (double)sysconf(_SC_NPROCESSORS_ONLN);
         *r = (struct run){.sched = sched, .set = set, .rep = rep, .r = rec, .n = n, .ops = ops,
-                          .wall = wall};
+                          .wall = wall, .cpu_use = cpu / (wall * cores)};
         memcpy(r->bytes, b, sizeof b);
         for (unsigned w = 0; w < starpu_worker_get_count(); w++) {
             r->kind[w] = starpu_worker_get_type((int)w) == STARPU_CUDA_WORKER ? KGPU : KCPU;
@@ -516,7 +528,7 @@ int main(int argc, char **argv) {
         fputc('\n', f);
     }
     fprintf(f, "workload\tset\tsched\trep\tncpu\tngpu\ttasks\twall_s\tmakespan_s\tGops_per_s\t"
-               "busy_cpu\tbusy_gpu\th2d_MB\td2h_MB\td2d_MB\tarea_s\tcp_s\tbound_s\t"
+               "busy_cpu\tbusy_gpu\tcpu_use\th2d_MB\td2h_MB\td2d_MB\tarea_s\tcp_s\tbound_s\t"
                "makespan_over_bound\n");
     for (int i = 0; i < nrun; i++) {
         const struct run *r = &runs[i];
@@ -532,8 +544,9 @@ int main(int argc, char **argv) {
             if (r->nw[kind]) fprintf(f, "%.3f\t", busy[kind] / (r->makespan * r->nw[kind]));
             else fputs("NA\t", f);
         }
-        fprintf(f, "%.1f\t%.1f\t%.1f\t%.4f\t%.4f\t%.4f\t%.3f\n", r->bytes[0] / 1e6,
-                r->bytes[1] / 1e6, r->bytes[2] / 1e6, area, cp, bound, r->makespan / bound);
+        fprintf(f, "%.3f\t%.1f\t%.1f\t%.1f\t%.4f\t%.4f\t%.4f\t%.3f\n", r->cpu_use,
+                r->bytes[0] / 1e6, r->bytes[1] / 1e6, r->bytes[2] / 1e6, area, cp, bound,
+                r->makespan / bound);
     }
     if (out && fclose(f)) die(out, NULL);
     for (int i = 0; i < nrun; i++) free(runs[i].r);
