@@ -55,25 +55,28 @@ tg_status tg_cli_double(const char *opt, const char *s, double lo, double hi, do
 tg_status tg_cli_columns(const char *file, const char *opt, const char *list, const tg_pheno *ph,
                          int **cols, int *k, tg_error *err);
 
-/** Options every compute command shares: --out, --sched, --ncpu, --ngpu, --quiet. */
+/** Options every compute command shares: --out, --sched, --ncpu, --ngpu, --quiet, --trace. */
 typedef struct {
     const char *out;
     tg_runtime_opts rt;
     int quiet;
+    const char *trace; /* NULL: no trace */
 } tg_cli_common;
 
 /** getopt_long entries of the common options (values 1000..1099); end with {0}. */
 #define TG_CLI_COMMON_OPTIONS                                                                    \
     {"out", required_argument, 0, 1000}, {"sched", required_argument, 0, 1001},                  \
         {"ncpu", required_argument, 0, 1002}, {"ngpu", required_argument, 0, 1003},              \
-        {"quiet", no_argument, 0, 1004}
+        {"quiet", no_argument, 0, 1004}, {"trace", required_argument, 0, 1005}
 /** Help text of the common options. */
 #define TG_CLI_COMMON_HELP                                                                       \
     "  --out PREFIX     output prefix (default: tilegwas)\n"                                    \
     "  --sched NAME     StarPU scheduler (default: dmda)\n"                                     \
     "  --ncpu N         CPU workers (default: all cores not driving a GPU)\n"                   \
     "  --ngpu N         GPUs (default: all; 0 = CPU only)\n"                                    \
-    "  --quiet          log to PREFIX.log only\n"
+    "  --quiet          log to PREFIX.log only\n"                                               \
+    "  --trace T        every task's worker and times to T.trace.tsv, a Gantt chart to\n"       \
+    "                   T.gantt.png (rank 0's tasks with several MPI ranks)\n"
 
 /** --grid PxQ: the process grid of the tiled matrices; P·Q must equal the MPI rank count. */
 tg_status tg_cli_grid(const char *s, tg_runtime_opts *rt, tg_error *err);
@@ -87,4 +90,13 @@ void tg_cli_common_init(tg_cli_common *c);
 /** Handles option value @p opt (1000..1099) of the common set; returns TG_ERR_ARG with a
  * message for a bad value. */
 tg_status tg_cli_common_option(tg_cli_common *c, int opt, const char *arg, tg_error *err);
+
+/** Checks before any work that the folders of --out and --trace are writable (on rank 0). */
+tg_status tg_cli_check_outputs(const tg_cli_common *c, tg_error *err);
+/** With --trace, starts recording tasks; call right after tg_runtime_start (collective with
+ * several MPI ranks, as every rank records). */
+void tg_cli_trace_start(const tg_cli_common *c);
+/** With --trace, stops recording and, on rank 0, writes T.trace.tsv and T.gantt.png and logs
+ * them; call before tg_runtime_stop (collective, as tg_cli_trace_start). */
+tg_status tg_cli_trace_stop(const tg_cli_common *c, const char *cmd, tg_log *log, tg_error *err);
 #endif

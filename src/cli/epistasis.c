@@ -198,7 +198,7 @@ int tg_cmd_epistasis(int argc, char **argv) {
     int st = parse_options(argc, argv, &o, &err);
     if (st < 0) return 0;
     if (st) return tg_cli_fail_options("epistasis", &err);
-    if ((st = tg_out_check_prefix(o.c.out, &err))) return tg_cli_fail("epistasis", NULL, &err);
+    if ((st = tg_cli_check_outputs(&o.c, &err))) return tg_cli_fail("epistasis", NULL, &err);
     if ((st = tg_log_open(&log, o.c.out, argc, argv, &err)))
         return tg_cli_fail("epistasis", NULL, &err);
     tg_log_set_quiet(log, o.c.quiet);
@@ -216,6 +216,7 @@ int tg_cmd_epistasis(int argc, char **argv) {
         goto cleanup;
     }
     started = 1;
+    tg_cli_trace_start(&o.c);
     char desc[2048];
     tg_runtime_describe(desc, sizeof desc);
     tg_log_file_only(log, "runtime: %s", desc);
@@ -234,7 +235,8 @@ int tg_cmd_epistasis(int argc, char **argv) {
         o.e.progress = progress;
         o.e.progress_ctx = &pc;
     }
-    if ((st = tg_epistasis(&bed, cls, &o.e, &rep, &err))) {
+    if ((st = tg_epistasis(&bed, cls, &o.e, &rep, &err)) ||
+        (st = tg_cli_trace_stop(&o.c, "epistasis", log, &err))) {
         rc = tg_cli_fail("epistasis", log, &err);
         goto cleanup;
     }

@@ -81,6 +81,7 @@ static int run(const char *bfile, int cov, int bin, const tg_cli_common *c, tg_l
         tg_bed_close(&bed);
         return tg_cli_fail("grm", log, &err);
     }
+    tg_cli_trace_start(c);
     char desc[2048];
     tg_runtime_describe(desc, sizeof desc);
     tg_log_printf(log, "runtime: %s", desc);
@@ -97,7 +98,8 @@ static int run(const char *bfile, int cov, int bin, const tg_cli_common *c, tg_l
                       "counted in m)", (long long)tg_geno_excluded(geno));
     tg_log_printf(log, "read and prepared genotypes: %.3f s", tg_now() - t0);
     t0 = tg_now();
-    if ((st = tg_grm(geno, k, n, &err))) goto done;
+    if ((st = tg_grm(geno, k, n, &err)) || (st = tg_cli_trace_stop(c, "grm", log, &err)))
+        goto done;
     tg_log_printf(log, "relationship matrix (%s): %.3f s", cov ? "covariance" : "standardised",
                   tg_now() - t0);
     t0 = tg_now();
@@ -143,7 +145,7 @@ int tg_cmd_grm(int argc, char **argv) {
         st = tg_error_set(&err, TG_ERR_ARG, "unexpected argument '%s'", argv[optind]);
     if (!st && !bfile) st = tg_error_set(&err, TG_ERR_ARG, "--bfile PREFIX is required");
     if (st) return tg_cli_fail_options("grm", &err);
-    if ((st = tg_out_check_prefix(c.out, &err))) return tg_cli_fail("grm", NULL, &err);
+    if ((st = tg_cli_check_outputs(&c, &err))) return tg_cli_fail("grm", NULL, &err);
     tg_log *log = NULL;
     if (tg_log_open(&log, c.out, argc, argv, &err)) return tg_cli_fail("grm", NULL, &err);
     tg_log_set_quiet(log, c.quiet);

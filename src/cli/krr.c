@@ -21,6 +21,7 @@
 #include "base/rng.h"
 #include "cli/krr.h"
 #include "io/idmap.h"
+#include "io/png.h"
 
 static const char *help =
     "usage: tilegwas krr --bfile PREFIX --pheno FILE --kernel K [--gamma G] --alpha A\n"
@@ -542,83 +543,6 @@ static tg_status add_stats(krr_data *d, tg_error *err, const char *fmt, ...) {
     return TG_OK;
 }
 
-/* PNG by hand: CRC-32 (ISO-HDLC, reflected 0xEDB88320) over each chunk's type and data, and a
- * zlib stream of "stored" deflate blocks (no compression) ending in the Adler-32 of the data. */
-static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n) {
-    static uint32_t table[256];
-    if (!table[1])
-        for (uint32_t i = 0; i < 256; i++) {
-            uint32_t c = i;
-            for (int b = 0; b < 8; b++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-            table[i] = c;
-        }
-    crc = ~crc;
-    for (size_t i = 0; i < n; i++) crc = table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
-    return ~crc;
-}
-
-static void put32(uint8_t *p, uint32_t v) {
-    p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v;
-}
-
-static void png_chunk(FILE *f, const char *type, const uint8_t *data, size_t n) {
-    uint8_t len[4], crc[4];
-    put32(len, (uint32_t)n);
-    fwrite(len, 1, 4, f);
-    fwrite(type, 1, 4, f);
-    if (n) fwrite(data, 1, n, f);
-    put32(crc, crc32_update(crc32_update(0, (const uint8_t *)type, 4), data, n));
-    fwrite(crc, 1, 4, f);
-}
-
-/* 8-bit RGB image w × h from @p rgb (rows of 3w bytes). */
-static tg_status write_png(const char *path, const uint8_t *rgb, uint32_t w, uint32_t h,
-                           tg_error *err) {
-    size_t row = 1 + 3 * (size_t)w, raw_n = row * h, nblocks = (raw_n + 65534) / 65535;
-    uint8_t *raw = tg_malloc(raw_n, err), *z = tg_malloc(2 + raw_n + 5 * nblocks + 4, err);
-    FILE *f = NULL;
-    char *p = NULL;
-    tg_status st = !raw || !z ? TG_ERR_NOMEM : tg_out_open(path, "", &f, &p, err);
-    if (st) {
-        free(raw);
-        free(z);
-        return st;
-    }
-    for (uint32_t y = 0; y < h; y++) { /* filter type 0 (none) per row */
-        raw[y * row] = 0;
-        memcpy(raw + y * row + 1, rgb + (size_t)y * 3 * w, 3 * (size_t)w);
-    }
-    size_t at = 0;
-    z[at++] = 0x78, z[at++] = 0x01; /* deflate, 32K window, no dictionary; (0x7801 % 31 == 0) */
-    uint32_t s1 = 1, s2 = 0;
-    for (size_t i = 0; i < raw_n; i++) s1 = (s1 + raw[i]) % 65521, s2 = (s2 + s1) % 65521;
-    for (size_t off = 0; off < raw_n; off += 65535) {
-        size_t len = raw_n - off < 65535 ? raw_n - off : 65535;
-        z[at++] = off + len == raw_n; /* BFINAL, BTYPE 00 */
-        z[at++] = (uint8_t)len, z[at++] = (uint8_t)(len >> 8);
-        z[at++] = (uint8_t)~len, z[at++] = (uint8_t)(~len >> 8);
-        memcpy(z + at, raw + off, len);
-        at += len;
-    }
-    put32(z + at, s2 << 16 | s1);
-    at += 4;
-    static const uint8_t sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-    uint8_t ihdr[13] = {0};
-    put32(ihdr, w);
-    put32(ihdr + 4, h);
-    ihdr[8] = 8;  /* bit depth */
-    ihdr[9] = 2;  /* colour type RGB; compression, filter, interlace 0 */
-    fwrite(sig, 1, 8, f);
-    png_chunk(f, "IHDR", ihdr, 13);
-    png_chunk(f, "IDAT", z, at);
-    png_chunk(f, "IEND", NULL, 0);
-    st = tg_out_close(f, p, err);
-    free(p);
-    free(raw);
-    free(z);
-    return st;
-}
-
 /* The precision map (nt × nt, column-major) as TSV of the lower tiles or as a heat map of
  * ⌊256/nt⌋ (at least 1) pixels per tile, tile (0, 0) top left. */
 static tg_status write_map(const char *path, int png, const tg_prec *map, int nt, tg_error *err) {
@@ -648,7 +572,7 @@ static tg_status write_map(const char *path, int png, const tg_prec *map, int nt
             if (i < j) memset(px, 255, 3);
             else memcpy(px, colour[map[i + (size_t)j * nt]], 3);
         }
-    tg_status st = write_png(path, rgb, side, side, err);
+    tg_status st = tg_png_write(path, rgb, side, side, err);
     free(rgb);
     return st;
 }
@@ -827,6 +751,7 @@ static int run(krr_opts *o, krr_data *d, tg_log *log) {
     tg_status st = o->save_model ? krr_model_check_dir(o->save_model, &err) : TG_OK;
     if (st || (st = load(o, d, log, &err))) return tg_cli_fail("krr", log, &err);
     if ((st = tg_runtime_start(&o->c.rt, &err))) return tg_cli_fail("krr", log, &err);
+    tg_cli_trace_start(&o->c);
     char desc[2048];
     tg_runtime_describe(desc, sizeof desc);
     tg_log_printf(log, "runtime: %s", desc);
@@ -863,7 +788,7 @@ static int run(krr_opts *o, krr_data *d, tg_log *log) {
         tg_matrix_destroy(Kt);
         Kt = NULL;
     }
-    if (st) goto done;
+    if (st || (st = tg_cli_trace_stop(&o->c, "krr", log, &err))) goto done;
     double t0 = tg_now();
     /* every rank has the predictions and the map; rank 0 writes */
     if (tg_runtime_rank() == 0 &&
@@ -901,7 +826,7 @@ int tg_cmd_krr(int argc, char **argv) {
         rc = 0;
     } else if (st) {
         rc = tg_cli_fail_options("krr", &err);
-    } else if ((st = tg_out_check_prefix(o.c.out, &err)) ||
+    } else if ((st = tg_cli_check_outputs(&o.c, &err)) ||
                (st = tg_log_open(&log, o.c.out, argc, argv, &err))) {
         rc = tg_cli_fail("krr", NULL, &err);
     } else {

@@ -473,10 +473,12 @@ static int run(const rr_opts *o, rr_data *d, tg_log *log) {
     tg_status st = load(o, d, log, &err);
     if (st) return tg_cli_fail("rr", log, &err);
     if ((st = tg_runtime_start(&o->c.rt, &err))) return tg_cli_fail("rr", log, &err);
+    tg_cli_trace_start(&o->c);
     char desc[2048];
     tg_runtime_describe(desc, sizeof desc);
     tg_log_printf(log, "runtime: %s", desc);
     st = o->cholesky ? solve_chol(o, d, log, &err) : solve_cg(o, d, log, &err);
+    if (!st) st = tg_cli_trace_stop(&o->c, "rr", log, &err);
     /* the error first: with several ranks it ends them all, where stopping would wait for them;
      * except numerical failures, which every rank reaches alike: CG's (not converged,
      * breakdown) at the same iteration, its sums having the same bits everywhere, and the tile
@@ -500,7 +502,7 @@ int tg_cmd_rr(int argc, char **argv) {
     int st = parse_options(argc, argv, &o, &err);
     if (st < 0) return 0;
     if (st) return tg_cli_fail_options("rr", &err);
-    if ((st = tg_out_check_prefix(o.c.out, &err))) return tg_cli_fail("rr", NULL, &err);
+    if ((st = tg_cli_check_outputs(&o.c, &err))) return tg_cli_fail("rr", NULL, &err);
     if ((st = tg_log_open(&log, o.c.out, argc, argv, &err))) return tg_cli_fail("rr", NULL, &err);
     tg_log_set_quiet(log, o.c.quiet);
     if (o.cholesky)

@@ -228,7 +228,7 @@ int tg_cmd_snpmm(int argc, char **argv) {
     int st = parse_options(argc, argv, &o, &err);
     if (st < 0) return 0;
     if (st) return tg_cli_fail_options("snpmm", &err);
-    if ((st = tg_out_check_prefix(o.c.out, &err))) return tg_cli_fail("snpmm", NULL, &err);
+    if ((st = tg_cli_check_outputs(&o.c, &err))) return tg_cli_fail("snpmm", NULL, &err);
     if ((st = tg_log_open(&log, o.c.out, argc, argv, &err)))
         return tg_cli_fail("snpmm", NULL, &err);
     tg_log_set_quiet(log, o.c.quiet);
@@ -266,11 +266,14 @@ int tg_cmd_snpmm(int argc, char **argv) {
     t = tg_now();
     if ((st = tg_runtime_start(&o.c.rt, &err))) goto fail;
     started = 1;
+    tg_cli_trace_start(&o.c);
     char desc[1024];
     tg_runtime_describe(desc, sizeof desc);
     tg_log_printf(log, "runtime: %s (%.2f s)", desc, tg_now() - t);
     t = tg_now();
-    if ((st = tg_geno_mul(g, o.transpose, mx.k, prec, in, nt, res, nr, &err))) goto fail;
+    if ((st = tg_geno_mul(g, o.transpose, mx.k, prec, in, nt, res, nr, &err)) ||
+        (st = tg_cli_trace_stop(&o.c, "snpmm", log, &err)))
+        goto fail;
     double dt = tg_now() - t;
     tg_log_printf(log,
                   "product %s (%s, k = %d): %.3f s, %.2f GFLOP/s (2nmk flops, with the "

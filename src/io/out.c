@@ -25,7 +25,12 @@ double tg_now(void) {
 }
 
 tg_status tg_out_check_prefix(const char *prefix, tg_error *err) {
-    if (!prefix || !*prefix) return tg_error_set(err, TG_ERR_ARG, "--out: empty output prefix");
+    return tg_out_check_option("out", prefix, err);
+}
+
+tg_status tg_out_check_option(const char *opt, const char *prefix, tg_error *err) {
+    if (!prefix || !*prefix)
+        return tg_error_set(err, TG_ERR_ARG, "--%s: empty output prefix", opt);
     if (tg_runtime_rank() != 0) return TG_OK; /* rank 0 alone writes */
     char *copy = tg_strdup(prefix, err);
     if (!copy) return TG_ERR_NOMEM;
@@ -33,8 +38,8 @@ tg_status tg_out_check_prefix(const char *prefix, tg_error *err) {
     const char *dir = dirname(copy);
     tg_status st = TG_OK;
     if (access(dir, W_OK | X_OK) != 0)
-        st = tg_error_set(err, TG_ERR_IO, "--out %s: folder '%s' is not writable: %s", prefix, dir,
-                          strerror(errno));
+        st = tg_error_set(err, TG_ERR_IO, "--%s %s: folder '%s' is not writable: %s", opt,
+                          prefix, dir, strerror(errno));
     free(copy);
     return st;
 }

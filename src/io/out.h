@@ -29,6 +29,8 @@ tg_status tg_out_close(FILE *f, const char *path, tg_error *err);
 /** Checks before any work that PREFIX's folder exists and is writable (on MPI rank 0, the one
  * that writes). */
 tg_status tg_out_check_prefix(const char *prefix, tg_error *err);
+/** tg_out_check_prefix for the prefix given by option --@p opt (named in the error). */
+tg_status tg_out_check_option(const char *opt, const char *prefix, tg_error *err);
 
 /** Seconds on a monotonic clock. */
 double tg_now(void);

@@ -15,6 +15,17 @@ struct rec_hook {
     void *arg;
     int free_arg;
     double work; /* taken at submission, while the handles surely exist */
+    int64_t id;
+    int npred;
+    int64_t *pred; /* malloc'd; the record owns it until tg_record_stop packs it */
+};
+
+/* A handle's sequential-consistency state: its last writer and the readers since. */
+struct access {
+    starpu_data_handle_t h; /* NULL: a free slot */
+    int64_t writer;         /* -1: none recorded */
+    int64_t *readers;
+    int nreaders, cap;
 };
 
 static struct {
@@ -23,7 +34,149 @@ static struct {
     pthread_mutex_t lock;
     tg_task_record *r;
     size_t n, cap;
-} rec = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    /* submission side: ids and the handle table, under their own lock so that callbacks,
+     * which take `lock`, never wait for a submission */
+    pthread_mutex_t dep_lock;
+    int64_t next_id;
+    struct access *tab; /* open addressing keyed by handle pointer, at most half full */
+    size_t tab_cap, tab_n;
+} rec = {.lock = PTHREAD_MUTEX_INITIALIZER, .dep_lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Handles are malloc'd by StarPU, so a handle registered after another was unregistered may get
+ * its address: a handle whose user data is not this marker is new, and its old state is
+ * dropped. Nothing else in tilegwas uses a handle's user data. */
+static const char seen_marker;
+
+static size_t slot_of(starpu_data_handle_t h, size_t cap) {
+    uint64_t k = (uint64_t)(uintptr_t)h * 0x9E3779B97F4A7C15ull; /* Fibonacci hashing */
+    return (size_t)(k >> 17) & (cap - 1);
+}
+
+static void table_clear(void) {
+    for (size_t i = 0; i < rec.tab_cap; i++) free(rec.tab[i].readers);
+    free(rec.tab);
+    rec.tab = NULL;
+    rec.tab_cap = rec.tab_n = 0;
+}
+
+/* The slot of @p h: its own, or the free one where it would go. */
+static struct access *table_find(starpu_data_handle_t h) {
+    size_t j = slot_of(h, rec.tab_cap);
+    while (rec.tab[j].h && rec.tab[j].h != h) j = (j + 1) & (rec.tab_cap - 1);
+    return &rec.tab[j];
+}
+
+/* The state of @p h, inserted (no writer, no reader) when absent; NULL when out of memory. */
+static struct access *table_get(starpu_data_handle_t h) {
+    struct access *a = rec.tab ? table_find(h) : NULL;
+    if (!a || !a->h) {
+        if (2 * (rec.tab_n + 1) > rec.tab_cap) {
+            size_t cap = rec.tab_cap ? 2 * rec.tab_cap : 1024, old = rec.tab_cap;
+            struct access *t = calloc(cap, sizeof *t), *o = rec.tab;
+            if (!t) return NULL;
+            rec.tab = t;
+            rec.tab_cap = cap;
+            for (size_t i = 0; i < old; i++)
+                if (o[i].h) *table_find(o[i].h) = o[i];
+            free(o);
+        }
+        a = table_find(h);
+        *a = (struct access){.h = h, .writer = -1};
+        rec.tab_n++;
+    } else if (starpu_data_get_user_data(h) != &seen_marker) {
+        a->writer = -1; /* a new handle at an old one's address */
+        a->nreaders = 0;
+    }
+    starpu_data_set_user_data(h, (void *)&seen_marker);
+    return a;
+}
+
+static int cmp_id(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* A buffer of a task that takes part in sequential consistency, taken before the submission
+ * (the task may be done and destroyed by the time starpu_task_submit returns). */
+struct buf {
+    starpu_data_handle_t h;
+    int writes; /* a reduction or a commuting access counts as a write: after everything */
+};
+
+/* The buffers of @p task that order it (scratch buffers and handles with sequential
+ * consistency off, for the handle or this task, do not); *b is malloc'd (NULL when none).
+ * -ENOMEM when out of memory. */
+static int task_bufs(struct starpu_task *task, struct buf **b, unsigned *n) {
+    unsigned nb = STARPU_TASK_GET_NBUFFERS(task);
+    *b = NULL;
+    *n = 0;
+    if (!task->sequential_consistency || !nb) return 0;
+    if (!(*b = malloc(nb * sizeof **b))) return -ENOMEM;
+    for (unsigned i = 0; i < nb; i++) {
+        starpu_data_handle_t h = STARPU_TASK_GET_HANDLE(task, i);
+        enum starpu_data_access_mode m = STARPU_TASK_GET_MODE(task, i);
+        if ((m & STARPU_SCRATCH) || !starpu_data_get_sequential_consistency_flag(h) ||
+            (task->handles_sequential_consistency && !task->handles_sequential_consistency[i]))
+            continue;
+        (*b)[(*n)++] = (struct buf){h, (m & (STARPU_W | STARPU_REDUX)) != 0};
+    }
+    return 0;
+}
+
+/* The predecessors of a task accessing @p b: sorted, without repeats, in *pred (malloc'd, NULL
+ * when none). -ENOMEM when out of memory. */
+static int task_preds(const struct buf *b, unsigned nb, int64_t **pred, int *npred) {
+    size_t n = 0, cap = 0;
+    int64_t *p = NULL;
+    for (unsigned i = 0; i < nb; i++) {
+        struct access *a = table_get(b[i].h);
+        if (!a) goto nomem;
+        int with_readers = b[i].writes && a->nreaders > 0;
+        size_t add = with_readers ? (size_t)a->nreaders : a->writer >= 0;
+        if (n + add > cap) {
+            cap = 2 * (n + add);
+            int64_t *g = realloc(p, cap * sizeof *g);
+            if (!g) goto nomem;
+            p = g;
+        }
+        if (with_readers) memcpy(p + n, a->readers, (size_t)a->nreaders * sizeof *p);
+        else if (add) p[n] = a->writer;
+        n += add;
+    }
+    if (n > 1) {
+        qsort(p, n, sizeof *p, cmp_id);
+        size_t u = 1;
+        for (size_t i = 1; i < n; i++)
+            if (p[i] != p[u - 1]) p[u++] = p[i];
+        n = u;
+    }
+    *pred = p;
+    *npred = (int)n;
+    return 0;
+nomem:
+    free(p);
+    return -ENOMEM;
+}
+
+/* Once task @p id, accessing @p b, is submitted: the last writer or one more reader of them. */
+static void task_accessed(const struct buf *b, unsigned nb, int64_t id) {
+    for (unsigned i = 0; i < nb; i++) {
+        struct access *a = table_get(b[i].h); /* found: task_preds inserted it */
+        if (b[i].writes) {
+            a->writer = id;
+            a->nreaders = 0;
+        } else if (!a->nreaders || a->readers[a->nreaders - 1] != id) { /* once per task */
+            if (a->nreaders == a->cap) {
+                int cap = a->cap ? 2 * a->cap : 4;
+                int64_t *g = realloc(a->readers, (size_t)cap * sizeof *g);
+                if (!g) continue; /* out of memory: an edge less, the critical path stays a bound */
+                a->readers = g;
+                a->cap = cap;
+            }
+            a->readers[a->nreaders++] = id;
+        }
+    }
+}
 
 static double since_t0(struct timespec *ts) {
     return (starpu_timing_timespec_to_us(ts) - rec.t0) * 1e-6;
@@ -52,7 +205,11 @@ static void record_done(void *arg) {
             .end = since_t0(&p->end_time),
             .predicted = NAN,
             .work = h->work,
+            .id = h->id,
+            .npred = h->npred,
+            .pred = h->pred,
         };
+        h->pred = NULL; /* the record owns it */
         if (rec.predict && task->cl->model && p->workerid >= 0) {
             /* the model's prediction for the worker that ran it, whatever the scheduler */
             struct starpu_perfmodel_arch *arch =
@@ -68,38 +225,62 @@ static void record_done(void *arg) {
             if (g) rec.r = g, rec.cap = cap;
         }
         if (rec.n < rec.cap) rec.r[rec.n++] = r; /* out of memory: the record is dropped */
+        else free((void *)r.pred);
         pthread_mutex_unlock(&rec.lock);
     }
     if (h->func) h->func(h->arg);
     if (h->free_arg) free(h->arg);
+    free(h->pred);
     free(h);
 }
 
-int tg_task_submit(struct starpu_task *task) {
-    if (!task) return -EINVAL;
-    task->name = task->cl ? task->cl->name : NULL; /* starpu_task_build names it "task_build" */
-    if (rec.on) {
-        struct rec_hook *h = malloc(sizeof *h);
-        if (h) {
-            *h = (struct rec_hook){task->callback_func, task->callback_arg,
-                                   task->callback_arg_free, (double)tg_task_work(task, 0)};
-            task->callback_func = record_done;
-            task->callback_arg = h;
-            task->callback_arg_free = 0;
-        }
-    }
+/* starpu_task_submit, and on -ENODEV what starpu_task_insert does: the task is destroyed (with
+ * hook @p h, its callback's state) */
+static int submit(struct starpu_task *task, struct rec_hook *h) {
     int ret = starpu_task_submit(task);
-    if (ret == -ENODEV) { /* as starpu_task_insert does */
-        if (rec.on && task->callback_func == record_done) {
-            struct rec_hook *h = task->callback_arg;
-            if (h->free_arg) free(h->arg);
-            free(h);
+    if (ret == -ENODEV) {
+        if (h) {
             task->callback_func = NULL;
+            if (h->free_arg) free(h->arg);
+            free(h->pred);
+            free(h);
         }
         task->destroy = 0;
         starpu_task_destroy(task);
     }
     return ret;
+}
+
+int tg_task_submit(struct starpu_task *task) {
+    if (!task) return -EINVAL;
+    task->name = task->cl ? task->cl->name : NULL; /* starpu_task_build names it "task_build" */
+    if (!rec.on) return submit(task, NULL);
+    /* held across the submission so that the table sees the tasks in StarPU's order */
+    pthread_mutex_lock(&rec.dep_lock);
+    struct buf *b = NULL;
+    unsigned nb = 0;
+    struct rec_hook *h = malloc(sizeof *h);
+    if (h) {
+        *h = (struct rec_hook){task->callback_func, task->callback_arg, task->callback_arg_free,
+                               (double)tg_task_work(task, 0), rec.next_id, 0, NULL};
+        if (task_bufs(task, &b, &nb) || task_preds(b, nb, &h->pred, &h->npred)) {
+            free(h); /* out of memory: the task runs unrecorded */
+            h = NULL;
+        } else {
+            task->callback_func = record_done;
+            task->callback_arg = h;
+            task->callback_arg_free = 0;
+        }
+    }
+    int ret = submit(task, h);
+    if (!ret && h) task_accessed(b, nb, rec.next_id++);
+    pthread_mutex_unlock(&rec.dep_lock);
+    free(b);
+    return ret;
+}
+
+static int cmp_record(const void *a, const void *b) {
+    return cmp_id(&((const tg_task_record *)a)->id, &((const tg_task_record *)b)->id);
 }
 
 void tg_record_start(int predict) {
@@ -111,6 +292,10 @@ void tg_record_start(int predict) {
     rec.predict = predict;
     rec.t0 = starpu_timing_now();
     pthread_mutex_unlock(&rec.lock);
+    pthread_mutex_lock(&rec.dep_lock);
+    table_clear();
+    rec.next_id = 0;
+    pthread_mutex_unlock(&rec.dep_lock);
     starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
     rec.on = 1;
 }
@@ -119,13 +304,33 @@ tg_task_record *tg_record_stop(size_t *count) {
     tg_runtime_wait_all();
     rec.on = 0;
     starpu_profiling_status_set(STARPU_PROFILING_DISABLE);
+    pthread_mutex_lock(&rec.dep_lock);
+    table_clear();
+    pthread_mutex_unlock(&rec.dep_lock);
     pthread_mutex_lock(&rec.lock);
     tg_task_record *r = rec.r;
-    *count = rec.n;
+    size_t n = rec.n;
     rec.r = NULL;
     rec.n = rec.cap = 0;
     pthread_mutex_unlock(&rec.lock);
-    return r;
+    /* one block: the records, then their predecessor lists */
+    size_t npred = 0;
+    for (size_t i = 0; i < n; i++) npred += (size_t)r[i].npred;
+    tg_task_record *out = malloc(n * sizeof *out + npred * sizeof(int64_t) + 1);
+    if (out) {
+        qsort(r, n, sizeof *r, cmp_record);
+        int64_t *p = (int64_t *)(out + n);
+        for (size_t i = 0; i < n; i++) {
+            out[i] = r[i];
+            if (r[i].npred) memcpy(p, r[i].pred, (size_t)r[i].npred * sizeof *p);
+            out[i].pred = p;
+            p += r[i].npred;
+        }
+    }
+    for (size_t i = 0; i < n; i++) free((void *)r[i].pred);
+    free(r);
+    *count = out ? n : 0;
+    return out;
 }
 
 #ifdef TG_USE_MPI

@@ -68,12 +68,21 @@ typedef struct {
     double submit, start, end; /* seconds since tg_record_start */
     double predicted;     /* seconds predicted for that worker; NAN when not known */
     double work;          /* the perfmodel's size: the task's flops, else its data bytes */
+    int64_t id;           /* submission order while recording, from 0 */
+    int npred;            /* ids of the recorded tasks this one waited for, ascending */
+    const int64_t *pred;
 } tg_task_record;
 /** Records every task submitted from now on (StarPU profiling on). With @p predict, each
  * record gets the model's prediction for the worker that ran it (which, on an uncalibrated
- * model, starts StarPU's calibration); otherwise the scheduler's own (dm* schedulers only). */
+ * model, starts StarPU's calibration); otherwise the scheduler's own (dm* schedulers only).
+ * Dependencies follow StarPU's sequential consistency over the task's handles: a reader waits
+ * for the last writer, a writer for every reader since the last writer, or for that writer
+ * when there was no reader (edges implied through others are left out). Scratch buffers, and
+ * handles or tasks with sequential consistency off, add none. With StarPU-MPI, only this
+ * rank's tasks are recorded: a dependency through another rank's task is missing. */
 void tg_record_start(int predict);
-/** Waits for every task, stops recording and returns the records (malloc'd; *count of them). */
+/** Waits for every task, stops recording and returns the records in id order: one malloc'd
+ * block (free() frees the predecessor lists too); *count of them. */
 tg_task_record *tg_record_stop(size_t *count);
 /** The perfmodel size of a task (every codelet's size_base): its flops, else its data bytes. */
 size_t tg_task_work(struct starpu_task *task, unsigned nimpl);
