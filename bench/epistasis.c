@@ -13,7 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bench/data.h"
 #include "codelets/epistasis.h"
 #include "io/out.h"
 #include "runtime/runtime.h"
@@ -79,7 +78,11 @@ int main(int argc, char **argv) {
     }
     snprintf(prefix, sizeof prefix, "%s/data", dir);
     double t0 = tg_now();
-    bench_random_bed(prefix, m, n, 2026);
+    tg_error werr = {0};
+    if (tg_bed_write_random(prefix, n, m, 2026, &werr)) {
+        fprintf(stderr, "bench/epistasis: %s\n", werr.msg);
+        return 1;
+    }
     printf("data: %lld SNPs × %lld samples written in %.1f s\n", (long long)m, (long long)n,
            tg_now() - t0);
 

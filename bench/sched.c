@@ -32,7 +32,6 @@
 #include <unistd.h>
 
 #include "base/rng.h"
-#include "bench/data.h"
 #include "io/out.h"
 #include "io/trace.h"
 #include "runtime/bound.h"
@@ -85,8 +84,9 @@ static void wl_inputs(void) {
     if (!mkdtemp(wl.dir)) die("mkdtemp", NULL);
     snprintf(prefix, sizeof prefix, "%s/g", wl.dir);
     int krr = !strcmp(wl.name, "krr");
-    bench_random_bed(prefix, wl.snps, krr ? wl.n : wl.samples, 2026);
     tg_error err = {0};
+    if (tg_bed_write_random(prefix, krr ? wl.n : wl.samples, wl.snps, 2026, &err))
+        die("writing the fileset", &err);
     if (tg_bed_open(prefix, &wl.bed, &err)) die("open", &err);
     if (!krr) {
         if (!(wl.cls = malloc((size_t)wl.samples))) die("out of memory", NULL);
