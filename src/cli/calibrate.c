@@ -50,9 +50,9 @@ typedef struct {
  * from them) and epistasis sample counts. Verification runs the geometric means of neighbours,
  * sizes the calibration never ran. */
 static const int cpu_tiles[] = {64, 128, 256, 512, 0}, cpu_samples[] = {1024, 4096, 16384, 0};
-/* CPU workers of a node with GPUs: also the GPUs' tile sizes, at which the scheduler weighs a
- * core against a GPU (a fit extrapolated from small tiles misjudges them) */
-static const int cpu_gpu_node_tiles[] = {64, 128, 256, 512, 1024, 2048, 0};
+/* CPU workers of a node with GPUs: also the GPUs' smallest tile size, at which the scheduler
+ * weighs a core against a GPU (2048 took 51 s a repetition on the H100 node's cores) */
+static const int cpu_gpu_node_tiles[] = {64, 128, 256, 512, 1024, 0};
 static const int gpu_tiles[] = {256, 512, 1024, 2048, 4096, 0},
                  gpu_samples[] = {8192, 32768, 131072, 0};
 static const int quick_tiles[] = {32, 64, 128, 0}, quick_samples[] = {256, 1024, 0};
