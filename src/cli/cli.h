@@ -72,7 +72,7 @@ typedef struct {
 #define TG_CLI_COMMON_HELP                                                                       \
     "  --out PREFIX     output prefix (default: tilegwas)\n"                                    \
     "  --sched NAME     StarPU scheduler (default: dmda)\n"                                     \
-    "  --ncpu N         CPU workers (default: all cores not driving a GPU)\n"                   \
+    "  --ncpu N         CPU workers (default: all cores not driving a GPU, less one with GPUs)\n" \
     "  --ngpu N         GPUs (default: all; 0 = CPU only)\n"                                    \
     "  --quiet          log to PREFIX.log only\n"                                               \
     "  --trace T        every task's worker and times to T.trace.tsv, a Gantt chart to\n"       \
