@@ -192,14 +192,18 @@ tg_status tg_pheno_write(const char *path, const tg_sample *samples, const tg_ph
 /* ------------------------------------------------------------------------------------------ */
 /** @name Runtime (StarPU, StarPU-MPI) */
 typedef struct {
-    const char *sched; /**< StarPU scheduler; NULL means "dmda" */
-    int ncpu;          /**< CPU workers; -1 = all cores not driving a GPU */
+    const char *sched; /**< StarPU scheduler; NULL means "dmdas" */
+    int ncpu;          /**< CPU workers; -1 = all cores not driving a GPU (with GPUs, one
+                        * fewer: the core of the thread that submits tasks) */
     int ngpu;          /**< CUDA workers; -1 = all GPUs, 0 = none */
+    /** With ncpu -1 and GPUs in use: 0 for workloads that CPU workers cannot help (they then
+     * start none), 1 otherwise (the default) */
+    int cpus_help_gpus;
     int grid_p, grid_q; /**< process grid of the matrices created with p = q = 0 (P·Q must be
                          * the rank count); 0, 0 = the squarest, P ≥ Q */
 } tg_runtime_opts;
 
-/** Defaults: dmda, all CPUs, all GPUs, the squarest process grid. */
+/** Defaults: dmdas, all CPUs, all GPUs, CPU workers beside GPUs, the squarest process grid. */
 tg_runtime_opts tg_runtime_defaults(void);
 /** Starts StarPU (and StarPU-MPI when built with MPI), creates the cuBLAS and cuBLASLt
  * handles of every CUDA worker. Fails clearly when more GPUs are asked for than exist. */

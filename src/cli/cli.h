@@ -71,7 +71,7 @@ typedef struct {
 /** Help text of the common options. */
 #define TG_CLI_COMMON_HELP                                                                       \
     "  --out PREFIX     output prefix (default: tilegwas)\n"                                    \
-    "  --sched NAME     StarPU scheduler (default: dmda)\n"                                     \
+    "  --sched NAME     StarPU scheduler (default: dmdas)\n"                                    \
     "  --ncpu N         CPU workers (default: all cores not driving a GPU, less one with GPUs)\n" \
     "  --ngpu N         GPUs (default: all; 0 = CPU only)\n"                                    \
     "  --quiet          log to PREFIX.log only\n"                                               \
@@ -87,6 +87,9 @@ tg_status tg_cli_grid(const char *s, tg_runtime_opts *rt, tg_error *err);
     "                   P >= Q)\n"
 
 void tg_cli_common_init(tg_cli_common *c);
+/** Logs the started runtime (tg_runtime_describe) and, when @p ro kept CPU workers away from
+ * the GPUs by default, why. */
+void tg_cli_log_runtime(tg_log *log, const tg_runtime_opts *ro);
 /** Handles option value @p opt (1000..1099) of the common set; returns TG_ERR_ARG with a
  * message for a bad value. */
 tg_status tg_cli_common_option(tg_cli_common *c, int opt, const char *arg, tg_error *err);

@@ -750,11 +750,12 @@ static int run(krr_opts *o, krr_data *d, tg_log *log) {
     /* a --save-model folder that cannot take the model is an error before the work */
     tg_status st = o->save_model ? krr_model_check_dir(o->save_model, &err) : TG_OK;
     if (st || (st = load(o, d, log, &err))) return tg_cli_fail("krr", log, &err);
-    if ((st = tg_runtime_start(&o->c.rt, &err))) return tg_cli_fail("krr", log, &err);
+    /* the factorisation's CPU workers never got a task on the H100 node, and slowed it */
+    tg_runtime_opts ro = o->c.rt;
+    ro.cpus_help_gpus = 0;
+    if ((st = tg_runtime_start(&ro, &err))) return tg_cli_fail("krr", log, &err);
     tg_cli_trace_start(&o->c);
-    char desc[2048];
-    tg_runtime_describe(desc, sizeof desc);
-    tg_log_printf(log, "runtime: %s", desc);
+    tg_cli_log_runtime(log, &ro);
     if (tg_runtime_nranks() > 1) {
         int p, q;
         tg_runtime_grid(&p, &q);
@@ -798,7 +799,8 @@ static int run(krr_opts *o, krr_data *d, tg_log *log) {
     tg_log_printf(log, "wrote %s.pred.tsv, %s.krr.tsv%s%s (%.3f s)", o->c.out, o->c.out,
                   o->map_path ? ", " : "", o->map_path ? o->map_path : "", tg_now() - t0);
     if (o->save_model) st = krr_model_save(o, d, log, &err);
-    if (!st && tg_runtime_describe_comm(desc, sizeof desc)) tg_log_printf(log, "%s", desc);
+    char comm[512];
+    if (!st && tg_runtime_describe_comm(comm, sizeof comm)) tg_log_printf(log, "%s", comm);
 done:
     /* the error first: with several ranks it ends them all, where stopping would wait for them;
      * except numerical failures (not SPD, predictions not finite), which every rank reaches

@@ -472,11 +472,13 @@ static int run(const rr_opts *o, rr_data *d, tg_log *log) {
     tg_error err = {0};
     tg_status st = load(o, d, log, &err);
     if (st) return tg_cli_fail("rr", log, &err);
-    if ((st = tg_runtime_start(&o->c.rt, &err))) return tg_cli_fail("rr", log, &err);
+    /* the tile Cholesky's CPU workers never got a task on the H100 node, and slowed it; the
+     * genotype products of CG share the work */
+    tg_runtime_opts ro = o->c.rt;
+    ro.cpus_help_gpus = !o->cholesky;
+    if ((st = tg_runtime_start(&ro, &err))) return tg_cli_fail("rr", log, &err);
     tg_cli_trace_start(&o->c);
-    char desc[2048];
-    tg_runtime_describe(desc, sizeof desc);
-    tg_log_printf(log, "runtime: %s", desc);
+    tg_cli_log_runtime(log, &ro);
     st = o->cholesky ? solve_chol(o, d, log, &err) : solve_cg(o, d, log, &err);
     if (!st) st = tg_cli_trace_stop(&o->c, "rr", log, &err);
     /* the error first: with several ranks it ends them all, where stopping would wait for them;

@@ -250,7 +250,8 @@ static int default_cpu_workers(int ngpu) {
 #endif
 
 tg_runtime_opts tg_runtime_defaults(void) {
-    tg_runtime_opts o = {.sched = NULL, .ncpu = -1, .ngpu = -1, .grid_p = 0, .grid_q = 0};
+    tg_runtime_opts o = {.sched = NULL, .ncpu = -1, .ngpu = -1, .cpus_help_gpus = 1, .grid_p = 0,
+                         .grid_q = 0};
     return o;
 }
 
@@ -363,9 +364,12 @@ tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err) {
      * 2048) on the H100 node took 0.332 s with 15 CPU workers, 0.038 s with 14, against 0.041 s
      * on the GPU alone. */
     int ngpu_used = o.ngpu < 0 ? ndev : o.ngpu;
-    if (o.ncpu < 0 && ngpu_used > 0) o.ncpu = default_cpu_workers(ngpu_used);
+    if (o.ncpu < 0 && ngpu_used > 0) o.ncpu = o.cpus_help_gpus ? default_cpu_workers(ngpu_used) : 0;
 #endif
-    const char *sched = o.sched ? o.sched : "dmda";
+    /* dmdas (dmda with each worker's queue sorted by priority, so a panel's factorisation
+     * overtakes the updates queued before it) ran KRR's factorisation 7-8% faster than dmda on
+     * the H100 node (docs/SCHEDULING.md) and the epistasis search at the same speed */
+    const char *sched = o.sched ? o.sched : "dmdas";
     tg_status st = check_sched(sched, err);
     if (st) return st;
     snprintf(rt.sched, sizeof rt.sched, "%s", sched);
