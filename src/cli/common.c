@@ -194,6 +194,6 @@ void tg_cli_log_runtime(tg_log *log, const tg_runtime_opts *ro) {
     tg_log_printf(log, "runtime: %s", desc);
     if (ro->ncpu < 0 && !ro->cpus_help_gpus && tg_runtime_ngpu() > 0)
         tg_log_printf(log, "no CPU workers beside the GPUs for this workload (measured on the H100 "
-                      "node: they never got a task and slowed the GPU by up to 20%%; "
+                      "node: they never got a task and slowed the GPU by 4-15%%; "
                       "docs/SCHEDULING.md); --ncpu N adds them");
 }
