@@ -223,14 +223,8 @@ static tg_status check_create(const tg_bed *bed, const int64_t *rows, int64_t n,
         return tg_error_set(err, TG_ERR_ARG, "kernel genotypes: invalid kernel %d", (int)kind);
     if (bed->n_snps < 1)
         return tg_error_set(err, TG_ERR_ARG, "%s: no SNPs to build a kernel from", bed->prefix);
-    if (!rows && n > bed->n_samples)
-        return tg_error_set(err, TG_ERR_ARG, "%s: %lld samples asked, the .fam has %lld",
-                            bed->prefix, (long long)n, (long long)bed->n_samples);
-    for (int64_t r = 0; rows && r < n; r++)
-        if (rows[r] < 0 || rows[r] >= bed->n_samples)
-            return tg_error_set(err, TG_ERR_ARG, "%s: sample index %lld (row %lld) is outside the "
-                                ".fam (%lld samples)", bed->prefix, (long long)rows[r],
-                                (long long)r, (long long)bed->n_samples);
+    tg_status st = tg_bed_check_rows(bed, rows, n, err);
+    if (st) return st;
     if (ncov < 0 || (ncov > 0 && (!covar || ldc < n)))
         return tg_error_set(err, TG_ERR_ARG, "kernel genotypes: %d confounders, leading dimension "
                             "%lld for %lld samples", ncov, (long long)ldc, (long long)n);

@@ -260,14 +260,8 @@ tg_status tg_ridge_chol_bed(const tg_bed *bed, const int64_t *rows, int64_t n, i
                             tg_chol_report *rep, tg_geno **train, tg_error *err) {
     if (train) *train = NULL;
     if (!bed) return tg_error_set(err, TG_ERR_ARG, "ridge (Cholesky): NULL fileset");
-    if (!rows && n > bed->n_samples)
-        return tg_error_set(err, TG_ERR_ARG, "%s: %lld samples asked, the .fam has %lld",
-                            bed->prefix, (long long)n, (long long)bed->n_samples);
-    for (int64_t r = 0; rows && r < n; r++)
-        if (rows[r] < 0 || rows[r] >= bed->n_samples)
-            return tg_error_set(err, TG_ERR_ARG, "%s: sample index %lld (row %lld) is outside the "
-                                ".fam (%lld samples)", bed->prefix, (long long)rows[r],
-                                (long long)r, (long long)bed->n_samples);
+    tg_status st = tg_bed_check_rows(bed, rows, n, err);
+    if (st) return st;
     tg_bed_rows s = {bed, rows};
     return tg_ridge_chol_source(n, bed->n_snps, scale,
                                 rows ? tg_geno_source_bed_rows : tg_geno_source_bed,

@@ -473,3 +473,15 @@ tg_status tg_bed_write_random(const char *prefix, int64_t n, int64_t m, uint64_t
     free(row);
     return st;
 }
+
+tg_status tg_bed_check_rows(const tg_bed *bed, const int64_t *rows, int64_t n, tg_error *err) {
+    if (!rows && n > bed->n_samples)
+        return tg_error_set(err, TG_ERR_ARG, "%s: %lld samples asked, the .fam has %lld",
+                            bed->prefix, (long long)n, (long long)bed->n_samples);
+    for (int64_t r = 0; rows && r < n; r++)
+        if (rows[r] < 0 || rows[r] >= bed->n_samples)
+            return tg_error_set(err, TG_ERR_ARG, "%s: sample index %lld (row %lld) is outside the "
+                                ".fam (%lld samples)", bed->prefix, (long long)rows[r],
+                                (long long)r, (long long)bed->n_samples);
+    return TG_OK;
+}
