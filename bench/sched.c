@@ -17,7 +17,7 @@
  * usage: bench/sched [--workload krr|cholesky|epistasis] [--scheds LIST] [--sets LIST]
  *          [--ncpu N] [--ngpu N] [--reps R] [--warmup W] [--out FILE] [--gantt DIR]
  *          [--n N] [--nb NB] [--map M] [--snps S] [--order K] [--samples N] [--block B]
- * defaults: krr, eager,lws,dm,dmda,dmdas and for epistasis heteroprio (see main), cpu,gpu,cpu+gpu
+ * defaults: krr, eager,lws,dm,dmda,dmdas,heteroprio, cpu,gpu,cpu+gpu
  * (those this machine can run), 1 rep, 1 warm-up run per set under dmda (calibrates the
  * perfmodels; not reported); krr N 8192, nb 1024, S 4096 SNPs, map fp32 (fp64, fp32,
  * fp32+fp16, fp32+fp8); cholesky N 8192, nb 1024; epistasis order 3, 1024 SNPs × 16384
@@ -431,11 +431,7 @@ int main(int argc, char **argv) {
     wl.allowed = maps[mi].allowed;
     wl.band = maps[mi].band;
 
-    /* schedulers: the given ones must exist; of the defaults, those this StarPU has. StarPU
-     * 1.3.10's heteroprio wants the application to map task priorities to buckets per worker
-     * kind (starpu_conf.sched_policy_init), which tg_runtime_start does not do; its default
-     * mapping has one bucket, priority 0, and aborts on any other priority: it can run the
-     * epistasis rounds (priority 0), not the tile Cholesky. */
+    /* schedulers: the given ones must exist; of the defaults, those this StarPU has */
     static const char *defaults[] = {"eager", "lws", "dm", "dmda", "dmdas", "heteroprio"};
     const char *use[64];
     int nsched = 0;
@@ -446,16 +442,10 @@ int main(int argc, char **argv) {
             fprintf(stderr, "bench/sched: --scheds: StarPU has no scheduler '%s'\n", t);
             return 2;
         }
-        if (!strcmp(t, "heteroprio") && !epi) {
-            fprintf(stderr, "bench/sched: --scheds heteroprio: only with --workload epistasis "
-                            "(the Cholesky's priorities need a bucket mapping that "
-                            "tg_runtime_start does not set; see bench/sched.c)\n");
-            return 2;
-        }
         use[nsched++] = t;
     }
     for (size_t d = 0; !scheds && d < sizeof defaults / sizeof *defaults; d++)
-        if (have_sched(defaults[d]) && (epi || strcmp(defaults[d], "heteroprio")))
+        if (have_sched(defaults[d]))
             use[nsched++] = defaults[d];
     if (!nsched) usage(argv[0]);
     int run_set[NSETS], ngpus = cuda_devices();

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cblas.h>
+#include <starpu_heteroprio.h>
 #include <hwloc.h>
 #include <unistd.h>
 
@@ -249,6 +250,56 @@ static int default_cpu_workers(int ngpu) {
 }
 #endif
 
+/* heteroprio: one bucket per kind of kernel, in the order a GPU should take them (the panel
+ * chain first); StarPU 1.3.10's heteroprio has no default for priorities other than 0. */
+enum { B_PANEL, B_TRSM, B_SYRK, B_GEMM, B_MEMORY, B_DOT, B_EPI, B_GENO, NBUCKETS };
+static const struct {
+    const char *prefix;
+    int bucket;
+} buckets[] = {{"tg_potrf", B_PANEL},     {"tg_trtri", B_PANEL},     {"tg_trsm", B_TRSM},
+               {"tg_syrk", B_SYRK},       {"tg_gemm", B_GEMM},       {"tg_convert", B_MEMORY},
+               {"tg_convt", B_MEMORY},    {"tg_tilestats", B_MEMORY}, {"tg_kernelfn", B_MEMORY},
+               {"tg_gram", B_DOT},        {"tg_kernelgram", B_DOT},  {"tg_xtx", B_DOT},
+               {"tg_epi", B_EPI},         {"tg_fivecodes", B_GENO}};
+
+int tg_heteroprio_bucket(const char *kernel) {
+    for (size_t i = 0; kernel && i < sizeof buckets / sizeof *buckets; i++)
+        if (!strncmp(kernel, buckets[i].prefix, strlen(buckets[i].prefix))) return buckets[i].bucket;
+    return B_GEMM;
+}
+
+int tg_runtime_heteroprio(void) { return rt.started && !strcmp(rt.sched, "heteroprio"); }
+
+/* CPUs take first what they do relatively best (epistasis rounds, genotype products), the
+ * panel chain last; beside GPUs, a CPU takes a task only when its bucket holds more than
+ * slow-factor tasks per GPU (the GPU/CPU speed ratios the H100 node's models give are 100 to
+ * 1000; rounds and products less), and never the memory-bound kernels, which stay on GPUs
+ * (can_execute). */
+static void heteroprio_init(unsigned ctx) {
+    static const int cpu_order[] = {B_EPI, B_GENO, B_DOT, B_GEMM, B_SYRK, B_TRSM, B_PANEL, B_MEMORY};
+    static const float cpu_slow[NBUCKETS] = {[B_PANEL] = 100, [B_TRSM] = 100, [B_SYRK] = 100,
+                                             [B_GEMM] = 100,  [B_DOT] = 100,  [B_EPI] = 10,
+                                             [B_GENO] = 10};
+    int gpus = starpu_cuda_worker_get_count() > 0, cpus = starpu_cpu_worker_get_count() > 0;
+    if (gpus) {
+        starpu_heteroprio_set_nb_prios(ctx, STARPU_CUDA_IDX, NBUCKETS);
+        for (int b = 0; b < NBUCKETS; b++) {
+            starpu_heteroprio_set_mapping(ctx, STARPU_CUDA_IDX, b, b);
+            starpu_heteroprio_set_faster_arch(ctx, STARPU_CUDA_IDX, b);
+        }
+    }
+    if (cpus) {
+        int n = gpus ? NBUCKETS - 1 : NBUCKETS; /* beside GPUs, not B_MEMORY */
+        starpu_heteroprio_set_nb_prios(ctx, STARPU_CPU_IDX, n);
+        for (int i = 0; i < n; i++) {
+            starpu_heteroprio_set_mapping(ctx, STARPU_CPU_IDX, i, cpu_order[i]);
+            if (gpus)
+                starpu_heteroprio_set_arch_slow_factor(ctx, STARPU_CPU_IDX, cpu_order[i],
+                                                       cpu_slow[cpu_order[i]]);
+        }
+    }
+}
+
 tg_runtime_opts tg_runtime_defaults(void) {
     tg_runtime_opts o = {.sched = NULL, .ncpu = -1, .ngpu = -1, .cpus_help_gpus = 1, .grid_p = 0,
                          .grid_q = 0};
@@ -395,6 +446,7 @@ tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err) {
     struct starpu_conf conf;
     starpu_conf_init(&conf);
     conf.sched_policy_name = rt.sched;
+    if (!strcmp(rt.sched, "heteroprio")) conf.sched_policy_init = heteroprio_init;
     conf.ncpus = o.ncpu;
     conf.ncuda = tg_have_cuda() ? o.ngpu : 0;
     conf.nopencl = 0;

@@ -12,6 +12,11 @@
  * reserve for its progression thread). */
 int tg_runtime_mpi(void);
 
+/** Whether the heteroprio scheduler runs; then every task's priority is replaced by its
+ * kernel's bucket, tg_heteroprio_bucket(codelet name), which heteroprio requires. */
+int tg_runtime_heteroprio(void);
+int tg_heteroprio_bucket(const char *kernel);
+
 /** Submits a task built by starpu_task_build (NULL: -EINVAL), as starpu_task_insert would,
  * and records it while tg_record_start is on. Every task goes through it (TG_INSERT,
  * TG_INSERT_LOCAL). */
