@@ -272,14 +272,16 @@ int tg_runtime_heteroprio(void) { return rt.started && !strcmp(rt.sched, "hetero
 
 /* CPUs take first what they do relatively best (epistasis rounds, genotype products), the
  * panel chain last; beside GPUs, a CPU takes a task only when its bucket holds more than
- * slow-factor tasks per GPU (the GPU/CPU speed ratios the H100 node's models give are 100 to
- * 1000; rounds and products less), and never the memory-bound kernels, which stay on GPUs
- * (can_execute). */
+ * slow-factor tasks per GPU, and never the memory-bound kernels, which stay on GPUs
+ * (can_execute). Slow factors: round numbers below the GPU/CPU time ratios of the H100 node's
+ * models (a 2048² tile update: 24 µs against about a second; an epistasis round of 65,536
+ * samples: 8 ms against seconds; a genotype-product block: about 100). With 10 for rounds, the
+ * cores took rounds of seconds while the GPU ran them in 8 ms. */
 static void heteroprio_init(unsigned ctx) {
     static const int cpu_order[] = {B_EPI, B_GENO, B_DOT, B_GEMM, B_SYRK, B_TRSM, B_PANEL, B_MEMORY};
-    static const float cpu_slow[NBUCKETS] = {[B_PANEL] = 100, [B_TRSM] = 100, [B_SYRK] = 100,
-                                             [B_GEMM] = 100,  [B_DOT] = 100,  [B_EPI] = 10,
-                                             [B_GENO] = 10};
+    static const float cpu_slow[NBUCKETS] = {[B_PANEL] = 1000, [B_TRSM] = 1000, [B_SYRK] = 1000,
+                                             [B_GEMM] = 1000,  [B_DOT] = 1000,  [B_EPI] = 1000,
+                                             [B_GENO] = 100};
     int gpus = starpu_cuda_worker_get_count() > 0, cpus = starpu_cpu_worker_get_count() > 0;
     if (gpus) {
         starpu_heteroprio_set_nb_prios(ctx, STARPU_CUDA_IDX, NBUCKETS);
