@@ -93,6 +93,8 @@ krr="krr --bfile ../../d --pheno ../../d.pheno --test-frac 0.2 --tile 32"
     # 240 training samples in tiles of 32; 2 ranks take the 2x1 grid
     got=$(comm_bytes n2.log 240 32)
     report $? "krr fp64 on 2 ranks logs the bytes sent: $got" n2.log
+    ! grep -q "starpu_comm_stats" n2/err.txt n2/out.txt
+    report $? "StarPU-MPI's own statistics table stays out of the output" n2/err.txt
     no_comm_bytes base/rank0/o.log n1.log
     report $? "krr on one rank, with or without mpiexec, logs no bytes sent"
     # kept dot products (several gamma and alpha), the test-train kernel from another fileset

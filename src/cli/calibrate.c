@@ -22,7 +22,8 @@ static const char *help =
     "machine, one kind at a time, over a range of sizes; makes each fitted model valid for every\n"
     "size (StarPU otherwise re-calibrates outside the sizes measured); then runs the kernels at\n"
     "sizes between those calibrated and prints, per kernel and worker kind, the predicted and\n"
-    "measured times. Models are kept where StarPU keeps them (STARPU_HOME, default ~/.starpu)\n"
+    "measured times. Models are kept where StarPU keeps them (.starpu/ under XDG_CACHE_HOME,\n"
+    "STARPU_HOME or HOME; STARPU_PERF_MODEL_DIR replaces the whole path)\n"
     "under this host's name, and every later run uses them.\n"
     "Outputs: PREFIX.calibrate.tsv (kernel, worker kind, work, tasks, measured and predicted\n"
     "mean ms, relative error), PREFIX.log (with StarPU's bus bandwidths).\n\n"
@@ -334,6 +335,7 @@ static tg_status finish_models(const char *export, int *nmodels, tg_error *err) 
         size_t k;
         int ok = in && out;
         while (ok && (k = fread(buf, 1, sizeof buf, in)) > 0) ok = fwrite(buf, 1, k, out) == k;
+        ok = ok && !ferror(in);
         if (in) fclose(in);
         if (out && fclose(out)) ok = 0;
         if (!ok) st = tg_error_set(err, TG_ERR_IO, "cannot write %s", dst);
@@ -374,15 +376,26 @@ static int run(const tg_cli_common *c, int quick, int workloads, int reps, int r
     if (cudaGetDeviceCount(&ndev) != cudaSuccess) ndev = 0;
 #endif
     if (c->rt.ngpu != 0 && ndev > 0) kinds[nk++] = STARPU_CUDA_WORKER;
+    if (!nk) {
+        rmdir(dir);
+        tg_error_set(&err, TG_ERR_ARG, "no worker to calibrate (--ncpu 0 and %s)",
+                     ndev ? "--ngpu 0" : "no GPU");
+        return tg_cli_fail("calibrate", log, &err);
+    }
     row *rows = NULL;
     size_t nrows = 0;
     double t0 = tg_now();
     /* calibration: StarPU records every task and writes the models at each stop */
+    /* the user's own settings come back after each forced one */
+    char *user_cal = getenv("STARPU_CALIBRATE"), *user_bus = getenv("STARPU_BUS_CALIBRATE");
+    user_cal = user_cal ? strdup(user_cal) : NULL;
+    user_bus = user_bus ? strdup(user_bus) : NULL;
     for (int k = 0; k < nk && !st; k++) {
         setenv("STARPU_CALIBRATE", reset && k == 0 ? "2" : "1", 1);
         if (bus && k == 0) setenv("STARPU_BUS_CALIBRATE", "1", 1);
         if ((st = start_kind(c, kinds[k], &err))) break;
-        unsetenv("STARPU_BUS_CALIBRATE");
+        if (user_bus) setenv("STARPU_BUS_CALIBRATE", user_bus, 1);
+        else unsetenv("STARPU_BUS_CALIBRATE");
         if (k == 0) {
             char desc[2048];
             tg_runtime_describe(desc, sizeof desc);
@@ -406,7 +419,7 @@ static int run(const tg_cli_common *c, int quick, int workloads, int reps, int r
         tg_runtime_stop();
     }
     int nmodels = 0;
-    if (!st && export && (st = write_machine(export, &err))) {}
+    if (!st && export) st = write_machine(export, &err);
     if (!st) st = finish_models(export, &nmodels, &err);
     if (!st)
         tg_log_printf(log, "calibrated %d models in %.1f s; checking them on sizes never run", nmodels,
@@ -431,7 +444,10 @@ static int run(const tg_cli_common *c, int quick, int workloads, int reps, int r
         free(r);
         tg_runtime_stop();
     }
-    unsetenv("STARPU_CALIBRATE");
+    if (user_cal) setenv("STARPU_CALIBRATE", user_cal, 1);
+    else unsetenv("STARPU_CALIBRATE");
+    free(user_cal);
+    free(user_bus);
     FILE *f = NULL;
     char *path = NULL;
     if (!st && !(st = tg_out_open(c->out, ".calibrate.tsv", &f, &path, &err))) {
@@ -453,8 +469,10 @@ static int run(const tg_cli_common *c, int quick, int workloads, int reps, int r
         for (size_t i = 0, j; !st && i < nrows; i = j) {
             double e[256];
             int ne = 0;
-            for (j = i; j < nrows && rows[j].kernel == rows[i].kernel && rows[j].kind == rows[i].kind; j++)
-                if (ne < 256) e[ne++] = fabs(rows[j].predicted / rows[j].measured - 1);
+            for (j = i; j < nrows && rows[j].kernel == rows[i].kernel && rows[j].kind == rows[i].kind; j++) {
+                double x = fabs(rows[j].predicted / rows[j].measured - 1);
+                if (ne < 256 && isfinite(x)) e[ne++] = x; /* sizes without a prediction: counted below */
+            }
             for (int a = 1; a < ne; a++)
                 for (int b = a; b > 0 && e[b] < e[b - 1]; b--) {
                     double x = e[b];

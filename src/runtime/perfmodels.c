@@ -21,14 +21,15 @@
 
 void tg_perfmodel_dir(char *buf, size_t len) {
     const char *d = getenv("STARPU_PERF_MODEL_DIR");
-    if (d && *d) {
+    if (d) {
         snprintf(buf, len, "%s/codelets/%d", d, STARPU_MODEL_FORMAT);
         return;
     }
-    const char *home = getenv("STARPU_HOME");
-    if (!home || !*home) home = getenv("HOME");
-    snprintf(buf, len, "%s/.starpu/sampling/codelets/%d", home && *home ? home : ".",
-             STARPU_MODEL_FORMAT);
+    /* StarPU 1.3's order (_starpu_get_home_path): XDG_CACHE_HOME first, set values even empty */
+    static const char *const vars[] = {"XDG_CACHE_HOME", "STARPU_HOME", "HOME", "TMPDIR", "TEMP", "TMP"};
+    const char *home = NULL;
+    for (size_t i = 0; !home && i < sizeof vars / sizeof *vars; i++) home = getenv(vars[i]);
+    snprintf(buf, len, "%s/.starpu/sampling/codelets/%d", home ? home : "/tmp", STARPU_MODEL_FORMAT);
 }
 
 void tg_perfmodel_host(char *buf, size_t len) {
@@ -212,10 +213,12 @@ int tg_perfmodel_widen(const char *path) {
     while (!bad && fgets(line, sizeof line, f)) {
         if (after_header && widen_line(line, sizeof line)) bad = 1;
         after_header = !strncmp(line, "# sumlnx", 8);
-        fputs(line, out);
+        if (fputs(line, out) == EOF) bad = 1;
     }
+    bad |= ferror(f) != 0;
     fclose(f);
-    if (out) fclose(out);
+    /* a short text must never replace a model: StarPU asserts on a malformed file */
+    if (out && fclose(out)) bad = 1;
     if (!bad) {
         char tmp[PATH_MAX + 32];
         snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());

@@ -12,7 +12,6 @@
 #include <cblas.h>
 #include <starpu_heteroprio.h>
 #include <hwloc.h>
-#include <unistd.h>
 
 #include "codelets/codelets.h"
 
@@ -237,7 +236,9 @@ void tg_runtime_sum_int64(int64_t *buf, int64_t count) {
 }
 
 #ifdef TG_USE_CUDA
-/* Cores (not hardware threads, as StarPU counts them) minus one per GPU and one more. */
+/* Cores (hwloc's, as StarPU counts them) minus one per GPU, one for the submitting thread and,
+ * with several ranks, one for StarPU-MPI's progression thread (StarPU reserves that core only
+ * when it chooses the CPU worker count itself). */
 static int default_cpu_workers(int ngpu) {
     hwloc_topology_t topo;
     int cores = 0;
@@ -246,7 +247,8 @@ static int default_cpu_workers(int ngpu) {
         hwloc_topology_destroy(topo);
     }
     if (cores <= 0) cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    return cores - ngpu - 1 > 0 ? cores - ngpu - 1 : 0;
+    int spare = ngpu + 1 + (rt.nranks > 1);
+    return cores - spare > 0 ? cores - spare : 0;
 }
 #endif
 
@@ -394,7 +396,8 @@ tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err) {
     if (o.ncpu < -1) return tg_error_set(err, TG_ERR_ARG, "--ncpu %d: must be ≥ 0", o.ncpu);
     if (o.ngpu < -1) return tg_error_set(err, TG_ERR_ARG, "--ngpu %d: must be ≥ 0", o.ngpu);
     tg_runtime_init_mpi();
-    if ((o.grid_p || o.grid_q) && (o.grid_p < 1 || o.grid_q < 1 || o.grid_p * o.grid_q != rt.nranks))
+    if ((o.grid_p || o.grid_q) &&
+        (o.grid_p < 1 || o.grid_q < 1 || (int64_t)o.grid_p * o.grid_q != rt.nranks))
         return tg_error_set(err, TG_ERR_ARG, "--grid %dx%d: the grid must have as many places as "
                             "there are MPI ranks (%d)", o.grid_p, o.grid_q, rt.nranks);
     if (!tg_have_cuda() && o.ngpu > 0)

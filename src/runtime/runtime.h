@@ -30,14 +30,16 @@ int tg_task_submit(struct starpu_task *task);
 /* StarPU-MPI runs a task on the rank owning the data it writes and moves the inputs there:
  * starpu_mpi_task_insert split into its build (NULL on the ranks that do not run it), submit and
  * post-build steps, in that order (the comma operator sequences them), so that tg_task_submit
- * sees the task. The arguments are evaluated twice: they must have no side effects. */
+ * sees the task. Post-build runs even after a failed submit, as in starpu_mpi_task_insert, so
+ * every rank's cache of sent and received tiles stays in step; the submit's error is returned.
+ * The arguments are evaluated twice: they must have no side effects. (starpu_mpi_task_build
+ * asserts on a malformed argument list where starpu_mpi_task_insert would return an error.) */
 extern _Thread_local int tg_insert_ret;
 #define TG_INSERT(cl, ...)                                                                       \
     (tg_runtime_mpi()                                                                            \
          ? (tg_insert_ret = tg_task_submit_mpi(                                                  \
                 starpu_mpi_task_build(MPI_COMM_WORLD, (cl), __VA_ARGS__)),                      \
-            tg_insert_ret ? tg_insert_ret                                                        \
-                          : starpu_mpi_task_post_build(MPI_COMM_WORLD, (cl), __VA_ARGS__))      \
+            starpu_mpi_task_post_build(MPI_COMM_WORLD, (cl), __VA_ARGS__), tg_insert_ret)       \
          : TG_INSERT_LOCAL(cl, __VA_ARGS__))
 /** tg_task_submit where @p task is not NULL (this rank runs it); 0 where it is. */
 int tg_task_submit_mpi(struct starpu_task *task);
