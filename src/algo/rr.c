@@ -61,12 +61,13 @@ static void fill_panel(void *ctx, int64_t J) {
     memset(x, 0, (size_t)(P->npad * w));
     for (int t = 0; t < nbj; t++) {
         int64_t j = J * P->nb + t;
-        int8_t *col = x + t * P->npad, *mask = x + (nbj + t) * P->npad;
+        /* the mask columns follow the genotype columns, only in the [X0 | M] layout */
+        int8_t *col = x + t * P->npad, *mask = P->missing ? x + (nbj + t) * P->npad : NULL;
         P->src(P->ctx, 0, P->n, j, 1, col);
         for (int64_t i = 0; i < P->n; i++) {
             int obs = col[i] != TG_GENO_MISSING;
             if (!obs) col[i] = 0;
-            if (P->missing) mask[i] = (int8_t)obs;
+            if (mask) mask[i] = (int8_t)obs;
         }
         /* monomorphic or all-missing (p NAN): a zero column, and μ 0 so that 0·μ stays 0 */
         double p = P->freq[j];
