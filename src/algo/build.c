@@ -81,9 +81,13 @@ struct enc_job {
     const tg_bed *bed;
     const int64_t *rows;
     tg_kgeno *g;
-    int64_t span;      /* the widest .fam range of one of this rank's panels */
-    int64_t *sum, *obs; /* counting pass: A1 alleles and calls per SNP over this rank's panels;
-                        * NULL: the encoding pass */
+    /* per panel: the .fam rows [lo, lo + ld) that hold its samples and, for this rank's
+     * panels, where that range starts in a chunk's buffer of span rows */
+    int64_t *lo, *ld, *off, span;
+    int64_t *sum, *obs; /* counting: A1 alleles and calls per SNP over this rank's panels;
+                        * NULL: the frequencies are known */
+    int encode;         /* write the encodings (after counting: one rank, whose counts are
+                         * every sample's, so p follows from each chunk's own) */
     int64_t imputed; /* atomic */
     int nomem;       /* atomic */
 };
@@ -105,6 +109,11 @@ static void panel_range(const struct enc_job *jb, int p, int64_t *lo, int64_t *h
 /* The integer nearest 2p (halves up): a missing call's value, and the linear kernel's shift. */
 static double nearest_2p(double p) { return floor(2 * p + 0.5); }
 
+/* The A1 frequency from the counts over every sample (NAN without a call). */
+static double freq_of(int64_t sum, int64_t obs) {
+    return obs ? (double)sum / (2.0 * (double)obs) : NAN;
+}
+
 static void enc_chunk(void *ctx, int64_t c) {
     struct enc_job *jb = ctx;
     tg_kgeno *g = jb->g;
@@ -115,34 +124,40 @@ static void enc_chunk(void *ctx, int64_t c) {
         __atomic_store_n(&jb->nomem, 1, __ATOMIC_RELAXED);
         return;
     }
+    /* each of this rank's panels decoded once: its range's nj SNPs at x + off·nj */
+    for (int p = 0; p < g->np; p++)
+        if (mine(p)) tg_bed_decode(jb->bed, jb->lo[p], jb->ld[p], j0, nj, x + jb->off[p] * nj, jb->ld[p]);
+    if (jb->sum) { /* this chunk's SNPs are its own: no other thread adds to them */
+        for (int p = 0; p < g->np; p++) {
+            if (!mine(p)) continue;
+            const int8_t *xp = x + jb->off[p] * nj;
+            for (int64_t j = 0; j < nj; j++)
+                for (int64_t r = (int64_t)p * g->nb, r1 = r + panel_rows(g, p); r < r1; r++) {
+                    int8_t v = xp[j * jb->ld[p] + row_of(jb, r) - jb->lo[p]];
+                    if (v != TG_GENO_MISSING) jb->sum[j0 + j] += v, jb->obs[j0 + j]++;
+                }
+        }
+        for (int64_t j = 0; jb->encode && j < nj; j++)
+            g->freq[j0 + j] = freq_of(jb->sum[j0 + j], jb->obs[j0 + j]);
+    }
+    int64_t imputed = 0;
     /* per SNP: the value of a missing call and the shift (linear: centred by the integer
      * nearest 2p, exactly; see tilegwas.h); an SNP without training calls is 0 for every
      * sample, so it adds nothing to any kernel */
     int8_t fill[SNP_CHUNK], shift[SNP_CHUNK], keep[SNP_CHUNK];
-    for (int64_t j = 0; !jb->sum && j < nj; j++) {
+    for (int64_t j = 0; jb->encode && j < nj; j++) {
         double p = g->freq[j0 + j];
         keep[j] = !isnan(p);
         fill[j] = keep[j] ? (int8_t)nearest_2p(p) : 0;
         shift[j] = g->kind == TG_KERNEL_LINEAR ? fill[j] : 0;
     }
-    int64_t imputed = 0;
-    for (int p = 0; p < g->np; p++) {
+    for (int p = 0; jb->encode && p < g->np; p++) {
         if (!mine(p)) continue;
-        int64_t lo, hi, r0 = (int64_t)p * g->nb, r1 = r0 + panel_rows(g, p);
-        panel_range(jb, p, &lo, &hi);
-        const int64_t ld = hi - lo;
-        tg_bed_decode(jb->bed, lo, ld, j0, nj, x, ld);
-        if (jb->sum) { /* this chunk's SNPs are its own: no other thread adds to them */
-            for (int64_t j = 0; j < nj; j++)
-                for (int64_t r = r0; r < r1; r++) {
-                    int8_t v = x[j * ld + row_of(jb, r) - lo];
-                    if (v != TG_GENO_MISSING) jb->sum[j0 + j] += v, jb->obs[j0 + j]++;
-                }
-            continue;
-        }
+        const int64_t r0 = (int64_t)p * g->nb, r1 = r0 + panel_rows(g, p), ld = jb->ld[p];
+        const int8_t *xp = x + jb->off[p] * nj;
         /* sample by sample: each writes its chunk of one panel column contiguously */
         for (int64_t r = r0; r < r1; r++) {
-            const int8_t *xr = x + (row_of(jb, r) - lo);
+            const int8_t *xr = xp + (row_of(jb, r) - jb->lo[p]);
             int8_t *e = g->enc[p] + (r - r0) * g->enc_pad + j0 * w;
             for (int64_t j = 0; j < nj; j++) {
                 int8_t v = xr[j * ld];
@@ -292,32 +307,45 @@ tg_status tg_kgeno_create(const tg_bed *bed, const int64_t *rows, int64_t n, tg_
     }
     if ((st = alloc_panels(g, err))) goto fail;
 
-    struct enc_job ej = {bed, rows, g, 1, NULL, NULL, 0, 0};
+    struct enc_job ej = {.bed = bed, .rows = rows, .g = g, .encode = 1};
+    if (!(ej.lo = tg_malloc(3 * (size_t)g->np * sizeof *ej.lo, err))) {
+        st = TG_ERR_NOMEM;
+        goto fail;
+    }
+    ej.ld = ej.lo + g->np;
+    ej.off = ej.ld + g->np;
     for (int p = 0; p < g->np; p++) {
-        int64_t lo, hi;
-        panel_range(&ej, p, &lo, &hi);
-        if (mine(p) && hi - lo > ej.span) ej.span = hi - lo;
+        int64_t hi;
+        panel_range(&ej, p, &ej.lo[p], &hi);
+        ej.ld[p] = hi - ej.lo[p];
+        ej.off[p] = ej.span;
+        if (mine(p)) ej.span += ej.ld[p];
     }
     const int64_t nchunks = (g->n_snps + SNP_CHUNK - 1) / SNP_CHUNK;
+    int64_t *cnt = NULL;
     if (freq) {
         memcpy(g->freq, freq, (size_t)g->n_snps * sizeof *freq);
-    } else { /* a first pass counts over this rank's samples; integer sums over the ranks are
-              * exact, so every rank's p is one rank's, bit for bit */
-        int64_t *cnt = tg_calloc(2 * (size_t)g->n_snps, sizeof *cnt, err);
-        if (!cnt) {
-            st = TG_ERR_NOMEM;
-            goto fail;
-        }
+    } else if (!(cnt = tg_calloc(2 * (size_t)g->n_snps, sizeof *cnt, err))) {
+        st = TG_ERR_NOMEM;
+    } else {
         ej.sum = cnt;
         ej.obs = cnt + g->n_snps;
-        tg_parallel_for(nchunks, enc_chunk, &ej);
-        tg_runtime_sum_int64(cnt, 2 * g->n_snps);
-        for (int64_t j = 0; j < g->n_snps; j++)
-            g->freq[j] = ej.obs[j] ? (double)ej.sum[j] / (2.0 * (double)ej.obs[j]) : NAN;
-        free(cnt);
-        ej.sum = ej.obs = NULL;
+        /* one rank counts every sample: p, then the encodings, in one pass over the .bed.
+         * Several count their own samples first; integer sums over the ranks are exact, so
+         * every rank's p is one rank's, bit for bit */
+        if (tg_runtime_nranks() > 1) {
+            ej.encode = 0;
+            tg_parallel_for(nchunks, enc_chunk, &ej);
+            tg_runtime_sum_int64(cnt, 2 * g->n_snps);
+            for (int64_t j = 0; j < g->n_snps; j++) g->freq[j] = freq_of(ej.sum[j], ej.obs[j]);
+            ej.sum = ej.obs = NULL;
+            ej.encode = 1;
+        }
     }
-    if (!ej.nomem) tg_parallel_for(nchunks, enc_chunk, &ej);
+    if (!st && !ej.nomem) tg_parallel_for(nchunks, enc_chunk, &ej);
+    free(cnt);
+    free(ej.lo);
+    if (st) goto fail;
     if (ej.nomem) {
         st = tg_error_set(err, TG_ERR_NOMEM, "out of memory decoding %s.bed", bed->prefix);
         goto fail;
