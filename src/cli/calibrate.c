@@ -307,59 +307,6 @@ static size_t aggregate(const tg_task_record *r, size_t n, row *rows, size_t nro
     return nrows;
 }
 
-/* Every model file of this host: widened (tg_perfmodel_widen) and, with @p export, copied. */
-static tg_status finish_models(const char *export, int *nmodels, tg_error *err) {
-    char dir[PATH_MAX], host[256], suffix[260];
-    tg_perfmodel_dir(dir, sizeof dir);
-    tg_perfmodel_host(host, sizeof host);
-    snprintf(suffix, sizeof suffix, ".%s", host);
-    DIR *d = opendir(dir);
-    if (!d) return tg_error_set(err, TG_ERR_IO, "no model directory %s", dir);
-    struct dirent *e;
-    tg_status st = TG_OK;
-    *nmodels = 0;
-    while (!st && (e = readdir(d))) {
-        size_t l = strlen(e->d_name), ls = strlen(suffix);
-        if (strncmp(e->d_name, "tg_", 3) || l <= ls || strcmp(e->d_name + l - ls, suffix)) continue;
-        char path[2 * PATH_MAX], dst[2 * PATH_MAX];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (tg_perfmodel_widen(path)) {
-            st = tg_error_set(err, TG_ERR_IO, "cannot rewrite the model %s", path);
-            break;
-        }
-        (*nmodels)++;
-        if (!export) continue;
-        snprintf(dst, sizeof dst, "%s/%.*s", export, (int)(l - ls), e->d_name);
-        FILE *in = fopen(path, "rb"), *out = in ? fopen(dst, "wb") : NULL;
-        char buf[65536];
-        size_t k;
-        int ok = in && out;
-        while (ok && (k = fread(buf, 1, sizeof buf, in)) > 0) ok = fwrite(buf, 1, k, out) == k;
-        ok = ok && !ferror(in);
-        if (in) fclose(in);
-        if (out && fclose(out)) ok = 0;
-        if (!ok) st = tg_error_set(err, TG_ERR_IO, "cannot write %s", dst);
-    }
-    closedir(d);
-    return st;
-}
-
-static tg_status write_machine(const char *export, tg_error *err) {
-    char path[PATH_MAX + 16], cpu[256], gpus[16][128];
-    snprintf(path, sizeof path, "%s/machine.txt", export);
-    FILE *f = fopen(path, "w");
-    if (!f) return tg_error_set(err, TG_ERR_IO, "cannot write %s", path);
-    tg_machine_cpu(cpu, sizeof cpu);
-    int ngpu = tg_machine_gpus(gpus, 16);
-    int same = 1;
-    for (int d = 1; d < ngpu; d++) same &= !strcmp(gpus[d], gpus[0]);
-    fprintf(f, "# a tilegwas perfmodel profile: the machine its models were calibrated on\n"
-               "cpu\t%s\ncores\t%ld\n", cpu, sysconf(_SC_NPROCESSORS_ONLN));
-    /* identical GPUs share one model: one line stands for all */
-    for (int d = 0; d < (same && ngpu ? 1 : ngpu); d++) fprintf(f, "gpu\t%s\n", gpus[d]);
-    return fclose(f) ? tg_error_set(err, TG_ERR_IO, "cannot write %s", path) : TG_OK;
-}
-
 static int run(const tg_cli_common *c, int quick, int workloads, int reps, int reset, int bus,
                const char *export, tg_log *log) {
     tg_error err = {0};
@@ -419,8 +366,7 @@ static int run(const tg_cli_common *c, int quick, int workloads, int reps, int r
         tg_runtime_stop();
     }
     int nmodels = 0;
-    if (!st && export) st = write_machine(export, &err);
-    if (!st) st = finish_models(export, &nmodels, &err);
+    if (!st) st = tg_perfmodels_finish(export, &nmodels, &err);
     if (!st)
         tg_log_printf(log, "calibrated %d models in %.1f s; checking them on sizes never run", nmodels,
                       tg_now() - t0);

@@ -19,7 +19,7 @@
 /* StarPU 1.3's model-file format version: the codelets/<version>/ directory */
 #define STARPU_MODEL_FORMAT 45
 
-void tg_perfmodel_dir(char *buf, size_t len) {
+static void model_dir(char *buf, size_t len) {
     const char *d = getenv("STARPU_PERF_MODEL_DIR");
     if (d) {
         snprintf(buf, len, "%s/codelets/%d", d, STARPU_MODEL_FORMAT);
@@ -32,7 +32,7 @@ void tg_perfmodel_dir(char *buf, size_t len) {
     snprintf(buf, len, "%s/.starpu/sampling/codelets/%d", home ? home : "/tmp", STARPU_MODEL_FORMAT);
 }
 
-void tg_perfmodel_host(char *buf, size_t len) {
+static void model_host(char *buf, size_t len) {
     const char *h = getenv("STARPU_HOSTNAME");
     if (h && *h) {
         snprintf(buf, len, "%s", h);
@@ -56,25 +56,38 @@ static int mkpath(const char *path) {
     return mkdir(p, 0700) && errno != EEXIST ? -1 : 0;
 }
 
-/* Copies src to dst through a temporary name and rename(), so ranks of one node that seed at
- * the same time never let StarPU read half a file. */
-static int copy_file(const char *src, const char *dst) {
+/* Writes @p size bytes to @p path through a temporary name and rename(): ranks of one node
+ * that seed at the same time never let StarPU read half a file, and a failed write never
+ * leaves a short model (StarPU asserts on a malformed one). */
+static int replace_file(const char *path, const char *text, size_t size) {
     char tmp[2 * PATH_MAX + 32];
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", dst, (long)getpid());
-    FILE *in = fopen(src, "rb"), *out = in ? fopen(tmp, "wb") : NULL;
-    int ok = in && out;
-    char buf[65536];
-    size_t n;
-    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0) ok = fwrite(buf, 1, n, out) == n;
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+    FILE *w = fopen(tmp, "wb");
+    int bad = !w || fwrite(text, 1, size, w) != size;
+    if (w && fclose(w)) bad = 1;
+    if (!bad && rename(tmp, path)) bad = 1;
+    if (bad) remove(tmp);
+    return bad ? -1 : 0;
+}
+
+/* Model files are a few kilobytes: read whole. */
+static int copy_file(const char *src, const char *dst) {
+    FILE *in = fopen(src, "rb");
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = in ? open_memstream(&text, &size) : NULL;
+    int ok = in && out, c;
+    while (ok && (c = getc(in)) != EOF) ok = putc(c, out) != EOF;
     ok = ok && !ferror(in);
     if (in) fclose(in);
     if (out && fclose(out)) ok = 0;
-    if (ok && rename(tmp, dst)) ok = 0;
-    if (!ok) remove(tmp);
+    ok = ok && !replace_file(dst, text, size);
+    free(text);
     return ok ? 0 : -1;
 }
 
-void tg_machine_cpu(char *buf, size_t len) {
+/* This machine's CPU model name (/proc/cpuinfo). */
+static void machine_cpu(char *buf, size_t len) {
     snprintf(buf, len, "unknown");
     FILE *f = fopen("/proc/cpuinfo", "r");
     char line[512];
@@ -90,7 +103,9 @@ void tg_machine_cpu(char *buf, size_t len) {
     if (f) fclose(f);
 }
 
-int tg_machine_gpus(char names[][128], int max) {
+/* The names of this machine's GPUs (at most @p max), and in *same whether they are all the
+ * same: identical GPUs share one model, so a profile lists one of them. */
+static int machine_gpus(char names[][128], int max, int *same) {
     int n = 0;
 #ifdef TG_USE_CUDA
     if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
@@ -102,7 +117,10 @@ int tg_machine_gpus(char names[][128], int max) {
 #else
     (void)names, (void)max;
 #endif
-    return n < max ? n : max;
+    n = n < max ? n : max;
+    *same = 1;
+    for (int d = 1; d < n; d++) *same &= !strcmp(names[d], names[0]);
+    return n;
 }
 
 /* Whether profile @p dir describes this machine: the same CPU model and the same GPUs. */
@@ -148,12 +166,10 @@ void tg_perfmodels_seed(char *desc, size_t len) {
         return;
     }
     char cpu[256], gpus[16][128], profile[PATH_MAX] = "";
-    tg_machine_cpu(cpu, sizeof cpu);
-    int ngpu = tg_machine_gpus(gpus, 16);
+    machine_cpu(cpu, sizeof cpu);
+    int same, ngpu = machine_gpus(gpus, 16, &same);
     /* identical GPUs share one model (StarPU keeps one per device otherwise), so a profile
      * calibrated on one GPU serves every GPU of that kind */
-    int same = 1;
-    for (int d = 1; d < ngpu; d++) same &= !strcmp(gpus[d], gpus[0]);
     if (same) setenv("STARPU_PERF_MODEL_HOMOGENEOUS_CUDA", "1", 0);
     /* profiles are matched on one GPU of each: a node with several identical GPUs uses the
      * profile of one */
@@ -164,8 +180,8 @@ void tg_perfmodels_seed(char *desc, size_t len) {
     for (size_t r = 0; r < sizeof roots / sizeof *roots && !*profile; r++)
         if (roots[r] && *roots[r]) find_profile(roots[r], cpu, gpus, nmatch, profile, sizeof profile);
     char dir[PATH_MAX], host[256];
-    tg_perfmodel_dir(dir, sizeof dir);
-    tg_perfmodel_host(host, sizeof host);
+    model_dir(dir, sizeof dir);
+    model_host(host, sizeof host);
     if (!*profile) {
         snprintf(desc, len, "no shipped models for this machine (CPU \"%s\"%s%s); "
                  "`tilegwas calibrate` makes them", cpu, ngpu ? ", GPU " : "", ngpu ? gpus[0] : "");
@@ -202,7 +218,11 @@ static int widen_line(char *line, size_t len) {
     return 0;
 }
 
-int tg_perfmodel_widen(const char *path) {
+/* Makes the fitted regression of model file @p path valid for every size. StarPU 1.3 uses a
+ * fit only within 0.9× the smallest and 1.1× the largest size measured, and outside that
+ * forces calibration on every worker kind: a larger run than calibrated then sends its first
+ * tasks of each kernel to the slowest workers. 0 on success. */
+static int widen(const char *path) {
     FILE *f = fopen(path, "r");
     if (!f) return -1;
     char *text = NULL;
@@ -217,17 +237,52 @@ int tg_perfmodel_widen(const char *path) {
     }
     bad |= ferror(f) != 0;
     fclose(f);
-    /* a short text must never replace a model: StarPU asserts on a malformed file */
     if (out && fclose(out)) bad = 1;
-    if (!bad) {
-        char tmp[PATH_MAX + 32];
-        snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
-        FILE *w = fopen(tmp, "w");
-        bad = !w || fwrite(text, 1, size, w) != size;
-        if (w && fclose(w)) bad = 1;
-        if (!bad && rename(tmp, path)) bad = 1;
-        if (bad) remove(tmp);
-    }
+    if (!bad) bad = replace_file(path, text, size) != 0;
     free(text);
     return bad ? -1 : 0;
+}
+
+/* machine.txt: what profile_matches reads */
+static int write_machine(const char *path) {
+    char cpu[256], gpus[16][128];
+    machine_cpu(cpu, sizeof cpu);
+    int same, ngpu = machine_gpus(gpus, 16, &same);
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    fprintf(f, "# a tilegwas perfmodel profile: the machine its models were calibrated on\n"
+               "cpu\t%s\ncores\t%ld\n", cpu, sysconf(_SC_NPROCESSORS_ONLN));
+    for (int d = 0; d < (same && ngpu ? 1 : ngpu); d++) fprintf(f, "gpu\t%s\n", gpus[d]);
+    return fclose(f) ? -1 : 0;
+}
+
+tg_status tg_perfmodels_finish(const char *export, int *nmodels, tg_error *err) {
+    char dir[PATH_MAX], host[256], suffix[260], path[2 * PATH_MAX];
+    model_dir(dir, sizeof dir);
+    model_host(host, sizeof host);
+    snprintf(suffix, sizeof suffix, ".%s", host);
+    *nmodels = 0;
+    if (export && (snprintf(path, sizeof path, "%s/machine.txt", export), write_machine(path)))
+        return tg_error_set(err, TG_ERR_IO, "cannot write %s", path);
+    DIR *d = opendir(dir);
+    if (!d) return tg_error_set(err, TG_ERR_IO, "no model directory %s", dir);
+    struct dirent *e;
+    tg_status st = TG_OK;
+    while (!st && (e = readdir(d))) {
+        size_t l = strlen(e->d_name), ls = strlen(suffix);
+        if (strncmp(e->d_name, "tg_", 3) || l <= ls || strcmp(e->d_name + l - ls, suffix)) continue;
+        char dst[2 * PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (widen(path)) {
+            st = tg_error_set(err, TG_ERR_IO, "cannot rewrite the model %s", path);
+            break;
+        }
+        (*nmodels)++;
+        /* the profile's copy is named by the symbol alone, as tg_perfmodels_seed reads it */
+        snprintf(dst, sizeof dst, "%s/%.*s", export ? export : "", (int)(l - ls), e->d_name);
+        if (export && copy_file(path, dst))
+            st = tg_error_set(err, TG_ERR_IO, "cannot write %s", dst);
+    }
+    closedir(d);
+    return st;
 }

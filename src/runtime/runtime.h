@@ -49,24 +49,19 @@ int tg_task_submit_mpi(struct starpu_task *task);
 
 /* ---- Performance models (perfmodels.c). Every codelet's model is a power-law regression of
  * its time on its work (tg_task_work). */
-/** StarPU's directory of codelet models (STARPU_PERF_MODEL_DIR, STARPU_HOME or HOME based). */
-void tg_perfmodel_dir(char *buf, size_t len);
-/** The host name StarPU's model files end with (STARPU_HOSTNAME, or the name up to its '.'). */
-void tg_perfmodel_host(char *buf, size_t len);
-/** This machine's CPU model name (/proc/cpuinfo) and its GPUs' names (at most @p max). */
-void tg_machine_cpu(char *buf, size_t len);
-int tg_machine_gpus(char names[][128], int max);
 /** Before StarPU starts: copies the models of the shipped profile that matches this machine
  * (TILEGWAS_PERFMODELS: a directory of profiles or one profile, "off" for none; then the
- * installed and the source tree's perfmodels/) into StarPU's directory under this host's name,
- * never over a model already there; makes identical GPUs share models. Describes what it did
- * in @p desc. */
+ * installed and the source tree's perfmodels/) into StarPU's directory (.starpu/sampling under
+ * XDG_CACHE_HOME, STARPU_HOME or HOME, or STARPU_PERF_MODEL_DIR, as StarPU 1.3 looks) under this
+ * host's name, never over a model already there; makes identical GPUs share models. Describes
+ * what it did in @p desc. */
 void tg_perfmodels_seed(char *desc, size_t len);
-/** Makes the fitted regression of model file @p path valid for every size. StarPU 1.3 uses a
+/** After a calibration: makes every model of this host valid for every size (StarPU 1.3 uses a
  * fit only within 0.9× the smallest and 1.1× the largest size measured, and outside that
- * forces calibration on every worker kind: a larger run than calibrated then sends its first
- * tasks of each kernel to the slowest workers. 0 on success. */
-int tg_perfmodel_widen(const char *path);
+ * forces calibration on every worker kind, sending a larger run's first tasks of each kernel
+ * to the slowest workers); with @p export, also writes them as a profile in that existing
+ * folder (machine.txt and one file per model, named by its symbol). *nmodels: how many. */
+tg_status tg_perfmodels_finish(const char *export, int *nmodels, tg_error *err);
 
 /* ---- Task records, for calibrate, --trace and bench/sched. */
 typedef struct {
