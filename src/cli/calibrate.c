@@ -344,9 +344,7 @@ static int run(const tg_cli_common *c, int quick, int workloads, int reps, int r
         if (user_bus) setenv("STARPU_BUS_CALIBRATE", user_bus, 1);
         else unsetenv("STARPU_BUS_CALIBRATE");
         if (k == 0) {
-            char desc[2048];
-            tg_runtime_describe(desc, sizeof desc);
-            tg_log_printf(log, "runtime: %s", desc);
+            tg_cli_log_runtime(log, &c->rt);
             char *text = NULL;
             size_t len = 0;
             FILE *m = open_memstream(&text, &len);

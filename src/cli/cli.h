@@ -90,6 +90,9 @@ void tg_cli_common_init(tg_cli_common *c);
 /** Logs the started runtime (tg_runtime_describe) and, when @p ro kept CPU workers away from
  * the GPUs by default, why. */
 void tg_cli_log_runtime(tg_log *log, const tg_runtime_opts *ro);
+/** With several MPI ranks, logs the process grid: where tile (i, j)@p tiles lives and which
+ * rank makes panel p (@p panels, e.g. "genotype panel p read"). */
+void tg_cli_log_grid(tg_log *log, const char *tiles, const char *panels);
 /** Handles option value @p opt (1000..1099) of the common set; returns TG_ERR_ARG with a
  * message for a bad value. */
 tg_status tg_cli_common_option(tg_cli_common *c, int opt, const char *arg, tg_error *err);

@@ -197,3 +197,11 @@ void tg_cli_log_runtime(tg_log *log, const tg_runtime_opts *ro) {
                       "node: they never got a task and slowed the GPU by 4-15%%; "
                       "docs/SCHEDULING.md); --ncpu N adds them");
 }
+
+void tg_cli_log_grid(tg_log *log, const char *tiles, const char *panels) {
+    int r = tg_runtime_nranks(), p, q;
+    if (r < 2) return;
+    tg_runtime_grid(&p, &q);
+    tg_log_printf(log, "%d MPI ranks, process grid %dx%d: tile (i, j)%s on rank (i mod %d)*%d + "
+                  "(j mod %d); %s by rank p mod %d", r, p, q, tiles, p, q, q, panels, r);
+}

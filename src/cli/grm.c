@@ -82,9 +82,7 @@ static int run(const char *bfile, int cov, int bin, const tg_cli_common *c, tg_l
         return tg_cli_fail("grm", log, &err);
     }
     tg_cli_trace_start(c);
-    char desc[2048];
-    tg_runtime_describe(desc, sizeof desc);
-    tg_log_printf(log, "runtime: %s", desc);
+    tg_cli_log_runtime(log, &c->rt);
     if ((st = tg_geno_from_bed(&bed, !cov, &geno, &err))) goto done;
     if (tg_runtime_nranks() > 1) {
         int64_t first, rows;

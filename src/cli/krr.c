@@ -756,13 +756,7 @@ static int run(krr_opts *o, krr_data *d, tg_log *log) {
     if ((st = tg_runtime_start(&ro, &err))) return tg_cli_fail("krr", log, &err);
     tg_cli_trace_start(&o->c);
     tg_cli_log_runtime(log, &ro);
-    if (tg_runtime_nranks() > 1) {
-        int p, q;
-        tg_runtime_grid(&p, &q);
-        tg_log_printf(log, "%d MPI ranks, process grid %dx%d: tile (i, j) on rank (i mod %d)*%d "
-                      "+ (j mod %d); genotype panel p read by rank p mod %d", tg_runtime_nranks(),
-                      p, q, p, q, q, tg_runtime_nranks());
-    }
+    tg_cli_log_grid(log, "", "genotype panel p read");
     if (!o->nb) { /* GEMM tiles below 2048 waste a GPU; 512 keeps a CPU run's cores busy */
         o->nb = tg_runtime_ngpu() > 0 ? 2048 : 512;
         tg_log_printf(log, "tile size %lld (%s)", (long long)o->nb,

@@ -409,13 +409,7 @@ static tg_status solve_chol(const rr_opts *o, rr_data *d, tg_log *log, tg_error 
     const int64_t m = d->bed.n_snps;
     tg_status st = chol_inputs(d, log, err);
     if (st) return st;
-    if (tg_runtime_nranks() > 1) {
-        int p, q;
-        tg_runtime_grid(&p, &q);
-        tg_log_printf(log, "%d MPI ranks, process grid %dx%d: tile (i, j) of Z'Z on rank (i mod "
-                      "%d)*%d + (j mod %d); SNP panel J built by rank J mod %d", tg_runtime_nranks(),
-                      p, q, p, q, q, tg_runtime_nranks());
-    }
+    tg_cli_log_grid(log, " of Z'Z", "SNP panel p built");
     tg_ridge_chol_opts ro = tg_ridge_chol_defaults();
     ro.lambda = o->lambda;
     ro.nb = (int)o->tile;
