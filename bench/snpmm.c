@@ -1,5 +1,6 @@
 /* bench/snpmm: genotype matrix products Z·Λ and Zᵀ·Λ̃ (k columns) on random genotypes made in
- * memory (tg_geno_from_int8, 0.5% missing calls), against ceilings measured in the same run.
+ * memory (tg_geno_from_int8, 2 in 256 calls missing unless --missing says otherwise), against
+ * ceilings measured in the same run.
  *
  * GPU (one CUDA worker): per product, end to end through tg_geno_mul (Λ sent, result fetched:
  * the API as a caller sees it) and "resident" (Λ and the result in StarPU handles that stay on
@@ -10,7 +11,8 @@
  * and on every core, and one core decompressing 1024 × 256 tiles to double (centered) followed
  * by OpenBLAS DGEMM per tile (the decompress-on-the-fly method the paper compares with), against
  * OpenBLAS DGEMM on one core as the FP64 ceiling.
- * usage: bench/snpmm [--n N] [--m M] [--k K] [--reps R] [--cpu-n N] [--no-gpu] [--no-cpu]
+ * usage: bench/snpmm [--n N] [--m M] [--k K] [--reps R] [--cpu-n N] [--missing F] [--no-gpu]
+ *                    [--no-cpu]
  * (defaults: the paper's small set, n 102,000 × m 50,241, k 10, 10 reps) */
 #include <cblas.h>
 #include <math.h>
@@ -19,6 +21,7 @@
 #include <string.h>
 
 #include "algo/snpmm.h"
+#include "base/parallel.h"
 #include "io/out.h"
 #include "runtime/runtime.h"
 
@@ -27,20 +30,38 @@ static void die(const char *what, const tg_error *err) {
     exit(1);
 }
 
-/* Genotypes 0/1/2 from a splitmix64 stream, 1 in 200 missing: cheap enough for 10^10 calls. */
-static void random_genotypes(int8_t *g, size_t count, uint64_t seed) {
-    uint64_t x = seed;
-    for (size_t i = 0; i < count; i += 8) {
+/* Genotypes 0/1/2 from a splitmix64 stream, miss256 in 256 missing: the state of genotypes
+ * 8i..8i+7 is seed + (i+1)·γ, so chunks are filled on all cores with the values one pass gives. */
+typedef struct {
+    int8_t *g;
+    size_t count;
+    uint64_t seed;
+    unsigned miss256;
+} geno_job;
+
+#define GENO_CHUNK ((size_t)1 << 24)
+
+static void random_chunk(void *ctx, int64_t c) {
+    const geno_job *jb = ctx;
+    size_t i0 = (size_t)c * GENO_CHUNK, i1 = i0 + GENO_CHUNK;
+    if (i1 > jb->count) i1 = jb->count;
+    uint64_t x = jb->seed + (i0 / 8) * 0x9e3779b97f4a7c15ull;
+    for (size_t i = i0; i < i1; i += 8) {
         x += 0x9e3779b97f4a7c15ull;
         uint64_t z = x;
         z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
         z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
         z ^= z >> 31;
-        for (size_t b = 0; b < 8 && i + b < count; b++) {
+        for (size_t b = 0; b < 8 && i + b < i1; b++) {
             unsigned v = (unsigned)(z >> (8 * b)) & 0xff;
-            g[i + b] = v < 2 ? TG_GENO_MISSING : (int8_t)(v % 3);
+            jb->g[i + b] = v < jb->miss256 ? TG_GENO_MISSING : (int8_t)(v % 3);
         }
     }
+}
+
+static void random_genotypes(int8_t *g, size_t count, uint64_t seed, unsigned miss256) {
+    geno_job jb = {g, count, seed, miss256};
+    tg_parallel_for((int64_t)((count + GENO_CHUNK - 1) / GENO_CHUNK), random_chunk, &jb);
 }
 
 static void start(int ncpu, int ngpu) {
@@ -276,6 +297,7 @@ static void cpu_part(const int8_t *geno, int64_t ld, int64_t n, int64_t m, int k
 int main(int argc, char **argv) {
     int64_t n = 102000, m = 50241, cpu_n = 20400;
     int k = 10, reps = 10, gpu = 1, cpu = 1;
+    double missing = 2.0 / 256;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--n") && i + 1 < argc)
             n = atoll(argv[++i]);
@@ -287,20 +309,23 @@ int main(int argc, char **argv) {
             reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--cpu-n") && i + 1 < argc)
             cpu_n = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--missing") && i + 1 < argc)
+            missing = atof(argv[++i]);
         else if (!strcmp(argv[i], "--no-gpu"))
             gpu = 0;
         else if (!strcmp(argv[i], "--no-cpu"))
             cpu = 0;
         else {
             fprintf(stderr,
-                    "usage: %s [--n N] [--m M] [--k K] [--reps R] [--cpu-n N] [--no-gpu] "
-                    "[--no-cpu]\n",
+                    "usage: %s [--n N] [--m M] [--k K] [--reps R] [--cpu-n N] [--missing F] "
+                    "[--no-gpu] [--no-cpu]\n",
                     argv[0]);
             return 2;
         }
     }
-    if (n < 1 || m < 1 || k < 1 || k > 64 || reps < 1 || cpu_n < 1) {
-        fprintf(stderr, "bench/snpmm: sizes must be positive, k at most 64\n");
+    if (n < 1 || m < 1 || k < 1 || k > 64 || reps < 1 || cpu_n < 1 || !(missing >= 0) ||
+        missing > 1) {
+        fprintf(stderr, "bench/snpmm: sizes must be positive, k at most 64, --missing in [0, 1]\n");
         return 2;
     }
     if (cpu_n > n) cpu_n = n;
@@ -310,9 +335,10 @@ int main(int argc, char **argv) {
         return 1;
     }
     double t0 = tg_now();
-    random_genotypes(geno, (size_t)n * (size_t)m, 42);
-    printf("# random genotypes n %lld x m %lld in %.1f s\n", (long long)n, (long long)m,
-           tg_now() - t0);
+    unsigned miss256 = (unsigned)lround(256 * missing);
+    random_genotypes(geno, (size_t)n * (size_t)m, 42, miss256);
+    printf("# random genotypes n %lld x m %lld, %u in 256 calls missing, in %.1f s\n",
+           (long long)n, (long long)m, miss256, tg_now() - t0);
     if (gpu) gpu_part(geno, n, m, k, reps);
     if (cpu) cpu_part(geno, n, cpu_n, m, k, reps);
     free(geno);
