@@ -123,13 +123,15 @@ static const char *const fc_symbols[2][2] = {{"tg_fivecodes_zl_fp64", "tg_fiveco
             }                                                                                      \
         }                                                                                          \
         /* missing calls: add back the centering term c_j*in_t they received as d = 0 */           \
-        for (int32_t e = 0; e < miss[0]; e++) {                                                    \
-            size_t r = (size_t)miss[1 + 2 * e], t = (size_t)miss[2 + 2 * e];                       \
-            int64_t j = a->trans ? a->r0 + (int64_t)r : (int64_t)t;                                \
-            T c = (T)coef[2 * j + 1];                                                              \
-            for (int col = 0; col < k; col++)                                                      \
-                out[r + (size_t)col * ldout] += c * in[t + (size_t)col * ldin];                    \
-        }                                                                                          \
+        const int32_t *tl = miss + rows + 1;                                                       \
+        for (size_t r = 0; r < rows; r++)                                                          \
+            for (int32_t e = miss[r]; e < miss[r + 1]; e++) {                                      \
+                size_t t = (size_t)tl[e];                                                          \
+                int64_t j = a->trans ? a->r0 + (int64_t)r : (int64_t)t;                            \
+                T c = (T)coef[2 * j + 1];                                                          \
+                for (int col = 0; col < k; col++)                                                  \
+                    out[r + (size_t)col * ldout] += c * in[t + (size_t)col * ldin];                \
+            }                                                                                      \
         free(tab);                                                                                 \
         free(acc);                                                                                 \
     }

@@ -14,8 +14,9 @@
  *  1 in:    matrix of double or float (the precision), NX = table rows, NY = k;
  *  2 coef:  vector of double, 2m: coef[2j] = w_j (1, or 1/sqrt(2p_j(1−p_j)) when scaled),
  *           coef[2j+1] = c_j = 2p_j·w_j; both 0 for an excluded SNP;
- *  3 miss:  vector of int32, 1 + 2·count: count, then (r, t) per missing call: local output row
- *           r, table row t;
+ *  3 miss:  vector of int32, rows + 1 + count: offsets o_0 = 0 ≤ … ≤ o_rows = count, then the
+ *           table rows t of the missing calls of output row r at rows + 1 + [o_r, o_(r+1)),
+ *           ascending;
  *  4 out:   matrix of the precision, NX = block rows, NY = k.
  * Result (j the SNP of the term: j = t for trans 0, j = r0 + r for trans 1):
  *   trans 0: out_r = Σ_t (d_rt·w_t − c_t)·in_t + Σ_{(r,t) missing} c_t·in_t
@@ -24,7 +25,8 @@
  * missing call is added back, which is mean imputation exactly. For trans 0 the centering is
  * folded into the table (entry 0 of a group is −Σ_t c_t·in_t), as in the paper; for trans 1 it
  * depends on the output row, so it is applied once per row with S from the task argument. The
- * GPU decodes the codes in registers and applies both centerings once per output row. */
+ * GPU decodes the codes in registers and applies both centerings once per output row; it adds a
+ * missing call as the digit 2p_j (the centering term it then loses is c_j = 2p_j·w_j). */
 #ifndef TG_CODELETS_FIVECODES_H
 #define TG_CODELETS_FIVECODES_H
 #include <stdint.h>

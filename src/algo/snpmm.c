@@ -6,8 +6,9 @@
  * SNPs grouped by five (for Z·Λ) and blocks of SNPs with samples grouped by five (for Zᵀ·Λ̃),
  * each block one contiguous array and one StarPU handle. 0.2 bytes per genotype each (the
  * paper stores both orientations too: a transposed read of one copy would stream Λ̃ once per
- * group instead of once per task). Missing calls are listed per block (two int32 per call and
- * orientation) and corrected exactly after the table lookups.
+ * group instead of once per task). Missing calls are listed per block by output row (one int32
+ * per call and orientation, plus an offset per row) and corrected exactly: the GPU adds them in
+ * the product kernel, where the row's accumulators are; the CPU after its table lookups.
  *
  * Block sizes (defaults): Z·Λ, about 64 blocks of [1024, 8192] samples, so that 16 CPU workers
  * get about 4 tasks each; Zᵀ·Λ̃, about 32 blocks of [1024, 8192] SNPs: a CPU task builds one
@@ -35,11 +36,19 @@
 #include "codelets/fivecodes.h"
 #include "runtime/runtime.h"
 
-/* A growable list of int32 whose element 0 is the number of (r, t) pairs after it. */
+/* A growable list of int32 whose element 0 is the number of (r, t) pairs after it: the missing
+ * calls of one chunk of SNPs, as the preparation finds them. */
 typedef struct {
     int32_t *a;
     size_t len, cap;
 } miss_list;
+
+/* The missing calls of one block by output row, the layout the codelets read
+ * (codelets/fivecodes.h): rows + 1 offsets, then the table rows of each row in ascending order. */
+typedef struct {
+    int32_t *a;
+    size_t len;
+} miss_rows;
 
 struct tg_geno {
     int64_t n, m, excluded;
@@ -49,13 +58,16 @@ struct tg_geno {
     int64_t rb, sb; /* samples per row block, SNPs per SNP block */
     int64_t nrb, nsb;
     uint8_t **rcodes, **tcodes; /* nrb blocks rows × ceil(m/5), nsb blocks cols × ceil(n/5) */
-    miss_list *rmiss, *tmiss;
+    miss_rows *rmiss, *tmiss;
     int registered;
     starpu_data_handle_t hcoef, *hr, *ht, *hrm, *htm;
 };
 
 static int64_t clamp64(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : x > hi ? hi : x; }
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t block_len(int64_t total, int64_t bs, int64_t b) {
+    return b * bs + bs <= total ? bs : total - b * bs;
+}
 
 static void default_blocks(int64_t n, int64_t m, int64_t *rows_per_block, int64_t *snps_per_block) {
     /* multiples of 512, the rows of one CUDA thread block at k = 10 (no partial row tiles) */
@@ -130,7 +142,7 @@ int64_t tg_geno_m(const tg_geno *g) { return g->m; }
 int64_t tg_geno_excluded(const tg_geno *g) { return g->excluded; }
 int64_t tg_geno_missing(const tg_geno *g) {
     int64_t c = 0;
-    for (int64_t b = 0; b < g->nrb; b++) c += g->rmiss[b].a[0];
+    for (int64_t b = 0; b < g->nrb; b++) c += g->rmiss[b].a[block_len(g->nl, g->rb, b)];
     return c;
 }
 void tg_geno_local(const tg_geno *g, int64_t *first, int64_t *count) {
@@ -141,10 +153,6 @@ const double *tg_geno_freq(const tg_geno *g) { return g->freq; }
 void tg_geno_blocks(const tg_geno *g, int64_t *rows_per_block, int64_t *snps_per_block) {
     *rows_per_block = g->rb;
     *snps_per_block = g->sb;
-}
-
-static int64_t block_len(int64_t total, int64_t bs, int64_t b) {
-    return b * bs + bs <= total ? bs : total - b * bs;
 }
 
 /* @p n: this rank's samples */
@@ -169,12 +177,18 @@ static tg_status alloc_geno(int64_t n, int64_t m, int64_t rb, int64_t sb, tg_gen
              (g->hrm = calloc((size_t)g->nrb, sizeof *g->hrm)) &&
              (g->ht = calloc((size_t)g->nsb, sizeof *g->ht)) &&
              (g->htm = calloc((size_t)g->nsb, sizeof *g->htm));
-    for (int64_t b = 0; ok && b < g->nrb; b++)
-        ok = (g->rcodes[b] = calloc((size_t)(block_len(n, rb, b) * ng), 1)) &&
-             !miss_init(&g->rmiss[b]);
-    for (int64_t b = 0; ok && b < g->nsb; b++)
-        ok = (g->tcodes[b] = calloc((size_t)(block_len(m, sb, b) * nh), 1)) &&
-             !miss_init(&g->tmiss[b]);
+    for (int64_t b = 0; ok && b < g->nrb; b++) {
+        int64_t rows = block_len(n, rb, b);
+        g->rmiss[b].len = (size_t)rows + 1;
+        ok = (g->rcodes[b] = calloc((size_t)(rows * ng), 1)) &&
+             (g->rmiss[b].a = calloc((size_t)rows + 1, sizeof(int32_t)));
+    }
+    for (int64_t b = 0; ok && b < g->nsb; b++) {
+        int64_t cols = block_len(m, sb, b);
+        g->tmiss[b].len = (size_t)cols + 1;
+        ok = (g->tcodes[b] = calloc((size_t)(cols * nh), 1)) &&
+             (g->tmiss[b].a = calloc((size_t)cols + 1, sizeof(int32_t)));
+    }
     if (!ok) {
         tg_geno_free(g);
         return tg_error_set(err, TG_ERR_NOMEM,
@@ -408,7 +422,22 @@ static void *build_worker(void *arg) {
     return NULL;
 }
 
-/* Runs the chunks on every core, then merges the missing calls into the block lists. */
+/* Counts (@p fill 0) or places (@p fill 1) one missing call in row r of @p l. Counting: a[r + 1]
+ * counts row r, -2 when the block would pass 2^31-1 calls. Placing: a[r] is row r's next free
+ * slot among the table rows, which start at a + rows + 1. */
+static int rows_add(miss_rows *l, int64_t rows, int64_t r, int32_t t, int fill) {
+    if (fill) {
+        l->a[rows + 1 + l->a[r]++] = t;
+        return 0;
+    }
+    if (l->len >= (size_t)INT32_MAX) return -2;
+    l->a[r + 1]++;
+    l->len++;
+    return 0;
+}
+
+/* Runs the chunks on every core, then sorts the missing calls into the block lists by output
+ * row: one pass counts, one places them in chunk order (table rows ascending within a row). */
 static tg_status build_chunks(build_job *jb, tg_error *err) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int64_t nth = cores < 1 ? 1 : cores > 256 ? 256 : cores;
@@ -424,13 +453,32 @@ static tg_status build_chunks(build_job *jb, tg_error *err) {
         return jb->err.status;
     }
     tg_geno *g = jb->g;
-    for (int64_t c = 0; c < jb->nchunks; c++) {
-        const int32_t *a = jb->cmiss[c].a;
-        for (int32_t e = 0; e < a[0]; e++) {
-            int64_t i = a[1 + 2 * e], j = a[2 + 2 * e], rbk = i / g->rb, sbk = j / g->sb;
-            int r = miss_push(&g->rmiss[rbk], i - rbk * g->rb, j);
-            if (!r) r = miss_push(&g->tmiss[sbk], j - sbk * g->sb, i);
-            if (r) return miss_error(r, jb->what, err);
+    for (int fill = 0; fill < 2; fill++) {
+        for (int64_t c = 0; c < jb->nchunks; c++) {
+            const int32_t *a = jb->cmiss[c].a;
+            for (int32_t e = 0; e < a[0]; e++) {
+                int64_t i = a[1 + 2 * e], j = a[2 + 2 * e], rbk = i / g->rb, sbk = j / g->sb;
+                int r = rows_add(&g->rmiss[rbk], block_len(g->nl, g->rb, rbk), i - rbk * g->rb,
+                                 (int32_t)j, fill);
+                if (!r)
+                    r = rows_add(&g->tmiss[sbk], block_len(g->m, g->sb, sbk), j - sbk * g->sb,
+                                 (int32_t)i, fill);
+                if (r) return miss_error(r, jb->what, err);
+            }
+        }
+        for (int64_t b = 0; b < g->nrb + g->nsb; b++) {
+            miss_rows *l = b < g->nrb ? &g->rmiss[b] : &g->tmiss[b - g->nrb];
+            int64_t rows = b < g->nrb ? block_len(g->nl, g->rb, b)
+                                      : block_len(g->m, g->sb, b - g->nrb);
+            if (!fill) { /* counts to starts, then room for the table rows */
+                for (int64_t r = 0; r < rows; r++) l->a[r + 1] += l->a[r];
+                int32_t *a = realloc(l->a, l->len * sizeof *a);
+                if (!a) return miss_error(-1, jb->what, err);
+                l->a = a;
+            } else { /* each a[r] went from row r's start to its end: shift back to the starts */
+                memmove(l->a + 1, l->a, (size_t)rows * sizeof *l->a);
+                l->a[0] = 0;
+            }
         }
     }
     return TG_OK;
@@ -480,12 +528,6 @@ static tg_status build(int64_t n, int64_t m, int scale, int64_t rb, int64_t sb,
     if (st) {
         tg_geno_free(g);
         return st;
-    }
-    /* the lists grew by doubling: give the slack back */
-    for (int64_t b = 0; b < g->nrb + g->nsb; b++) {
-        miss_list *l = b < g->nrb ? &g->rmiss[b] : &g->tmiss[b - g->nrb];
-        int32_t *a = realloc(l->a, l->len * sizeof *a);
-        if (a) l->a = a, l->cap = l->len;
     }
     *out = g;
     return TG_OK;
@@ -584,6 +626,36 @@ static tg_status sum_over_ranks(const tg_geno *g, int64_t k, tg_prec prec, void 
     return TG_OK;
 }
 
+/* The task argument's offsets (codelets/fivecodes.h) and the check that the input is finite: a
+ * column per call, on all cores, typed loops: done per product, so it must stay well under the
+ * product itself (n·k values for Zᵀ·Λ̃). */
+typedef struct {
+    const tg_geno *g;
+    int trans;
+    tg_prec prec;
+    const void *in;
+    int64_t ldin, nt;
+    double *offset;
+    int64_t *bad; /* per column: the first row that is not finite, or -1 */
+} offset_job;
+
+static void column_offset(void *ctx, int64_t c) {
+    const offset_job *jb = ctx;
+    const double *xd = jb->prec == TG_FP64 ? (const double *)jb->in + c * jb->ldin : NULL;
+    const float *xf = jb->prec == TG_FP64 ? NULL : (const float *)jb->in + c * jb->ldin;
+    double s = 0;
+    jb->bad[c] = -1;
+    for (int64_t r = 0; r < jb->nt; r++) {
+        double x = xd ? xd[r] : xf[r];
+        if (!isfinite(x)) {
+            jb->bad[c] = r;
+            return;
+        }
+        s += jb->trans ? x : jb->g->coef[2 * r + 1] * x;
+    }
+    jb->offset[c] = s;
+}
+
 tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const void *in,
                            int64_t ldin, void *out, int64_t ldout, tg_error *err) {
     if (!starpu_is_initialized())
@@ -591,20 +663,19 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
     const size_t es = tg_prec_size(prec);
     const int64_t nt = trans ? g->nl : g->m, nr = trans ? g->m : g->nl;
     double offset[TG_FC_MAXK];
-    for (int64_t c = 0; c < k; c++) {
-        double s = 0;
-        for (int64_t r = 0; r < nt; r++) {
-            double x = tg_prec_load(prec, in, (size_t)(r + c * ldin));
-            if (!isfinite(x))
-                return tg_error_set(err, TG_ERR_ARG,
-                                    "tg_geno_mul: input row %lld (%s %lld), column %lld is %g: "
-                                    "expected a finite number",
-                                    (long long)(trans ? g->i0 + r : r), trans ? "sample" : "SNP",
-                                    (long long)(trans ? g->i0 + r : r), (long long)c, x);
-            s += trans ? x : g->coef[2 * r + 1] * x;
+    int64_t bad[TG_FC_MAXK];
+    offset_job jb = {g, trans, prec, in, ldin, nt, offset, bad};
+    tg_parallel_for(k, column_offset, &jb);
+    for (int64_t c = 0; c < k; c++)
+        if (bad[c] >= 0) {
+            int64_t r = bad[c];
+            return tg_error_set(err, TG_ERR_ARG,
+                                "tg_geno_mul: input row %lld (%s %lld), column %lld is %g: "
+                                "expected a finite number",
+                                (long long)(trans ? g->i0 + r : r), trans ? "sample" : "SNP",
+                                (long long)(trans ? g->i0 + r : r), (long long)c,
+                                tg_prec_load(prec, in, (size_t)(r + c * ldin)));
         }
-        offset[c] = s;
-    }
     const int64_t nblk = tg_geno_nblocks(g, trans), bs = trans ? g->sb : g->rb;
     starpu_data_handle_t hin, *hout = tg_calloc((size_t)nblk, sizeof *hout, err);
     if (!hout) return TG_ERR_NOMEM;
