@@ -95,10 +95,7 @@ static double time_mul(tg_geno *g, int trans, int k, tg_prec prec, int reps) {
 /* Seconds per product with Λ and the result kept in StarPU handles (resident on the GPU). */
 static double time_resident(tg_geno *g, int trans, int k, tg_prec prec, int reps) {
     tg_error err = {0};
-    int64_t nt = trans ? tg_geno_n(g) : tg_geno_m(g), nr = trans ? tg_geno_m(g) : tg_geno_n(g);
-    int64_t rb, sb, nb = tg_geno_nblocks(g, trans);
-    tg_geno_blocks(g, &rb, &sb);
-    int64_t bs = trans ? sb : rb;
+    int64_t nt = trans ? tg_geno_n(g) : tg_geno_m(g), nb = tg_geno_nblocks(g, trans);
     size_t es = tg_prec_size(prec);
     starpu_data_handle_t in, *out = malloc((size_t)nb * sizeof *out);
     starpu_matrix_data_register(&in, -1, 0, (uint32_t)nt, (uint32_t)nt, (uint32_t)k, es);
@@ -107,7 +104,8 @@ static double time_resident(tg_geno *g, int trans, int k, tg_prec prec, int reps
     for (int64_t e = 0; e < nt * k; e++) tg_prec_store(prec, p, (size_t)e, sin((double)e));
     starpu_data_release(in);
     for (int64_t b = 0; b < nb; b++) {
-        uint32_t rows = (uint32_t)(b * bs + bs <= nr ? bs : nr - b * bs);
+        uint32_t rows = (uint32_t)(tg_geno_block_start(g, trans, b + 1) -
+                                   tg_geno_block_start(g, trans, b));
         starpu_matrix_data_register(&out[b], -1, 0, rows, rows, (uint32_t)k, es);
     }
     double off[64] = {0};
@@ -189,12 +187,11 @@ static void gpu_part(const int8_t *geno, int64_t n, int64_t m, int k, int reps) 
     tg_geno *g;
     double t0 = tg_now();
     if (tg_geno_from_int8(geno, n, m, n, 0, &g, &err)) die("prepare", &err);
-    int64_t rb, sb;
-    tg_geno_blocks(g, &rb, &sb);
-    printf("# GPU: n %lld x m %lld, k %d: 5codes prepared in %.1f s; blocks of %lld samples "
-           "(%lld tasks) / %lld SNPs (%lld tasks)\n",
-           (long long)n, (long long)m, k, tg_now() - t0, (long long)rb,
-           (long long)tg_geno_nblocks(g, 0), (long long)sb, (long long)tg_geno_nblocks(g, 1));
+    printf("# GPU: n %lld x m %lld, k %d: 5codes prepared in %.1f s; %lld blocks of samples "
+           "(first %lld), %lld blocks of SNPs (first %lld)\n",
+           (long long)n, (long long)m, k, tg_now() - t0, (long long)tg_geno_nblocks(g, 0),
+           (long long)tg_geno_block_start(g, 0, 1), (long long)tg_geno_nblocks(g, 1),
+           (long long)tg_geno_block_start(g, 1, 1));
     double copy = gpu_copy_ceiling(), bytes = 0.2 * (double)n * (double)m,
            flops = 2.0 * (double)n * (double)m * k;
     double gemm[2] = {gpu_gemm_ceiling(TG_FP64), gpu_gemm_ceiling(TG_FP32)};

@@ -145,9 +145,11 @@ typedef struct {
 } shape;
 
 static void run_all(const char *workers, tg_rng *r) {
-    /* the last shape: default blocks (two of samples), several CUDA thread blocks and splits */
-    static const shape shapes[] = {
-        {1, 7, 0, 0}, {37, 23, 0, 0}, {203, 157, 64, 33}, {131, 611, 40, 101}, {1037, 1203, 0, 0}};
+    /* the last three: default blocks (one; three of 1536, 1024 and 940 samples; the same of
+     * SNPs), several CUDA thread blocks and splits */
+    static const shape shapes[] = {{1, 7, 0, 0},         {37, 23, 0, 0},     {203, 157, 64, 33},
+                                   {131, 611, 40, 101},  {1037, 1203, 0, 0}, {3500, 300, 0, 0},
+                                   {300, 3500, 0, 0}};
     static const int ks[] = {1, 3, 10, 64};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int scale = 0; scale < 2; scale++) {
@@ -170,6 +172,25 @@ static void run_all(const char *workers, tg_rng *r) {
             }
             ok(fgood, "%s: %" PRId64 " x %" PRId64 ": frequencies, %" PRId64 " excluded", workers,
                d.n, d.m, d.excluded);
+            for (int trans = 0; trans < 2; trans++) {
+                /* blocks of units of 512 rows, or of the size asked for; sizes differ by one
+                 * unit at most and add up to the rows, 2 to 16 units each when more than one */
+                int64_t rows = trans ? d.m : d.n, size = trans ? sh->sb : sh->rb;
+                int64_t unit = size > 0 ? size : 512, nb = tg_geno_nblocks(g, trans);
+                int64_t lo = INT64_MAX, hi = 0, good = tg_geno_block_start(g, trans, 0) == 0 &&
+                                                      tg_geno_block_start(g, trans, nb) == rows;
+                for (int64_t b = 0; b < nb; b++) {
+                    int64_t a0 = tg_geno_block_start(g, trans, b),
+                            len = tg_geno_block_start(g, trans, b + 1) - a0;
+                    good &= len > 0 && (a0 % unit == 0);
+                    if (b + 1 < nb) lo = len < lo ? len : lo, hi = len > hi ? len : hi;
+                }
+                if (size == 0 && nb > 1) good &= lo >= 1024 && hi <= 8192 && hi - lo <= 512;
+                if (size == 0 && rows == 3500) /* 7 units: 3 + 2 + 2 */
+                    good &= nb == 3 && tg_geno_block_start(g, trans, 1) == 1536;
+                ok(good, "%s: %" PRId64 " x %" PRId64 ": %" PRId64 " blocks of %s", workers, d.n,
+                   d.m, nb, trans ? "SNPs" : "samples");
+            }
             for (int trans = 0; trans < 2; trans++)
                 for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
                     for (int pi = 0; pi < 2; pi++) {

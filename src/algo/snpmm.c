@@ -10,14 +10,17 @@
  * per call and orientation, plus an offset per row) and corrected exactly: the GPU adds them in
  * the product kernel, where the row's accumulators are; the CPU after its table lookups.
  *
- * Block sizes (defaults): Z·Λ, about 64 blocks of [1024, 8192] samples, so that 16 CPU workers
- * get about 4 tasks each; Zᵀ·Λ̃, about 32 blocks of [1024, 8192] SNPs: a CPU task builds one
- * table per group of 5 samples (243·k adds) for all its rows, so fewer, longer blocks keep that
- * cost under ~15% of the lookups. Both rounded up to multiples of 512, the rows of one CUDA
- * thread block at k = 10, so no GPU row tile is partial. For the paper's n = 102,000 ×
- * m = 50,241: 50 tasks of 2,048 samples (2.1 GFLOP each at k = 10) and 25 tasks of 2,048 SNPs:
- * long against StarPU's task overhead on a GPU (tens of µs); the dmda scheduler gives each
- * worker the share its calibrated speed earns.
+ * Block sizes (defaults): Z·Λ, 64 blocks of [1024, 8192] samples, so that 16 CPU workers get 4
+ * tasks each; Zᵀ·Λ̃, 32 blocks of [1024, 8192] SNPs: a CPU task builds one table per group of
+ * 5 samples (243·k adds) for all its rows, so fewer, longer blocks keep that cost under ~15% of
+ * the lookups. Blocks are whole units of 512 rows, the rows of one CUDA thread block at k = 10,
+ * so no GPU row tile is partial, and the units are dealt so that block sizes differ by one unit
+ * at most: equal blocks of a multiple of 512 gave 50 tasks for n = 102,000 (4 rounds on 16
+ * workers where 3.1 would do: 10.1× on 16 cores against one) and 25 for m = 50,241 (8.7×). For
+ * the paper's n = 102,000 × m = 50,241: 8 tasks of 2,048 samples and 56 of 1,536 (1.6 to 2.1
+ * GFLOP each at k = 10), 3 of 2,048 SNPs and 29 of 1,536: long against StarPU's task overhead
+ * on a GPU (tens of µs); the dmda scheduler gives each worker the share its calibrated speed
+ * earns.
  *
  * Several MPI ranks: each holds the codes of its own samples only (tg_runtime_split: an even,
  * contiguous share of the rows), in blocks sized as above for its share, and decodes only those
@@ -50,13 +53,20 @@ typedef struct {
     size_t len;
 } miss_rows;
 
+/* A cut of rows into blocks of whole units (the last unit shorter): block b holds rows
+ * [start[b], start[b + 1]), unit u = rows [u·unit, (u + 1)·unit) is in block of_unit[u]. */
+typedef struct {
+    int64_t count, unit, *start;
+    int32_t *of_unit;
+} blocks;
+
 struct tg_geno {
     int64_t n, m, excluded;
     int64_t i0, nl; /* this rank's samples [i0, i0 + nl): the rows of its blocks */
     double *freq;   /* m; NAN for an all-missing SNP */
     double *coef;   /* 2m: w_j, c_j = 2p_j·w_j */
-    int64_t rb, sb; /* samples per row block, SNPs per SNP block */
-    int64_t nrb, nsb;
+    blocks rbl, sbl;            /* blocks of this rank's samples (Z·Λ), of SNPs (Zᵀ·Λ̃) */
+    int64_t nrb, nsb;           /* their counts */
     uint8_t **rcodes, **tcodes; /* nrb blocks rows × ceil(m/5), nsb blocks cols × ceil(n/5) */
     miss_rows *rmiss, *tmiss;
     int registered;
@@ -65,14 +75,29 @@ struct tg_geno {
 
 static int64_t clamp64(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : x > hi ? hi : x; }
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-static int64_t block_len(int64_t total, int64_t bs, int64_t b) {
-    return b * bs + bs <= total ? bs : total - b * bs;
-}
+static int64_t block_len(const blocks *bl, int64_t b) { return bl->start[b + 1] - bl->start[b]; }
+static int64_t block_of(const blocks *bl, int64_t row) { return bl->of_unit[row / bl->unit]; }
 
-static void default_blocks(int64_t n, int64_t m, int64_t *rows_per_block, int64_t *snps_per_block) {
-    /* multiples of 512, the rows of one CUDA thread block at k = 10 (no partial row tiles) */
-    *rows_per_block = clamp64(cdiv(cdiv(n, 64), 512) * 512, 1024, 8192);
-    *snps_per_block = clamp64(cdiv(cdiv(m, 32), 512) * 512, 1024, 8192);
+/* Cuts @p total rows into blocks: of @p size rows each when given (the last one shorter), else
+ * about @p target blocks of 2 to 16 units of 512 rows, the units dealt evenly (the first
+ * blocks take one more). 0 or -1 out of memory. */
+static int blocks_make(blocks *bl, int64_t total, int64_t size, int64_t target) {
+    const int64_t unit = size > 0 ? (size < total ? size : total) : 512;
+    const int64_t units = cdiv(total, unit);
+    const int64_t most = units / 2 > 1 ? units / 2 : 1; /* blocks of 2 units at least */
+    const int64_t count = size > 0 ? units : clamp64(target, cdiv(units, 16), most);
+    bl->unit = unit;
+    bl->count = count;
+    bl->start = malloc((size_t)(count + 1) * sizeof *bl->start);
+    bl->of_unit = malloc((size_t)units * sizeof *bl->of_unit);
+    if (!bl->start || !bl->of_unit) return -1;
+    for (int64_t b = 0, u = 0; b < count; b++) {
+        int64_t take = units / count + (b < units % count);
+        bl->start[b] = u * unit;
+        for (int64_t e = 0; e < take; e++) bl->of_unit[u++] = (int32_t)b;
+    }
+    bl->start[count] = total;
+    return 0;
 }
 
 /* 0, or -1 out of memory, or -2 when the count (an int32, as the codelets read it) is full */
@@ -134,6 +159,10 @@ void tg_geno_free(tg_geno *g) {
     free(g->htm);
     free(g->freq);
     free(g->coef);
+    free(g->rbl.start);
+    free(g->rbl.of_unit);
+    free(g->sbl.start);
+    free(g->sbl.of_unit);
     free(g);
 }
 
@@ -142,7 +171,7 @@ int64_t tg_geno_m(const tg_geno *g) { return g->m; }
 int64_t tg_geno_excluded(const tg_geno *g) { return g->excluded; }
 int64_t tg_geno_missing(const tg_geno *g) {
     int64_t c = 0;
-    for (int64_t b = 0; b < g->nrb; b++) c += g->rmiss[b].a[block_len(g->nl, g->rb, b)];
+    for (int64_t b = 0; b < g->nrb; b++) c += g->rmiss[b].a[block_len(&g->rbl, b)];
     return c;
 }
 void tg_geno_local(const tg_geno *g, int64_t *first, int64_t *count) {
@@ -150,24 +179,22 @@ void tg_geno_local(const tg_geno *g, int64_t *first, int64_t *count) {
     *count = g->nl;
 }
 const double *tg_geno_freq(const tg_geno *g) { return g->freq; }
-void tg_geno_blocks(const tg_geno *g, int64_t *rows_per_block, int64_t *snps_per_block) {
-    *rows_per_block = g->rb;
-    *snps_per_block = g->sb;
+int64_t tg_geno_block_start(const tg_geno *g, int trans, int64_t b) {
+    return (trans ? &g->sbl : &g->rbl)->start[b];
 }
 
-/* @p n: this rank's samples */
+/* @p n: this rank's samples; @p rb, @p sb: the block sizes asked for (0: the defaults) */
 static tg_status alloc_geno(int64_t n, int64_t m, int64_t rb, int64_t sb, tg_geno **out,
                             tg_error *err) {
     tg_geno *g = tg_calloc(1, sizeof *g, err);
     if (!g) return TG_ERR_NOMEM;
     g->nl = n;
     g->m = m;
-    g->rb = rb;
-    g->sb = sb;
-    g->nrb = cdiv(n, rb);
-    g->nsb = cdiv(m, sb);
+    int ok = !blocks_make(&g->rbl, n, rb, 64) && !blocks_make(&g->sbl, m, sb, 32);
+    g->nrb = g->rbl.count;
+    g->nsb = g->sbl.count;
     int64_t ng = cdiv(m, 5), nh = cdiv(n, 5);
-    int ok = (g->freq = malloc((size_t)m * sizeof *g->freq)) &&
+    ok = ok && (g->freq = malloc((size_t)m * sizeof *g->freq)) &&
              (g->coef = malloc(2 * (size_t)m * sizeof *g->coef)) &&
              (g->rcodes = calloc((size_t)g->nrb, sizeof *g->rcodes)) &&
              (g->tcodes = calloc((size_t)g->nsb, sizeof *g->tcodes)) &&
@@ -178,13 +205,13 @@ static tg_status alloc_geno(int64_t n, int64_t m, int64_t rb, int64_t sb, tg_gen
              (g->ht = calloc((size_t)g->nsb, sizeof *g->ht)) &&
              (g->htm = calloc((size_t)g->nsb, sizeof *g->htm));
     for (int64_t b = 0; ok && b < g->nrb; b++) {
-        int64_t rows = block_len(n, rb, b);
+        int64_t rows = block_len(&g->rbl, b);
         g->rmiss[b].len = (size_t)rows + 1;
         ok = (g->rcodes[b] = calloc((size_t)(rows * ng), 1)) &&
              (g->rmiss[b].a = calloc((size_t)rows + 1, sizeof(int32_t)));
     }
     for (int64_t b = 0; ok && b < g->nsb; b++) {
-        int64_t cols = block_len(m, sb, b);
+        int64_t cols = block_len(&g->sbl, b);
         g->tmiss[b].len = (size_t)cols + 1;
         ok = (g->tcodes[b] = calloc((size_t)(cols * nh), 1)) &&
              (g->tmiss[b].a = calloc((size_t)cols + 1, sizeof(int32_t)));
@@ -349,7 +376,7 @@ static void chunk_encode(tg_geno *g, int64_t j0, int64_t nj, const int8_t *d) {
     for (int64_t q = 0; q < nj; q += 5) { /* SNP groups: samples in row blocks */
         int64_t grp = (j0 + q) / 5, w = nj - q < 5 ? nj - q : 5;
         for (int64_t b = 0; b < g->nrb; b++) {
-            int64_t i0 = b * g->rb, rows = block_len(n, g->rb, b);
+            int64_t i0 = g->rbl.start[b], rows = block_len(&g->rbl, b);
             uint8_t *dst = g->rcodes[b] + grp * rows;
             for (int64_t i = 0; i < rows; i++) {
                 int code = 0;
@@ -359,7 +386,8 @@ static void chunk_encode(tg_geno *g, int64_t j0, int64_t nj, const int8_t *d) {
         }
     }
     for (int64_t t = 0; t < nj; t++) { /* SNPs: sample groups */
-        int64_t j = j0 + t, b = j / g->sb, cols = block_len(g->m, g->sb, b), jl = j - b * g->sb;
+        int64_t j = j0 + t, b = block_of(&g->sbl, j), cols = block_len(&g->sbl, b),
+                jl = j - g->sbl.start[b];
         const int8_t *col = d + t * n;
         uint8_t *dst = g->tcodes[b] + jl;
         for (int64_t h = 0; h < nh; h++) {
@@ -457,19 +485,19 @@ static tg_status build_chunks(build_job *jb, tg_error *err) {
         for (int64_t c = 0; c < jb->nchunks; c++) {
             const int32_t *a = jb->cmiss[c].a;
             for (int32_t e = 0; e < a[0]; e++) {
-                int64_t i = a[1 + 2 * e], j = a[2 + 2 * e], rbk = i / g->rb, sbk = j / g->sb;
-                int r = rows_add(&g->rmiss[rbk], block_len(g->nl, g->rb, rbk), i - rbk * g->rb,
+                int64_t i = a[1 + 2 * e], j = a[2 + 2 * e];
+                int64_t rbk = block_of(&g->rbl, i), sbk = block_of(&g->sbl, j);
+                int r = rows_add(&g->rmiss[rbk], block_len(&g->rbl, rbk), i - g->rbl.start[rbk],
                                  (int32_t)j, fill);
                 if (!r)
-                    r = rows_add(&g->tmiss[sbk], block_len(g->m, g->sb, sbk), j - sbk * g->sb,
+                    r = rows_add(&g->tmiss[sbk], block_len(&g->sbl, sbk), j - g->sbl.start[sbk],
                                  (int32_t)i, fill);
                 if (r) return miss_error(r, jb->what, err);
             }
         }
         for (int64_t b = 0; b < g->nrb + g->nsb; b++) {
             miss_rows *l = b < g->nrb ? &g->rmiss[b] : &g->tmiss[b - g->nrb];
-            int64_t rows = b < g->nrb ? block_len(g->nl, g->rb, b)
-                                      : block_len(g->m, g->sb, b - g->nrb);
+            int64_t rows = b < g->nrb ? block_len(&g->rbl, b) : block_len(&g->sbl, b - g->nrb);
             if (!fill) { /* counts to starts, then room for the table rows */
                 for (int64_t r = 0; r < rows; r++) l->a[r + 1] += l->a[r];
                 int32_t *a = realloc(l->a, l->len * sizeof *a);
@@ -498,11 +526,8 @@ static tg_status build(int64_t n, int64_t m, int scale, int64_t rb, int64_t sb,
         return tg_error_set(err, TG_ERR_ARG,
                             "%s: %lld samples for %d MPI ranks: every rank needs at least one",
                             what, (long long)n, tg_runtime_nranks());
-    int64_t i0, nl, drb, dsb;
+    int64_t i0, nl;
     tg_runtime_split(n, tg_runtime_rank(), &i0, &nl);
-    default_blocks(nl, m, &drb, &dsb);
-    rb = rb > 0 ? (rb < nl ? rb : nl) : (drb < nl ? drb : nl);
-    sb = sb > 0 ? (sb < m ? sb : m) : (dsb < m ? dsb : m);
     tg_geno *g = NULL;
     tg_status st = alloc_geno(nl, m, rb, sb, &g, err);
     if (st) return st;
@@ -567,14 +592,14 @@ static void register_blocks(tg_geno *g) {
     starpu_vector_data_register(&g->hcoef, STARPU_MAIN_RAM, (uintptr_t)g->coef, 2 * (uint32_t)g->m,
                                 sizeof(double));
     for (int64_t b = 0; b < g->nrb; b++) {
-        uint32_t rows = (uint32_t)block_len(g->nl, g->rb, b);
+        uint32_t rows = (uint32_t)block_len(&g->rbl, b);
         starpu_matrix_data_register(&g->hr[b], STARPU_MAIN_RAM, (uintptr_t)g->rcodes[b], rows, rows,
                                     (uint32_t)ng, 1);
         starpu_vector_data_register(&g->hrm[b], STARPU_MAIN_RAM, (uintptr_t)g->rmiss[b].a,
                                     (uint32_t)g->rmiss[b].len, sizeof(int32_t));
     }
     for (int64_t b = 0; b < g->nsb; b++) {
-        uint32_t cols = (uint32_t)block_len(g->m, g->sb, b);
+        uint32_t cols = (uint32_t)block_len(&g->sbl, b);
         starpu_matrix_data_register(&g->ht[b], STARPU_MAIN_RAM, (uintptr_t)g->tcodes[b], cols, cols,
                                     (uint32_t)nh, 1);
         starpu_vector_data_register(&g->htm[b], STARPU_MAIN_RAM, (uintptr_t)g->tmiss[b].a,
@@ -661,7 +686,7 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
     if (!starpu_is_initialized())
         return tg_error_set(err, TG_ERR_RUNTIME, "tg_geno_mul: the runtime is not started");
     const size_t es = tg_prec_size(prec);
-    const int64_t nt = trans ? g->nl : g->m, nr = trans ? g->m : g->nl;
+    const int64_t nt = trans ? g->nl : g->m;
     double offset[TG_FC_MAXK];
     int64_t bad[TG_FC_MAXK];
     offset_job jb = {g, trans, prec, in, ldin, nt, offset, bad};
@@ -676,15 +701,16 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
                                 (long long)(trans ? g->i0 + r : r), (long long)c,
                                 tg_prec_load(prec, in, (size_t)(r + c * ldin)));
         }
-    const int64_t nblk = tg_geno_nblocks(g, trans), bs = trans ? g->sb : g->rb;
+    const int64_t nblk = tg_geno_nblocks(g, trans);
+    const blocks *bl = trans ? &g->sbl : &g->rbl;
     starpu_data_handle_t hin, *hout = tg_calloc((size_t)nblk, sizeof *hout, err);
     if (!hout) return TG_ERR_NOMEM;
     starpu_matrix_data_register(&hin, STARPU_MAIN_RAM, (uintptr_t)in, (uint32_t)ldin, (uint32_t)nt,
                                 (uint32_t)k, es);
     for (int64_t b = 0; b < nblk; b++)
         starpu_matrix_data_register(
-            &hout[b], STARPU_MAIN_RAM, (uintptr_t)((char *)out + (size_t)(b * bs) * es),
-            (uint32_t)ldout, (uint32_t)block_len(nr, bs, b), (uint32_t)k, es);
+            &hout[b], STARPU_MAIN_RAM, (uintptr_t)((char *)out + (size_t)bl->start[b] * es),
+            (uint32_t)ldout, (uint32_t)block_len(bl, b), (uint32_t)k, es);
     tg_status st = tg_geno_mul_submit(g, trans, (int)k, prec, offset, hin, hout, err);
     for (int64_t b = 0; b < nblk; b++) starpu_data_unregister(hout[b]); /* waits, copies back */
     starpu_data_unregister(hin);
@@ -701,11 +727,11 @@ tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, const d
     if (!g->registered) register_blocks(g);
     struct tg_fivecodes_arg a = {.trans = trans, .prec = prec, .k = k};
     memcpy(a.offset, offset, (size_t)k * sizeof *offset);
-    const int64_t nt = trans ? g->nl : g->m, nr = trans ? g->m : g->nl;
-    const int64_t bs = trans ? g->sb : g->rb;
+    const int64_t nt = trans ? g->nl : g->m;
+    const blocks *bl = trans ? &g->sbl : &g->rbl;
     for (int64_t b = 0; b < tg_geno_nblocks(g, trans); b++) {
-        int64_t rows = block_len(nr, bs, b);
-        a.r0 = b * bs;
+        int64_t rows = block_len(bl, b);
+        a.r0 = bl->start[b];
         int ret = tg_insert_fivecodes(&a, trans ? g->ht[b] : g->hr[b], in, g->hcoef,
                                       trans ? g->htm[b] : g->hrm[b], out_blocks[b],
                                       2.0 * (double)rows * (double)nt * (double)k);

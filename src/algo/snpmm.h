@@ -13,11 +13,11 @@
 tg_status tg_geno_from_int8_blocks(const int8_t *g, int64_t n, int64_t m, int64_t ld, int scale,
                                    int64_t rows_per_block, int64_t snps_per_block, tg_geno **out,
                                    tg_error *err);
-/** The block sizes a genotype matrix uses. */
-void tg_geno_blocks(const tg_geno *g, int64_t *rows_per_block, int64_t *snps_per_block);
 /** Output blocks of a product on this rank: row blocks of its samples (trans 0) or blocks of
- * SNPs (trans 1), of the sizes tg_geno_blocks gives (the last one smaller). */
+ * SNPs (trans 1). */
 int64_t tg_geno_nblocks(const tg_geno *g, int trans);
+/** The first row of block @p b (local sample or SNP); b = tg_geno_nblocks gives the row count. */
+int64_t tg_geno_block_start(const tg_geno *g, int trans, int64_t b);
 
 /** A genotype source: fills @p buf (ni × nj, column-major, leading dimension ni) with samples
  * [i0, i0 + ni) of SNPs [j0, j0 + nj), A1 counts or TG_GENO_MISSING. Thread-safe. */
