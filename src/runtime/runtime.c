@@ -530,6 +530,14 @@ void tg_runtime_register(starpu_data_handle_t h, int owner) {
 #endif
 }
 
+void tg_runtime_flush(starpu_data_handle_t h) {
+#ifdef TG_USE_MPI
+    if (rt.mpi) starpu_mpi_cache_flush(MPI_COMM_WORLD, h);
+#else
+    (void)h;
+#endif
+}
+
 int tg_runtime_describe_comm(char *buf, size_t len) {
 #ifdef TG_USE_MPI
     if (!rt.comm_stats) return 0;
