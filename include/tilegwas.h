@@ -241,6 +241,13 @@ void tg_runtime_describe(char *buf, size_t len);
  * when nothing is counted: one rank, a build without MPI, or STARPU_COMM_STATS=0. Transfers
  * of the StarPU-MPI data only: the library's own sums and gathers over MPI are not in it. */
 int tg_runtime_describe_comm(char *buf, size_t len);
+/** With several ranks, writes one line with the bytes this rank has passed to the library's
+ * sums over the ranks (MPI reduce and broadcast, or allreduce: the CG's products, counts,
+ * statistics) since the runtime started, and how many sums; the same on every rank, since
+ * each sum is a collective with one count. What MPI moves for them is its algorithms' choice
+ * (a binomial reduce and broadcast send 2·(R − 1) times it in all); gathers are not in it.
+ * Returns 0, writing nothing, with one rank. */
+int tg_runtime_describe_sums(char *buf, size_t len);
 /** Waits for every submitted task (and MPI transfer): the library's calls submit tasks and
  * return; a caller timing a phase waits first. */
 void tg_runtime_wait_all(void);

@@ -22,6 +22,8 @@ static struct {
     int rank, nranks;
     int grid_p, grid_q; /* the started runtime's; 0, 0: the squarest */
     int64_t next_tag;
+    uint64_t summed; /* bytes this rank passed to tg_runtime_sum* since the runtime started */
+    int64_t nsums;
     char sched[64];
     char models[1024]; /* where the performance models came from (tg_perfmodels_seed) */
 } rt = {.nranks = 1};
@@ -134,6 +136,12 @@ static void mpi_quiet(void) {
 
 /* Elements per MPI call: counts are int */
 #define MPI_PIECE ((int64_t)1 << 28)
+
+/* tg_runtime_describe_sums: every rank passes the same count to a collective */
+static void count_sum(int64_t bytes) {
+    rt.summed += (uint64_t)bytes;
+    rt.nsums += bytes > 0;
+}
 #endif
 
 void tg_runtime_gather(const void *mine, size_t bytes, void *all) {
@@ -206,6 +214,7 @@ void tg_runtime_sum(void *buf, int64_t count, tg_prec prec) {
 #ifdef TG_USE_MPI
     if (rt.nranks > 1) {
         mpi_quiet();
+        count_sum(count * (int64_t)tg_prec_size(prec));
         /* reduced on rank 0, then broadcast: MPI_Allreduce does not promise every rank the same
          * rounding, and ranks deciding on these sums (CG's steps and stopping) must agree */
         MPI_Datatype t = prec == TG_FP32 ? MPI_FLOAT : MPI_DOUBLE;
@@ -225,6 +234,7 @@ void tg_runtime_sum_int64(int64_t *buf, int64_t count) {
 #ifdef TG_USE_MPI
     if (rt.nranks > 1) {
         mpi_quiet();
+        count_sum(count * (int64_t)sizeof *buf);
         for (int64_t at = 0; at < count; at += MPI_PIECE) {
             int c = (int)(count - at < MPI_PIECE ? count - at : MPI_PIECE);
             MPI_Allreduce(MPI_IN_PLACE, buf + at, c, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
@@ -472,6 +482,8 @@ tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err) {
                             o.ngpu);
     if (ret) return tg_error_set(err, TG_ERR_RUNTIME, "StarPU failed to start: %s", strerror(-ret));
     rt.started = 1;
+    rt.summed = 0;
+    rt.nsums = 0;
     rt.grid_p = o.grid_p;
     rt.grid_q = o.grid_q;
 #ifdef TG_USE_CUDA
@@ -560,6 +572,14 @@ int tg_runtime_describe_comm(char *buf, size_t len) {
     (void)buf, (void)len;
     return 0;
 #endif
+}
+
+int tg_runtime_describe_sums(char *buf, size_t len) {
+    if (rt.nranks < 2) return 0;
+    snprintf(buf, len, "bytes summed over the ranks (MPI reductions): %llu per rank (%.1f MiB) in "
+             "%lld sums", (unsigned long long)rt.summed, (double)rt.summed / 1048576,
+             (long long)rt.nsums);
+    return 1;
 }
 
 int tg_runtime_rank(void) { return rt.rank; }
