@@ -213,7 +213,7 @@ tg_runtime_opts tg_runtime_defaults(void);
  * handles of every CUDA worker. Fails clearly when more GPUs are asked for than exist. */
 tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err);
 void tg_runtime_stop(void);
-/** Initialises MPI in a build with MPI (MPI_THREAD_SERIALIZED, once per process, finalised at
+/** Initialises MPI in a build with MPI (MPI_THREAD_MULTIPLE, once per process, finalised at
  * exit) so that the rank and the rank count are known before the runtime starts; a program run
  * under mpiexec calls it first. tg_runtime_start() calls it too. Nothing without MPI. */
 void tg_runtime_init_mpi(void);

@@ -89,7 +89,10 @@ void tg_runtime_init_mpi(void) {
     MPI_Initialized(&mpi_up);
     if (!mpi_up) {
         int provided;
-        MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
+        /* MULTIPLE, not the SERIALIZED StarPU-MPI asks for itself: this thread's collectives
+         * (tg_runtime_sum, ...) run while StarPU-MPI's progression thread may still be in
+         * MPI_Test on sends that a barrier does not wait for (docs/DESIGN-NOTES.md) */
+        MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided);
         atexit(mpi_finalize);
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rt.rank);
@@ -128,9 +131,10 @@ void tg_runtime_abort(int code) {
 }
 
 #ifdef TG_USE_MPI
-/* MPI runs MPI_THREAD_SERIALIZED: this thread may call it only while StarPU-MPI's progression
- * thread sleeps, which its barrier waits for. Before StarPU starts there is no such thread. */
-static void mpi_quiet(void) {
+/* The collectives below first wait for every task and transfer submitted (callers sum or gather
+ * what tasks wrote). StarPU-MPI's progression thread may still be inside MPI after that wait,
+ * testing sends it has handed to MPI: MPI_THREAD_MULTIPLE (tg_runtime_init_mpi) allows it. */
+static void wait_tasks(void) {
     if (rt.started && rt.mpi) tg_runtime_wait_all();
 }
 
@@ -147,7 +151,7 @@ static void count_sum(int64_t bytes) {
 void tg_runtime_gather(const void *mine, size_t bytes, void *all) {
 #ifdef TG_USE_MPI
     if (rt.nranks > 1) {
-        mpi_quiet();
+        wait_tasks();
         MPI_Gather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
         return;
     }
@@ -171,7 +175,7 @@ tg_status tg_runtime_gather_rows(const void *mine, int64_t ldm, void *all, int64
                     (size_t)(c * ldm) * elem, (size_t)count * elem);
 #ifdef TG_USE_MPI
     if (rt.nranks > 1) {
-        mpi_quiet();
+        wait_tasks();
         int *counts = NULL, *displs = NULL;
         if (rt.rank == 0) {
             counts = malloc((size_t)rt.nranks * sizeof *counts);
@@ -213,7 +217,7 @@ tg_status tg_runtime_gather_rows(const void *mine, int64_t ldm, void *all, int64
 void tg_runtime_sum(void *buf, int64_t count, tg_prec prec) {
 #ifdef TG_USE_MPI
     if (rt.nranks > 1) {
-        mpi_quiet();
+        wait_tasks();
         count_sum(count * (int64_t)tg_prec_size(prec));
         /* reduced on rank 0, then broadcast: MPI_Allreduce does not promise every rank the same
          * rounding, and ranks deciding on these sums (CG's steps and stopping) must agree */
@@ -233,7 +237,7 @@ void tg_runtime_sum(void *buf, int64_t count, tg_prec prec) {
 void tg_runtime_sum_int64(int64_t *buf, int64_t count) {
 #ifdef TG_USE_MPI
     if (rt.nranks > 1) {
-        mpi_quiet();
+        wait_tasks();
         count_sum(count * (int64_t)sizeof *buf);
         for (int64_t at = 0; at < count; at += MPI_PIECE) {
             int c = (int)(count - at < MPI_PIECE ? count - at : MPI_PIECE);
