@@ -215,8 +215,11 @@ tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err);
 void tg_runtime_stop(void);
 /** Initialises MPI in a build with MPI (MPI_THREAD_MULTIPLE, once per process, finalised at
  * exit) so that the rank and the rank count are known before the runtime starts; a program run
- * under mpiexec calls it first. tg_runtime_start() calls it too. Nothing without MPI. */
-void tg_runtime_init_mpi(void);
+ * under mpiexec calls it first. tg_runtime_start() calls it too. Nothing without MPI.
+ * Collective at its first call with several ranks: they agree on the thread level MPI gives
+ * (or gave the user who initialised it), and every rank fails with TG_ERR_RUNTIME when one
+ * has less than MPI_THREAD_MULTIPLE. */
+tg_status tg_runtime_init_mpi(tg_error *err);
 /** This process's MPI rank and the number of ranks: 0 and 1 without MPI or before
  * tg_runtime_init_mpi(). */
 int tg_runtime_rank(void);

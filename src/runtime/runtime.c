@@ -20,6 +20,7 @@ static struct {
     int mpi; /* StarPU-MPI started (more than one rank) */
     int comm_stats; /* StarPU-MPI counts the bytes it sends (STARPU_COMM_STATS) */
     int rank, nranks;
+    int thread_ok; /* every rank has MPI_THREAD_MULTIPLE (tg_runtime_init_mpi) */
     int grid_p, grid_q; /* the started runtime's; 0, 0: the squarest */
     int64_t next_tag;
     uint64_t summed; /* bytes this rank passed to tg_runtime_sum* since the runtime started */
@@ -82,22 +83,55 @@ int tg_have_mpi(void) {
 #endif
 }
 
-void tg_runtime_init_mpi(void) {
+#ifdef TG_USE_MPI
+static const char *thread_level_name(int level) {
+    switch (level) {
+    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+    default: return "MPI_THREAD_MULTIPLE";
+    }
+}
+#endif
+
+tg_status tg_runtime_init_mpi(tg_error *err) {
 #ifdef TG_USE_MPI
     /* MPI can be initialised once per process, StarPU many times: we own MPI's lifetime. */
-    int mpi_up;
+    int mpi_up, provided;
     MPI_Initialized(&mpi_up);
     if (!mpi_up) {
-        int provided;
         /* MULTIPLE, not the SERIALIZED StarPU-MPI asks for itself: this thread's collectives
          * (tg_runtime_sum, ...) run while StarPU-MPI's progression thread may still be in
          * MPI_Test on sends that a barrier does not wait for (docs/DESIGN-NOTES.md) */
         MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided);
         atexit(mpi_finalize);
+    } else {
+        MPI_Query_thread(&provided); /* a library user initialised it */
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rt.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &rt.nranks);
+    /* One rank runs plain StarPU, without StarPU-MPI's thread: any level will do. */
+    if (rt.nranks == 1 || rt.thread_ok) return TG_OK;
+    /* Test hook (tests/mpi_cli.sh): TG_TEST_SERIALIZED_RANK=R makes rank R take the level MPI
+     * gave as MPI_THREAD_SERIALIZED. */
+    const char *hook = getenv("TG_TEST_SERIALIZED_RANK");
+    if (hook && atoi(hook) == rt.rank && provided > MPI_THREAD_SERIALIZED)
+        provided = MPI_THREAD_SERIALIZED;
+    /* No other thread exists yet, so any level allows this collective; every rank learns the
+     * lowest level and the first rank given it, and all refuse alike. */
+    int mine[2] = {provided, rt.rank}, low[2];
+    MPI_Allreduce(mine, low, 1, MPI_2INT, MPI_MINLOC, MPI_COMM_WORLD);
+    if (low[0] < MPI_THREAD_MULTIPLE)
+        return tg_error_set(err, TG_ERR_RUNTIME,
+                            "MPI gives rank %d only %s; tilegwas on several ranks needs "
+                            "MPI_THREAD_MULTIPLE (its own MPI calls run beside StarPU-MPI's "
+                            "thread): use an MPI library built with thread support",
+                            low[1], thread_level_name(low[0]));
+    rt.thread_ok = 1;
+#else
+    (void)err;
 #endif
+    return TG_OK;
 }
 
 int tg_runtime_differing_rank(uint64_t value) {
@@ -409,7 +443,8 @@ tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err) {
     if (rt.started) return tg_error_set(err, TG_ERR_RUNTIME, "the runtime is already started");
     if (o.ncpu < -1) return tg_error_set(err, TG_ERR_ARG, "--ncpu %d: must be ≥ 0", o.ncpu);
     if (o.ngpu < -1) return tg_error_set(err, TG_ERR_ARG, "--ngpu %d: must be ≥ 0", o.ngpu);
-    tg_runtime_init_mpi();
+    tg_status st = tg_runtime_init_mpi(err);
+    if (st) return st;
     if ((o.grid_p || o.grid_q) &&
         (o.grid_p < 1 || o.grid_q < 1 || (int64_t)o.grid_p * o.grid_q != rt.nranks))
         return tg_error_set(err, TG_ERR_ARG, "--grid %dx%d: the grid must have as many places as "
@@ -440,7 +475,7 @@ tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err) {
      * overtakes the updates queued before it) ran KRR's factorisation 7-8% faster than dmda on
      * the H100 node (docs/SCHEDULING.md) and the epistasis search at the same speed */
     const char *sched = o.sched ? o.sched : "dmdas";
-    tg_status st = check_sched(sched, err);
+    st = check_sched(sched, err);
     if (st) return st;
     snprintf(rt.sched, sizeof rt.sched, "%s", sched);
 
