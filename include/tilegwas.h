@@ -213,10 +213,13 @@ tg_runtime_opts tg_runtime_defaults(void);
  * handles of every CUDA worker. Fails clearly when more GPUs are asked for than exist. */
 tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err);
 void tg_runtime_stop(void);
-/** Initialises MPI in a build with MPI (MPI_THREAD_SERIALIZED, once per process, finalised at
+/** Initialises MPI in a build with MPI (MPI_THREAD_MULTIPLE, once per process, finalised at
  * exit) so that the rank and the rank count are known before the runtime starts; a program run
- * under mpiexec calls it first. tg_runtime_start() calls it too. Nothing without MPI. */
-void tg_runtime_init_mpi(void);
+ * under mpiexec calls it first. tg_runtime_start() calls it too. Nothing without MPI.
+ * Collective at its first call with several ranks: they agree on the thread level MPI gives
+ * (or gave the user who initialised it), and every rank fails with TG_ERR_RUNTIME when one
+ * has less than MPI_THREAD_MULTIPLE. */
+tg_status tg_runtime_init_mpi(tg_error *err);
 /** This process's MPI rank and the number of ranks: 0 and 1 without MPI or before
  * tg_runtime_init_mpi(). */
 int tg_runtime_rank(void);
@@ -241,6 +244,13 @@ void tg_runtime_describe(char *buf, size_t len);
  * when nothing is counted: one rank, a build without MPI, or STARPU_COMM_STATS=0. Transfers
  * of the StarPU-MPI data only: the library's own sums and gathers over MPI are not in it. */
 int tg_runtime_describe_comm(char *buf, size_t len);
+/** With several ranks, writes one line with the bytes this rank has passed to the library's
+ * sums over the ranks (MPI reduce and broadcast, or allreduce: the CG's products, counts,
+ * statistics) since the runtime started, and how many sums; the same on every rank, since
+ * each sum is a collective with one count. What MPI moves for them is its algorithms' choice
+ * (a binomial reduce and broadcast send 2·(R − 1) times it in all); gathers are not in it.
+ * Returns 0, writing nothing, with one rank. */
+int tg_runtime_describe_sums(char *buf, size_t len);
 /** Waits for every submitted task (and MPI transfer): the library's calls submit tasks and
  * return; a caller timing a phase waits first. */
 void tg_runtime_wait_all(void);

@@ -1,7 +1,8 @@
 # Every command under MPICH's mpiexec on 2 ranks, each rank in its own folder: rank 0 alone
 # writes files and prints results (simulate, info, --help give what one rank gives); an error in
-# the options is one line, as without MPI (snpmm, rr --solver cg and grm on several ranks:
-# tests/mpi_snpmm.sh; krr and rr --solver cholesky: tests/mpi_krr.sh).
+# the options is one line, as without MPI, and so is an MPI without MPI_THREAD_MULTIPLE (snpmm,
+# rr --solver cg and grm on several ranks: tests/mpi_snpmm.sh; krr and rr --solver cholesky:
+# tests/mpi_krr.sh).
 # Skipped when tilegwas is built without MPI or no mpiexec was found.
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/tap.sh"
@@ -46,6 +47,12 @@ expect_one opt "an option error on 2 ranks" 2 "^tilegwas epistasis: error: --ord
 ranked 2 cmd frobnicate --out e
 echo $? >cmd/rc
 expect_one cmd "an unknown command on 2 ranks" 2 "^tilegwas: error: unknown command 'frobnicate'"
+# MPI giving one rank less than MPI_THREAD_MULTIPLE (the TG_TEST_SERIALIZED_RANK hook): every
+# rank refuses before the command runs, rank 0 says it once
+TG_TEST_SERIALIZED_RANK=1 ranked 2 thr epistasis --bfile ../../d --ncpu 1 --out e
+echo $? >thr/rc
+expect_one thr "MPI_THREAD_SERIALIZED on rank 1 of 2" 1 \
+    "^tilegwas: error: MPI gives rank 1 only MPI_THREAD_SERIALIZED; .* needs MPI_THREAD_MULTIPLE"
 # rank 0 alone writes, so it alone checks the --out folder (rank 1 runs on, until it waits)
 ranked 2 dir epistasis --bfile ../../d --ncpu 1 --out no/such/dir/e
 echo $? >dir/rc

@@ -6,7 +6,8 @@
 # (phenotypes with missing values, --test-bfile), the GRM byte for byte. Rank 0 alone writes
 # and logs; every rank runs in its own folder. Then the library level: tests/test_geno_ranks on
 # 2 and 4 ranks with one TG_SEED (small blocks, the products, Jacobi, CG, fitted values and the
-# GRM against dense references, results with the same bits on every rank). Skipped when
+# GRM against dense references, results with the same bits on every rank). rr --solver cg on 2
+# ranks logs the bytes each rank passed to MPI sums, equal to their closed form. Skipped when
 # tilegwas is built without MPI or no mpiexec was found.
 # the comparisons (products, ridge, grm) are called through same_as_one:
 # shellcheck disable=SC2317
@@ -101,6 +102,36 @@ rc=$?
     [ "$(awk -F'\t' 'NR > 1 && $5 == 0' nc/rank0/o.cg.tsv | wc -l)" -eq 2 ]
 report $? "rr --max-iter 3 on 2 ranks: exit $rc, one line: $(grep -m1 error nc/err.txt)" \
     nc/err.txt
+
+# cg_sums DIR: rank 0's log in DIR (rr --solver cg on d.bim's m SNPs, k phenotypes, without
+# --test-bfile) has the bytes each rank passed to MPI sums, exactly: the allele counts (2m
+# int64), the Jacobi counts (3mk int64), Z'ỹ (mk doubles); per iteration the column sums of
+# the centering and Z'Q of the active phenotypes, m + 1 doubles each (phenotype c is active in
+# its iterations, column 4 of o.cg.tsv); the recomputed residuals (m + 1 per phenotype that
+# iterated) and the predictions' intercepts (k doubles). One sum each, two per iteration.
+# Prints the line and the expected counts.
+cg_sums() {
+    local line got want
+    line=$(grep '^bytes summed over the ranks (MPI reductions): ' "$1/rank0/o.log")
+    got=$(echo "$line" | sed -n 's/.*: \([0-9]*\) per rank .* in \([0-9]*\) sums$/\1 \2/p')
+    want=$(awk -F'\t' -v m="$(wc -l <d.bim)" '
+        NR > 1 { k++; s += $4; p += $4 > 0; if ($4 > it) it = $4 }
+        END { print 16 * m + 32 * m * k + 8 * (m + 1) * (s + p) + 8 * k, 4 + 2 * it + 2 * (p > 0) }
+        ' "$1/rank0/o.cg.tsv")
+    echo "$line (want bytes, sums: $want)"
+    [ -n "$got" ] && [ "$got" = "$want" ]
+}
+got=$(cg_sums nc)
+report $? "rr --max-iter 3 on 2 ranks logs the bytes summed over the ranks: $got" nc/rank0/o.log
+ranked 2 cg rr --bfile ../../d --pheno ../../d2.pheno --lambda 300 --tol 1e-10 --ncpu 1 --out o
+rc=$?
+got=$(cg_sums cg) && [ $rc -eq 0 ]
+report $? "rr --solver cg on 2 ranks (exit $rc) logs the bytes summed over the ranks: $got" \
+    cg/rank0/o.log
+ranked 0 cg1 rr --bfile ../../d --pheno ../../d2.pheno --lambda 300 --tol 1e-10 --ncpu 1 --out o
+rc=$?
+[ $rc -eq 0 ] && ! grep -q "bytes summed" cg1/rank0/o.log
+report $? "rr --solver cg without mpiexec (exit $rc) logs no bytes summed" cg1/rank0/o.log
 
 # more ranks than samples: every rank fails alike, before any collective
 "$TG_BIN" simulate --quiet --out s3 --n-samples 3 --n-snps 20 --seed 2 >/dev/null 2>&1

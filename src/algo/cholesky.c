@@ -9,7 +9,8 @@
  * Several MPI ranks: every task goes through TG_INSERT, so it runs on the owner of the tile it
  * writes; temporaries belong to the rank that writes them (the inverse of L_kk to the owner of
  * A_kk, a panel tile's raised and lowered copies to the owner of the panel tile), so the copies
- * in the precisions of the updates are what StarPU-MPI sends. The map's statistics are summed
+ * in the precisions of the updates are what StarPU-MPI sends; after panel k's updates the
+ * copies other ranks received of its tiles are dropped. The map's statistics are summed
  * over the ranks (each tile's come from its owner, the others add zeros: exact), so every rank
  * builds the same map. */
 #include <math.h>
@@ -281,7 +282,9 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
                 r->gemms[q]++;
             }
         }
-        /* the panel's copies are read by the tasks above only: free them when those are done */
+        /* the panel's copies are read by the tasks above only: free them when those are done
+         * (unregistering frees every rank's copy); A_ik is final, and the copies other ranks
+         * received of it are dropped likewise (the solve has it sent again) */
         for (int i = k + 1; i < nt; i++) {
             for (int q = 0; q < TG_NPREC; q++) {
                 size_t c = (size_t)i * TG_NPREC + q;
@@ -292,6 +295,7 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
             if (pn.own_hi[i]) starpu_data_unregister_submit(pn.hi[i]);
             else starpu_data_wont_use(pn.hi[i]);
             pn.own_hi[i] = 0;
+            tg_runtime_flush(A->h[tg_tile_index(A, i, k)]);
         }
     }
     tg_runtime_wait_all();

@@ -61,6 +61,9 @@ tg_status tg_krr_predict(const tg_matrix *Kt, const tg_matrix *W, double *pred, 
                 bad |= tg_insert_gemm(w, 'N', 'N', 1, a, 1, tg_tile(W, k, c), 1, 1,
                                       tg_tile(P, i, c), 1, 0);
             if (own) starpu_data_unregister_submit(a);
+            /* read by the tasks above only: other ranks drop their copies (with several α it
+             * is sent again for each, rather than kept through the next factorisation) */
+            tg_runtime_flush(Kt->h[t]);
         }
     tg_runtime_wait_all();
     if (bad)

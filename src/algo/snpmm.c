@@ -521,7 +521,9 @@ static tg_status build(int64_t n, int64_t m, int scale, int64_t rb, int64_t sb,
         return tg_error_set(err, TG_ERR_ARG,
                             "%s: %lld samples × %lld SNPs: both must be in 1..2^31-2", what,
                             (long long)n, (long long)m);
-    tg_runtime_init_mpi(); /* the ranks share the samples: their count is needed now */
+    /* the ranks share the samples: their count is needed now */
+    tg_status st = tg_runtime_init_mpi(err);
+    if (st) return st;
     if (n < tg_runtime_nranks())
         return tg_error_set(err, TG_ERR_ARG,
                             "%s: %lld samples for %d MPI ranks: every rank needs at least one",
@@ -529,7 +531,7 @@ static tg_status build(int64_t n, int64_t m, int scale, int64_t rb, int64_t sb,
     int64_t i0, nl;
     tg_runtime_split(n, tg_runtime_rank(), &i0, &nl);
     tg_geno *g = NULL;
-    tg_status st = alloc_geno(nl, m, rb, sb, &g, err);
+    st = alloc_geno(nl, m, rb, sb, &g, err);
     if (st) return st;
     g->n = n;
     g->i0 = i0;

@@ -4,7 +4,8 @@
  * precision are raised to B's for each sweep (a copy per use: each is read twice in all).
  * Several MPI ranks: tasks run on the owner of the B tile they write; a raised copy of L_ik
  * belongs to the owner of the B tile its updates write, so StarPU-MPI sends L_ik in its stored
- * (lower) precision and the receiver raises it; an inverse belongs to the owner of L_kk. */
+ * (lower) precision and the receiver raises it; an inverse belongs to the owner of L_kk. The
+ * copies of L_ik other ranks received are dropped after its last read, in the backward sweep. */
 #include <stdlib.h>
 
 #include "codelets/gemm.h"
@@ -85,6 +86,7 @@ tg_status tg_chol_solve(const tg_matrix *L, tg_matrix *B, tg_error *err) {
                 bad |= tg_insert_gemm(b, 'T', 'N', -1, lik, 1, tg_tile(B, i, c), 1, 1,
                                       tg_tile(B, k, c), 1, k + 1);
             if (own) starpu_data_unregister_submit(lik);
+            tg_runtime_flush(tg_tile(L, i, k)); /* read for the last time: copies dropped */
         }
         for (int c = 0; c < nc; c++) bad |= tg_insert_trsm(b, 'L', 'T', inv[k], tg_tile(B, k, c), k + 1);
         starpu_data_unregister_submit(inv[k]);

@@ -54,9 +54,10 @@ static int same_args(int argc, char **argv) {
 
 int main(int argc, char **argv) {
     /* MPI first: a rank must know its rank before it prints or writes anything */
-    tg_runtime_init_mpi();
-    if (!same_args(argc, argv)) return 2;
     tg_error err;
+    /* every rank refuses alike (the thread level is agreed on): rank 0 says it once */
+    if (tg_runtime_init_mpi(&err)) return tg_cli_fail_alike(NULL, NULL, &err);
+    if (!same_args(argc, argv)) return 2;
     /* only rank 0 prints results (help, info): the other ranks would repeat them */
     if (tg_runtime_rank() > 0 && !freopen("/dev/null", "w", stdout)) {
         tg_error_set(&err, TG_ERR_IO, "cannot send the output of rank %d to /dev/null",

@@ -20,8 +20,11 @@ static struct {
     int mpi; /* StarPU-MPI started (more than one rank) */
     int comm_stats; /* StarPU-MPI counts the bytes it sends (STARPU_COMM_STATS) */
     int rank, nranks;
+    int thread_ok; /* every rank has MPI_THREAD_MULTIPLE (tg_runtime_init_mpi) */
     int grid_p, grid_q; /* the started runtime's; 0, 0: the squarest */
     int64_t next_tag;
+    uint64_t summed; /* bytes this rank passed to tg_runtime_sum* since the runtime started */
+    int64_t nsums;
     char sched[64];
     char models[1024]; /* where the performance models came from (tg_perfmodels_seed) */
 } rt = {.nranks = 1};
@@ -80,19 +83,55 @@ int tg_have_mpi(void) {
 #endif
 }
 
-void tg_runtime_init_mpi(void) {
+#ifdef TG_USE_MPI
+static const char *thread_level_name(int level) {
+    switch (level) {
+    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+    default: return "MPI_THREAD_MULTIPLE";
+    }
+}
+#endif
+
+tg_status tg_runtime_init_mpi(tg_error *err) {
 #ifdef TG_USE_MPI
     /* MPI can be initialised once per process, StarPU many times: we own MPI's lifetime. */
-    int mpi_up;
+    int mpi_up, provided;
     MPI_Initialized(&mpi_up);
     if (!mpi_up) {
-        int provided;
-        MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
+        /* MULTIPLE, not the SERIALIZED StarPU-MPI asks for itself: this thread's collectives
+         * (tg_runtime_sum, ...) run while StarPU-MPI's progression thread may still be in
+         * MPI_Test on sends that a barrier does not wait for (docs/DESIGN-NOTES.md) */
+        MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided);
         atexit(mpi_finalize);
+    } else {
+        MPI_Query_thread(&provided); /* a library user initialised it */
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rt.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &rt.nranks);
+    /* One rank runs plain StarPU, without StarPU-MPI's thread: any level will do. */
+    if (rt.nranks == 1 || rt.thread_ok) return TG_OK;
+    /* Test hook (tests/mpi_cli.sh): TG_TEST_SERIALIZED_RANK=R makes rank R take the level MPI
+     * gave as MPI_THREAD_SERIALIZED. */
+    const char *hook = getenv("TG_TEST_SERIALIZED_RANK");
+    if (hook && atoi(hook) == rt.rank && provided > MPI_THREAD_SERIALIZED)
+        provided = MPI_THREAD_SERIALIZED;
+    /* No other thread exists yet, so any level allows this collective; every rank learns the
+     * lowest level and the first rank given it, and all refuse alike. */
+    int mine[2] = {provided, rt.rank}, low[2];
+    MPI_Allreduce(mine, low, 1, MPI_2INT, MPI_MINLOC, MPI_COMM_WORLD);
+    if (low[0] < MPI_THREAD_MULTIPLE)
+        return tg_error_set(err, TG_ERR_RUNTIME,
+                            "MPI gives rank %d only %s; tilegwas on several ranks needs "
+                            "MPI_THREAD_MULTIPLE (its own MPI calls run beside StarPU-MPI's "
+                            "thread): use an MPI library built with thread support",
+                            low[1], thread_level_name(low[0]));
+    rt.thread_ok = 1;
+#else
+    (void)err;
 #endif
+    return TG_OK;
 }
 
 int tg_runtime_differing_rank(uint64_t value) {
@@ -126,20 +165,27 @@ void tg_runtime_abort(int code) {
 }
 
 #ifdef TG_USE_MPI
-/* MPI runs MPI_THREAD_SERIALIZED: this thread may call it only while StarPU-MPI's progression
- * thread sleeps, which its barrier waits for. Before StarPU starts there is no such thread. */
-static void mpi_quiet(void) {
+/* The collectives below first wait for every task and transfer submitted (callers sum or gather
+ * what tasks wrote). StarPU-MPI's progression thread may still be inside MPI after that wait,
+ * testing sends it has handed to MPI: MPI_THREAD_MULTIPLE (tg_runtime_init_mpi) allows it. */
+static void wait_tasks(void) {
     if (rt.started && rt.mpi) tg_runtime_wait_all();
 }
 
 /* Elements per MPI call: counts are int */
 #define MPI_PIECE ((int64_t)1 << 28)
+
+/* tg_runtime_describe_sums: every rank passes the same count to a collective */
+static void count_sum(int64_t bytes) {
+    rt.summed += (uint64_t)bytes;
+    rt.nsums += bytes > 0;
+}
 #endif
 
 void tg_runtime_gather(const void *mine, size_t bytes, void *all) {
 #ifdef TG_USE_MPI
     if (rt.nranks > 1) {
-        mpi_quiet();
+        wait_tasks();
         MPI_Gather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
         return;
     }
@@ -163,7 +209,7 @@ tg_status tg_runtime_gather_rows(const void *mine, int64_t ldm, void *all, int64
                     (size_t)(c * ldm) * elem, (size_t)count * elem);
 #ifdef TG_USE_MPI
     if (rt.nranks > 1) {
-        mpi_quiet();
+        wait_tasks();
         int *counts = NULL, *displs = NULL;
         if (rt.rank == 0) {
             counts = malloc((size_t)rt.nranks * sizeof *counts);
@@ -205,7 +251,8 @@ tg_status tg_runtime_gather_rows(const void *mine, int64_t ldm, void *all, int64
 void tg_runtime_sum(void *buf, int64_t count, tg_prec prec) {
 #ifdef TG_USE_MPI
     if (rt.nranks > 1) {
-        mpi_quiet();
+        wait_tasks();
+        count_sum(count * (int64_t)tg_prec_size(prec));
         /* reduced on rank 0, then broadcast: MPI_Allreduce does not promise every rank the same
          * rounding, and ranks deciding on these sums (CG's steps and stopping) must agree */
         MPI_Datatype t = prec == TG_FP32 ? MPI_FLOAT : MPI_DOUBLE;
@@ -224,7 +271,8 @@ void tg_runtime_sum(void *buf, int64_t count, tg_prec prec) {
 void tg_runtime_sum_int64(int64_t *buf, int64_t count) {
 #ifdef TG_USE_MPI
     if (rt.nranks > 1) {
-        mpi_quiet();
+        wait_tasks();
+        count_sum(count * (int64_t)sizeof *buf);
         for (int64_t at = 0; at < count; at += MPI_PIECE) {
             int c = (int)(count - at < MPI_PIECE ? count - at : MPI_PIECE);
             MPI_Allreduce(MPI_IN_PLACE, buf + at, c, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
@@ -395,7 +443,8 @@ tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err) {
     if (rt.started) return tg_error_set(err, TG_ERR_RUNTIME, "the runtime is already started");
     if (o.ncpu < -1) return tg_error_set(err, TG_ERR_ARG, "--ncpu %d: must be ≥ 0", o.ncpu);
     if (o.ngpu < -1) return tg_error_set(err, TG_ERR_ARG, "--ngpu %d: must be ≥ 0", o.ngpu);
-    tg_runtime_init_mpi();
+    tg_status st = tg_runtime_init_mpi(err);
+    if (st) return st;
     if ((o.grid_p || o.grid_q) &&
         (o.grid_p < 1 || o.grid_q < 1 || (int64_t)o.grid_p * o.grid_q != rt.nranks))
         return tg_error_set(err, TG_ERR_ARG, "--grid %dx%d: the grid must have as many places as "
@@ -426,7 +475,7 @@ tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err) {
      * overtakes the updates queued before it) ran KRR's factorisation 7-8% faster than dmda on
      * the H100 node (docs/SCHEDULING.md) and the epistasis search at the same speed */
     const char *sched = o.sched ? o.sched : "dmdas";
-    tg_status st = check_sched(sched, err);
+    st = check_sched(sched, err);
     if (st) return st;
     snprintf(rt.sched, sizeof rt.sched, "%s", sched);
 
@@ -472,6 +521,8 @@ tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err) {
                             o.ngpu);
     if (ret) return tg_error_set(err, TG_ERR_RUNTIME, "StarPU failed to start: %s", strerror(-ret));
     rt.started = 1;
+    rt.summed = 0;
+    rt.nsums = 0;
     rt.grid_p = o.grid_p;
     rt.grid_q = o.grid_q;
 #ifdef TG_USE_CUDA
@@ -530,6 +581,14 @@ void tg_runtime_register(starpu_data_handle_t h, int owner) {
 #endif
 }
 
+void tg_runtime_flush(starpu_data_handle_t h) {
+#ifdef TG_USE_MPI
+    if (rt.mpi) starpu_mpi_cache_flush(MPI_COMM_WORLD, h);
+#else
+    (void)h;
+#endif
+}
+
 int tg_runtime_describe_comm(char *buf, size_t len) {
 #ifdef TG_USE_MPI
     if (!rt.comm_stats) return 0;
@@ -552,6 +611,14 @@ int tg_runtime_describe_comm(char *buf, size_t len) {
     (void)buf, (void)len;
     return 0;
 #endif
+}
+
+int tg_runtime_describe_sums(char *buf, size_t len) {
+    if (rt.nranks < 2) return 0;
+    snprintf(buf, len, "bytes summed over the ranks (MPI reductions): %llu per rank (%.1f MiB) in "
+             "%lld sums", (unsigned long long)rt.summed, (double)rt.summed / 1048576,
+             (long long)rt.nsums);
+    return 1;
 }
 
 int tg_runtime_rank(void) { return rt.rank; }

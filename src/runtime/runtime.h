@@ -123,6 +123,12 @@ void tg_runtime_sum_int64(int64_t *buf, int64_t count);
  * ranks create the same objects in the same order). */
 int64_t tg_runtime_tags(int64_t count);
 
+/** With StarPU-MPI running, drops the copies of @p h that other ranks received (StarPU-MPI's
+ * cache), each freed once the tasks submitted so far have read it; the owner keeps its data and
+ * sends it again to a later task that needs it. Every rank calls it at the same point of
+ * submission. Nothing on one rank. */
+void tg_runtime_flush(starpu_data_handle_t h);
+
 /** With StarPU-MPI running, gives @p h the next tag and the owner rank @p owner, so that tasks
  * inserted with TG_INSERT run where it is written and move it where it is read; every rank
  * registers the same handles in the same order. Nothing on one rank. */
