@@ -116,7 +116,8 @@ __global__ void __launch_bounds__(THREADS, 3) product_kernel(params p, int c0, s
     // in tiles of FG groups (one or two per block), only tiles where some row has a call. The
     // calls are read W per row and tile at once, and the start of each row's calls is found by
     // one binary search over all the rows in step, so that the loads of different rows overlap.
-    // Its cost at 0.8% missing calls: 1.0-1.4 ms of 7.5-8.1 per product (n 102,000, m 50,241).
+    // Its cost at 0.8% missing calls: 1.2-1.7 ms of 7.7-8.6 per product (H100, n 102,000,
+    // m 50,241, k 10).
     constexpr int W = RT >= 8 ? 2 : 16 / RT;
     const int32_t *tl = p.miss + p.rows + 1;
     int cur[RT], end[RT], len[RT]; // per row: the next call's index, the end of its calls
@@ -168,7 +169,8 @@ __global__ void __launch_bounds__(THREADS, 3) product_kernel(params p, int c0, s
             for (int i = 0; i < W; i++)
                 if (w[q][i] < tend) add(acc[q], f[q], w[q][i]), cur[q]++;
             if (w[q][W - 1] < tend) // more than W in this tile: the rest one at a time
-                for (int t; cur[q] < end[q] && (t = tl[cur[q]]) < tend; cur[q]++) add(acc[q], f[q], t);
+                for (int t; cur[q] < end[q] && (t = tl[cur[q]]) < tend; cur[q]++)
+                    add(acc[q], f[q], t);
         }
     }
     __syncthreads(); // the last tile of the first pass is read
