@@ -492,8 +492,7 @@ int tg_cmd_calibrate(int argc, char **argv) {
         default: st = tg_cli_common_option(&c, o, optarg, &err);
         }
     }
-    if (!st && optind < argc)
-        st = tg_error_set(&err, TG_ERR_ARG, "unexpected argument '%s'", argv[optind]);
+    if (!st) st = tg_cli_no_operand(argc, argv, &err);
     if (!st && tg_runtime_nranks() > 1)
         st = tg_error_set(&err, TG_ERR_ARG, "calibrate runs on one rank (each node calibrates "
                           "its own models: run it once per kind of node)");

@@ -46,6 +46,9 @@ tg_status tg_cli_int(const char *opt, const char *s, int64_t lo, int64_t hi, int
                      tg_error *err);
 /** The error for getopt_long's '?' or ':' result (call with opterr = 0). */
 tg_status tg_cli_bad_option(char **argv, tg_error *err);
+/** After getopt_long: an error naming the first word that is not an option, if any (the
+ * commands take options only). */
+tg_status tg_cli_no_operand(int argc, char **argv, tg_error *err);
 /** Parses a floating-point option value in [lo, hi] (NAN-free). */
 tg_status tg_cli_double(const char *opt, const char *s, double lo, double hi, double *out,
                         tg_error *err);

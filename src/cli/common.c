@@ -64,6 +64,11 @@ tg_status tg_cli_bad_option(char **argv, tg_error *err) {
                         argv[optind - 1]);
 }
 
+tg_status tg_cli_no_operand(int argc, char **argv, tg_error *err) {
+    if (optind >= argc) return TG_OK;
+    return tg_error_set(err, TG_ERR_ARG, "unexpected argument '%s' (see --help)", argv[optind]);
+}
+
 tg_status tg_cli_double(const char *opt, const char *s, double lo, double hi, double *out,
                         tg_error *err) {
     char *end;

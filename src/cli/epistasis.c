@@ -87,9 +87,8 @@ static int parse_options(int argc, char **argv, epi_opts *o, tg_error *err) {
                                        : tg_cli_bad_option(argv, err);
         }
     }
+    if (!st) st = tg_cli_no_operand(argc, argv, err);
     if (st) return st;
-    if (optind < argc)
-        return tg_error_set(err, TG_ERR_ARG, "unexpected argument '%s'", argv[optind]);
     if (!o->bfile) return tg_error_set(err, TG_ERR_ARG, "--bfile PREFIX is required");
     if (o->pheno_name && !o->pheno)
         return tg_error_set(err, TG_ERR_ARG, "--pheno-name needs --pheno");

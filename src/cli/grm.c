@@ -139,8 +139,7 @@ int tg_cmd_grm(int argc, char **argv) {
         default: st = tg_cli_common_option(&c, o, optarg, &err);
         }
     }
-    if (!st && optind < argc)
-        st = tg_error_set(&err, TG_ERR_ARG, "unexpected argument '%s'", argv[optind]);
+    if (!st) st = tg_cli_no_operand(argc, argv, &err);
     if (!st && !bfile) st = tg_error_set(&err, TG_ERR_ARG, "--bfile PREFIX is required");
     if (st) return tg_cli_fail_options("grm", &err);
     if ((st = tg_cli_check_outputs(&c, &err))) return tg_cli_fail("grm", NULL, &err);

@@ -156,10 +156,7 @@ int tg_cmd_info(int argc, char **argv) {
         } else if (tg_cli_common_option(&c, o, optarg, &err))
             return tg_cli_fail_options("info", &err);
     }
-    if (optind < argc) {
-        tg_error_set(&err, TG_ERR_ARG, "unexpected argument '%s'", argv[optind]);
-        return tg_cli_fail_options("info", &err);
-    }
+    if (tg_cli_no_operand(argc, argv, &err)) return tg_cli_fail_options("info", &err);
     if (pheno && !bfile) {
         tg_error_set(&err, TG_ERR_ARG, "--pheno needs --bfile (IDs are matched to its .fam)");
         return tg_cli_fail_options("info", &err);

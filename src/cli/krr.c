@@ -201,9 +201,8 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
         default: st = tg_cli_common_option(&o->c, c, optarg, err);
         }
     }
+    if (!st) st = tg_cli_no_operand(argc, argv, err);
     if (st) return st;
-    if (optind < argc)
-        return tg_error_set(err, TG_ERR_ARG, "unexpected argument '%s'", argv[optind]);
     /* the model's files hold whole matrices: distributing them is left for later */
     if ((o->save_model || o->load_model) && tg_runtime_nranks() > 1)
         return tg_error_set(err, TG_ERR_ARG, "--%s runs on one MPI rank only (started on %d): "

@@ -129,9 +129,8 @@ static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
         }
     }
     if (!st) st = parse_precisions(o->precisions, &o->allowed, err);
+    if (!st) st = tg_cli_no_operand(argc, argv, err);
     if (st) return st;
-    if (optind < argc)
-        return tg_error_set(err, TG_ERR_ARG, "unexpected argument '%s'", argv[optind]);
     if (!o->bfile) return tg_error_set(err, TG_ERR_ARG, "--bfile PREFIX is required");
     if (!o->pheno) return tg_error_set(err, TG_ERR_ARG, "--pheno FILE is required");
     if (isnan(o->lambda)) return tg_error_set(err, TG_ERR_ARG, "--lambda L is required");

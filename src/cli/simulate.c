@@ -222,9 +222,8 @@ static int parse_options(int argc, char **argv, sim_opts *o, tg_error *err) {
         default: st = tg_cli_bad_option(argv, err);
         }
     }
+    if (!st) st = tg_cli_no_operand(argc, argv, err);
     if (st) return st;
-    if (optind < argc)
-        return tg_error_set(err, TG_ERR_ARG, "unexpected argument '%s'", argv[optind]);
     if (!o->out) return tg_error_set(err, TG_ERR_ARG, "--out PREFIX is required");
     if (!o->m) return tg_error_set(err, TG_ERR_ARG, "--n-snps M is required");
     if (o->n * o->m > MAX_GENOTYPES)

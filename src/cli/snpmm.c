@@ -68,9 +68,8 @@ static int parse_options(int argc, char **argv, mm_opts *o, tg_error *err) {
         default: st = tg_cli_common_option(&o->c, c, optarg, err);
         }
     }
+    if (!st) st = tg_cli_no_operand(argc, argv, err);
     if (st) return st;
-    if (optind < argc)
-        return tg_error_set(err, TG_ERR_ARG, "unexpected argument '%s' (see --help)", argv[optind]);
     if (!o->bfile) return tg_error_set(err, TG_ERR_ARG, "--bfile is required (see --help)");
     if (!o->matrix) return tg_error_set(err, TG_ERR_ARG, "--matrix is required (see --help)");
     return TG_OK;
