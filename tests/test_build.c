@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/rng.h"
+#include "bed_fixture.h"
 #include "tap.h"
 #include "tilegwas.h"
 
@@ -67,18 +68,7 @@ static void make_data(tg_rng *r) {
 }
 
 static tg_status write_bed(const char *pfx, int m, tg_error *err) {
-    static tg_sample s[NTOT];
-    static tg_snp v[M];
-    static char ids[NTOT][16], snp_ids[M][16], zero[] = "0", a[] = "A", c[] = "C";
-    for (int i = 0; i < NTOT; i++) {
-        snprintf(ids[i], sizeof ids[i], "S%d", i);
-        s[i] = (tg_sample){ids[i], ids[i], zero, zero, 0, NAN};
-    }
-    for (int j = 0; j < m; j++) {
-        snprintf(snp_ids[j], sizeof snp_ids[j], "v%d", j);
-        v[j] = (tg_snp){zero, snp_ids[j], 0, j + 1, a, c};
-    }
-    return tg_bed_write(pfx, s, NTOT, v, m, geno, NTOT, err);
+    return test_bed_write(pfx, geno, NTOT, m, err);
 }
 
 /* The imputed genotype of .fam sample i at SNP j (training frequencies). */

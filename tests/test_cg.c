@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/rng.h"
+#include "bed_fixture.h"
 #include "tap.h"
 #include "tilegwas.h"
 
@@ -356,24 +357,13 @@ static void check_grm(const int8_t *g, int scale, const char *where) {
     free(k);
 }
 
-/* Writes genotypes n × m (n ≤ N, m ≤ M) as PREFIX.bed/.bim/.fam, PREFIX from mkstemp (the
+/* Writes genotypes n × m as PREFIX.bed/.bim/.fam (tests/bed_fixture.h), PREFIX from mkstemp (the
  * empty file it creates is PREFIX itself); SNP ids v0, v1, ... Returns the status. */
 static tg_status write_bed(char *prefix, const int8_t *g, int64_t n, int64_t m, tg_error *err) {
-    static tg_sample s[N];
-    static tg_snp v[M];
-    static char ids[N][16], snp_ids[M][16], zero[] = "0", a[] = "A", c[] = "C";
-    for (int i = 0; i < n; i++) {
-        snprintf(ids[i], sizeof ids[i], "S%d", i);
-        s[i] = (tg_sample){ids[i], ids[i], zero, zero, 0, NAN};
-    }
-    for (int j = 0; j < m; j++) {
-        snprintf(snp_ids[j], sizeof snp_ids[j], "v%d", j);
-        v[j] = (tg_snp){zero, snp_ids[j], 0, j + 1, a, c};
-    }
     int fd = mkstemp(prefix);
     if (fd < 0) return tg_error_set(err, TG_ERR_IO, "mkstemp %s failed", prefix);
     close(fd);
-    return tg_bed_write(prefix, s, n, v, m, g, n, err);
+    return test_bed_write(prefix, g, n, m, err);
 }
 
 static void remove_bed(const char *prefix) {

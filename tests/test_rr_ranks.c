@@ -18,27 +18,13 @@
 
 #include "algo/rr.h"
 #include "runtime/runtime.h"
+#include "bed_fixture.h"
 #include "tap.h"
 
 enum { N = 150, M = 75, NB = 16, NPHEN = 2 };
 
 static int8_t geno[N * M];
 static char dir[64], prefix[80];
-
-static tg_status write_bed(tg_error *err) {
-    static tg_sample s[N];
-    static tg_snp v[M];
-    static char ids[N][16], snp_ids[M][16], zero[] = "0", a[] = "A", c[] = "C";
-    for (int i = 0; i < N; i++) {
-        snprintf(ids[i], sizeof ids[i], "S%d", i);
-        s[i] = (tg_sample){ids[i], ids[i], zero, zero, 0, NAN};
-    }
-    for (int j = 0; j < M; j++) {
-        snprintf(snp_ids[j], sizeof snp_ids[j], "v%d", j);
-        v[j] = (tg_snp){zero, snp_ids[j], 0, j + 1, a, c};
-    }
-    return tg_bed_write(prefix, s, N, v, M, geno, N, err);
-}
 
 /* A source that marks every (sample, SNP) it returns, then reads the .bed rows. */
 typedef struct {
@@ -95,7 +81,7 @@ int main(void) {
     tg_runtime_opts o = tg_runtime_defaults();
     o.ngpu = 0;
     o.ncpu = 1;
-    if (write_bed(&err) || tg_bed_open(prefix, &bed, &err) || tg_runtime_start(&o, &err)) {
+    if (test_bed_write(prefix, geno, N, M, &err) || tg_bed_open(prefix, &bed, &err) || tg_runtime_start(&o, &err)) {
         printf("Bail out! %s\n", err.msg);
         return 1;
     }
