@@ -66,8 +66,7 @@ struct tg_geno {
     double *freq;   /* m; NAN for an all-missing SNP */
     double *coef;   /* 2m: w_j, c_j = 2p_j·w_j */
     blocks rbl, sbl;            /* blocks of this rank's samples (Z·Λ), of SNPs (Zᵀ·Λ̃) */
-    int64_t nrb, nsb;           /* their counts */
-    uint8_t **rcodes, **tcodes; /* nrb blocks rows × ceil(m/5), nsb blocks cols × ceil(n/5) */
+    uint8_t **rcodes, **tcodes; /* per block: rows × ceil(m/5), cols × ceil(n/5) */
     miss_rows *rmiss, *tmiss;
     int registered;
     starpu_data_handle_t hcoef, *hr, *ht, *hrm, *htm;
@@ -136,19 +135,19 @@ void tg_geno_free(tg_geno *g) {
     if (!g) return;
     if (g->registered && starpu_is_initialized()) {
         starpu_data_unregister(g->hcoef);
-        for (int64_t b = 0; b < g->nrb; b++) {
+        for (int64_t b = 0; b < g->rbl.count; b++) {
             starpu_data_unregister(g->hr[b]);
             starpu_data_unregister(g->hrm[b]);
         }
-        for (int64_t b = 0; b < g->nsb; b++) {
+        for (int64_t b = 0; b < g->sbl.count; b++) {
             starpu_data_unregister(g->ht[b]);
             starpu_data_unregister(g->htm[b]);
         }
     }
-    for (int64_t b = 0; g->rcodes && b < g->nrb; b++) free(g->rcodes[b]);
-    for (int64_t b = 0; g->tcodes && b < g->nsb; b++) free(g->tcodes[b]);
-    for (int64_t b = 0; g->rmiss && b < g->nrb; b++) free(g->rmiss[b].a);
-    for (int64_t b = 0; g->tmiss && b < g->nsb; b++) free(g->tmiss[b].a);
+    for (int64_t b = 0; g->rcodes && b < g->rbl.count; b++) free(g->rcodes[b]);
+    for (int64_t b = 0; g->tcodes && b < g->sbl.count; b++) free(g->tcodes[b]);
+    for (int64_t b = 0; g->rmiss && b < g->rbl.count; b++) free(g->rmiss[b].a);
+    for (int64_t b = 0; g->tmiss && b < g->sbl.count; b++) free(g->tmiss[b].a);
     free(g->rcodes);
     free(g->tcodes);
     free(g->rmiss);
@@ -171,7 +170,7 @@ int64_t tg_geno_m(const tg_geno *g) { return g->m; }
 int64_t tg_geno_excluded(const tg_geno *g) { return g->excluded; }
 int64_t tg_geno_missing(const tg_geno *g) {
     int64_t c = 0;
-    for (int64_t b = 0; b < g->nrb; b++) c += g->rmiss[b].a[block_len(&g->rbl, b)];
+    for (int64_t b = 0; b < g->rbl.count; b++) c += g->rmiss[b].a[block_len(&g->rbl, b)];
     return c;
 }
 void tg_geno_local(const tg_geno *g, int64_t *first, int64_t *count) {
@@ -191,26 +190,24 @@ static tg_status alloc_geno(int64_t n, int64_t m, int64_t rb, int64_t sb, tg_gen
     g->nl = n;
     g->m = m;
     int ok = !blocks_make(&g->rbl, n, rb, 64) && !blocks_make(&g->sbl, m, sb, 32);
-    g->nrb = g->rbl.count;
-    g->nsb = g->sbl.count;
     int64_t ng = cdiv(m, 5), nh = cdiv(n, 5);
     ok = ok && (g->freq = malloc((size_t)m * sizeof *g->freq)) &&
              (g->coef = malloc(2 * (size_t)m * sizeof *g->coef)) &&
-             (g->rcodes = calloc((size_t)g->nrb, sizeof *g->rcodes)) &&
-             (g->tcodes = calloc((size_t)g->nsb, sizeof *g->tcodes)) &&
-             (g->rmiss = calloc((size_t)g->nrb, sizeof *g->rmiss)) &&
-             (g->tmiss = calloc((size_t)g->nsb, sizeof *g->tmiss)) &&
-             (g->hr = calloc((size_t)g->nrb, sizeof *g->hr)) &&
-             (g->hrm = calloc((size_t)g->nrb, sizeof *g->hrm)) &&
-             (g->ht = calloc((size_t)g->nsb, sizeof *g->ht)) &&
-             (g->htm = calloc((size_t)g->nsb, sizeof *g->htm));
-    for (int64_t b = 0; ok && b < g->nrb; b++) {
+             (g->rcodes = calloc((size_t)g->rbl.count, sizeof *g->rcodes)) &&
+             (g->tcodes = calloc((size_t)g->sbl.count, sizeof *g->tcodes)) &&
+             (g->rmiss = calloc((size_t)g->rbl.count, sizeof *g->rmiss)) &&
+             (g->tmiss = calloc((size_t)g->sbl.count, sizeof *g->tmiss)) &&
+             (g->hr = calloc((size_t)g->rbl.count, sizeof *g->hr)) &&
+             (g->hrm = calloc((size_t)g->rbl.count, sizeof *g->hrm)) &&
+             (g->ht = calloc((size_t)g->sbl.count, sizeof *g->ht)) &&
+             (g->htm = calloc((size_t)g->sbl.count, sizeof *g->htm));
+    for (int64_t b = 0; ok && b < g->rbl.count; b++) {
         int64_t rows = block_len(&g->rbl, b);
         g->rmiss[b].len = (size_t)rows + 1;
         ok = (g->rcodes[b] = calloc((size_t)(rows * ng), 1)) &&
              (g->rmiss[b].a = calloc((size_t)rows + 1, sizeof(int32_t)));
     }
-    for (int64_t b = 0; ok && b < g->nsb; b++) {
+    for (int64_t b = 0; ok && b < g->sbl.count; b++) {
         int64_t cols = block_len(&g->sbl, b);
         g->tmiss[b].len = (size_t)cols + 1;
         ok = (g->tcodes[b] = calloc((size_t)(cols * nh), 1)) &&
@@ -375,7 +372,7 @@ static void chunk_encode(tg_geno *g, int64_t j0, int64_t nj, const int8_t *d) {
     const int64_t n = g->nl, nh = cdiv(n, 5);
     for (int64_t q = 0; q < nj; q += 5) { /* SNP groups: samples in row blocks */
         int64_t grp = (j0 + q) / 5, w = nj - q < 5 ? nj - q : 5;
-        for (int64_t b = 0; b < g->nrb; b++) {
+        for (int64_t b = 0; b < g->rbl.count; b++) {
             int64_t i0 = g->rbl.start[b], rows = block_len(&g->rbl, b);
             uint8_t *dst = g->rcodes[b] + grp * rows;
             for (int64_t i = 0; i < rows; i++) {
@@ -495,17 +492,20 @@ static tg_status build_chunks(build_job *jb, tg_error *err) {
                 if (r) return miss_error(r, jb->what, err);
             }
         }
-        for (int64_t b = 0; b < g->nrb + g->nsb; b++) {
-            miss_rows *l = b < g->nrb ? &g->rmiss[b] : &g->tmiss[b - g->nrb];
-            int64_t rows = b < g->nrb ? block_len(&g->rbl, b) : block_len(&g->sbl, b - g->nrb);
-            if (!fill) { /* counts to starts, then room for the table rows */
-                for (int64_t r = 0; r < rows; r++) l->a[r + 1] += l->a[r];
-                int32_t *a = realloc(l->a, l->len * sizeof *a);
-                if (!a) return miss_error(-1, jb->what, err);
-                l->a = a;
-            } else { /* each a[r] went from row r's start to its end: shift back to the starts */
-                memmove(l->a + 1, l->a, (size_t)rows * sizeof *l->a);
-                l->a[0] = 0;
+        for (int trans = 0; trans < 2; trans++) {
+            const blocks *bl = trans ? &g->sbl : &g->rbl;
+            for (int64_t b = 0; b < bl->count; b++) {
+                miss_rows *l = trans ? &g->tmiss[b] : &g->rmiss[b];
+                int64_t rows = block_len(bl, b);
+                if (!fill) { /* counts to starts, then room for the table rows */
+                    for (int64_t r = 0; r < rows; r++) l->a[r + 1] += l->a[r];
+                    int32_t *a = realloc(l->a, l->len * sizeof *a);
+                    if (!a) return miss_error(-1, jb->what, err);
+                    l->a = a;
+                } else { /* each a[r] went from row r's start to its end: back to the starts */
+                    memmove(l->a + 1, l->a, (size_t)rows * sizeof *l->a);
+                    l->a[0] = 0;
+                }
             }
         }
     }
@@ -593,14 +593,14 @@ static void register_blocks(tg_geno *g) {
     int64_t ng = cdiv(g->m, 5), nh = cdiv(g->nl, 5);
     starpu_vector_data_register(&g->hcoef, STARPU_MAIN_RAM, (uintptr_t)g->coef, 2 * (uint32_t)g->m,
                                 sizeof(double));
-    for (int64_t b = 0; b < g->nrb; b++) {
+    for (int64_t b = 0; b < g->rbl.count; b++) {
         uint32_t rows = (uint32_t)block_len(&g->rbl, b);
         starpu_matrix_data_register(&g->hr[b], STARPU_MAIN_RAM, (uintptr_t)g->rcodes[b], rows, rows,
                                     (uint32_t)ng, 1);
         starpu_vector_data_register(&g->hrm[b], STARPU_MAIN_RAM, (uintptr_t)g->rmiss[b].a,
                                     (uint32_t)g->rmiss[b].len, sizeof(int32_t));
     }
-    for (int64_t b = 0; b < g->nsb; b++) {
+    for (int64_t b = 0; b < g->sbl.count; b++) {
         uint32_t cols = (uint32_t)block_len(&g->sbl, b);
         starpu_matrix_data_register(&g->ht[b], STARPU_MAIN_RAM, (uintptr_t)g->tcodes[b], cols, cols,
                                     (uint32_t)nh, 1);
@@ -721,7 +721,7 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
     return st;
 }
 
-int64_t tg_geno_nblocks(const tg_geno *g, int trans) { return trans ? g->nsb : g->nrb; }
+int64_t tg_geno_nblocks(const tg_geno *g, int trans) { return trans ? g->sbl.count : g->rbl.count; }
 
 tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, const double *offset,
                              starpu_data_handle_t in, const starpu_data_handle_t *out_blocks,
