@@ -8,12 +8,14 @@ export STARPU_HOME=$tmp/home TILEGWAS_PERFMODELS=off
 
 "$TG_BIN" calibrate --quick --ngpu 0 --out cal --export prof >cal.out 2>&1
 report $? "calibrate --quick --export exits 0" cal.out
-awk -F'\t' 'NR == 1 { ok = $1 == "kernel" && $6 == "predicted_ms"; next }
+# against the fastest of a size's tasks: a task of microseconds descheduled once on a loaded
+# machine measures milliseconds, a mean over two such tasks is no measure of the model
+awk -F'\t' 'NR == 1 { ok = $1 == "kernel" && $6 == "predicted_ms" && $8 == "fastest_ms"; next }
     { rows++; if ($6 == "nan" || $6 == "" || $6 + 0 <= 0) { bad++; list = list " " $1 "@" $3 }
-      else if ($6 > 100 * $5 || $5 > 100 * $6) { far++; list = list " " $1 "@" $3 ":" $6 "/" $5 } }
+      else if ($6 > 100 * $8 || $8 > 100 * $6) { far++; list = list " " $1 "@" $3 ":" $6 "/" $8 } }
     END { printf "%d sizes, %d without a prediction, %d off by more than 100x%s\n", rows, bad, far, list
           exit !(ok && rows > 50 && bad == 0 && far == 0) }' cal.calibrate.tsv >tsv.txt 2>&1
-report $? "every kernel size checked has a prediction within 100x of its time: $(cat tsv.txt)" \
+report $? "every kernel size checked has a prediction within 100x of its fastest task: $(cat tsv.txt)" \
     cal.calibrate.tsv
 kernels=$(tail -n +2 cal.calibrate.tsv | cut -f1 | sort -u | wc -l)
 models=$(ls prof | grep -c '^tg_')
