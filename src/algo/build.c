@@ -423,6 +423,14 @@ static tg_status check_pair(const tg_kgeno *a, const tg_kgeno *b, tg_error *err)
     return TG_OK;
 }
 
+/* After a build's tasks are submitted: the encoding panels a rank received for them are dropped
+ * once those tasks are done (StarPU-MPI would keep them until tg_kgeno_free, through the
+ * factorisation); a later build sends them again. The per-sample terms are small: kept. */
+static void drop_received(const tg_kgeno *a, const tg_kgeno *b) {
+    for (int p = 0; p < a->np; p++) tg_runtime_flush(a->he[p]);
+    for (int p = 0; b != a && p < b->np; p++) tg_runtime_flush(b->he[p]);
+}
+
 double tg_kernel_ops(const tg_kgeno *a, const tg_kgeno *b) {
     double pairs = a == b ? (double)a->n * (a->n + 1) / 2 : (double)a->n * b->n;
     return 2 * pairs * (double)a->enc_len;
@@ -445,6 +453,7 @@ tg_status tg_kernel_gram(const tg_kgeno *a, const tg_kgeno *b, tg_matrix **C, do
                 return tg_error_set(err, TG_ERR_RUNTIME, "cannot submit the gram task of tile "
                                     "(%d, %d)", i, j);
             }
+    drop_received(a, b);
     if (ops) *ops = tg_kernel_ops(a, b);
     *C = c;
     return TG_OK;
@@ -483,6 +492,7 @@ tg_status tg_kernel_apply(const tg_matrix *C, const tg_kgeno *a, const tg_kgeno 
                                     "(%d, %d)", i, j);
             }
         }
+    if (!C) drop_received(a, b);
     *K = k;
     return TG_OK;
 }
