@@ -241,7 +241,8 @@ void tg_runtime_describe(char *buf, size_t len);
  * bytes StarPU-MPI has sent between the ranks since the runtime started, in all and by rank,
  * from its own count (STARPU_COMM_STATS, turned on unless the environment sets it; tilegwas
  * keeps StarPU-MPI from printing its table at shutdown then). Returns 0, writing nothing,
- * when nothing is counted: one rank, a build without MPI, or STARPU_COMM_STATS=0. Transfers
+ * when nothing is counted (one rank, a build without MPI, or STARPU_COMM_STATS=0) and, on
+ * rank 0, when nothing was sent (the ranks met only in sums and gathers). Transfers
  * of the StarPU-MPI data only: the library's own sums and gathers over MPI are not in it. */
 int tg_runtime_describe_comm(char *buf, size_t len);
 /** With several ranks, writes one line with the bytes this rank has passed to the library's

@@ -6,8 +6,9 @@
 # (phenotypes with missing values, --test-bfile), the GRM byte for byte. Rank 0 alone writes
 # and logs; every rank runs in its own folder. Then the library level: tests/test_geno_ranks on
 # 2 and 4 ranks with one TG_SEED (small blocks, the products, Jacobi, CG, fitted values and the
-# GRM against dense references, results with the same bits on every rank). rr --solver cg on 2
-# ranks logs the bytes each rank passed to MPI sums, equal to their closed form. Skipped when
+# GRM against dense references, results with the same bits on every rank). snpmm Z'*L and
+# rr --solver cg on 2 ranks log the bytes each rank passed to MPI sums, equal to their closed
+# form. Skipped when
 # tilegwas is built without MPI or no mpiexec was found.
 # the comparisons (products, ridge, grm) are called through same_as_one:
 # shellcheck disable=SC2317
@@ -69,6 +70,22 @@ same_as_one "snpmm Z'*L --scale" "$mm" products \
     snpmm --bfile ../../d --matrix ../../lt.txt --transpose --scale
 same_as_one "snpmm Z'*L --float" "$mm" products_fp32 \
     snpmm --bfile ../../d --matrix ../../lt.txt --transpose --float
+# snpmm Z'*L on 2 ranks logs one sum over the ranks, of the m × 2 output (8 bytes a value, 4
+# with --float), and no StarPU-MPI bytes line (nothing goes through it)
+for f in fp64:8 fp32:4; do
+    es=${f#*:} f=${f%:*}
+    flag=$([ "$f" = fp32 ] && echo --float)
+    # shellcheck disable=SC2086
+    ranked 2 sums snpmm --bfile ../../d --matrix ../../lt.txt --transpose $flag --ncpu 1 --out o
+    rc=$?
+    want="$(($(wc -l <d.bim) * 2 * es)) per rank"
+    line=$(grep '^bytes summed over the ranks' sums/rank0/o.log)
+    [ $rc -eq 0 ] && case $line in *": $want "*" in 1 sum") true ;; *) false ;; esac &&
+        ! grep -q '^bytes sent between ranks' sums/rank0/o.log
+    report $? "snpmm Z'*L $f on 2 ranks (exit $rc) logs the bytes summed: $line (want $want)" \
+        sums/rank0/o.log
+    rm -rf sums
+done
 
 # β and predictions within 1e-8, the same convergence, iterations within 1
 ridge() {

@@ -193,6 +193,12 @@ tg_status tg_cli_columns(const char *file, const char *opt, const char *list, co
     return st;
 }
 
+void tg_cli_log_traffic(tg_log *log) {
+    char line[2048];
+    if (tg_runtime_describe_comm(line, sizeof line)) tg_log_printf(log, "%s", line);
+    if (tg_runtime_describe_sums(line, sizeof line)) tg_log_printf(log, "%s", line);
+}
+
 void tg_cli_log_runtime(tg_log *log, const tg_runtime_opts *ro) {
     char desc[2048];
     tg_runtime_describe(desc, sizeof desc);

@@ -105,6 +105,7 @@ static int run(const char *bfile, int cov, int bin, const tg_cli_common *c, tg_l
         goto done;
     tg_log_printf(log, "wrote %s%s and %s.rel.id (%.3f s)", c->out, bin ? ".rel.bin" : ".rel",
                   c->out, tg_now() - t0);
+    tg_cli_log_traffic(log);
 done:
     /* the error first: with several ranks it ends them all, where stopping would wait for them */
     rc = st ? tg_cli_fail("grm", log, &err) : 0;

@@ -792,8 +792,7 @@ static int run(krr_opts *o, krr_data *d, tg_log *log) {
     tg_log_printf(log, "wrote %s.pred.tsv, %s.krr.tsv%s%s (%.3f s)", o->c.out, o->c.out,
                   o->map_path ? ", " : "", o->map_path ? o->map_path : "", tg_now() - t0);
     if (o->save_model) st = krr_model_save(o, d, log, &err);
-    char comm[512];
-    if (!st && tg_runtime_describe_comm(comm, sizeof comm)) tg_log_printf(log, "%s", comm);
+    if (!st) tg_cli_log_traffic(log);
 done:
     /* the error first: with several ranks it ends them all, where stopping would wait for them;
      * except numerical failures (not SPD, predictions not finite), which every rank reaches

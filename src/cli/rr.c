@@ -369,9 +369,7 @@ static tg_status solve_cg(const rr_opts *o, rr_data *d, tg_log *log, tg_error *e
         return st;
     tg_log_printf(log, "wrote %s.beta.tsv, %s.pred.tsv (%s), %s.cg.tsv (%.3f s)", o->c.out,
                   o->c.out, o->test_bfile ? o->test_bfile : "in-sample", o->c.out, tg_now() - t0);
-    /* CG's ranks meet in MPI sums, not in StarPU-MPI transfers */
-    char comm[256];
-    if (tg_runtime_describe_sums(comm, sizeof comm)) tg_log_printf(log, "%s", comm);
+    tg_cli_log_traffic(log);
     if (!solve) return TG_OK;
     for (int c = 0; c < d->k; c++) /* TG_ERR_NUMERIC: name the first phenotype not converged */
         if (!d->pr[c].converged)
@@ -459,8 +457,7 @@ static tg_status solve_chol(const rr_opts *o, rr_data *d, tg_log *log, tg_error 
         return st;
     tg_log_printf(log, "wrote %s.beta.tsv, %s.pred.tsv (%s), %s.rr.tsv (%.3f s)", o->c.out,
                   o->c.out, o->test_bfile ? o->test_bfile : "in-sample", o->c.out, tg_now() - t0);
-    char comm[2048];
-    if (tg_runtime_describe_comm(comm, sizeof comm)) tg_log_printf(log, "%s", comm);
+    tg_cli_log_traffic(log);
     return TG_OK;
 }
 

@@ -282,6 +282,7 @@ int tg_cmd_snpmm(int argc, char **argv) {
     t = tg_now();
     if (tg_runtime_rank() == 0 && (st = write_output(&o, &bed, &mx, res, prec, &err))) goto fail;
     tg_log_printf(log, "wrote %s.snpmm.tsv (%.2f s)", o.c.out, tg_now() - t); /* rank 0 */
+    tg_cli_log_traffic(log);
     goto cleanup;
 fail:
     rc = tg_cli_fail("snpmm", log, &err);

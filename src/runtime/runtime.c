@@ -601,6 +601,7 @@ int tg_runtime_describe_comm(char *buf, size_t len) {
     if (rt.rank != 0) return 1;
     uint64_t sent = 0;
     for (int r = 0; r < rt.nranks; r++) sent += all[r];
+    if (!sent) return 0;
     size_t l = (size_t)snprintf(buf, len, "bytes sent between ranks (StarPU-MPI): %llu in all "
                                 "(%.1f MiB);", (unsigned long long)sent, (double)sent / 1048576);
     for (int r = 0; r < rt.nranks && l < len; r++)
@@ -616,8 +617,8 @@ int tg_runtime_describe_comm(char *buf, size_t len) {
 int tg_runtime_describe_sums(char *buf, size_t len) {
     if (rt.nranks < 2) return 0;
     snprintf(buf, len, "bytes summed over the ranks (MPI reductions): %llu per rank (%.1f MiB) in "
-             "%lld sums", (unsigned long long)rt.summed, (double)rt.summed / 1048576,
-             (long long)rt.nsums);
+             "%lld sum%s", (unsigned long long)rt.summed, (double)rt.summed / 1048576,
+             (long long)rt.nsums, rt.nsums == 1 ? "" : "s");
     return 1;
 }
 
