@@ -255,6 +255,13 @@ int tg_runtime_describe_sums(char *buf, size_t len);
 /** Waits for every submitted task (and MPI transfer): the library's calls submit tasks and
  * return; a caller timing a phase waits first. */
 void tg_runtime_wait_all(void);
+/** Host memory that GPUs reach by DMA (pinned when the started runtime has CUDA workers,
+ * plain memory otherwise): buffers given to tg_geno_mul again and again, such as a solver's
+ * vectors, then move at the bus's speed instead of through CUDA's staging of pageable memory.
+ * Needs a started runtime; NULL (with the error set) when out of memory. Free with
+ * tg_host_free before tg_runtime_stop. */
+void *tg_host_alloc(size_t bytes, tg_error *err);
+void tg_host_free(void *p);
 /** Build features: "cuda", "mpi" flags. */
 int tg_have_cuda(void);
 int tg_have_mpi(void);

@@ -380,9 +380,10 @@ tg_status tg_ridge_cg(tg_geno *g, int64_t nphen, const double *y, int64_t ldy,
         !(s.r = tg_malloc(mk * sizeof(double), err)) ||
         !(s.z = tg_malloc(mk * sizeof(double), err)) ||
         !(s.p = tg_malloc(mk * sizeof(double), err)) ||
-        !(s.pa = tg_malloc(mk * sizeof(double), err)) ||
-        !(s.wa = tg_malloc(mk * sizeof(double), err)) ||
-        !(s.q = tg_malloc((size_t)(s.nl * nphen) * sizeof(double), err)) ||
+        /* the products' operands: pinned, they cross the bus twice an iteration */
+        !(s.pa = tg_host_alloc(mk * sizeof(double), err)) ||
+        !(s.wa = tg_host_alloc(mk * sizeof(double), err)) ||
+        !(s.q = tg_host_alloc((size_t)(s.nl * nphen) * sizeof(double), err)) ||
         !(yt = tg_malloc((size_t)(s.nl * nphen) * sizeof(double), err)) ||
         !(s.colsum = tg_malloc((size_t)nphen * sizeof(double), err)) ||
         !(s.rz = tg_malloc((size_t)nphen * sizeof(double), err)) ||
@@ -429,9 +430,9 @@ cleanup:
     free(s.r);
     free(s.z);
     free(s.p);
-    free(s.pa);
-    free(s.wa);
-    free(s.q);
+    tg_host_free(s.pa);
+    tg_host_free(s.wa);
+    tg_host_free(s.q);
     free(s.colsum);
     free(s.rz);
     free(s.bnorm);

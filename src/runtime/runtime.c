@@ -622,6 +622,19 @@ int tg_runtime_describe_sums(char *buf, size_t len) {
     return 1;
 }
 
+void *tg_host_alloc(size_t bytes, tg_error *err) {
+    void *p = NULL;
+    if (starpu_malloc(&p, bytes ? bytes : 1)) {
+        tg_error_set(err, TG_ERR_NOMEM, "out of memory: %zu bytes of host memory", bytes);
+        return NULL;
+    }
+    return p;
+}
+
+void tg_host_free(void *p) {
+    if (p) starpu_free(p);
+}
+
 int tg_runtime_rank(void) { return rt.rank; }
 int tg_runtime_nranks(void) { return rt.nranks; }
 int tg_runtime_ncpu(void) { return (int)starpu_cpu_worker_get_count(); }
