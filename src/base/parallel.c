@@ -1,32 +1,88 @@
+/* One pool of threads, started at the first loop and asleep between loops: a solver calls
+ * several short loops per iteration (the CG's vector updates), where creating the threads
+ * every time would cost as much as the loop. Loops are serialised (one at a time; a loop
+ * started from inside a loop runs on the calling thread alone). */
 #include "base/parallel.h"
 
 #include <pthread.h>
 #include <unistd.h>
 
-struct loop {
+static struct {
+    pthread_mutex_t lock; /* held by the thread running a loop, from start to end */
+    pthread_mutex_t m;    /* guards what follows */
+    pthread_cond_t start, done;
+    int nth;           /* threads in the pool, the caller not counted */
+    unsigned long gen; /* loops started: a thread runs each new one once */
+    int busy;          /* pool threads still inside the current loop */
     void (*fn)(void *, int64_t);
     void *ctx;
     int64_t n, next;
-};
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+          PTHREAD_COND_INITIALIZER};
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+static __thread int in_loop; /* this thread runs a loop's chunk: nested loops run serially */
+static void (*hook_enter)(void), (*hook_leave)(void);
 
-static void *worker(void *arg) {
-    struct loop *l = arg;
+static void run_chunks(void) {
+    in_loop = 1;
     for (;;) {
-        int64_t c = __atomic_fetch_add(&l->next, 1, __ATOMIC_RELAXED);
-        if (c >= l->n) return NULL;
-        l->fn(l->ctx, c);
+        int64_t c = __atomic_fetch_add(&pool.next, 1, __ATOMIC_RELAXED);
+        if (c >= pool.n) break;
+        pool.fn(pool.ctx, c);
     }
+    in_loop = 0;
+}
+
+static void *pool_thread(void *arg) {
+    (void)arg;
+    unsigned long seen = 0;
+    pthread_mutex_lock(&pool.m);
+    for (;;) {
+        while (pool.gen == seen) pthread_cond_wait(&pool.start, &pool.m);
+        seen = pool.gen;
+        pthread_mutex_unlock(&pool.m);
+        run_chunks();
+        pthread_mutex_lock(&pool.m);
+        if (--pool.busy == 0) pthread_cond_signal(&pool.done);
+    }
+    return NULL;
+}
+
+static void pool_init(void) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int want = cores < 2 ? 0 : cores > 256 ? 255 : (int)cores - 1;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    pthread_t t;
+    /* threads that could not start leave the work to those that did, or to the caller */
+    while (pool.nth < want && !pthread_create(&t, &at, pool_thread, NULL)) pool.nth++;
+    pthread_attr_destroy(&at);
+}
+
+void tg_parallel_hooks(void (*enter)(void), void (*leave)(void)) {
+    hook_enter = enter;
+    hook_leave = leave;
 }
 
 void tg_parallel_for(int64_t n, void (*fn)(void *ctx, int64_t c), void *ctx) {
-    struct loop l = {fn, ctx, n, 0};
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int64_t nth = cores < 1 ? 1 : cores > 256 ? 256 : cores;
-    if (nth > n) nth = n;
-    pthread_t th[256];
-    int64_t started = 0;
-    for (; started < nth - 1; started++)
-        if (pthread_create(&th[started], NULL, worker, &l)) break;
-    worker(&l); /* this thread works too (alone if no thread could start) */
-    for (int64_t t = 0; t < started; t++) pthread_join(th[t], NULL);
+    if (n <= 1 || in_loop) {
+        for (int64_t c = 0; c < n; c++) fn(ctx, c);
+        return;
+    }
+    pthread_once(&pool_once, pool_init);
+    pthread_mutex_lock(&pool.lock);
+    if (hook_enter) hook_enter();
+    pthread_mutex_lock(&pool.m);
+    pool.fn = fn, pool.ctx = ctx, pool.n = n, pool.next = 0;
+    pool.busy = pool.nth;
+    pool.gen++;
+    pthread_cond_broadcast(&pool.start);
+    pthread_mutex_unlock(&pool.m);
+    run_chunks(); /* the caller works too (alone if no thread could start) */
+    pthread_mutex_lock(&pool.m);
+    while (pool.busy) pthread_cond_wait(&pool.done, &pool.m);
+    pthread_mutex_unlock(&pool.m);
+    if (hook_leave) hook_leave();
+    pthread_mutex_unlock(&pool.lock);
 }

@@ -13,6 +13,7 @@
 #include <starpu_heteroprio.h>
 #include <hwloc.h>
 
+#include "base/parallel.h"
 #include "codelets/codelets.h"
 
 static struct {
@@ -532,11 +533,14 @@ tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err) {
     }
 #endif
     tg_codelets_init();
+    /* host loops pause the workers, whose idle loop spins (running tasks go on) */
+    tg_parallel_hooks(starpu_pause, starpu_resume);
     return TG_OK;
 }
 
 void tg_runtime_stop(void) {
     if (!rt.started) return;
+    tg_parallel_hooks(NULL, NULL);
     tg_runtime_wait_all();
 #ifdef TG_USE_CUDA
     if (starpu_cuda_worker_get_count() > 0) {
