@@ -212,20 +212,6 @@ static tg_status center_pheno(int64_t n, int64_t nphen, const double *y, int64_t
     return TG_OK;
 }
 
-/* The sum of q over the observed samples of phenotype column yc (this rank's rows). */
-static double masked_sum(int64_t n, const double *yc, const double *q) {
-    double s = 0;
-    for (int64_t i = 0; i < n; i++)
-        if (!isnan(yc[i])) s += q[i];
-    return s;
-}
-
-/* q ← C_c q given its sum s over all observed samples: centered over them, zero elsewhere. */
-static void center_masked(int64_t n, const double *yc, int64_t n_obs, double s, double *q) {
-    s /= (double)n_obs;
-    for (int64_t i = 0; i < n; i++) q[i] = isnan(yc[i]) ? 0 : q[i] - s;
-}
-
 static double dot(int64_t m, const double *a, const double *b) {
     double s = 0;
     for (int64_t j = 0; j < m; j++) s += a[j] * b[j];
@@ -243,25 +229,106 @@ typedef struct {
     tg_cg_report *rep;
     double *b, *r, *z, *p, *pa, *wa, *q, *colsum, *rz, *bnorm, *relres;
     int64_t *act, nact;
+    double *x;     /* β */
+    int64_t ldx;
+    double *coef;  /* a scalar per column of a pass (a mean, α or β) */
+    double *part;  /* two sums per chunk of a pass */
 } cg_state;
 
-/* wa[:, a] = (Z̃ᵀZ̃ + λI)·pa[:, a] for the phenotypes cols[a], a < k. */
-static tg_status apply(cg_state *s, const int64_t *cols, int64_t k, const double *pa, double *wa,
-                       tg_error *err) {
-    tg_status st = tg_cg_mul(s->g, 0, k, pa, s->m, s->q, s->nl, &s->rep->seconds_products,
+/* ---- Vector passes: the iteration's O(n·k + m·k) work on all cores (one thread would spend
+ * as long on it as the GPU on the products). Columns are cut in chunks of CG_CHUNK entries and
+ * each chunk's sums go to its own slot, added in chunk order (pass_sum): the results do not
+ * depend on the thread count. */
+enum { CG_CHUNK = 16384 };
+enum pass_op {
+    MASKED_SUM, /* part0 = Σ q over the observed samples of the column's phenotype */
+    CENTER,     /* q ← q − coef over them, 0 elsewhere (C_c q, coef the mean) */
+    SHIFT,      /* wa += λ·pa, part0 = Σ pa·wa */
+    STEP,       /* β += α·p, r −= α·wa, z = M⁻¹r, part0 = Σ r², part1 = Σ r·z (coef α) */
+    DIRECTION,  /* p = z + coef·p */
+    RESIDUAL    /* part0 = Σ (b − wa)² */
+};
+
+typedef struct {
+    cg_state *s;
+    enum pass_op op;
+    const int64_t *cols; /* the phenotype of each column of the pass */
+    int64_t len, nck;    /* entries per column, chunks per column */
+} pass;
+
+static void pass_chunk(void *ctx, int64_t u) {
+    const pass *ps = ctx;
+    cg_state *s = ps->s;
+    const int64_t a = u / ps->nck, c = ps->cols[a], j0 = u % ps->nck * CG_CHUNK,
+                  j1 = j0 + CG_CHUNK < ps->len ? j0 + CG_CHUNK : ps->len, m = s->m;
+    const double k = s->coef[a], lambda = s->o->lambda;
+    const double *yc = s->y + s->i0 + c * s->ldy;
+    const double *dj = s->o->jacobi ? s->o->jacobi + c * s->o->ldj : NULL;
+    double *q = s->q + a * s->nl, *pa = s->pa + a * m, *wa = s->wa + a * m, *pc = s->p + c * m,
+           *rc = s->r + c * m, *zc = s->z + c * m, *xc = s->x + c * s->ldx;
+    double s0 = 0, s1 = 0;
+    switch (ps->op) {
+    case MASKED_SUM:
+        for (int64_t i = j0; i < j1; i++) s0 += isnan(yc[i]) ? 0 : q[i];
+        break;
+    case CENTER:
+        for (int64_t i = j0; i < j1; i++) q[i] = isnan(yc[i]) ? 0 : q[i] - k;
+        break;
+    case SHIFT:
+        for (int64_t j = j0; j < j1; j++) s0 += pa[j] * (wa[j] += lambda * pa[j]);
+        break;
+    case STEP:
+        for (int64_t j = j0; j < j1; j++) {
+            xc[j] += k * pc[j];
+            double r = rc[j] -= k * wa[j], z = dj ? r / (dj[j] + lambda) : r;
+            zc[j] = z;
+            s0 += r * r;
+            s1 += r * z;
+        }
+        break;
+    case DIRECTION:
+        for (int64_t j = j0; j < j1; j++) pc[j] = zc[j] + k * pc[j];
+        break;
+    case RESIDUAL:
+        for (int64_t j = j0; j < j1; j++) {
+            double e = s->b[j + c * m] - wa[j];
+            s0 += e * e;
+        }
+        break;
+    }
+    s->part[2 * u] = s0;
+    s->part[2 * u + 1] = s1;
+}
+
+/* Runs @p op on columns cols[0..k) of @p len entries; returns the pass (for pass_sum). */
+static pass run_pass(cg_state *s, enum pass_op op, const int64_t *cols, int64_t k, int64_t len) {
+    pass ps = {s, op, cols, len, (len + CG_CHUNK - 1) / CG_CHUNK};
+    tg_parallel_for(k * ps.nck, pass_chunk, &ps);
+    return ps;
+}
+
+/* Sum @p which (0 or 1) of column a of the pass just run. */
+static double pass_sum(const pass *ps, int64_t a, int which) {
+    double t = 0;
+    for (int64_t u = a * ps->nck; u < (a + 1) * ps->nck; u++) t += ps->s->part[2 * u + which];
+    return t;
+}
+
+/* wa[:, a] = (Z̃ᵀZ̃ + λI)·pa[:, a] for the phenotypes cols[a], a < k; coef[a] = pa[:, a]ᵀwa[:, a]. */
+static tg_status apply(cg_state *s, const int64_t *cols, int64_t k, tg_error *err) {
+    tg_status st = tg_cg_mul(s->g, 0, k, s->pa, s->m, s->q, s->nl, &s->rep->seconds_products,
                              &s->rep->products, err);
     if (st) return st;
-    for (int64_t a = 0; a < k; a++)
-        s->colsum[a] = masked_sum(s->nl, s->y + s->i0 + cols[a] * s->ldy, s->q + a * s->nl);
+    pass ps = run_pass(s, MASKED_SUM, cols, k, s->nl);
+    for (int64_t a = 0; a < k; a++) s->colsum[a] = pass_sum(&ps, a, 0);
     tg_runtime_sum(s->colsum, k, TG_FP64);
-    for (int64_t a = 0; a < k; a++)
-        center_masked(s->nl, s->y + s->i0 + cols[a] * s->ldy, s->rep->pheno[cols[a]].n_obs,
-                      s->colsum[a], s->q + a * s->nl);
-    st = tg_cg_mul(s->g, 1, k, s->q, s->nl, wa, s->m, &s->rep->seconds_products,
+    for (int64_t a = 0; a < k; a++) s->coef[a] = s->colsum[a] / (double)s->rep->pheno[cols[a]].n_obs;
+    run_pass(s, CENTER, cols, k, s->nl);
+    st = tg_cg_mul(s->g, 1, k, s->q, s->nl, s->wa, s->m, &s->rep->seconds_products,
                    &s->rep->products, err);
     if (st) return st;
-    for (int64_t a = 0; a < k; a++)
-        for (int64_t j = 0; j < s->m; j++) wa[j + a * s->m] += s->o->lambda * pa[j + a * s->m];
+    ps = run_pass(s, SHIFT, cols, k, s->m);
+    for (int64_t a = 0; a < k; a++) s->coef[a] = pass_sum(&ps, a, 0);
     return TG_OK;
 }
 
@@ -295,42 +362,39 @@ static tg_status check_args(tg_geno *g, int64_t nphen, int64_t ldy, const tg_cg_
 
 /* One iteration for the active columns: updates x, r, p; a column whose residual reaches the
  * tolerance leaves the active list. */
-static tg_status iterate(cg_state *s, int iter, double *x, int64_t ldb, tg_error *err) {
+static tg_status iterate(cg_state *s, int iter, tg_error *err) {
     const int64_t m = s->m;
     for (int64_t a = 0; a < s->nact; a++)
         memcpy(s->pa + a * m, s->p + s->act[a] * m, (size_t)m * sizeof *s->pa);
-    tg_status st = apply(s, s->act, s->nact, s->pa, s->wa, err);
+    tg_status st = apply(s, s->act, s->nact, err);
     if (st) return st;
-    for (int64_t c = 0; c < s->nphen; c++) s->relres[c] = NAN;
-    int64_t keep = 0;
-    for (int64_t a = 0; a < s->nact; a++) {
-        const int64_t c = s->act[a];
-        double *xc = x + c * ldb, *rc = s->r + c * m, *zc = s->z + c * m, *pc = s->p + c * m;
-        const double *wc = s->wa + a * m;
-        double pw = dot(m, pc, wc);
+    for (int64_t a = 0; a < s->nact; a++) { /* coef: pᵀAp, then α */
+        const double pw = s->coef[a];
         if (!(pw > 0) || !isfinite(pw))
             return tg_error_set(err, TG_ERR_NUMERIC,
                                 "ridge CG: breakdown at iteration %d for phenotype %lld (pᵀAp = "
                                 "%g; the system should be positive definite)",
-                                iter, (long long)c + 1, pw);
-        double alpha = s->rz[c] / pw;
-        for (int64_t j = 0; j < m; j++) {
-            xc[j] += alpha * pc[j];
-            rc[j] -= alpha * wc[j];
-        }
+                                iter, (long long)s->act[a] + 1, pw);
+        s->coef[a] = s->rz[s->act[a]] / pw;
+    }
+    pass ps = run_pass(s, STEP, s->act, s->nact, m);
+    for (int64_t c = 0; c < s->nphen; c++) s->relres[c] = NAN;
+    int64_t keep = 0;
+    for (int64_t a = 0; a < s->nact; a++) {
+        const int64_t c = s->act[a];
         tg_cg_pheno *pr = &s->rep->pheno[c];
         pr->iterations = iter;
-        pr->relres = s->relres[c] = sqrt(dot(m, rc, rc)) / s->bnorm[c];
+        pr->relres = s->relres[c] = sqrt(pass_sum(&ps, a, 0)) / s->bnorm[c];
         if (pr->relres <= s->o->tol) {
             pr->converged = 1;
             continue;
         }
-        precondition(s, c, rc, zc);
-        double rz = dot(m, rc, zc), beta = rz / s->rz[c];
+        double rz = pass_sum(&ps, a, 1);
+        s->coef[keep] = rz / s->rz[c]; /* β, at the column's new place (α is used up) */
         s->rz[c] = rz;
-        for (int64_t j = 0; j < m; j++) pc[j] = zc[j] + beta * pc[j];
         s->act[keep++] = c;
     }
+    run_pass(s, DIRECTION, s->act, keep, m);
     s->nact = keep;
     s->rep->iterations = iter;
     if (s->o->progress) s->o->progress(s->o->ctx, iter, s->nphen, s->relres);
@@ -338,26 +402,20 @@ static tg_status iterate(cg_state *s, int iter, double *x, int64_t ldb, tg_error
 }
 
 /* true_relres = ‖b − Aβ‖/‖b‖ for every phenotype with b ≠ 0 (one more product pair). */
-static tg_status true_residuals(cg_state *s, const double *x, int64_t ldb, tg_error *err) {
+static tg_status true_residuals(cg_state *s, tg_error *err) {
     const int64_t m = s->m;
     int64_t k = 0;
     for (int64_t c = 0; c < s->nphen; c++)
         if (s->bnorm[c] > 0) {
-            memcpy(s->pa + k * m, x + c * ldb, (size_t)m * sizeof *s->pa);
+            memcpy(s->pa + k * m, s->x + c * s->ldx, (size_t)m * sizeof *s->pa);
             s->act[k++] = c;
         }
     if (!k) return TG_OK;
-    tg_status st = apply(s, s->act, k, s->pa, s->wa, err);
+    tg_status st = apply(s, s->act, k, err);
     if (st) return st;
-    for (int64_t a = 0; a < k; a++) {
-        const int64_t c = s->act[a];
-        double ss = 0;
-        for (int64_t j = 0; j < m; j++) {
-            double e = s->b[j + c * m] - s->wa[j + a * m];
-            ss += e * e;
-        }
-        s->rep->pheno[c].true_relres = sqrt(ss) / s->bnorm[c];
-    }
+    pass ps = run_pass(s, RESIDUAL, s->act, k, m);
+    for (int64_t a = 0; a < k; a++)
+        s->rep->pheno[s->act[a]].true_relres = sqrt(pass_sum(&ps, a, 0)) / s->bnorm[s->act[a]];
     return TG_OK;
 }
 
@@ -369,8 +427,10 @@ tg_status tg_ridge_cg(tg_geno *g, int64_t nphen, const double *y, int64_t ldy,
     const double t0 = tg_now();
     const int64_t n = tg_geno_n(g), m = tg_geno_m(g);
     const size_t mk = (size_t)(m * nphen);
-    cg_state s = {.g = g, .m = m, .nphen = nphen, .y = y, .ldy = ldy, .o = o, .rep = rep};
+    cg_state s = {.g = g, .m = m, .nphen = nphen, .y = y, .ldy = ldy, .o = o, .rep = rep,
+                  .x = beta, .ldx = ldb};
     tg_geno_local(g, &s.i0, &s.nl);
+    const int64_t len = s.nl > m ? s.nl : m, nck = (len + CG_CHUNK - 1) / CG_CHUNK;
     double *yt = NULL;
     memset(rep->pheno, 0, (size_t)nphen * sizeof *rep->pheno);
     rep->iterations = 0;
@@ -389,7 +449,9 @@ tg_status tg_ridge_cg(tg_geno *g, int64_t nphen, const double *y, int64_t ldy,
         !(s.rz = tg_malloc((size_t)nphen * sizeof(double), err)) ||
         !(s.bnorm = tg_malloc((size_t)nphen * sizeof(double), err)) ||
         !(s.relres = tg_malloc((size_t)nphen * sizeof(double), err)) ||
-        !(s.act = tg_malloc((size_t)nphen * sizeof(int64_t), err))) {
+        !(s.act = tg_malloc((size_t)nphen * sizeof(int64_t), err)) ||
+        !(s.coef = tg_malloc((size_t)nphen * sizeof(double), err)) ||
+        !(s.part = tg_malloc(2 * (size_t)(nphen * nck) * sizeof(double), err))) {
         st = TG_ERR_NOMEM;
         goto cleanup;
     }
@@ -413,8 +475,8 @@ tg_status tg_ridge_cg(tg_geno *g, int64_t nphen, const double *y, int64_t ldy,
         s.act[s.nact++] = c;
     }
     for (int iter = 1; s.nact > 0 && iter <= o->max_iter; iter++)
-        if ((st = iterate(&s, iter, beta, ldb, err))) goto cleanup;
-    if ((st = true_residuals(&s, beta, ldb, err))) goto cleanup;
+        if ((st = iterate(&s, iter, err))) goto cleanup;
+    if ((st = true_residuals(&s, err))) goto cleanup;
     for (int64_t c = 0; c < nphen; c++)
         if (!rep->pheno[c].converged) {
             st = tg_error_set(err, TG_ERR_NUMERIC,
@@ -438,7 +500,17 @@ cleanup:
     free(s.bnorm);
     free(s.relres);
     free(s.act);
+    free(s.coef);
+    free(s.part);
     return st;
+}
+
+/* The sum of q over the observed samples of phenotype column yc (this rank's rows). */
+static double masked_sum(int64_t n, const double *yc, const double *q) {
+    double s = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (!isnan(yc[i])) s += q[i];
+    return s;
 }
 
 tg_status tg_ridge_predict(tg_geno *g, int64_t nphen, const double *y, int64_t ldy,
