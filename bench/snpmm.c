@@ -3,7 +3,8 @@
  * ceilings measured in the same run.
  *
  * GPU (one CUDA worker): per product, end to end through tg_geno_mul (Λ sent, result fetched:
- * the API as a caller sees it) and "resident" (Λ and the result in StarPU handles that stay on
+ * the API as a caller sees it; Λ and the result in malloc's memory, then in tg_host_alloc's,
+ * pinned) and "resident" (Λ and the result in StarPU handles that stay on
  * the GPU, as a solver keeping its vectors there would see it); rates: 2nmk flops/s against
  * cuBLAS DGEMM (SGEMM for fp32) on 8192² × 8192 and the 5codes bytes read per second against a
  * cudaMemcpy device-to-device copy (read + write).
@@ -75,20 +76,28 @@ static void start(int ncpu, int ngpu) {
     printf("# %s\n", desc);
 }
 
-/* Seconds per product through tg_geno_mul (one warm-up product first). */
-static double time_mul(tg_geno *g, int trans, int k, tg_prec prec, int reps) {
+/* Seconds per product through tg_geno_mul (one warm-up product first), Λ and the result in
+ * malloc's memory or, @p pinned, in tg_host_alloc's. */
+static double time_mul(tg_geno *g, int trans, int k, tg_prec prec, int reps, int pinned) {
     tg_error err = {0};
     int64_t nt = trans ? tg_geno_n(g) : tg_geno_m(g), nr = trans ? tg_geno_m(g) : tg_geno_n(g);
-    size_t es = tg_prec_size(prec);
-    void *in = malloc((size_t)(nt * k) * es), *out = malloc((size_t)(nr * k) * es);
+    size_t es = tg_prec_size(prec), bin = (size_t)(nt * k) * es, bout = (size_t)(nr * k) * es;
+    void *in = pinned ? tg_host_alloc(bin, &err) : malloc(bin),
+         *out = pinned ? tg_host_alloc(bout, &err) : malloc(bout);
+    if (!in || !out) die("memory for the product", &err);
     for (int64_t e = 0; e < nt * k; e++) tg_prec_store(prec, in, (size_t)e, sin((double)e));
     if (tg_geno_mul(g, trans, k, prec, in, nt, out, nr, &err)) die("product", &err);
     double t0 = tg_now();
     for (int r = 0; r < reps; r++)
         if (tg_geno_mul(g, trans, k, prec, in, nt, out, nr, &err)) die("product", &err);
     double t = (tg_now() - t0) / reps;
-    free(in);
-    free(out);
+    if (pinned) {
+        tg_host_free(in);
+        tg_host_free(out);
+    } else {
+        free(in);
+        free(out);
+    }
     return t;
 }
 
@@ -201,12 +210,13 @@ static void gpu_part(const int8_t *geno, int64_t n, int64_t m, int k, int reps) 
     printf("device\tproduct\tprec\tmode\tms\tTFLOP/s\tof_gemm\tGB/s_codes\tof_copy\n");
     for (int pi = 0; pi < 2; pi++)
         for (int trans = 0; trans < 2; trans++)
-            for (int mode = 0; mode < 2; mode++) {
+            for (int mode = 0; mode < 3; mode++) { /* pageable, pinned, resident */
                 tg_prec prec = pi ? TG_FP32 : TG_FP64;
-                double t = mode ? time_resident(g, trans, k, prec, reps)
-                                : time_mul(g, trans, k, prec, reps);
+                double t = mode == 2 ? time_resident(g, trans, k, prec, reps)
+                                     : time_mul(g, trans, k, prec, reps, mode);
                 printf("gpu\t%s\t%s\t%s\t%.2f\t%.2f\t%.2f\t%.0f\t%.3f\n", trans ? "Z'L" : "ZL",
-                       tg_prec_name(prec), mode ? "resident" : "tg_geno_mul", 1e3 * t,
+                       tg_prec_name(prec),
+                       mode == 2 ? "resident" : mode ? "tg_geno_mul_pinned" : "tg_geno_mul", 1e3 * t,
                        flops / t / 1e12, flops / t / gemm[pi], bytes / t / 1e9, bytes / t / copy);
             }
     tg_geno_free(g);
@@ -257,7 +267,7 @@ static void cpu_part(const int8_t *geno, int64_t ld, int64_t n, int64_t m, int k
         start(all ? -1 : 1, 0);
         if (all) ncores = tg_runtime_ncpu();
         for (int trans = 0; trans < 2; trans++)
-            t[all][trans] = time_mul(g, trans, k, TG_FP64, all ? reps : (reps + 4) / 5);
+            t[all][trans] = time_mul(g, trans, k, TG_FP64, all ? reps : (reps + 4) / 5, 0);
         tg_runtime_stop();
     }
     /* the decompress + DGEMM comparison on the same core count (one) and its DGEMM ceiling */
