@@ -214,9 +214,9 @@ static void gpu_part(const int8_t *geno, int64_t n, int64_t m, int k, int reps) 
                 tg_prec prec = pi ? TG_FP32 : TG_FP64;
                 double t = mode == 2 ? time_resident(g, trans, k, prec, reps)
                                      : time_mul(g, trans, k, prec, reps, mode);
+                const char *how = mode == 2 ? "resident" : mode ? "tg_geno_mul_pinned" : "tg_geno_mul";
                 printf("gpu\t%s\t%s\t%s\t%.2f\t%.2f\t%.2f\t%.0f\t%.3f\n", trans ? "Z'L" : "ZL",
-                       tg_prec_name(prec),
-                       mode == 2 ? "resident" : mode ? "tg_geno_mul_pinned" : "tg_geno_mul", 1e3 * t,
+                       tg_prec_name(prec), how, 1e3 * t,
                        flops / t / 1e12, flops / t / gemm[pi], bytes / t / 1e9, bytes / t / copy);
             }
     tg_geno_free(g);

@@ -314,7 +314,8 @@ static double pass_sum(const pass *ps, int64_t a, int which) {
     return t;
 }
 
-/* wa[:, a] = (Z̃ᵀZ̃ + λI)·pa[:, a] for the phenotypes cols[a], a < k; coef[a] = pa[:, a]ᵀwa[:, a]. */
+/* wa[:, a] = (Z̃ᵀZ̃ + λI)·pa[:, a] for the phenotypes cols[a], a < k; then
+ * coef[a] = pa[:, a]ᵀwa[:, a]. */
 static tg_status apply(cg_state *s, const int64_t *cols, int64_t k, tg_error *err) {
     tg_status st = tg_cg_mul(s->g, 0, k, s->pa, s->m, s->q, s->nl, &s->rep->seconds_products,
                              &s->rep->products, err);
@@ -322,7 +323,8 @@ static tg_status apply(cg_state *s, const int64_t *cols, int64_t k, tg_error *er
     pass ps = run_pass(s, MASKED_SUM, cols, k, s->nl);
     for (int64_t a = 0; a < k; a++) s->colsum[a] = pass_sum(&ps, a, 0);
     tg_runtime_sum(s->colsum, k, TG_FP64);
-    for (int64_t a = 0; a < k; a++) s->coef[a] = s->colsum[a] / (double)s->rep->pheno[cols[a]].n_obs;
+    for (int64_t a = 0; a < k; a++)
+        s->coef[a] = s->colsum[a] / (double)s->rep->pheno[cols[a]].n_obs;
     run_pass(s, CENTER, cols, k, s->nl);
     st = tg_cg_mul(s->g, 1, k, s->q, s->nl, s->wa, s->m, &s->rep->seconds_products,
                    &s->rep->products, err);
