@@ -114,6 +114,7 @@ static TG_VNNI void block(const uint8_t *pa, const int8_t *pb, size_t kg, int32_
 
 void tg_gram_tile_vnni(const int8_t *a, size_t lda, const int8_t *b, size_t ldb, size_t k,
                        int32_t *c, size_t ldc, size_t m, size_t n, int sym) {
+    STARPU_ASSERT_MSG(!sym || m == n, "a symmetric dot-product tile must be square");
     const size_t mp = (m + VR - 1) / VR * VR, kg0 = ((k < KC ? k : KC) + 3) / 4;
     uint8_t *pa = aligned_alloc(64, (mp * 4 * kg0 + 127) / 64 * 64);
     int8_t *pb = aligned_alloc(64, (VC * 4 * kg0 + 127) / 64 * 64);
