@@ -76,6 +76,25 @@ report $? "krr.tsv: 4 lines with n_train 480, n_test 120, MSPE, r; log has rates
     [ "$(awk -F'\t' 'NR > 1 && ($1 < $2 || ($1 == $2 && $3 != "fp32"))' m.tsv | wc -l)" -eq 0 ]
 report $? "precision map TSV: the 36 lower tiles, fp32 on the diagonal"
 
+# the default precisions follow the workers: fp32 at the lowest on CPUs (fp16 tiles are widened
+# in every task there: slower and less accurate), fp32,fp16 with GPUs; at this accuracy the
+# same fit takes fp16 tiles when --precisions allows them
+krr --bfile ds --pheno ds.pheno --gamma 0.03 --alpha 0.1 --test-frac 0.2 --tile 64 \
+    --accuracy 1e-3 --out p0
+rc0=$?
+krr --bfile ds --pheno ds.pheno --gamma 0.03 --alpha 0.1 --test-frac 0.2 --tile 64 \
+    --accuracy 1e-3 --precisions fp32,fp16 --out p1
+rc1=$?
+if grep -q "^runtime: .*, 0 GPUs" p0.log; then
+    want="precisions fp32 (CPU only" fp16="fp16 0,"
+else
+    want="precisions fp32,fp16 (GPUs in use" fp16="fp16 [1-9]"
+fi
+[ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] && grep -q "^$want" p0.log && grep -q "tiles .*$fp16" p0.log &&
+    grep -q "tiles .*fp16 [1-9]" p1.log
+report $? "default precisions: '$(grep -m1 '^precisions' p0.log)'; map $(grep -o 'tiles fp64[^)]*' \
+    p0.log), with fp16 allowed $(grep -o 'tiles fp64[^)]*' p1.log)"
+
 krr --bfile ds --pheno ds.pheno --gamma 0.03 --alpha 0.1 --test-frac 0.2 --tile 64 \
     --precision-map m.png --out g
 rc=$?

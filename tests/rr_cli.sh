@@ -115,6 +115,11 @@ report $? "--solver cholesky: pred.tsv equal to cg's fitted values within 1e-6 (
     grep -q "precision map (diagonal fp64, accuracy 1e-08): fp64 15, fp32 0" c.log &&
     grep -q "factorisation .* s" c.log && [ ! -e c.cg.tsv ]
 report $? "--solver cholesky: rr.tsv per phenotype (400 samples, lambda, solver), map in the log"
+# without --precisions: fp64,fp32 on CPUs (fp16 tiles cost time there), fp64,fp32,fp16 with GPUs
+if grep -q "^runtime: .*, 0 GPUs" c.log; then want="precisions fp64,fp32 (CPU only"
+else want="precisions fp64,fp32,fp16 (GPUs in use"; fi
+grep -q "^$want" c.log
+report $? "--solver cholesky: default precisions by the workers: $(grep -m1 '^precisions' c.log)"
 # FP32 diagonal and FP16 tiles: ε = 1e-2 lowers every off-diagonal tile here; the issue's target
 # for the mixed map is 1e-3 relative (test_rr_chol derives the bound on its data)
 rr --bfile ds --pheno ds.pheno --lambda 150 --scale --solver cholesky --tile 32 --diag fp32 \

@@ -49,6 +49,13 @@ tg_status tg_cli_bad_option(char **argv, tg_error *err);
 /** After getopt_long: an error naming the first word that is not an option, if any (the
  * commands take options only). */
 tg_status tg_cli_no_operand(int argc, char **argv, tg_error *err);
+/** --precisions: a comma-separated list of fp64, fp32, fp16, fp8 into a bit set (1 << tg_prec). */
+tg_status tg_cli_precisions(const char *list, unsigned *allowed, tg_error *err);
+/** The precisions off-diagonal tiles may take when --precisions is not given (call with the
+ * runtime started): down to fp16 when GPUs run the tiles; fp32 at the lowest on CPUs, where
+ * fp16 and fp8 tiles are widened in every task and save memory, not time. Logs the choice
+ * with @p with_gpus (the list with GPUs) and @p without (without). */
+unsigned tg_cli_default_precisions(tg_log *log, unsigned with_gpus, unsigned without);
 /** Parses a floating-point option value in [lo, hi] (NAN-free). */
 tg_status tg_cli_double(const char *opt, const char *s, double lo, double hi, double *out,
                         tg_error *err);

@@ -193,6 +193,39 @@ tg_status tg_cli_columns(const char *file, const char *opt, const char *list, co
     return st;
 }
 
+tg_status tg_cli_precisions(const char *list, unsigned *allowed, tg_error *err) {
+    char *copy = tg_strdup(list, err), *save = NULL;
+    if (!copy) return TG_ERR_NOMEM;
+    tg_status st = TG_OK;
+    *allowed = 0;
+    for (char *t = strtok_r(copy, ",", &save); t && !st; t = strtok_r(NULL, ",", &save)) {
+        tg_prec p;
+        tg_error perr;
+        if (tg_prec_parse(t, &p, &perr) || p == TG_INT8 || p == TG_INT32)
+            st = tg_error_set(err, TG_ERR_ARG, "--precisions %s: %s is not one of fp64, fp32, "
+                              "fp16, fp8", list, t);
+        else
+            *allowed |= 1u << p;
+    }
+    if (!st && !*allowed)
+        st = tg_error_set(err, TG_ERR_ARG, "--precisions '%s': no precision named", list);
+    free(copy);
+    return st;
+}
+
+unsigned tg_cli_default_precisions(tg_log *log, unsigned with_gpus, unsigned without) {
+    const int gpus = tg_runtime_ngpu() > 0;
+    const unsigned a = gpus ? with_gpus : without;
+    char names[64] = "";
+    for (int p = 0; p < TG_NPREC; p++)
+        if (a >> p & 1u)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", *names ? "," : "",
+                     tg_prec_name((tg_prec)p));
+    tg_log_printf(log, "precisions %s (%s)", names,
+                  gpus ? "GPUs in use" : "CPU only: fp16 and fp8 tiles would save memory, not time");
+    return a;
+}
+
 void tg_cli_log_traffic(tg_log *log) {
     char line[2048];
     if (tg_runtime_describe_comm(line, sizeof line)) tg_log_printf(log, "%s", line);

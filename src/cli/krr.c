@@ -55,7 +55,8 @@ static const char *help =
     "  --seed S             seed of the --test-frac shuffle (default 1)\n"
     "  --accuracy E         target accuracy of the adaptive precision map (default 1e-8)\n"
     "  --precisions P,..    precisions off-diagonal tiles may take, of fp64, fp32, fp16, fp8\n"
-    "                       (default fp32,fp16)\n"
+    "                       (default fp32,fp16 when GPUs are used, else fp32: on CPUs fp16\n"
+    "                       and fp8 tiles save memory, not time)\n"
     "  --diag fp32|fp64     precision of the diagonal tiles, the kernel and the solve\n"
     "                       (default fp64)\n"
     "  --band B             instead of the adaptive map, the paper's bands: tiles with\n"
@@ -110,24 +111,6 @@ static tg_status parse_list(const char *opt, const char *s, double lo, int open_
     return st;
 }
 
-static tg_status parse_precisions(const char *s, unsigned *allowed, tg_error *err) {
-    char *list = tg_strdup(s, err), *save = NULL;
-    if (!list) return TG_ERR_NOMEM;
-    tg_status st = TG_OK;
-    *allowed = 0;
-    for (char *t = strtok_r(list, ",", &save); t && !st; t = strtok_r(NULL, ",", &save)) {
-        tg_prec p;
-        if ((st = tg_prec_parse(t, &p, err))) break;
-        if (p == TG_INT8 || p == TG_INT32)
-            st = tg_error_set(err, TG_ERR_ARG, "--precisions %s: %s is not a floating-point "
-                              "precision (fp64, fp32, fp16, fp8)", s, t);
-        *allowed |= 1u << p;
-    }
-    if (!st && !*allowed) st = tg_error_set(err, TG_ERR_ARG, "--precisions '%s': none named", s);
-    free(list);
-    return st;
-}
-
 /* Returns TG_OK, an error, or -1 after printing the help. */
 static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
     enum {
@@ -156,7 +139,7 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
         {"load-model", required_argument, 0, O_LOAD}, {"grid", required_argument, 0, O_GRID},
         {"help", no_argument, 0, O_HELP}, TG_CLI_COMMON_OPTIONS, {0, 0, 0, 0}};
     *o = (krr_opts){.kernel = TG_KERNEL_GAUSSIAN, .test_frac = NAN, .eps = 1e-8, .band = -1,
-                    .seed = 1, .nb = 0, .allowed = 1u << TG_FP32 | 1u << TG_FP16,
+                    .seed = 1, .nb = 0, .allowed = 0 /* by the workers: run */,
                     .diag = TG_FP64};
     tg_cli_common_init(&o->c);
     int c, idx = 0;
@@ -183,7 +166,7 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
             break;
         case O_SEED: st = tg_cli_int("seed", optarg, 0, INT64_MAX / 2, &o->seed, err); break;
         case O_ACC: st = tg_cli_double("accuracy", optarg, 0, 1, &o->eps, err); break;
-        case O_PREC: st = parse_precisions(optarg, &o->allowed, err); break;
+        case O_PREC: st = tg_cli_precisions(optarg, &o->allowed, err); break;
         case O_DIAG:
             if (!(st = tg_prec_parse(optarg, &o->diag, err)) && o->diag != TG_FP32 &&
                 o->diag != TG_FP64)
@@ -761,6 +744,8 @@ static int run(krr_opts *o, krr_data *d, tg_log *log) {
         tg_log_printf(log, "tile size %lld (%s)", (long long)o->nb,
                       tg_runtime_ngpu() > 0 ? "GPUs in use" : "CPU only");
     }
+    if (!o->allowed)
+        o->allowed = tg_cli_default_precisions(log, 1u << TG_FP32 | 1u << TG_FP16, 1u << TG_FP32);
     int ntile = (int)((d->ntrain + o->nb - 1) / o->nb);
     tg_matrix *Kt = NULL;
     if (!(d->pred = tg_malloc((size_t)(d->ntest * d->k * o->ngamma * o->nalpha) * sizeof *d->pred, &err)) ||
@@ -825,7 +810,8 @@ int tg_cmd_krr(int argc, char **argv) {
         rc = tg_cli_fail("krr", NULL, &err);
     } else {
         tg_log_set_quiet(log, o.c.quiet);
-        char allowed[64] = ""; /* a loaded model's options: krr_model_read logs them */
+        char allowed[64] = "by the workers"; /* a loaded model's: krr_model_read logs them */
+        if (o.allowed) *allowed = 0;
         for (int p = 0; p < TG_INT8; p++)
             if (o.allowed >> p & 1u)
                 snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), "%s%s",

@@ -42,7 +42,8 @@ static const char *help =
     "  --tile NB          cholesky: SNPs per tile (default 1024)\n"
     "  --accuracy EPS     cholesky: target accuracy of the adaptive precision map (default 1e-8)\n"
     "  --precisions LIST  cholesky: precisions off-diagonal tiles may take, from fp64, fp32,\n"
-    "                     fp16, fp8 (default fp64,fp32,fp16)\n"
+    "                     fp16, fp8 (default fp64,fp32,fp16 when GPUs are used, else\n"
+    "                     fp64,fp32: on CPUs fp16 and fp8 tiles save memory, not time)\n"
     "  --diag P           cholesky: diagonal tiles and the solve in fp64 (default) or fp32\n"
     "  --help             this text\n" TG_CLI_GRID_HELP TG_CLI_COMMON_HELP
     "\nThe preconditioner is Jacobi: diag(Z'Z) + L over each phenotype's samples, exact.\n";
@@ -56,27 +57,6 @@ typedef struct {
     tg_prec diag;
     tg_cli_common c;
 } rr_opts;
-
-/* --precisions: a comma-separated list of floating-point precision names. */
-static tg_status parse_precisions(const char *list, unsigned *allowed, tg_error *err) {
-    char *copy = tg_strdup(list, err), *save = NULL;
-    if (!copy) return TG_ERR_NOMEM;
-    tg_status st = TG_OK;
-    *allowed = 0;
-    for (char *t = strtok_r(copy, ",", &save); t && !st; t = strtok_r(NULL, ",", &save)) {
-        tg_prec p;
-        tg_error perr;
-        if (tg_prec_parse(t, &p, &perr) || p == TG_INT8 || p == TG_INT32)
-            st = tg_error_set(err, TG_ERR_ARG, "--precisions %s: %s is not one of fp64, fp32, "
-                              "fp16, fp8", list, t);
-        else
-            *allowed |= 1u << p;
-    }
-    if (!st && !*allowed)
-        st = tg_error_set(err, TG_ERR_ARG, "--precisions '%s': no precision named", list);
-    free(copy);
-    return st;
-}
 
 /* Returns TG_OK, an error, or -1 after printing the help. */
 static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
@@ -94,7 +74,7 @@ static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
         {"precisions", required_argument, 0, O_PRECS}, {"diag", required_argument, 0, O_DIAG},
         {"grid", required_argument, 0, O_GRID}, TG_CLI_COMMON_OPTIONS, {0, 0, 0, 0}};
     *o = (rr_opts){.lambda = NAN, .tol = 1e-8, .max_iter = 1000, .tile = 1024, .accuracy = 1e-8,
-                   .precisions = "fp64,fp32,fp16", .diag = TG_FP64};
+                   .precisions = NULL /* by the workers: solve_chol */, .diag = TG_FP64};
     tg_cli_common_init(&o->c);
     int c;
     tg_status st = TG_OK;
@@ -128,7 +108,7 @@ static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
         default: st = tg_cli_common_option(&o->c, c, optarg, err);
         }
     }
-    if (!st) st = parse_precisions(o->precisions, &o->allowed, err);
+    if (!st && o->precisions) st = tg_cli_precisions(o->precisions, &o->allowed, err);
     if (!st) st = tg_cli_no_operand(argc, argv, err);
     if (st) return st;
     if (!o->bfile) return tg_error_set(err, TG_ERR_ARG, "--bfile PREFIX is required");
@@ -414,7 +394,10 @@ static tg_status solve_chol(const rr_opts *o, rr_data *d, tg_log *log, tg_error 
     ro.lambda = o->lambda;
     ro.nb = (int)o->tile;
     ro.chol.eps = o->accuracy;
-    ro.chol.allowed = o->allowed;
+    ro.chol.allowed = o->precisions ? o->allowed
+                                    : tg_cli_default_precisions(log, 1u << TG_FP64 | 1u << TG_FP32 |
+                                                                         1u << TG_FP16,
+                                                                1u << TG_FP64 | 1u << TG_FP32);
     ro.chol.diag = o->diag;
     tg_chol_report rep;
     double t0 = tg_now();
@@ -503,7 +486,7 @@ int tg_cmd_rr(int argc, char **argv) {
     if (o.cholesky)
         tg_log_file_only(log, "options: solver cholesky, lambda %.17g, tile %lld, accuracy %g, "
                          "precisions %s, diag %s, %s", o.lambda, (long long)o.tile, o.accuracy,
-                         o.precisions, tg_prec_name(o.diag),
+                         o.precisions ? o.precisions : "by the workers", tg_prec_name(o.diag),
                          o.scale ? "scaled SNPs" : "centered SNPs");
     else
         tg_log_file_only(log, "options: solver cg, lambda %.17g, tol %g, max-iter %lld, %s",
