@@ -226,6 +226,12 @@ struct round {
     uint64_t *store[2][TG_EPI_MAX_ORDER - 1]; /* room for the computed prefixes of each level */
     int64_t prepc[2][27];        /* complete data: popcount of each last-level prefix */
     int64_t *margin[2];          /* complete data: [s][2] counts of g0, g1 of the innermost block */
+    /* complete data: pair[c][i][((s_i·nsnp_last + s)·2 + a)·2 + y], the count of plane a of
+     * SNP s_i of level i AND plane y of SNP s of the innermost level (local indices): the
+     * entries of a prefix with one SNP left (every other digit V), which innermost would
+     * otherwise count again for every value of the SNPs left out */
+    int32_t *pair[2][TG_EPI_MAX_ORDER - 1];
+    int8_t single[27][2]; /* prefix x: its one non-V level and digit, or level −1 */
     int64_t S[TG_EPI_MAX_ORDER]; /* current global SNP indices */
 };
 
@@ -245,15 +251,21 @@ static void innermost(struct round *r) {
     for (int c = 0; c < 2; c++) {
         const uint64_t *b0 = plane(r, j, c, r->S[j], 0), *b1 = plane(r, j, c, r->S[j], 1),
                        *bv = r->a.complete ? NULL : plane(r, j, c, r->S[j], 2);
+        const int64_t sl = r->S[j] - r->a.first[j];
         for (int x = 0; x < np; x++) {
             const uint64_t *p = r->pre[c][k - 2][x];
             uint64_t out[3];
-            if (p) {
+            const int i = r->single[x][0];
+            if (p && r->a.complete && i >= 0) {
+                const int32_t *q = r->pair[c][i] + (((r->S[i] - r->a.first[i]) * r->a.nsnp[j] +
+                                                     sl) * 2 + r->single[x][1]) * 2;
+                e[c][3 * x] = q[0], e[c][3 * x + 1] = q[1], e[c][3 * x + 2] = r->prepc[c][x];
+            } else if (p) {
                 r->pc(p, b0, b1, bv, r->a.words[c], out);
                 e[c][3 * x] = (int64_t)out[0], e[c][3 * x + 1] = (int64_t)out[1];
                 e[c][3 * x + 2] = r->a.complete ? r->prepc[c][x] : (int64_t)out[2];
             } else { /* complete data, every earlier SNP at V */
-                const int64_t *m = r->margin[c] + 2 * (r->S[j] - r->a.first[j]);
+                const int64_t *m = r->margin[c] + 2 * sl;
                 e[c][3 * x] = m[0], e[c][3 * x + 1] = m[1], e[c][3 * x + 2] = r->a.n[c];
             }
         }
@@ -336,7 +348,42 @@ void tg_epi_round_cpu(void *buffers[], void *cl_arg) {
                 r.margin[c][s] =
                     count(r.pc, plane(&r, last, c, r.a.first[last] + s / 2, s % 2), r.a.words[c]);
     }
+    /* the prefixes with one SNP left and, with complete data and order ≥ 3, their pair counts */
+    const int np = pow3[k - 1];
+    int32_t *pairs = NULL;
+    for (int x = 0; x < np; x++) {
+        int n = 0;
+        r.single[x][0] = -1;
+        for (int i = 0, rest = x; i < k - 1; i++) {
+            int d = rest / pow3[k - 2 - i];
+            rest %= pow3[k - 2 - i];
+            if (d != 2) n++, r.single[x][0] = (int8_t)i, r.single[x][1] = (int8_t)d;
+        }
+        if (n != 1 || k < 3) r.single[x][0] = -1;
+    }
+    if (r.a.complete && k >= 3) {
+        size_t per = 0;
+        for (int i = 0; i < k - 1; i++) per += (size_t)r.a.nsnp[i] * (size_t)r.a.nsnp[last] * 4;
+        pairs = malloc(2 * per * sizeof *pairs);
+        STARPU_ASSERT_MSG(pairs, "epistasis round: out of memory for %zu pair counts", 2 * per);
+        int32_t *q = pairs;
+        for (int c = 0; c < 2; c++)
+            for (int i = 0; i < k - 1; i++) {
+                r.pair[c][i] = q;
+                for (int si = 0; si < r.a.nsnp[i]; si++)
+                    for (int s = 0; s < r.a.nsnp[last]; s++)
+                        for (int a = 0; a < 2; a++, q += 2) {
+                            uint64_t out[3];
+                            r.pc(plane(&r, i, c, r.a.first[i] + si, a),
+                                 plane(&r, last, c, r.a.first[last] + s, 0),
+                                 plane(&r, last, c, r.a.first[last] + s, 1), NULL, r.a.words[c],
+                                 out);
+                            q[0] = (int32_t)out[0], q[1] = (int32_t)out[1];
+                        }
+            }
+    }
     level(&r, 0);
+    free(pairs);
     free(scratch);
 }
 
