@@ -369,6 +369,13 @@ void tg_epi_round_cpu(void *buffers[], void *cl_arg) {
         int32_t *q = pairs;
         for (int c = 0; c < 2; c++)
             for (int i = 0; i < k - 1; i++) {
+                /* levels on one block (most rounds) share their table */
+                int same = 0;
+                while (same < i && r.a.first[same] != r.a.first[i]) same++;
+                if (same < i) {
+                    r.pair[c][i] = r.pair[c][same];
+                    continue;
+                }
                 r.pair[c][i] = q;
                 for (int si = 0; si < r.a.nsnp[i]; si++)
                     for (int s = 0; s < r.a.nsnp[last]; s++)

@@ -212,6 +212,14 @@ static tg_status center_pheno(int64_t n, int64_t nphen, const double *y, int64_t
     return TG_OK;
 }
 
+/* The sum of q over the observed samples of phenotype column yc (this rank's rows). */
+static double masked_sum(int64_t n, const double *yc, const double *q) {
+    double s = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (!isnan(yc[i])) s += q[i];
+    return s;
+}
+
 static double dot(int64_t m, const double *a, const double *b) {
     double s = 0;
     for (int64_t j = 0; j < m; j++) s += a[j] * b[j];
@@ -268,9 +276,7 @@ static void pass_chunk(void *ctx, int64_t u) {
            *rc = s->r + c * m, *zc = s->z + c * m, *xc = s->x + c * s->ldx;
     double s0 = 0, s1 = 0;
     switch (ps->op) {
-    case MASKED_SUM:
-        for (int64_t i = j0; i < j1; i++) s0 += isnan(yc[i]) ? 0 : q[i];
-        break;
+    case MASKED_SUM: s0 = masked_sum(j1 - j0, yc + j0, q + j0); break;
     case CENTER:
         for (int64_t i = j0; i < j1; i++) q[i] = isnan(yc[i]) ? 0 : q[i] - k;
         break;
@@ -505,14 +511,6 @@ cleanup:
     free(s.coef);
     free(s.part);
     return st;
-}
-
-/* The sum of q over the observed samples of phenotype column yc (this rank's rows). */
-static double masked_sum(int64_t n, const double *yc, const double *q) {
-    double s = 0;
-    for (int64_t i = 0; i < n; i++)
-        if (!isnan(yc[i])) s += q[i];
-    return s;
 }
 
 tg_status tg_ridge_predict(tg_geno *g, int64_t nphen, const double *y, int64_t ldy,

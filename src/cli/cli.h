@@ -51,6 +51,8 @@ tg_status tg_cli_bad_option(char **argv, tg_error *err);
 tg_status tg_cli_no_operand(int argc, char **argv, tg_error *err);
 /** --precisions: a comma-separated list of fp64, fp32, fp16, fp8 into a bit set (1 << tg_prec). */
 tg_status tg_cli_precisions(const char *list, unsigned *allowed, tg_error *err);
+/** The names of the precisions in bit set @p set, comma-separated, into @p buf. */
+void tg_cli_precision_names(unsigned set, char *buf, size_t len);
 /** The precisions off-diagonal tiles may take when --precisions is not given (call with the
  * runtime started): down to fp16 when GPUs run the tiles; fp32 at the lowest on CPUs, where
  * fp16 and fp8 tiles are widened in every task and save memory, not time. Logs the choice

@@ -213,14 +213,19 @@ tg_status tg_cli_precisions(const char *list, unsigned *allowed, tg_error *err) 
     return st;
 }
 
+void tg_cli_precision_names(unsigned set, char *buf, size_t len) {
+    size_t l = 0;
+    buf[0] = 0;
+    for (int p = 0; p < TG_NPREC && l < len; p++)
+        if (set >> p & 1u)
+            l += (size_t)snprintf(buf + l, len - l, "%s%s", l ? "," : "", tg_prec_name((tg_prec)p));
+}
+
 unsigned tg_cli_default_precisions(tg_log *log, unsigned with_gpus, unsigned without) {
     const int gpus = tg_runtime_ngpu() > 0;
     const unsigned a = gpus ? with_gpus : without;
-    char names[64] = "";
-    for (int p = 0; p < TG_NPREC; p++)
-        if (a >> p & 1u)
-            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", *names ? "," : "",
-                     tg_prec_name((tg_prec)p));
+    char names[64];
+    tg_cli_precision_names(a, names, sizeof names);
     tg_log_printf(log, "precisions %s (%s)", names,
                   gpus ? "GPUs in use" : "CPU only: fp16 and fp8 tiles would save memory, not time");
     return a;

@@ -811,11 +811,7 @@ int tg_cmd_krr(int argc, char **argv) {
     } else {
         tg_log_set_quiet(log, o.c.quiet);
         char allowed[64] = "by the workers"; /* a loaded model's: krr_model_read logs them */
-        if (o.allowed) *allowed = 0;
-        for (int p = 0; p < TG_INT8; p++)
-            if (o.allowed >> p & 1u)
-                snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), "%s%s",
-                         *allowed ? "," : "", tg_prec_name((tg_prec)p));
+        if (o.allowed) tg_cli_precision_names(o.allowed, allowed, sizeof allowed);
         if (!o.load_model)
             tg_log_file_only(log, "options: kernel %s, accuracy %g, precisions %s, diag %s, "
                              "band %g, tile %lld (0: by the workers)", tg_kernel_name(o.kernel),

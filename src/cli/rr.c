@@ -53,7 +53,7 @@ typedef struct {
     double lambda, tol, accuracy;
     int64_t max_iter, tile;
     int scale, cholesky;
-    unsigned allowed; /* bit set of --precisions */
+    unsigned allowed; /* bit set of --precisions; 0: by the workers (solve_chol) */
     tg_prec diag;
     tg_cli_common c;
 } rr_opts;
@@ -74,7 +74,7 @@ static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
         {"precisions", required_argument, 0, O_PRECS}, {"diag", required_argument, 0, O_DIAG},
         {"grid", required_argument, 0, O_GRID}, TG_CLI_COMMON_OPTIONS, {0, 0, 0, 0}};
     *o = (rr_opts){.lambda = NAN, .tol = 1e-8, .max_iter = 1000, .tile = 1024, .accuracy = 1e-8,
-                   .precisions = NULL /* by the workers: solve_chol */, .diag = TG_FP64};
+                   .diag = TG_FP64};
     tg_cli_common_init(&o->c);
     int c;
     tg_status st = TG_OK;
@@ -96,7 +96,10 @@ static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
         case O_MAXIT: st = tg_cli_int("max-iter", optarg, 1, 1000000, &o->max_iter, err); break;
         case O_TILE: st = tg_cli_int("tile", optarg, 1, 1 << 16, &o->tile, err); break;
         case O_ACC: st = tg_cli_double("accuracy", optarg, 0, 1, &o->accuracy, err); break;
-        case O_PRECS: o->precisions = optarg; break;
+        case O_PRECS:
+            o->precisions = optarg;
+            st = tg_cli_precisions(optarg, &o->allowed, err);
+            break;
         case O_DIAG:
             if (tg_prec_parse(optarg, &o->diag, err) || (o->diag != TG_FP64 && o->diag != TG_FP32))
                 st = tg_error_set(err, TG_ERR_ARG, "--diag %s: expected fp64 or fp32", optarg);
@@ -108,7 +111,6 @@ static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
         default: st = tg_cli_common_option(&o->c, c, optarg, err);
         }
     }
-    if (!st && o->precisions) st = tg_cli_precisions(o->precisions, &o->allowed, err);
     if (!st) st = tg_cli_no_operand(argc, argv, err);
     if (st) return st;
     if (!o->bfile) return tg_error_set(err, TG_ERR_ARG, "--bfile PREFIX is required");
@@ -394,10 +396,10 @@ static tg_status solve_chol(const rr_opts *o, rr_data *d, tg_log *log, tg_error 
     ro.lambda = o->lambda;
     ro.nb = (int)o->tile;
     ro.chol.eps = o->accuracy;
-    ro.chol.allowed = o->precisions ? o->allowed
-                                    : tg_cli_default_precisions(log, 1u << TG_FP64 | 1u << TG_FP32 |
-                                                                         1u << TG_FP16,
-                                                                1u << TG_FP64 | 1u << TG_FP32);
+    ro.chol.allowed = o->allowed ? o->allowed
+                                 : tg_cli_default_precisions(log, 1u << TG_FP64 | 1u << TG_FP32 |
+                                                                      1u << TG_FP16,
+                                                             1u << TG_FP64 | 1u << TG_FP32);
     ro.chol.diag = o->diag;
     tg_chol_report rep;
     double t0 = tg_now();
