@@ -100,12 +100,19 @@ void tg_trsm_cpu(void *buffers[], void *cl_arg) {
     int ldt = (int)STARPU_MATRIX_GET_LD(buffers[0]), ldx = (int)STARPU_MATRIX_GET_LD(buffers[1]);
     void *t = (void *)STARPU_MATRIX_GET_PTR(buffers[0]), *x = (void *)STARPU_MATRIX_GET_PTR(buffers[1]);
     enum CBLAS_SIDE side = s.side == 'L' ? CblasLeft : CblasRight;
+    /* the fp16 entry: X is the FP16 tile, solved in FP32 scratch and rounded back once */
+    struct operand w = widen(s.prec, compute_prec(s.prec), buffers[1]);
+    if (w.scratch) {
+        x = w.p;
+        ldx = w.ld;
+    }
     if (compute_prec(s.prec) == TG_FP64)
         cblas_dtrmm(CblasColMajor, side, CblasLower, cblas_trans(s.trans), CblasNonUnit, m, n, 1.0,
                     t, ldt, x, ldx);
     else
         cblas_strmm(CblasColMajor, side, CblasLower, cblas_trans(s.trans), CblasNonUnit, m, n, 1.0f,
                     t, ldt, x, ldx);
+    narrow(s.prec, compute_prec(s.prec), buffers[1], &w);
 }
 
 static size_t dim(starpu_data_handle_t h, int which) {

@@ -49,10 +49,12 @@ int tg_insert_syrk(tg_prec a_prec, starpu_data_handle_t a, starpu_data_handle_t 
  * lower-triangular tile whose strict upper part is zero (tg_cl_trtri's output), FP32 or FP64.
  * This is the triangular solve X·L⁻ᵀ / L⁻¹·X: the CPU runs TRMM in place, the GPU a copy and a
  * GEMM (cuBLAS TRSM is 14× slower than GEMM on the H100 at nb 1024). Indexed by the precision
- * the result is stored in: FP64 and FP32 (T and X of that precision), and FP16: X is the FP32
- * working copy of a tile stored in FP16, with an FP32 T, which the GPU multiplies on TF32
- * tensor cores (X is FP16-exact, so only T is rounded, to the unit roundoff of FP16: 2⁻¹¹) and
- * the CPU in FP32. */
+ * the result is stored in: FP64 and FP32 (T and X of that precision), and FP16: X is a tile
+ * stored in FP16, solved in place with an FP32 T (scale-free: the solve is linear). The GPU
+ * multiplies on FP16 tensor cores with FP32 accumulation, T scaled by a power of two into
+ * FP16's range and rounded to FP16's unit roundoff 2⁻¹¹ (what the TF32 path did before, without
+ * raising the tile to an FP32 copy and lowering it back); the CPU in FP32; both round the
+ * result to FP16 once. */
 struct tg_trsm_arg {
     tg_prec prec; /* the table entry */
     char side, trans;

@@ -1,7 +1,8 @@
 // Tile BLAS-3 codelets on the GPU. gemm: one cublasGemmEx call driven by a per-precision type
 // table (FP64, FP32, FP16 inputs with FP32 compute); FP8 E4M3 inputs on cuBLASLt in its TN
 // layout with the FP16 tile as C and D.
-// trsm by the inverse: a copy and a GEMM (cuBLAS TRSM is ~14× slower than GEMM at nb 1024).
+// trsm by the inverse: a copy and a GEMM (cuBLAS TRSM is ~14× slower than GEMM at nb 1024); for
+// a tile stored in FP16, an FP16 GEMM in place of the tile with T scaled into FP16's range.
 #include <cuda_fp16.h>
 #include <stdint.h>
 
@@ -142,6 +143,32 @@ extern "C" void tg_syrk_cuda(void *buffers[], void *cl_arg) {
     }
 }
 
+// The fp16 entry's T: |T| reduced to its largest entry, then T·s rounded to FP16 with s a power
+// of two that puts that entry near 2^14 (T⁻¹ of an ill-conditioned tile exceeds FP16's range,
+// and tiny entries would lose bits as subnormals); the GEMM's alpha, 1/s, stays on the device.
+__global__ void absmax_kernel(const float *t, int n, int ld, unsigned *bits) {
+    float m = 0;
+    for (int j = blockIdx.x; j < n; j += gridDim.x) // a column per block: coalesced, no division
+        for (int i = threadIdx.x; i < n; i += blockDim.x) m = fmaxf(m, fabsf(t[i + (size_t)j * ld]));
+    for (int o = 16; o; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if ((threadIdx.x & 31) == 0) atomicMax(bits, __float_as_uint(m)); // ordered as m ≥ 0
+}
+
+__global__ void scale_half_kernel(const float *t, int n, int ld, const unsigned *bits, __half *h,
+                                  float *alpha_beta) {
+    float m = __uint_as_float(*bits);
+    int e = 0;
+    if (m > 0 && isfinite(m)) frexpf(m, &e); // m < 2^e
+    const float s = ldexpf(1.0f, 14 - e);      // exact powers of two: only the FP16 rounding errs
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        alpha_beta[0] = 1.0f / s;
+        alpha_beta[1] = 0;
+    }
+    for (int j = blockIdx.x; j < n; j += gridDim.x)
+        for (int i = threadIdx.x; i < n; i += blockDim.x)
+            h[i + (size_t)j * n] = __float2half_rn(t[i + (size_t)j * ld] * s);
+}
+
 extern "C" void tg_trsm_cuda(void *buffers[], void *cl_arg) {
     struct tg_trsm_arg s;
     starpu_codelet_unpack_args(cl_arg, &s);
@@ -149,19 +176,45 @@ extern "C" void tg_trsm_cuda(void *buffers[], void *cl_arg) {
     void *x = (void *)STARPU_MATRIX_GET_PTR(buffers[1]);
     int m = (int)STARPU_MATRIX_GET_NX(buffers[1]), n = (int)STARPU_MATRIX_GET_NY(buffers[1]);
     int ldt = (int)STARPU_MATRIX_GET_LD(buffers[0]), ldx = (int)STARPU_MATRIX_GET_LD(buffers[1]);
-    // the fp16 entry: an FP32 working copy of a tile stored in FP16 or FP8, whose values are
-    // FP16-exact (hence TF32-exact): TF32 tensor cores round only T⁻¹, to the precision the
-    // result is stored in anyway (8× the rate of SGEMM)
-    blas_type bt = s.prec == TG_FP16 ? blas_type{CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, 0}
-                                     : blas_type_of(s.prec);
+    cudaStream_t st = starpu_cuda_get_local_stream();
+    if (s.prec == TG_FP16) {
+        // X is the FP16 tile itself: X ← round16(W·op(T)) from a copy W, on FP16 tensor cores with
+        // FP32 accumulation; T rounded to FP16 (scaled) loses what TF32 did: 10 bits kept
+        const int tn = s.side == 'R' ? n : m;
+        const size_t wbytes = ((size_t)m * n * 2 + 255) / 256 * 256,
+                     tbytes = ((size_t)tn * tn * 2 + 255) / 256 * 256;
+        char *w = (char *)tg_cuda_scratch(0, wbytes + tbytes + 16);
+        __half *w16 = (__half *)w, *t16 = (__half *)(w + wbytes);
+        unsigned *bits = (unsigned *)(w + wbytes + tbytes);
+        float *ab = (float *)(bits + 1);
+        TG_CUDA_CHECK(cudaMemsetAsync(bits, 0, sizeof *bits, st));
+        const int blocks = 264, threads = 256;
+        absmax_kernel<<<blocks, threads, 0, st>>>((const float *)t, tn, ldt, bits);
+        scale_half_kernel<<<blocks, threads, 0, st>>>((const float *)t, tn, ldt, bits, t16, ab);
+        TG_CUDA_CHECK(cudaGetLastError());
+        TG_CUDA_CHECK(cudaMemcpy2DAsync(w16, (size_t)m * 2, x, (size_t)ldx * 2, (size_t)m * 2,
+                                        (size_t)n, cudaMemcpyDeviceToDevice, st));
+        cublasHandle_t h = tg_cublas_handle();
+        TG_CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE));
+        cublasStatus_t r =
+            s.side == 'R'
+                ? cublasGemmEx(h, CUBLAS_OP_N, op(s.trans), m, n, n, ab, w16, CUDA_R_16F, m, t16,
+                               CUDA_R_16F, tn, ab + 1, x, CUDA_R_16F, ldx, CUBLAS_COMPUTE_32F,
+                               CUBLAS_GEMM_DEFAULT)
+                : cublasGemmEx(h, op(s.trans), CUBLAS_OP_N, m, n, m, ab, t16, CUDA_R_16F, tn, w16,
+                               CUDA_R_16F, m, ab + 1, x, CUDA_R_16F, ldx, CUBLAS_COMPUTE_32F,
+                               CUBLAS_GEMM_DEFAULT);
+        TG_CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
+        TG_CUBLAS_CHECK(r);
+        return;
+    }
+    blas_type bt = blas_type_of(s.prec);
     size_t es = bt.data == CUDA_R_64F ? 8 : 4;
     void *w = tg_cuda_scratch(0, (size_t)m * n * es);
     TG_CUDA_CHECK(cudaMemcpy2DAsync(w, (size_t)m * es, x, (size_t)ldx * es, (size_t)m * es,
-                                    (size_t)n, cudaMemcpyDeviceToDevice,
-                                    starpu_cuda_get_local_stream()));
+                                    (size_t)n, cudaMemcpyDeviceToDevice, st));
     if (s.side == 'R') // X = W·op(T)
         gemm_ex(bt, 'N', s.trans, m, n, n, 1.0, w, m, t, ldt, 0.0, x, ldx);
     else // X = op(T)·W
         gemm_ex(bt, s.trans, 'N', m, n, m, 1.0, t, ldt, w, m, 0.0, x, ldx);
 }
-

@@ -286,16 +286,20 @@ static struct result case_syrk(int w, uint64_t seed, tg_prec p, int n, int k) {
 }
 
 /* trsm by the inverse: X·op(T) or op(T)·X with T lower (zero upper); within 2n·u·‖|X||T|‖.
- * The fp16 entry: FP32 tiles, X with FP16-exact values (a raised FP16 tile), u of FP16 (the
- * GPU rounds T to TF32). */
-static struct result case_trsm(int w, uint64_t seed, tg_prec p, char side, char trans, int m, int n) {
+ * The fp16 entry: an FP16 tile X solved in place with an FP32 T, u of FP16 (the GPU rounds T to
+ * FP16). T is scaled by tscale and X by its inverse: T beyond FP16's range (2^16) or in its
+ * subnormals (2^-12) checks that the GPU scales T into range. */
+static struct result case_trsm(int w, uint64_t seed, tg_prec p, char side, char trans, int m, int n,
+                               double tscale) {
     tg_rng r;
     tg_rng_seed(&r, seed);
     int tn = side == 'R' ? n : m;
     tg_prec dp = p == TG_FP16 ? TG_FP32 : p;
-    double *t = factor_tile(tn, dp, &r), *x = rand_mat(m, n, -1, 1, &r);
+    if (tscale == 0) tscale = 1;
+    double *t = factor_tile(tn, dp, &r), *x = rand_mat(m, n, -1 / tscale, 1 / tscale, &r);
+    for (size_t e = 0; e < (size_t)tn * tn; e++) t[e] *= tscale; /* exact: a power of two */
     round_to(p, x, (size_t)m * n, 1);
-    struct tile T = tile_make(dp, tn, tn, t, 1), X = tile_make(dp, m, n, x, 1);
+    struct tile T = tile_make(dp, tn, tn, t, 1), X = tile_make(p, m, n, x, 1);
     struct tg_trsm_arg s = {p, side, trans};
     starpu_data_handle_t h[2] = {T.h, X.h};
     struct result res = {.n = (size_t)m * n};
@@ -398,7 +402,7 @@ static struct result run_case(int w, uint64_t seed, const struct kcase *c) {
     case K_POTRF_BAD: return case_potrf(w, seed, c->p, c->m, 1);
     case K_TRTRI: return case_trtri(w, seed, c->p, c->m);
     case K_SYRK: return case_syrk(w, seed, c->p, c->m, c->k);
-    case K_TRSM: return case_trsm(w, seed, c->p, c->a, c->b, c->m, c->n);
+    case K_TRSM: return case_trsm(w, seed, c->p, c->a, c->b, c->m, c->n, c->sa);
     case K_STATS: return case_stats(w, seed, c->p, c->m, c->n, c->k, c->sa);
     default: return case_convt(w, seed, c->p, c->m, c->n, c->sa);
     }
@@ -430,6 +434,9 @@ static void codelet_tests(uint64_t seed, int *cuda_ran) {
         {K_TRSM, TG_FP64, 'R', 'T', 41, 37, 0, 0, 0, 0},
         {K_TRSM, TG_FP32, 'R', 'T', 41, 37, 0, 0, 0, 0},
         {K_TRSM, TG_FP16, 'R', 'T', 41, 37, 0, 0, 0, 0},
+        {K_TRSM, TG_FP16, 'R', 'T', 64, 48, 0, 65536, 0, 0},
+        {K_TRSM, TG_FP16, 'R', 'T', 33, 40, 0, 1.0 / 4096, 0, 0},
+        {K_TRSM, TG_FP16, 'L', 'N', 40, 9, 0, 0, 0, 0},
         {K_TRSM, TG_FP64, 'L', 'N', 37, 5, 0, 0, 0, 0},
         {K_TRSM, TG_FP64, 'L', 'T', 37, 5, 0, 0, 0, 0},
         {K_TRSM, TG_FP32, 'L', 'T', 30, 3, 0, 0, 0, 0},

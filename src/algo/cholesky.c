@@ -2,7 +2,8 @@
  * precision map (adaptive, from tile norms computed where the tiles are, or the hand-tuned
  * bands), then a right-looking sequential task flow over tiles. Per panel k: potrf of A_kk, its
  * inverse once (trtri), every panel tile A_ik ← A_ik·L_kk⁻ᵀ as a GEMM in the diagonal precision
- * (TF32 on the GPU for tiles stored in FP16 below an FP32 diagonal), then the trailing updates,
+ * (a tile stored in FP16 below an FP32 diagonal: in place, on FP16 tensor cores with FP32
+ * accumulation on the GPU, with no FP32 copy of it), then the trailing updates,
  * each in the precision of the tile it updates, from copies of the panel tiles in that
  * precision made once per panel. Tiles the map makes FP8 are stored in FP16: their updates take
  * FP8 operands and accumulate in FP16.
@@ -172,28 +173,32 @@ static tg_status check_opts(const tg_matrix *A, const tg_chol_opts *o, tg_error 
 }
 
 /* Whether a tile stored in p below an FP32 diagonal takes the tensor-core panel paths: the
- * TF32 panel solve (tg_cl_trsm's fp16 entry) and the FP16 diagonal update (tg_cl_syrk's). */
+ * in-place FP16 panel solve (tg_cl_trsm's fp16 entry) and the FP16 diagonal update
+ * (tg_cl_syrk's). */
 static int below_fp32(tg_prec d, tg_prec p) { return d == TG_FP32 && p == TG_FP16; }
 
-/* One panel's tiles: hi[i] is A_ik after the panel solve in the diagonal precision (the tile
- * itself, or a raised copy); cp[i][q] the copy in precision q the trailing updates read. */
+/* One panel's tiles: hi[i] is A_ik after the panel solve (the tile itself, or a copy raised to
+ * the diagonal precision), in precision hp[i] with scale hs[i]; cp[i][q] the copy in precision q
+ * the trailing updates read. */
 struct panel {
     starpu_data_handle_t *hi, *cp; /* cp: nt × TG_NPREC */
     unsigned char *own_hi, *own_cp;
-    double *cp_scale;
+    tg_prec *hp;
+    double *hs, *cp_scale;
 };
 
 /* The copy of panel tile (i, k) in precision q, made on first request. */
 static starpu_data_handle_t panel_copy(tg_matrix *A, struct panel *pn, const double *s8, int i,
-                                       int k, tg_prec q, tg_prec d, int prio, int64_t *copies,
-                                       int *bad) {
+                                       int k, tg_prec q, int prio, int64_t *copies, int *bad) {
     size_t c = (size_t)i * TG_NPREC + q, t = tg_tile_index(A, i, k);
     if (pn->cp[c]) return pn->cp[c];
     int rows, cols, owner = tg_matrix_tile_owner(A, i, k);
     tg_matrix_tile_dims(A, i, k, &rows, &cols);
-    if (q == d) {
+    tg_prec hp = pn->hp[i];
+    double hs = pn->hs[i];
+    if (q == hp) {
         pn->cp[c] = pn->hi[i];
-        pn->cp_scale[c] = 1;
+        pn->cp_scale[c] = hs;
     } else if (q == A->prec[t] && q != TG_FP8_E4M3) {
         pn->cp[c] = A->h[t];
         pn->cp_scale[c] = A->scale[t];
@@ -202,13 +207,13 @@ static starpu_data_handle_t panel_copy(tg_matrix *A, struct panel *pn, const dou
         pn->own_cp[c] = 1;
         pn->cp_scale[c] = s8[t];
         ++*copies;
-        *bad |= tg_insert_convt(pn->hi[i], d, pn->cp[c], s8[t], prio);
+        *bad |= tg_insert_convt(pn->hi[i], hp, pn->cp[c], s8[t] / hs, prio);
     } else {
         pn->cp[c] = tg_tile_temp(rows, cols, q, owner);
         pn->own_cp[c] = 1;
         pn->cp_scale[c] = 1;
         ++*copies;
-        *bad |= tg_insert_convert(pn->hi[i], pn->cp[c], d, q, 1, prio);
+        *bad |= tg_insert_convert(pn->hi[i], pn->cp[c], hp, q, 1 / hs, prio);
     }
     return pn->cp[c];
 }
@@ -226,9 +231,12 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
     pn.own_hi = tg_calloc((size_t)nt, 1, err);
     pn.own_cp = tg_calloc((size_t)nt * TG_NPREC, 1, err);
     pn.cp_scale = tg_calloc((size_t)nt * TG_NPREC, sizeof *pn.cp_scale, err);
+    pn.hp = tg_calloc((size_t)nt, sizeof *pn.hp, err);
+    pn.hs = tg_calloc((size_t)nt, sizeof *pn.hs, err);
     tg_status st = TG_OK;
     int bad = 0;
-    if (!hinfo || !linfo || !pn.hi || !pn.cp || !pn.own_hi || !pn.own_cp || !pn.cp_scale) {
+    if (!hinfo || !linfo || !pn.hi || !pn.cp || !pn.own_hi || !pn.own_cp || !pn.cp_scale ||
+        !pn.hp || !pn.hs) {
         st = TG_ERR_NOMEM;
         goto done;
     }
@@ -245,17 +253,20 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
         for (int i = k + 1; i < nt; i++) {
             size_t t = tg_tile_index(A, i, k);
             int prio = top + nt - i;
-            if (A->prec[t] == d) {
+            if (A->prec[t] == d || below_fp32(d, A->prec[t])) { /* solved in place */
                 pn.hi[i] = A->h[t];
+                pn.hp[i] = A->prec[t];
+                pn.hs[i] = A->scale[t];
             } else { /* raise, solve in the diagonal precision, round back into the tile */
                 int rows, cols;
                 tg_matrix_tile_dims(A, i, k, &rows, &cols);
                 pn.hi[i] = tg_tile_temp(rows, cols, d, tg_matrix_tile_owner(A, i, k));
                 pn.own_hi[i] = 1;
+                pn.hp[i] = d;
+                pn.hs[i] = 1;
                 bad |= tg_insert_convert(A->h[t], pn.hi[i], A->prec[t], d, 1 / A->scale[t], prio);
             }
-            bad |= tg_insert_trsm(below_fp32(d, A->prec[t]) ? A->prec[t] : d, 'R', 'T', linv,
-                                  pn.hi[i], prio);
+            bad |= tg_insert_trsm(pn.hp[i], 'R', 'T', linv, pn.hi[i], prio);
             if (pn.own_hi[i])
                 bad |= tg_insert_convert(pn.hi[i], A->h[t], d, A->prec[t], A->scale[t], prio);
         }
@@ -266,14 +277,14 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
             tg_prec sp = below_fp32(d, A->prec[tg_tile_index(A, j, k)]) ? TG_FP16 : d;
             starpu_data_handle_t aj =
                 sp == d ? pn.hi[j]
-                        : panel_copy(A, &pn, s8, j, k, sp, d, top - 2 * (j - k), &r->copies, &bad);
+                        : panel_copy(A, &pn, s8, j, k, sp, top - 2 * (j - k), &r->copies, &bad);
             bad |= tg_insert_syrk(sp, aj, tg_tile(A, j, j), top - 2 * (j - k));
             for (int i = j + 1; i < nt; i++) {
                 size_t t = tg_tile_index(A, i, j);
                 tg_prec q = map[t]; /* FP8 tiles: FP8 operands, updates into their FP16 */
                 int prio = top - (i - k) - (j - k);
-                starpu_data_handle_t a = panel_copy(A, &pn, s8, i, k, q, d, prio, &r->copies, &bad),
-                                     b = panel_copy(A, &pn, s8, j, k, q, d, prio, &r->copies, &bad);
+                starpu_data_handle_t a = panel_copy(A, &pn, s8, i, k, q, prio, &r->copies, &bad),
+                                     b = panel_copy(A, &pn, s8, j, k, q, prio, &r->copies, &bad);
                 double sa = pn.cp_scale[(size_t)i * TG_NPREC + q],
                        sb = pn.cp_scale[(size_t)j * TG_NPREC + q];
                 int fp8 = q == TG_FP8_E4M3;
@@ -329,6 +340,8 @@ done:
     free(pn.own_hi);
     free(pn.own_cp);
     free(pn.cp_scale);
+    free(pn.hp);
+    free(pn.hs);
     return st;
 }
 
