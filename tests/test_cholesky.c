@@ -428,6 +428,12 @@ static void codelet_tests(uint64_t seed, int *cuda_ran) {
         {K_POTRF_BAD, TG_FP32, 0, 0, 20, 0, 0, 0, 0, 0},
         {K_TRTRI, TG_FP64, 0, 0, 37, 0, 0, 0, 0, 0},
         {K_TRTRI, TG_FP32, 0, 0, 40, 0, 0, 0, 0, 0},
+        /* the GPU's recursive doubling: base blocks 64 / 48 / 125, two or three levels; and a
+         * size it hands to cuSOLVER (FP64 base blocks above 64) */
+        {K_TRTRI, TG_FP32, 0, 0, 256, 0, 0, 0, 0, 0},
+        {K_TRTRI, TG_FP64, 0, 0, 192, 0, 0, 0, 0, 0},
+        {K_TRTRI, TG_FP32, 0, 0, 500, 0, 0, 0, 0, 0},
+        {K_TRTRI, TG_FP64, 0, 0, 250, 0, 0, 0, 0, 0},
         {K_SYRK, TG_FP64, 0, 0, 37, 0, 21, 0, 0, 0},
         {K_SYRK, TG_FP32, 0, 0, 30, 0, 32, 0, 0, 0},
         {K_SYRK, TG_FP16, 0, 0, 30, 0, 32, 0, 0, 0},
