@@ -62,7 +62,8 @@ static const char *help =
     "  --band B             instead of the adaptive map, the paper's bands: tiles with\n"
     "                       i - j <= B (NT - 1) take --diag, the others the lowest of\n"
     "                       --precisions (B in [0, 1])\n"
-    "  --tile NB            tile size (default 2048 when GPUs are used, else 512)\n"
+    "  --tile NB            tile size (default with GPUs 2048, 4096 from 32,768 training\n"
+    "                       samples; CPU only 512)\n"
     "  --precision-map F    write the precision map of the last factorisation: F.tsv (tile\n"
     "                       row, tile column, precision) or F.png (heat map, the paper's\n"
     "                       Fig. 4: fp64 dark red, fp32 orange, fp16 light blue, fp8 dark\n"
@@ -739,10 +740,13 @@ static int run(krr_opts *o, krr_data *d, tg_log *log) {
     tg_cli_trace_start(&o->c);
     tg_cli_log_runtime(log, &ro);
     tg_cli_log_grid(log, "", "genotype panel p read");
-    if (!o->nb) { /* GEMM tiles below 2048 waste a GPU; 512 keeps a CPU run's cores busy */
-        o->nb = tg_runtime_ngpu() > 0 ? 2048 : 512;
+    if (!o->nb) { /* GEMM tiles below 2048 waste a GPU; 512 keeps a CPU run's cores busy; from
+                   * 32,768 samples tiles of 4096 halve the GPU's idle time between its tasks
+                   * (docs/SCHEDULING.md) */
+        int gpus = tg_runtime_ngpu() > 0, big = d->ntrain >= 32768;
+        o->nb = gpus ? (big ? 4096 : 2048) : 512;
         tg_log_printf(log, "tile size %lld (%s)", (long long)o->nb,
-                      tg_runtime_ngpu() > 0 ? "GPUs in use" : "CPU only");
+                      !gpus ? "CPU only" : big ? "GPUs in use, 32,768 samples or more" : "GPUs in use");
     }
     if (!o->allowed)
         o->allowed = tg_cli_default_precisions(log, 1u << TG_FP32 | 1u << TG_FP16, 1u << TG_FP32);
