@@ -54,6 +54,7 @@ struct tg_epi_round_arg {
     int64_t words[2];                 /* words per plane: controls, cases */
     int64_t n[2];                     /* samples per class */
     int64_t first[TG_EPI_MAX_ORDER];  /* global index of the first SNP of each block */
+    int64_t search; /* the search the round belongs to (a GPU worker keeps a threshold per search) */
 };
 
 struct tg_epi_hit {
@@ -61,8 +62,10 @@ struct tg_epi_hit {
     int32_t snp[TG_EPI_MAX_ORDER]; /* global SNP indices, −1 past the order */
 };
 
-/* A round's result: its best hits sorted by (key, snp[] lexicographic), nhit = min(topk,
- * evaluated). */
+/* A round's result: its best hits sorted by (key, snp[] lexicographic). nhit = min(topk,
+ * evaluated) on the CPU; a GPU worker may leave out hits worse than the topk-th best it has
+ * already reported in the same search (which cannot make the search's top k), so nhit can be
+ * lower there. */
 struct tg_epi_result {
     uint64_t evaluated;
     int32_t nhit;

@@ -11,6 +11,10 @@
 //      it exactly as the CPU reference does (same table, same order of operations, no fused
 //      multiply-add), key per combination slot;
 //   4. selection of the round's best keys by sorting chunks in shared memory until one remains.
+//      Only combinations no worse than the worker's threshold reach it: the topk-th best key this
+//      worker has reported in the search so far (a combination worse than that cannot make the
+//      search's top k), so after the first rounds the epilogue writes a few keys, not one per
+//      combination, and the selection sorts those.
 // Everything is queued on the worker's stream (the codelet is asynchronous); the per-worker
 // scratch memory grows to the largest round seen and is kept.
 #include <math.h>
@@ -350,9 +354,10 @@ struct EpiArgs {
     const int32_t *ce[2]; // C of the left single / all-ones rows (complete data)
     int64_t ldc;
     int64_t t0, t1;       // left tuples of this slab
-    uint64_t *keys;       // per slot (lt·nt(R) + rt): key bits
-    uint64_t *ranks;      // per slot: local SNP indices in position order (tie-break = SNP order)
-    unsigned long long *evaluated;
+    uint64_t *keys;       // candidates: key bits
+    uint64_t *ranks;      // candidates: local SNP indices in position order (tie-break = SNP order)
+    unsigned long long *evaluated, *ncand;
+    const unsigned long long *thr; // keys above it are left out
 };
 
 // One thread per combination: gather both classes' 3^k entries, turn them into the table, and
@@ -373,7 +378,8 @@ __global__ void __launch_bounds__(EPI_THREADS, 1) epilogue(EpiArgs e) {
     const Round &rd = e.rd;
     const int64_t nrt = rd.R.nt, n = (e.t1 - e.t0) * nrt;
     const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    bool valid = false;
+    bool valid = false, keep = false;
+    uint64_t kb = NO_COMBO, rank = 0;
     if (i < n) {
         const int64_t lt = e.t0 + i / nrt, rt = i % nrt;
         int s[4] = {0, 0, 0, 0}, l1, l2, r1, r2;
@@ -386,7 +392,6 @@ __global__ void __launch_bounds__(EPI_THREADS, 1) epilogue(EpiArgs e) {
         valid = true;
 #pragma unroll
         for (int p = 0; p + 1 < K; p++) valid = valid && rd.first[p] + s[p] < rd.first[p + 1] + s[p + 1];
-        uint64_t kb = NO_COMBO, rank = 0;
         if (valid) {
             int n1[NC]; // group order; n0[g·EPI_THREADS] in shared memory
             const int64_t per_l = rd.L.nmain / rd.L.nt;
@@ -469,11 +474,20 @@ __global__ void __launch_bounds__(EPI_THREADS, 1) epilogue(EpiArgs e) {
 #pragma unroll
             for (int p = 0; p < K; p++) rank = rank << RANK_BITS | (uint64_t)s[p];
         }
-        e.keys[lt * nrt + rt] = kb;
-        e.ranks[lt * nrt + rt] = rank;
+        keep = valid && kb <= (uint64_t)*e.thr;
     }
+    const int lane = threadIdx.x & 31;
     unsigned ballot = __ballot_sync(0xffffffffu, valid);
-    if ((threadIdx.x & 31) == 0 && ballot) atomicAdd(e.evaluated, (unsigned long long)__popc(ballot));
+    if (lane == 0 && ballot) atomicAdd(e.evaluated, (unsigned long long)__popc(ballot));
+    // the warp's candidates take consecutive places, one atomic per warp
+    unsigned want = __ballot_sync(0xffffffffu, keep);
+    unsigned long long at = 0;
+    if (lane == 0 && want) at = atomicAdd(e.ncand, (unsigned long long)__popc(want));
+    at = __shfl_sync(0xffffffffu, at, 0) + __popc(want & ((1u << lane) - 1));
+    if (keep) {
+        e.keys[at] = kb;
+        e.ranks[at] = rank;
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -482,10 +496,20 @@ __global__ void __launch_bounds__(EPI_THREADS, 1) epilogue(EpiArgs e) {
 // so ties break by SNP order, as on the CPU.
 constexpr int SEL = 2048, SEL_THREADS = 1024;
 
-__global__ void select_chunk(const uint64_t *kin, const uint64_t *rin, int64_t n, int keep,
-                             uint64_t *kout, uint64_t *rout) {
+// n: the entries, or (first pass) at most that many with *count the real number.
+__global__ void select_chunk(const uint64_t *kin, const uint64_t *rin, int64_t n,
+                             const unsigned long long *count, int keep, uint64_t *kout,
+                             uint64_t *rout) {
     __shared__ uint64_t k[SEL], s[SEL];
     int64_t base = (int64_t)blockIdx.x * SEL;
+    if (count) n = (int64_t)*count;
+    if (base >= n && base > 0) { // nothing here: an empty chunk's best
+        for (int i = threadIdx.x; i < keep; i += SEL_THREADS) {
+            kout[(int64_t)blockIdx.x * keep + i] = NO_COMBO;
+            rout[(int64_t)blockIdx.x * keep + i] = ~0ull;
+        }
+        return;
+    }
     for (int i = threadIdx.x; i < SEL; i += SEL_THREADS) {
         int64_t j = base + i;
         k[i] = j < n ? kin[j] : NO_COMBO;
@@ -515,10 +539,18 @@ __global__ void select_chunk(const uint64_t *kin, const uint64_t *rin, int64_t n
     }
 }
 
+// Also lowers the worker's threshold to the round's topk-th key when it has topk hits.
 __global__ void write_result(Round rd, int order, int topk, const uint64_t *k, const uint64_t *s,
-                             const unsigned long long *evaluated, tg_epi_result *res) {
+                             const unsigned long long *evaluated, tg_epi_result *res,
+                             unsigned long long *thr) {
     unsigned long long ev = *evaluated;
-    int nhit = ev < (unsigned long long)topk ? (int)ev : topk;
+    __shared__ int nhit;
+    if (threadIdx.x == 0) { // the keys are sorted, the empty places (NO_COMBO) last
+        nhit = 0;
+        while (nhit < topk && k[nhit] != NO_COMBO) nhit++;
+        if (nhit == topk) atomicMin(thr, (unsigned long long)k[topk - 1]);
+    }
+    __syncthreads();
     for (int i = threadIdx.x; i < topk; i += blockDim.x) {
         tg_epi_hit h;
         for (int q = 0; q < TG_EPI_MAX_ORDER; q++) h.snp[q] = -1;
@@ -558,6 +590,24 @@ struct Scratch {
     }
 };
 thread_local Scratch scratch;
+
+// The worker's threshold (key bits; NO_COMBO: none yet) and the search it belongs to. A worker
+// thread driving several streams (STARPU_NWORKER_PER_CUDA) shares it between them: still a
+// valid bound, since every topk it came from was reported.
+struct Threshold {
+    unsigned long long *dev = nullptr;
+    int64_t search = -1;
+    ~Threshold() {
+        if (dev) cudaFree(dev);
+    }
+    unsigned long long *get(int64_t s, cudaStream_t st) {
+        if (!dev) TG_CUDA_CHECK(cudaMalloc(&dev, sizeof *dev));
+        if (s != search) TG_CUDA_CHECK(cudaMemsetAsync(dev, 0xff, sizeof *dev, st));
+        search = s;
+        return dev;
+    }
+};
+thread_local Threshold threshold;
 
 // Carves aligned pieces out of the scratch block.
 struct Carver {
@@ -713,7 +763,7 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
         uint64_t *keys = cv.take<uint64_t>((size_t)nslot), *ranks = cv.take<uint64_t>((size_t)nslot);
         uint64_t *kc[2] = {cv.take<uint64_t>((size_t)ncand), cv.take<uint64_t>((size_t)ncand)};
         uint64_t *sc[2] = {cv.take<uint64_t>((size_t)ncand), cv.take<uint64_t>((size_t)ncand)};
-        unsigned long long *evaluated = cv.take<unsigned long long>(1);
+        unsigned long long *evaluated = cv.take<unsigned long long>(2), *ncand = evaluated + 1;
         if (!pass) {
             need = cv.off + 256;
             continue;
@@ -724,7 +774,8 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
                                               cudaMemcpyHostToDevice, st));
                 sides[s]->tuples = dtup[s];
             }
-        TG_CUDA_CHECK(cudaMemsetAsync(evaluated, 0, sizeof *evaluated, st));
+        TG_CUDA_CHECK(cudaMemsetAsync(evaluated, 0, 2 * sizeof *evaluated, st));
+        unsigned long long *thr = threshold.get(a->search, st);
 
         auto rows = [&](int left, int64_t r0, int64_t n, uint64_t *out) {
             if (n == 0) return;
@@ -764,6 +815,8 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
         e.keys = keys;
         e.ranks = ranks;
         e.evaluated = evaluated;
+        e.ncand = ncand;
+        e.thr = thr;
         for (int64_t t0 = 0; t0 < rd.L.nt; t0 += slab) {
             int64_t t1 = t0 + slab < rd.L.nt ? t0 + slab : rd.L.nt, m = (t1 - t0) * per_l;
             rows(1, t0 * per_l, m, lrows);
@@ -785,7 +838,8 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
         do {
             int64_t nb = (n + SEL - 1) / SEL;
             if (nb == 0) nb = 1;
-            select_chunk<<<(unsigned)nb, SEL_THREADS, 0, st>>>(kin, sin, n, a->topk, kc[pp], sc[pp]);
+            select_chunk<<<(unsigned)nb, SEL_THREADS, 0, st>>>(kin, sin, n, kin == keys ? ncand : nullptr,
+                                                                 a->topk, kc[pp], sc[pp]);
             TG_CUDA_CHECK(cudaGetLastError());
             kin = kc[pp];
             sin = sc[pp];
@@ -793,7 +847,7 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
             pp ^= 1;
             if (nb == 1) break;
         } while (true);
-        write_result<<<1, 256, 0, st>>>(rd, k, a->topk, kin, sin, evaluated, res);
+        write_result<<<1, 256, 0, st>>>(rd, k, a->topk, kin, sin, evaluated, res, thr);
         TG_CUDA_CHECK(cudaGetLastError());
         profile.mark(st, 3, false);
         profile.rounds += profile.on;

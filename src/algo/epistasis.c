@@ -98,6 +98,7 @@ struct search {
     int B, k, complete;
     int rank, nranks;
     int64_t next, b[TG_EPI_MAX_ORDER]; /* the next round: its index and block tuple */
+    int64_t id;                        /* this search, among the process's (tg_epi_round_arg) */
     uint64_t *planes;
     double *table;
     starpu_data_handle_t *blk, th;
@@ -230,7 +231,8 @@ static tg_status run_wave(struct search *s, const tg_epi_opts *o, struct progres
                                      .block = s->B,
                                      .complete = s->complete,
                                      .score = (int32_t)o->score,
-                                     .topk = o->topk};
+                                     .topk = o->topk,
+                                     .search = s->id};
         memcpy(a.words, s->words, sizeof a.words);
         memcpy(a.n, s->n, sizeof a.n);
         struct starpu_data_descr d[TG_EPI_MAX_ORDER + 2];
@@ -326,7 +328,8 @@ static tg_status check_opts(const tg_bed *bed, const tg_epi_opts *o, tg_error *e
 tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *o,
                        tg_epi_report *rep, tg_error *err) {
     static const int default_block[TG_EPI_MAX_ORDER + 1] = {0, 0, 1024, 256, 64};
-    struct search s = {0};
+    static int64_t searches; /* atomic */
+    struct search s = {.id = __atomic_fetch_add(&searches, 1, __ATOMIC_RELAXED)};
     memset(rep, 0, sizeof *rep);
     tg_status st = check_opts(bed, o, err);
     if (st) return st;
