@@ -207,7 +207,18 @@ const char *const gemm_shape_names[] = {"256x128 w4x2 k1024 s4", "256x128 w4x2 k
                                         "256x128 w4x2 k2048 s2"};
 constexpr int NSHAPES = sizeof gemm_shapes / sizeof gemm_shapes[0];
 
-void launch_gemm(const GemmArgs &g, cudaStream_t st) { gemm_shapes[0](g, st); }
+// Shape 0 needs 192 KiB of shared memory a block; GPUs that offer less (A100: 163 KiB) take
+// shape 1, the same tile with three stages (144 KiB).
+void launch_gemm(const GemmArgs &g, cudaStream_t st) {
+    thread_local int shape = -1; // per device: once per GPU worker thread
+    if (shape < 0) {
+        int dev, optin;
+        TG_CUDA_CHECK(cudaGetDevice(&dev));
+        TG_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+        shape = optin >= Gemm<256, 128, 4, 2, 128, 4>::SMEM ? 0 : 1;
+    }
+    gemm_shapes[shape](g, st);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Round geometry, shared by the row builder and the epilogue.
@@ -575,8 +586,9 @@ __global__ void write_result(Round rd, int order, int topk, const uint64_t *k, c
 }
 
 // ---------------------------------------------------------------------------------------------
-// Per-worker scratch memory, grown to the largest round seen (the codelet runs on the worker's
-// own thread, so thread-local storage is per GPU worker).
+// Per-worker scratch memory, grown to the largest round seen. Indexed by worker within the
+// driving thread: one thread may drive several workers (STARPU_NWORKER_PER_CUDA), whose rounds
+// then run at once on their own streams; the thread's end frees its workers' memory.
 struct Scratch {
     void *p = nullptr;
     size_t size = 0;
@@ -592,11 +604,10 @@ struct Scratch {
         return p;
     }
 };
-thread_local Scratch scratch;
+thread_local Scratch scratch[STARPU_NMAXWORKERS];
 
-// The worker's threshold (key bits; NO_COMBO: none yet) and the search it belongs to. A worker
-// thread driving several streams (STARPU_NWORKER_PER_CUDA) shares it between them: still a
-// valid bound, since every topk it came from was reported.
+// The worker's threshold (key bits; NO_COMBO: none yet) and the search it belongs to, per
+// worker like the scratch memory.
 struct Threshold {
     unsigned long long *dev = nullptr;
     int64_t search = -1;
@@ -610,7 +621,7 @@ struct Threshold {
         return dev;
     }
 };
-thread_local Threshold threshold;
+thread_local Threshold threshold[STARPU_NMAXWORKERS];
 
 // Carves aligned pieces out of the scratch block.
 struct Carver {
@@ -754,7 +765,7 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
                : total_b / 16 > ((size_t)4 << 30)   ? (size_t)4 << 30
                                                      : total_b / 16;
     }
-    int64_t slab = (int64_t)(budget / ((size_t)per_l * (ldc * 8 + wsum * 8)));
+    int64_t slab = per_l ? (int64_t)(budget / ((size_t)per_l * (ldc * 8 + wsum * 8))) : 1;
     if (slab < 1) slab = 1;
     if (slab > rd.L.nt) slab = rd.L.nt;
     if (rd.L.nt) slab = (rd.L.nt + (rd.L.nt + slab - 1) / slab - 1) / ((rd.L.nt + slab - 1) / slab);
@@ -769,7 +780,7 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
     size_t need = 0;
     for (int pass = 0; pass < 2; pass++) {
         cv = Carver();
-        cv.base = pass ? (char *)scratch.get(need) : nullptr;
+        cv.base = pass ? (char *)scratch[starpu_worker_get_id_check()].get(need) : nullptr;
         uint32_t *dtup[2] = {cv.take<uint32_t>(tup[0].size()), cv.take<uint32_t>(tup[1].size())};
         uint64_t *rrows = cv.take<uint64_t>((size_t)rd.R.nrows * wsum);
         uint64_t *lrows = cv.take<uint64_t>((size_t)(slab * per_l > next ? slab * per_l : next) * wsum);
@@ -790,7 +801,7 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
                 sides[s]->tuples = dtup[s];
             }
         TG_CUDA_CHECK(cudaMemsetAsync(evaluated, 0, 2 * sizeof *evaluated, st));
-        unsigned long long *thr = threshold.get(a->search, st);
+        unsigned long long *thr = threshold[starpu_worker_get_id_check()].get(a->search, st);
 
         auto rows = [&](int left, int64_t r0, int64_t n, uint64_t *out) {
             if (n == 0) return;

@@ -159,6 +159,7 @@ __global__ void scale_half_kernel(const float *t, int n, int ld, const unsigned 
     float m = __uint_as_float(*bits);
     int e = 0;
     if (m > 0 && isfinite(m)) frexpf(m, &e); // m < 2^e
+    e = max(e, -100);                          // s stays finite for any T
     const float s = ldexpf(1.0f, 14 - e);      // exact powers of two: only the FP16 rounding errs
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         alpha_beta[0] = 1.0f / s;
@@ -195,6 +196,11 @@ extern "C" void tg_trsm_cuda(void *buffers[], void *cl_arg) {
         TG_CUDA_CHECK(cudaMemcpy2DAsync(w16, (size_t)m * 2, x, (size_t)ldx * 2, (size_t)m * 2,
                                         (size_t)n, cudaMemcpyDeviceToDevice, st));
         cublasHandle_t h = tg_cublas_handle();
+        // FP32 sums to the end: no split-K partials reduced in FP16 (the TF32 path wrote FP32)
+        cublasMath_t math;
+        TG_CUBLAS_CHECK(cublasGetMathMode(h, &math));
+        TG_CUBLAS_CHECK(cublasSetMathMode(
+            h, (cublasMath_t)(math | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
         TG_CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE));
         cublasStatus_t r =
             s.side == 'R'
@@ -205,6 +211,7 @@ extern "C" void tg_trsm_cuda(void *buffers[], void *cl_arg) {
                                CUDA_R_16F, m, ab + 1, x, CUDA_R_16F, ldx, CUBLAS_COMPUTE_32F,
                                CUBLAS_GEMM_DEFAULT);
         TG_CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
+        TG_CUBLAS_CHECK(cublasSetMathMode(h, math));
         TG_CUBLAS_CHECK(r);
         return;
     }

@@ -59,7 +59,16 @@ constexpr int TRTRI_BASE = 128;
 template <typename T> static int trtri_base(size_t n) {
     size_t b = n;
     while (b % 2 == 0 && b > 64) b /= 2;
-    return b <= (size_t)(sizeof(T) == 4 ? TRTRI_BASE : 64) ? (int)b : 0;
+    // its shared memory (L and X blocks) must fit the device's per-block limit
+    thread_local int optin = -1; // per device: once per GPU worker thread
+    if (optin < 0) {
+        int dev;
+        TG_CUDA_CHECK(cudaGetDevice(&dev));
+        TG_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    }
+    return b <= (size_t)(sizeof(T) == 4 ? TRTRI_BASE : 64) && 2 * b * b * sizeof(T) <= (size_t)optin
+               ? (int)b
+               : 0;
 }
 
 // A b × b diagonal block's inverse, a thread per column j solving L·x = e_j right-looking:
