@@ -82,6 +82,10 @@ static void gemm_fp8(int m, int n, int k, float alpha, const void *a, int lda, c
     TG_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
     TG_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
         pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof ws_bytes));
+    // split-K partials summed in FP32, never in the FP16 output
+    const uint32_t schemes = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    TG_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+        pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes, sizeof schemes));
     cublasLtHandle_t lt = tg_cublaslt_handle();
     // the heuristic query costs about as much as a 2048³ FP8 GEMM: keep the last answer per worker
     auto &cache = lt_algo[starpu_worker_get_id_check()];
@@ -195,12 +199,7 @@ extern "C" void tg_trsm_cuda(void *buffers[], void *cl_arg) {
         TG_CUDA_CHECK(cudaGetLastError());
         TG_CUDA_CHECK(cudaMemcpy2DAsync(w16, (size_t)m * 2, x, (size_t)ldx * 2, (size_t)m * 2,
                                         (size_t)n, cudaMemcpyDeviceToDevice, st));
-        cublasHandle_t h = tg_cublas_handle();
-        // FP32 sums to the end: no split-K partials reduced in FP16 (the TF32 path wrote FP32)
-        cublasMath_t math;
-        TG_CUBLAS_CHECK(cublasGetMathMode(h, &math));
-        TG_CUBLAS_CHECK(cublasSetMathMode(
-            h, (cublasMath_t)(math | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
+        cublasHandle_t h = tg_cublas_handle(); // its math mode keeps FP32 reductions (runtime.c)
         TG_CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE));
         cublasStatus_t r =
             s.side == 'R'
@@ -211,7 +210,6 @@ extern "C" void tg_trsm_cuda(void *buffers[], void *cl_arg) {
                                CUDA_R_16F, m, ab + 1, x, CUDA_R_16F, ldx, CUBLAS_COMPUTE_32F,
                                CUBLAS_GEMM_DEFAULT);
         TG_CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
-        TG_CUBLAS_CHECK(cublasSetMathMode(h, math));
         TG_CUBLAS_CHECK(r);
         return;
     }

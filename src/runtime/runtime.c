@@ -46,6 +46,12 @@ static void handles_create(void *arg) {
         cusolverDnSetStream(solver_handles[w], starpu_cuda_get_local_stream()) !=
             CUSOLVER_STATUS_SUCCESS)
         STARPU_ABORT_MSG("cusolverDnCreate failed on worker %d", w);
+    /* GEMMs with FP16 output (tile updates, the FP16 panel solve) sum their split-K partials in
+     * FP32, never in FP16 */
+    if (cublasSetMathMode(starpu_cublas_get_local_handle(),
+                          CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION) !=
+        CUBLAS_STATUS_SUCCESS)
+        STARPU_ABORT_MSG("cublasSetMathMode failed on worker %d", w);
 }
 
 static void handles_destroy(void *arg) {
