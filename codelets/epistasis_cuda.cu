@@ -210,14 +210,7 @@ constexpr int NSHAPES = sizeof gemm_shapes / sizeof gemm_shapes[0];
 // Shape 0 needs 192 KiB of shared memory a block; GPUs that offer less (A100: 163 KiB) take
 // shape 1, the same tile with three stages (144 KiB).
 void launch_gemm(const GemmArgs &g, cudaStream_t st) {
-    thread_local int shape = -1; // per device: once per GPU worker thread
-    if (shape < 0) {
-        int dev, optin;
-        TG_CUDA_CHECK(cudaGetDevice(&dev));
-        TG_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-        shape = optin >= Gemm<256, 128, 4, 2, 128, 4>::SMEM ? 0 : 1;
-    }
-    gemm_shapes[shape](g, st);
+    gemm_shapes[tg_cuda_smem_optin() >= (size_t)Gemm<256, 128, 4, 2, 128, 4>::SMEM ? 0 : 1](g, st);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -370,7 +363,7 @@ struct EpiArgs {
     int64_t t0, t1;       // left tuples of this slab
     uint64_t *keys;       // candidates: key bits
     uint64_t *ranks;      // candidates: local SNP indices in position order (tie-break = SNP order)
-    unsigned long long *evaluated, *ncand;
+    unsigned long long *evaluated, *kept; // counters: combinations evaluated, candidates written
     const unsigned long long *thr; // keys above it are left out
 };
 
@@ -496,7 +489,7 @@ __global__ void __launch_bounds__(EPI_THREADS, 1) epilogue(EpiArgs e) {
     // the warp's candidates take consecutive places, one atomic per warp
     unsigned want = __ballot_sync(0xffffffffu, keep);
     unsigned long long at = 0;
-    if (lane == 0 && want) at = atomicAdd(e.ncand, (unsigned long long)__popc(want));
+    if (lane == 0 && want) at = atomicAdd(e.kept, (unsigned long long)__popc(want));
     at = __shfl_sync(0xffffffffu, at, 0) + __popc(want & ((1u << lane) - 1));
     if (keep) {
         e.keys[at] = kb;
@@ -789,7 +782,7 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
         uint64_t *keys = cv.take<uint64_t>((size_t)nslot), *ranks = cv.take<uint64_t>((size_t)nslot);
         uint64_t *kc[2] = {cv.take<uint64_t>((size_t)ncand), cv.take<uint64_t>((size_t)ncand)};
         uint64_t *sc[2] = {cv.take<uint64_t>((size_t)ncand), cv.take<uint64_t>((size_t)ncand)};
-        unsigned long long *evaluated = cv.take<unsigned long long>(2), *ncand = evaluated + 1;
+        unsigned long long *evaluated = cv.take<unsigned long long>(2), *kept = evaluated + 1;
         if (!pass) {
             need = cv.off + 256;
             continue;
@@ -841,7 +834,7 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
         e.keys = keys;
         e.ranks = ranks;
         e.evaluated = evaluated;
-        e.ncand = ncand;
+        e.kept = kept;
         e.thr = thr;
         for (int64_t t0 = 0; t0 < rd.L.nt; t0 += slab) {
             int64_t t1 = t0 + slab < rd.L.nt ? t0 + slab : rd.L.nt, m = (t1 - t0) * per_l;
@@ -864,7 +857,7 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
         do {
             int64_t nb = (n + SEL - 1) / SEL;
             if (nb == 0) nb = 1;
-            select_chunk<<<(unsigned)nb, SEL_THREADS, 0, st>>>(kin, sin, n, kin == keys ? ncand : nullptr,
+            select_chunk<<<(unsigned)nb, SEL_THREADS, 0, st>>>(kin, sin, n, kin == keys ? kept : nullptr,
                                                                  a->topk, kc[pp], sc[pp]);
             TG_CUDA_CHECK(cudaGetLastError());
             kin = kc[pp];

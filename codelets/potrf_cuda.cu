@@ -60,13 +60,7 @@ template <typename T> static int trtri_base(size_t n) {
     size_t b = n;
     while (b % 2 == 0 && b > 64) b /= 2;
     // its shared memory (L and X blocks) must fit the device's per-block limit
-    thread_local int optin = -1; // per device: once per GPU worker thread
-    if (optin < 0) {
-        int dev;
-        TG_CUDA_CHECK(cudaGetDevice(&dev));
-        TG_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    }
-    return b <= (size_t)(sizeof(T) == 4 ? TRTRI_BASE : 64) && 2 * b * b * sizeof(T) <= (size_t)optin
+    return b <= (size_t)(sizeof(T) == 4 ? TRTRI_BASE : 64) && 2 * b * b * sizeof(T) <= tg_cuda_smem_optin()
                ? (int)b
                : 0;
 }
@@ -98,19 +92,17 @@ template <typename T> __global__ static void trtri_blocks(const T *l, size_t ldl
     }
 }
 
-static cublasStatus_t gemm_batched(cublasHandle_t h, int n, float alpha, const float *a, int lda,
-                                   long long sa, const float *b, int ldb, long long sb, float *c,
-                                   int ldc, long long sc, int count) {
-    const float zero = 0;
-    return cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, lda, sa, b,
-                                     ldb, sb, &zero, c, ldc, sc, count);
-}
-static cublasStatus_t gemm_batched(cublasHandle_t h, int n, double alpha, const double *a, int lda,
-                                   long long sa, const double *b, int ldb, long long sb, double *c,
-                                   int ldc, long long sc, int count) {
-    const double zero = 0;
-    return cublasDgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, lda, sa, b,
-                                     ldb, sb, &zero, c, ldc, sc, count);
+// C_p = alpha·A_p·B_p for count n × n blocks p, strided, in T's own precision (no tensor cores)
+template <typename T>
+static cublasStatus_t gemm_batched(cublasHandle_t h, int n, T alpha, const T *a, int lda,
+                                   long long sa, const T *b, int ldb, long long sb, T *c, int ldc,
+                                   long long sc, int count) {
+    const T zero = 0;
+    const cudaDataType ty = sizeof(T) == 8 ? CUDA_R_64F : CUDA_R_32F;
+    return cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, ty, lda, sa,
+                                      b, ty, ldb, sb, &zero, c, ty, ldc, sc, count,
+                                      sizeof(T) == 8 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F,
+                                      CUBLAS_GEMM_DEFAULT);
 }
 
 template <typename T> static void trtri_doubling(const T *l, size_t ldl, T *t, size_t ldt, size_t n, int b0) {

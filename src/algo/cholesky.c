@@ -177,25 +177,34 @@ static tg_status check_opts(const tg_matrix *A, const tg_chol_opts *o, tg_error 
  * (tg_cl_syrk's). */
 static int below_fp32(tg_prec d, tg_prec p) { return d == TG_FP32 && p == TG_FP16; }
 
-/* One panel's tiles: hi[i] is A_ik after the panel solve (the tile itself, or a copy raised to
- * the diagonal precision), in precision hp[i] with scale hs[i]; cp[i][q] the copy in precision q
- * the trailing updates read. */
+/* One panel's tiles: hi[i] is A_ik after the panel solve (the tile itself, or, own_hi[i], a
+ * copy raised to the diagonal precision); cp[i][q] the copy in precision q the trailing updates
+ * read. */
 struct panel {
     starpu_data_handle_t *hi, *cp; /* cp: nt × TG_NPREC */
     unsigned char *own_hi, *own_cp;
-    tg_prec *hp;
-    double *hs, *cp_scale;
+    double *cp_scale;
 };
+
+/* The precision and scale of panel tile (i, k) after its solve: those of the tile when it is
+ * solved in place, the diagonal precision d and 1 for a raised copy. */
+static tg_prec solved_prec(const tg_matrix *A, const struct panel *pn, int i, int k, tg_prec d) {
+    return pn->own_hi[i] ? d : A->prec[tg_tile_index(A, i, k)];
+}
+static double solved_scale(const tg_matrix *A, const struct panel *pn, int i, int k) {
+    return pn->own_hi[i] ? 1 : A->scale[tg_tile_index(A, i, k)];
+}
 
 /* The copy of panel tile (i, k) in precision q, made on first request. */
 static starpu_data_handle_t panel_copy(tg_matrix *A, struct panel *pn, const double *s8, int i,
-                                       int k, tg_prec q, int prio, int64_t *copies, int *bad) {
+                                       int k, tg_prec q, tg_prec d, int prio, int64_t *copies,
+                                       int *bad) {
     size_t c = (size_t)i * TG_NPREC + q, t = tg_tile_index(A, i, k);
     if (pn->cp[c]) return pn->cp[c];
     int rows, cols, owner = tg_matrix_tile_owner(A, i, k);
     tg_matrix_tile_dims(A, i, k, &rows, &cols);
-    tg_prec hp = pn->hp[i];
-    double hs = pn->hs[i];
+    tg_prec hp = solved_prec(A, pn, i, k, d);
+    double hs = solved_scale(A, pn, i, k);
     if (q == hp) {
         pn->cp[c] = pn->hi[i];
         pn->cp_scale[c] = hs;
@@ -231,12 +240,9 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
     pn.own_hi = tg_calloc((size_t)nt, 1, err);
     pn.own_cp = tg_calloc((size_t)nt * TG_NPREC, 1, err);
     pn.cp_scale = tg_calloc((size_t)nt * TG_NPREC, sizeof *pn.cp_scale, err);
-    pn.hp = tg_calloc((size_t)nt, sizeof *pn.hp, err);
-    pn.hs = tg_calloc((size_t)nt, sizeof *pn.hs, err);
     tg_status st = TG_OK;
     int bad = 0;
-    if (!hinfo || !linfo || !pn.hi || !pn.cp || !pn.own_hi || !pn.own_cp || !pn.cp_scale ||
-        !pn.hp || !pn.hs) {
+    if (!hinfo || !linfo || !pn.hi || !pn.cp || !pn.own_hi || !pn.own_cp || !pn.cp_scale) {
         st = TG_ERR_NOMEM;
         goto done;
     }
@@ -255,18 +261,14 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
             int prio = top + nt - i;
             if (A->prec[t] == d || below_fp32(d, A->prec[t])) { /* solved in place */
                 pn.hi[i] = A->h[t];
-                pn.hp[i] = A->prec[t];
-                pn.hs[i] = A->scale[t];
             } else { /* raise, solve in the diagonal precision, round back into the tile */
                 int rows, cols;
                 tg_matrix_tile_dims(A, i, k, &rows, &cols);
                 pn.hi[i] = tg_tile_temp(rows, cols, d, tg_matrix_tile_owner(A, i, k));
                 pn.own_hi[i] = 1;
-                pn.hp[i] = d;
-                pn.hs[i] = 1;
                 bad |= tg_insert_convert(A->h[t], pn.hi[i], A->prec[t], d, 1 / A->scale[t], prio);
             }
-            bad |= tg_insert_trsm(pn.hp[i], 'R', 'T', linv, pn.hi[i], prio);
+            bad |= tg_insert_trsm(solved_prec(A, &pn, i, k, d), 'R', 'T', linv, pn.hi[i], prio);
             if (pn.own_hi[i])
                 bad |= tg_insert_convert(pn.hi[i], A->h[t], d, A->prec[t], A->scale[t], prio);
         }
@@ -277,14 +279,14 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
             tg_prec sp = below_fp32(d, A->prec[tg_tile_index(A, j, k)]) ? TG_FP16 : d;
             starpu_data_handle_t aj =
                 sp == d ? pn.hi[j]
-                        : panel_copy(A, &pn, s8, j, k, sp, top - 2 * (j - k), &r->copies, &bad);
+                        : panel_copy(A, &pn, s8, j, k, sp, d, top - 2 * (j - k), &r->copies, &bad);
             bad |= tg_insert_syrk(sp, aj, tg_tile(A, j, j), top - 2 * (j - k));
             for (int i = j + 1; i < nt; i++) {
                 size_t t = tg_tile_index(A, i, j);
                 tg_prec q = map[t]; /* FP8 tiles: FP8 operands, updates into their FP16 */
                 int prio = top - (i - k) - (j - k);
-                starpu_data_handle_t a = panel_copy(A, &pn, s8, i, k, q, prio, &r->copies, &bad),
-                                     b = panel_copy(A, &pn, s8, j, k, q, prio, &r->copies, &bad);
+                starpu_data_handle_t a = panel_copy(A, &pn, s8, i, k, q, d, prio, &r->copies, &bad),
+                                     b = panel_copy(A, &pn, s8, j, k, q, d, prio, &r->copies, &bad);
                 double sa = pn.cp_scale[(size_t)i * TG_NPREC + q],
                        sb = pn.cp_scale[(size_t)j * TG_NPREC + q];
                 int fp8 = q == TG_FP8_E4M3;
@@ -340,8 +342,6 @@ done:
     free(pn.own_hi);
     free(pn.own_cp);
     free(pn.cp_scale);
-    free(pn.hp);
-    free(pn.hs);
     return st;
 }
 

@@ -14,6 +14,8 @@ extern "C" {
 cublasHandle_t tg_cublas_handle(void);
 cublasLtHandle_t tg_cublaslt_handle(void);
 cusolverDnHandle_t tg_cusolver_handle(void);
+/* Shared memory a block of the calling worker's device may opt in to (bytes). */
+size_t tg_cuda_smem_optin(void);
 #ifdef __cplusplus
 }
 #endif

@@ -64,6 +64,17 @@ static void handles_destroy(void *arg) {
 cublasHandle_t tg_cublas_handle(void) { return starpu_cublas_get_local_handle(); }
 cublasLtHandle_t tg_cublaslt_handle(void) { return lt_handles[starpu_worker_get_id_check()]; }
 cusolverDnHandle_t tg_cusolver_handle(void) { return solver_handles[starpu_worker_get_id_check()]; }
+
+size_t tg_cuda_smem_optin(void) {
+    static int optin[STARPU_NMAXWORKERS]; /* asked once per worker (each touches its own) */
+    int w = starpu_worker_get_id_check();
+    if (!optin[w]) {
+        int dev;
+        TG_CUDA_CHECK(cudaGetDevice(&dev));
+        TG_CUDA_CHECK(cudaDeviceGetAttribute(&optin[w], cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    }
+    return (size_t)optin[w];
+}
 #endif
 
 #ifdef TG_USE_MPI
