@@ -42,31 +42,39 @@ void tg_epi_score_table(enum tg_epi_score score, int64_t n, double *t) {
 
 double tg_epi_key(enum tg_epi_score score, int order, const int64_t *r0, const int64_t *r1,
                   const double *t) {
-    int cells = order == 2 ? 9 : order == 3 ? 27 : 81;
+    const int cells = order == 2 ? 9 : order == 3 ? 27 : 81, per = cells / 3;
     int64_t R0 = 0, R1 = 0;
     for (int g = 0; g < cells; g++) R0 += r0[g], R1 += r1[g];
     const int64_t R = R0 + R1, Rc[2] = {R0, R1};
     if (R == 0) return INFINITY;
-    double a = 0;
-    switch (score) {
-    case TG_EPI_K2:
-        for (int g = 0; g < cells; g++) a = a + ((t[r0[g] + r1[g] + 1] - t[r0[g]]) - t[r1[g]]);
-        return a;
-    case TG_EPI_MI:
-        for (int g = 0; g < cells; g++) {
-            a = a + t[r0[g]];
-            a = a + t[r1[g]];
-            a = a - t[r0[g] + r1[g]];
-        }
-        return -((((a - t[R0]) - t[R1]) + t[R]) / (double)R);
-    case TG_EPI_CHI2:
-        for (int g = 0; g < cells; g++) {
+    /* a partial sum per genotype of the first SNP, each over its cells in order (the CUDA
+     * path's three lanes per combination), then (p0 + p1) + p2 */
+    double p[3];
+    for (int d = 0; d < 3; d++) {
+        double a = 0;
+        for (int g = d * per; g < (d + 1) * per; g++) {
             const int64_t r = r0[g] + r1[g], rc[2] = {r0[g], r1[g]};
-            if (r == 0) continue;
-            for (int c = 0; c < 2; c++)
-                if (Rc[c] > 0) a = a + (double)(rc[c] * rc[c]) / (double)(r * Rc[c]);
+            switch (score) {
+            case TG_EPI_K2: a = a + ((t[r + 1] - t[r0[g]]) - t[r1[g]]); break;
+            case TG_EPI_MI:
+                a = a + t[r0[g]];
+                a = a + t[r1[g]];
+                a = a - t[r];
+                break;
+            case TG_EPI_CHI2:
+                if (r == 0) break;
+                for (int c = 0; c < 2; c++)
+                    if (Rc[c] > 0) a = a + (double)(rc[c] * rc[c]) / (double)(r * Rc[c]);
+                break;
+            }
         }
-        return -((a - 1.0) * (double)R);
+        p[d] = a;
+    }
+    const double a = (p[0] + p[1]) + p[2];
+    switch (score) {
+    case TG_EPI_K2: return a;
+    case TG_EPI_MI: return -((((a - t[R0]) - t[R1]) + t[R]) / (double)R);
+    case TG_EPI_CHI2: return -((a - 1.0) * (double)R);
     }
     return NAN;
 }

@@ -37,13 +37,16 @@ enum tg_epi_score { TG_EPI_K2, TG_EPI_MI, TG_EPI_CHI2 };
  * score table (vector of double, R), the result (vector of bytes, tg_epi_result_size(topk), W).
  * The round evaluates every s_1 < … < s_order with s_i in block b_i (s_i < first[i] + nsnp[i]).
  * Key (lower is better; R = R0 + R1 samples valid at all k SNPs; R == 0 gives +INFINITY), with
- * the loop over g = 0 .. 3^k−1 and t the score table:
- *   K2  (t[i] = lgamma(i+1)): acc = acc + ((t[r_g+1] − t[r0_g]) − t[r1_g]); key = acc
- *   MI  (t[i] = i·log i):     a = a + t[r0_g]; a = a + t[r1_g]; a = a − t[r_g];
+ * t the score table: three partial sums a_d, d = 0, 1, 2 (the genotype of the first SNP), each
+ * starting at 0 and looping over its cells g = d·3^(k−1) .. (d+1)·3^(k−1) − 1 in order, then
+ * a = (a_0 + a_1) + a_2:
+ *   K2  (t[i] = lgamma(i+1)): a_d = a_d + ((t[r_g+1] − t[r0_g]) − t[r1_g]); key = a
+ *   MI  (t[i] = i·log i):     a_d = a_d + t[r0_g]; a_d = a_d + t[r1_g]; a_d = a_d − t[r_g];
  *                             key = −((((a − t[R0]) − t[R1]) + t[R]) / R)
  *   χ²  (t unused):           for r_g > 0, c = 0, 1 with R_c > 0:
- *                             a = a + (double)(rc_g·rc_g) / (double)(r_g·R_c) (64-bit products);
- *                             key = −((a − 1)·R) */
+ *                             a_d = a_d + (double)(rc_g·rc_g) / (double)(r_g·R_c) (64-bit
+ *                             products); key = −((a − 1)·R)
+ * (The CUDA path gives each genotype of the first SNP its own lane.) */
 struct tg_epi_round_arg {
     int32_t order;    /* 2..4 */
     int32_t block;    /* B, SNPs per plane block */

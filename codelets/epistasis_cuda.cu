@@ -6,10 +6,10 @@
 //      paper's lower-order tables at O(B) instead of O(B²) rows.
 //   2. a binary GEMM, C = popc(L AND R) over the samples of one class, on the tensor cores
 //      (mma.sync m16n8k256 .and.popc);
-//   3. an epilogue per combination: gather the 3^k entries E of both classes from C, turn them
-//      into the contingency table ([N0, N1, N2] = [E0, E1, EV − E0 − E1] along each SNP), score
-//      it exactly as the CPU reference does (same table, same order of operations, no fused
-//      multiply-add), key per combination slot;
+//   3. an epilogue, three lanes per combination: gather the 3^k entries E of both classes from
+//      C, turn them into the contingency table ([N0, N1, N2] = [E0, E1, EV − E0 − E1] along each
+//      SNP), score it exactly as the CPU reference does (same table, same order of operations,
+//      no fused multiply-add);
 //   4. selection of the round's best keys by sorting chunks in shared memory until one remains.
 //      Only combinations no worse than the worker's threshold reach it: the topk-th best key this
 //      worker has reported in the search so far (a combination worse than that cannot make the
@@ -326,17 +326,6 @@ __device__ __forceinline__ int64_t entry_row(const Round &rd, const Side &sd, in
 template <int K> struct Pow3 { static constexpr int v = 3 * Pow3<K - 1>::v; };
 template <> struct Pow3<0> { static constexpr int v = 1; };
 
-// Index in group order (left digits, then right digits) of the cell whose digits are given in
-// position order: cell g's digit at position p is (g / 3^(K−1−p)) % 3.
-template <int K, int G> __host__ __device__ constexpr int group_index(int g) {
-    using Gr = Groups<K, G>;
-    int d[4] = {0, 0, 0, 0};
-    for (int p = K - 1, x = g; p >= 0; p--, x /= 3) d[p] = x % 3;
-    return K == 2 ? d[0] * 3 + d[1]
-         : K == 3 ? (d[Gr::L0] * 3 + d[Gr::L1]) * 3 + d[Gr::R0]
-                  : ((d[Gr::L0] * 3 + d[Gr::L1]) * 3 + d[Gr::R0]) * 3 + d[Gr::R1];
-}
-
 struct ScoreArgs {
     const double *table;
     int score;
@@ -367,109 +356,192 @@ struct EpiArgs {
     const unsigned long long *thr; // keys above it are left out
 };
 
-// One thread per combination: gather both classes' 3^k entries, turn them into the table, and
-// score it walking the cells in the CPU reference's order with explicitly rounded operations,
-// so nothing is contracted or reordered. The kernel waits on scattered loads (C entries, score
-// table), so what matters is how many loads each thread keeps in flight: the controls' table
-// lives in shared memory, the cases' in registers, and the compiler may use all 255 registers
-// to batch the table loads of many cells (measured on the H100, order 4, 600 rounds: 5.5 s;
-// capped at 128 registers for two CTAs per SM 9.1 s; both tables in registers 7.2–9.6 s; one
-// thread per class 8.4 s).
-constexpr int EPI_THREADS = 256;
+// Three lanes per combination, one per genotype d0 of the first SNP (ten combinations per
+// warp, two lanes idle): a lane holds the 3^(k−1) cells of its d0 for both classes, so a
+// thread's state fits in 168 registers, 12 warps per SM, and each lane keeps its C loads and
+// its 3·3^(k−1) table loads in flight together. Each lane derives its cells along SNPs 2..k in
+// registers, the lane of d0 = 2 along SNP 1 from its two neighbours by shuffles, then sums its
+// cells' terms in cell order; the key is (p0 + p1) + p2 over the three lanes' partials, with
+// explicitly rounded operations (no contraction), as the CPU reference computes it
+// (tg_epi_key). The kernel is persistent: one CTA per SM, warps striding over groups of ten
+// combinations. Measured on the H100 (order 4, 1,024 SNPs, 300 rounds): one thread per
+// combination (2·3^k counts, 255 registers, 8 warps per SM) 2.7 s; three lanes: 1.35 s here,
+// 1.41 s with 2 CTAs of 256 threads (128 registers, spills), 1.48 s with 512 threads, 1.41 s
+// with the score table's first 29,000 entries in shared memory (bank conflicts, and the L1
+// left for C too small). Nsight Compute: bound by the L1's wavefronts (80% busy): the table
+// gathers (~6.7 wavefronts per warp-wide load), then the C loads and the shuffles.
+constexpr int EPI_THREADS = 384, EPI_WARPS = EPI_THREADS / 32, EPI_PER_WARP = 10;
+// A lane's cell j = Σ_{p≥1} x_p·stride(p) over SNP positions 1 ≤ p < K; digit(j, p) = x_p.
+// (Loop-free: nvcc keeps a loop here as a loop inside unrolled code, and the lane's arrays
+// then go to local memory.)
+template <int K> __host__ __device__ constexpr int stride(int p) {
+    return p == K - 1 ? 1 : p == K - 2 ? 3 : p == K - 3 ? 9 : 27;
+}
+template <int K> __host__ __device__ constexpr int digit(int j, int p) {
+    return j / stride<K>(p) % 3;
+}
+
+// The 3^NR entries of one C row for a right tuple, right digits y1·3 + y2 (NR = 0: the one
+// entry at col[0]). With complete data the entries of a tuple's four {0, 1} codes are one
+// aligned 16-byte chunk and (0, V) / (1, V) and (V, 0) / (V, 1) are pairs of single-SNP rows:
+// four loads instead of nine, each using the whole sector it brings into L1.
+template <int NR>
+__device__ __forceinline__ void load_entries(const int32_t *row, const int64_t *col, int complete,
+                                             int *out) {
+    if (NR == 0) {
+        out[0] = __ldg(row + col[0]);
+    } else if (!complete) {
+#pragma unroll
+        for (int x = 0; x < Pow3<NR>::v; x++) out[x] = __ldg(row + col[x]);
+    } else if (NR == 1) {
+        int2 v = __ldg((const int2 *)(row + col[0]));
+        out[0] = v.x, out[1] = v.y, out[2] = __ldg(row + col[2]);
+    } else {
+        int4 m = __ldg((const int4 *)(row + col[0]));
+        int2 y = __ldg((const int2 *)(row + col[2])), x = __ldg((const int2 *)(row + col[6]));
+        out[0] = m.x, out[1] = m.y, out[3] = m.z, out[4] = m.w;
+        out[2] = y.x, out[5] = y.y, out[6] = x.x, out[7] = x.y, out[8] = __ldg(row + col[8]);
+    }
+}
+
 template <int K, int NL, int G>
 __global__ void __launch_bounds__(EPI_THREADS, 1) epilogue(EpiArgs e) {
-    extern __shared__ int sh0[]; // [cell][thread]: the controls' counts
-    int *n0 = sh0 + threadIdx.x;
     using Gr = Groups<K, G>;
-    constexpr int NR = K - NL, NC = Pow3<K>::v, NRC = Pow3<NR>::v;
+    constexpr int NR = K - NL, NJ = Pow3<K - 1>::v;
+    constexpr bool P0L = Gr::L0 == 0; // the first SNP is in the left group (all but k = 3, G = 1)
+    constexpr int PL1 = Gr::L1 < 0 ? 1 : Gr::L1, PR1 = Gr::R1 < 0 ? 1 : Gr::R1; // (−1: unused)
+    constexpr int NLP = P0L ? Pow3<NL - 1>::v : Pow3<NL>::v, NRP = P0L ? Pow3<NR>::v : 1;
+    const double *t = e.sa.table;
     const Round &rd = e.rd;
+    const unsigned FULL = 0xffffffffu;
+    const int lane = threadIdx.x & 31, d0 = lane % 3, slot = lane / 3;
+    const int base = 3 * slot < 30 ? 3 * slot : 0; // the combination's first lane
     const int64_t nrt = rd.R.nt, n = (e.t1 - e.t0) * nrt;
-    const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    bool valid = false, keep = false;
-    uint64_t kb = NO_COMBO, rank = 0;
-    if (i < n) {
-        const int64_t lt = e.t0 + i / nrt, rt = i % nrt;
-        int s[4] = {0, 0, 0, 0}, l1, l2, r1, r2;
-        tuple_snps(rd.L, lt, l1, l2);
-        tuple_snps(rd.R, rt, r1, r2);
-        s[Gr::L0] = l1;
-        if (NL == 2) s[Gr::L1 < 0 ? 0 : Gr::L1] = l2;
-        s[Gr::R0] = r1;
-        if (NR == 2) s[Gr::R1 < 0 ? 0 : Gr::R1] = r2;
-        valid = true;
+    const int64_t ngroups = (n + EPI_PER_WARP - 1) / EPI_PER_WARP;
+    unsigned long long evaluated = 0;
+    for (int64_t grp = (int64_t)blockIdx.x * EPI_WARPS + threadIdx.x / 32; grp < ngroups;
+         grp += (int64_t)gridDim.x * EPI_WARPS) {
+        const int64_t i = grp * EPI_PER_WARP + slot;
+        bool valid = false;
+        int s[4] = {0, 0, 0, 0};
+        int n0[NJ], n1[NJ];
+        if (slot < EPI_PER_WARP && i < n) {
+            const int64_t lt = e.t0 + i / nrt, rt = i % nrt;
+            int l1, l2, r1, r2;
+            tuple_snps(rd.L, lt, l1, l2);
+            tuple_snps(rd.R, rt, r1, r2);
+            s[Gr::L0] = l1;
+            if (NL == 2) s[Gr::L1 < 0 ? 0 : Gr::L1] = l2;
+            s[Gr::R0] = r1;
+            if (NR == 2) s[Gr::R1 < 0 ? 0 : Gr::R1] = r2;
+            valid = true;
 #pragma unroll
-        for (int p = 0; p + 1 < K; p++) valid = valid && rd.first[p] + s[p] < rd.first[p + 1] + s[p + 1];
-        if (valid) {
-            int n1[NC]; // group order; n0[g·EPI_THREADS] in shared memory
-            const int64_t per_l = rd.L.nmain / rd.L.nt;
+            for (int p = 0; p + 1 < K; p++)
+                valid = valid && rd.first[p] + s[p] < rd.first[p + 1] + s[p + 1];
+            if (valid) {
+                // the lane's left rows (per class) and right columns, by the digits d0 leaves free
+                const int64_t per_l = rd.L.nmain / rd.L.nt;
+                const int32_t *lp0[NLP], *lp1[NLP];
+                int64_t rp[NRP];
 #pragma unroll
-            for (int xl = 0; xl < Pow3<NL>::v; xl++) {
-                int x1 = NL == 1 ? xl : xl / 3, x2 = NL == 1 ? 0 : xl % 3;
-                int64_t lr = entry_row(rd, rd.L, lt, l1, l2, x1, x2);
-                const int32_t *c0, *c1;
-                if (lr < rd.L.nmain) {
-                    c0 = e.cm[0] + (lr - e.t0 * per_l) * e.ldc;
-                    c1 = e.cm[1] + (lr - e.t0 * per_l) * e.ldc;
-                } else {
-                    c0 = e.ce[0] + (lr - rd.L.nmain) * e.ldc;
-                    c1 = e.ce[1] + (lr - rd.L.nmain) * e.ldc;
-                }
-#pragma unroll
-                for (int xr = 0; xr < NRC; xr++) {
-                    int y1 = NR == 1 ? xr : xr / 3, y2 = NR == 1 ? 0 : xr % 3;
-                    int64_t rr = entry_row(rd, rd.R, rt, r1, r2, y1, y2);
-                    n0[(xl * NRC + xr) * EPI_THREADS] = __ldg(c0 + rr);
-                    n1[xl * NRC + xr] = __ldg(c1 + rr);
-                }
-            }
-            // [N0, N1, N2] = [E0, E1, EV − E0 − E1] along every SNP (in any order of SNPs)
-#pragma unroll
-            for (int d = 0, stride = NC / 3; d < K; d++, stride /= 3)
-#pragma unroll
-                for (int g = 0; g < NC; g++)
-                    if ((g / stride) % 3 == 2) {
-                        n0[g * EPI_THREADS] -= n0[(g - stride) * EPI_THREADS] + n0[(g - 2 * stride) * EPI_THREADS];
-                        n1[g] -= n1[g - stride] + n1[g - 2 * stride];
+                for (int x = 0; x < NLP; x++) {
+                    int x1 = P0L ? d0 : (NL == 1 ? x : x / 3), x2 = P0L ? x : (NL == 1 ? 0 : x % 3);
+                    int64_t lr = entry_row(rd, rd.L, lt, l1, l2, x1, x2);
+                    if (lr < rd.L.nmain) {
+                        lp0[x] = e.cm[0] + (lr - e.t0 * per_l) * e.ldc;
+                        lp1[x] = e.cm[1] + (lr - e.t0 * per_l) * e.ldc;
+                    } else {
+                        lp0[x] = e.ce[0] + (lr - rd.L.nmain) * e.ldc;
+                        lp1[x] = e.ce[1] + (lr - rd.L.nmain) * e.ldc;
                     }
-            int64_t R0 = 0, R1 = 0;
+                }
 #pragma unroll
-            for (int g = 0; g < NC; g++) {
-                R0 += n0[g * EPI_THREADS];
-                R1 += n1[g];
+                for (int x = 0; x < NRP; x++) {
+                    int y1 = P0L ? (NR == 1 ? x : x / 3) : d0, y2 = P0L && NR == 2 ? x % 3 : 0;
+                    rp[x] = entry_row(rd, rd.R, rt, r1, r2, y1, y2);
+                }
+                int e0[NLP][NRP], e1[NLP][NRP];
+#pragma unroll
+                for (int x = 0; x < NLP; x++) {
+                    load_entries<P0L ? NR : 0>(lp0[x], rp, rd.complete, e0[x]);
+                    load_entries<P0L ? NR : 0>(lp1[x], rp, rd.complete, e1[x]);
+                }
+#pragma unroll
+                for (int j = 0; j < NJ; j++) { // which of the lane's rows / columns cell j reads
+                    const int li = P0L ? (NL == 2 ? digit<K>(j, PL1) : 0)
+                                       : digit<K>(j, Gr::L0) * 3 + digit<K>(j, PL1);
+                    const int ri = !P0L   ? 0
+                                 : NR == 2 ? digit<K>(j, Gr::R0) * 3 + digit<K>(j, PR1)
+                                           : digit<K>(j, Gr::R0);
+                    n0[j] = e0[li][ri];
+                    n1[j] = e1[li][ri];
+                }
+                // [N0, N1, N2] = [E0, E1, EV − E0 − E1] along SNPs 2..k (any order of SNPs)
+#pragma unroll
+                for (int p = 1; p < K; p++)
+#pragma unroll
+                    for (int j = 0; j < NJ; j++)
+                        if (digit<K>(j, p) == 2) {
+                            const int st = stride<K>(p);
+                            n0[j] -= n0[j - st] + n0[j - 2 * st];
+                            n1[j] -= n1[j - st] + n1[j - 2 * st];
+                        }
             }
-            const int64_t R = R0 + R1;
-            // one loop per score, the branch outside: inside, it would keep the compiler from
-            // issuing the table loads of many cells together (measured 25% slower)
-            const double *t = e.sa.table;
-            double a = 0;
-#define TG_CELL_COUNTS                                                                           \
-    const int r0 = n0[group_index<K, G>(g) * EPI_THREADS], r1 = n1[group_index<K, G>(g)];       \
-    const int64_t rg = (int64_t)r0 + r1
+        }
+        if (!valid)
+#pragma unroll
+            for (int j = 0; j < NJ; j++) n0[j] = n1[j] = 0;
+        // ... and along SNP 1: the lane of d0 = 2 takes E0 and E1 from the two lanes below it
+        int c0 = 0, c1 = 0; // the lane's share of R0, R1 (< 2^31: a class's samples)
+#pragma unroll
+        for (int j = 0; j < NJ; j++) {
+            int a0 = __shfl_up_sync(FULL, n0[j], 1), b0 = __shfl_up_sync(FULL, n0[j], 2);
+            int a1 = __shfl_up_sync(FULL, n1[j], 1), b1 = __shfl_up_sync(FULL, n1[j], 2);
+            if (d0 == 2) {
+                n0[j] -= a0 + b0;
+                n1[j] -= a1 + b1;
+            }
+            c0 += n0[j];
+            c1 += n1[j];
+        }
+        const int64_t R0 = __shfl_sync(FULL, c0, base) + __shfl_sync(FULL, c0, base + 1) +
+                           __shfl_sync(FULL, c0, base + 2),
+                      R1 = __shfl_sync(FULL, c1, base) + __shfl_sync(FULL, c1, base + 1) +
+                           __shfl_sync(FULL, c1, base + 2),
+                      R = R0 + R1;
+        // one loop per score, the branch outside: inside, it would keep the compiler from
+        // issuing the table loads of many cells together
+        double a = 0;
+        if (valid) {
             if (e.sa.score == TG_EPI_K2) {
 #pragma unroll
-                for (int g = 0; g < NC; g++) {
-                    TG_CELL_COUNTS;
-                    a = __dadd_rn(a, __dsub_rn(__dsub_rn(__ldg(t + rg + 1), __ldg(t + r0)),
-                                               __ldg(t + r1)));
-                }
+                for (int j = 0; j < NJ; j++)
+                    a = __dadd_rn(a, __dsub_rn(__dsub_rn(__ldg(t + (int64_t)n0[j] + n1[j] + 1),
+                                                         __ldg(t + n0[j])),
+                                               __ldg(t + n1[j])));
             } else if (e.sa.score == TG_EPI_MI) {
 #pragma unroll
-                for (int g = 0; g < NC; g++) {
-                    TG_CELL_COUNTS;
-                    a = __dadd_rn(a, __ldg(t + r0));
-                    a = __dadd_rn(a, __ldg(t + r1));
-                    a = __dsub_rn(a, __ldg(t + rg));
+                for (int j = 0; j < NJ; j++) {
+                    a = __dadd_rn(a, __ldg(t + n0[j]));
+                    a = __dadd_rn(a, __ldg(t + n1[j]));
+                    a = __dsub_rn(a, __ldg(t + (int64_t)n0[j] + n1[j]));
                 }
             } else {
 #pragma unroll
-                for (int g = 0; g < NC; g++) {
-                    TG_CELL_COUNTS;
+                for (int j = 0; j < NJ; j++) {
+                    const int64_t r0 = n0[j], r1 = n1[j], rg = r0 + r1;
                     if (rg == 0) continue;
-                    if (R0 > 0) a = __dadd_rn(a, __ddiv_rn((double)((int64_t)r0 * r0), (double)(rg * R0)));
-                    if (R1 > 0) a = __dadd_rn(a, __ddiv_rn((double)((int64_t)r1 * r1), (double)(rg * R1)));
+                    if (R0 > 0) a = __dadd_rn(a, __ddiv_rn((double)(r0 * r0), (double)(rg * R0)));
+                    if (R1 > 0) a = __dadd_rn(a, __ddiv_rn((double)(r1 * r1), (double)(rg * R1)));
                 }
             }
-#undef TG_CELL_COUNTS
+        }
+        const double a1 = __shfl_sync(FULL, a, base + 1), a2 = __shfl_sync(FULL, a, base + 2);
+        const bool lead = valid && d0 == 0; // the lane that reports the combination
+        bool keep = false;
+        uint64_t kb = NO_COMBO, rank = 0;
+        if (lead) {
+            a = __dadd_rn(__dadd_rn(a, a1), a2);
             double key = a;
             if (e.sa.score == TG_EPI_MI)
                 key = -__ddiv_rn(__dadd_rn(__dsub_rn(__dsub_rn(a, __ldg(t + R0)), __ldg(t + R1)),
@@ -480,21 +552,22 @@ __global__ void __launch_bounds__(EPI_THREADS, 1) epilogue(EpiArgs e) {
             kb = key_bits(R == 0 ? INFINITY : key);
 #pragma unroll
             for (int p = 0; p < K; p++) rank = rank << RANK_BITS | (uint64_t)s[p];
+            keep = kb <= (uint64_t)*e.thr;
+            evaluated++;
         }
-        keep = valid && kb <= (uint64_t)*e.thr;
+        // the warp's candidates take consecutive places, one atomic per warp
+        unsigned want = __ballot_sync(FULL, keep);
+        unsigned long long at = 0;
+        if (lane == 0 && want) at = atomicAdd(e.kept, (unsigned long long)__popc(want));
+        at = __shfl_sync(FULL, at, 0) + __popc(want & ((1u << lane) - 1));
+        if (keep) {
+            e.keys[at] = kb;
+            e.ranks[at] = rank;
+        }
     }
-    const int lane = threadIdx.x & 31;
-    unsigned ballot = __ballot_sync(0xffffffffu, valid);
-    if (lane == 0 && ballot) atomicAdd(e.evaluated, (unsigned long long)__popc(ballot));
-    // the warp's candidates take consecutive places, one atomic per warp
-    unsigned want = __ballot_sync(0xffffffffu, keep);
-    unsigned long long at = 0;
-    if (lane == 0 && want) at = atomicAdd(e.kept, (unsigned long long)__popc(want));
-    at = __shfl_sync(0xffffffffu, at, 0) + __popc(want & ((1u << lane) - 1));
-    if (keep) {
-        e.keys[at] = kb;
-        e.ranks[at] = rank;
-    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) evaluated += __shfl_xor_sync(FULL, evaluated, o);
+    if (lane == 0 && evaluated) atomicAdd(e.evaluated, evaluated);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -636,17 +709,18 @@ static std::vector<uint32_t> make_tuples(int n1, int n2, bool same) {
     return t;
 }
 
+// One CTA per SM: the kernel strides over the combinations.
 template <int K, int NL, int G> void launch_epilogue(const EpiArgs &e, cudaStream_t st) {
-    int64_t n = (e.t1 - e.t0) * e.rd.R.nt;
-    const int smem = Pow3<K>::v * EPI_THREADS * (int)sizeof(int);
-    thread_local bool attr = false; // per function and device: once per GPU worker thread
-    if (!attr) {
-        TG_CUDA_CHECK(cudaFuncSetAttribute(epilogue<K, NL, G>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-        attr = true;
+    const int64_t n = (e.t1 - e.t0) * e.rd.R.nt;
+    thread_local int sms = 0; // per device: once per GPU worker thread
+    if (!sms) {
+        int dev;
+        TG_CUDA_CHECK(cudaGetDevice(&dev));
+        TG_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     }
     if (n == 0) return;
-    epilogue<K, NL, G><<<(unsigned)((n + EPI_THREADS - 1) / EPI_THREADS), EPI_THREADS, smem, st>>>(e);
+    const int64_t ctas = ((n + EPI_PER_WARP - 1) / EPI_PER_WARP + EPI_WARPS - 1) / EPI_WARPS;
+    epilogue<K, NL, G><<<(unsigned)(ctas < sms ? ctas : sms), EPI_THREADS, 0, st>>>(e);
     TG_CUDA_CHECK(cudaGetLastError());
 }
 

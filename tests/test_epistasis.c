@@ -98,31 +98,31 @@ typedef struct {
 /* ln Γ(i + 1) and i·ln i for i = 0 .. n + 1, computed once per reference */
 static double *lgam, *xlx;
 
+/* The sum over cells is three partial sums, one per genotype of the first SNP, each in cell
+ * order, then (p0 + p1) + p2 (the documented order). */
 static double ref_key(int score, int cells, const int32_t t[2][81]) {
     int64_t R[2] = {0, 0};
     for (int g = 0; g < cells; g++) R[0] += t[0][g], R[1] += t[1][g];
     int64_t N = R[0] + R[1];
     if (N == 0) return INFINITY;
-    double a = 0;
-    if (score == TG_EPI_K2) {
-        for (int g = 0; g < cells; g++)
-            a = a + ((lgam[t[0][g] + t[1][g] + 1] - lgam[t[0][g]]) - lgam[t[1][g]]);
-        return a;
-    }
-    if (score == TG_EPI_MI) {
-        for (int g = 0; g < cells; g++) {
-            a = a + xlx[t[0][g]];
-            a = a + xlx[t[1][g]];
-            a = a - xlx[t[0][g] + t[1][g]];
-        }
-        return -((((a - xlx[R[0]]) - xlx[R[1]]) + xlx[N]) / (double)N);
-    }
+    double p[3] = {0, 0, 0};
     for (int g = 0; g < cells; g++) {
+        double *a = &p[g / (cells / 3)];
         int64_t r = t[0][g] + t[1][g];
-        if (!r) continue;
-        for (int c = 0; c < 2; c++)
-            if (R[c]) a = a + (double)((int64_t)t[c][g] * t[c][g]) / (double)(r * R[c]);
+        if (score == TG_EPI_K2) {
+            *a = *a + ((lgam[r + 1] - lgam[t[0][g]]) - lgam[t[1][g]]);
+        } else if (score == TG_EPI_MI) {
+            *a = *a + xlx[t[0][g]];
+            *a = *a + xlx[t[1][g]];
+            *a = *a - xlx[r];
+        } else if (r) {
+            for (int c = 0; c < 2; c++)
+                if (R[c]) *a = *a + (double)((int64_t)t[c][g] * t[c][g]) / (double)(r * R[c]);
+        }
     }
+    double a = (p[0] + p[1]) + p[2];
+    if (score == TG_EPI_K2) return a;
+    if (score == TG_EPI_MI) return -((((a - xlx[R[0]]) - xlx[R[1]]) + xlx[N]) / (double)N);
     return -((a - 1.0) * (double)N);
 }
 
