@@ -77,10 +77,18 @@ static void start(int ncpu, int ngpu) {
     printf("# %s\n", desc);
 }
 
+/* Where one product's time goes (its tasks recorded): the tasks' summed run time, the span
+ * from the first start to the last end, and the busiest worker's run time. */
+typedef struct {
+    double task_sum, span, busiest;
+    size_t ntask;
+} task_stats;
+
 /* Seconds per product through tg_geno_mul (one warm-up product first), Λ and the result in
- * malloc's memory or, @p pinned, in tg_host_alloc's; the mean, and the fastest in *best. */
+ * malloc's memory or, @p pinned, in tg_host_alloc's; the mean, and the fastest in *best. With
+ * @p ts, one more product with its tasks recorded. */
 static double time_mul(tg_geno *g, int trans, int k, tg_prec prec, int reps, int pinned,
-                       double *best) {
+                       double *best, task_stats *ts) {
     tg_error err = {0};
     int64_t nt = trans ? tg_geno_n(g) : tg_geno_m(g), nr = trans ? tg_geno_m(g) : tg_geno_n(g);
     size_t es = tg_prec_size(prec), bin = (size_t)(nt * k) * es, bout = (size_t)(nr * k) * es;
@@ -97,6 +105,22 @@ static double time_mul(tg_geno *g, int trans, int k, tg_prec prec, int reps, int
     }
     double t = (tg_now() - t0) / reps;
     if (best) *best = fastest;
+    if (ts) {
+        tg_record_start(0);
+        if (tg_geno_mul(g, trans, k, prec, in, nt, out, nr, &err)) die("product", &err);
+        tg_task_record *rec = tg_record_stop(&ts->ntask);
+        double first = INFINITY, last = 0, per[STARPU_NMAXWORKERS] = {0};
+        ts->task_sum = ts->busiest = 0;
+        for (size_t i = 0; i < ts->ntask; i++) {
+            ts->task_sum += rec[i].end - rec[i].start;
+            per[rec[i].worker] += rec[i].end - rec[i].start;
+            ts->busiest = fmax(ts->busiest, per[rec[i].worker]);
+            first = fmin(first, rec[i].start);
+            last = fmax(last, rec[i].end);
+        }
+        ts->span = last - first;
+        free(rec);
+    }
     if (pinned) {
         tg_host_free(in);
         tg_host_free(out);
@@ -129,7 +153,7 @@ static double time_resident(tg_geno *g, int trans, int k, tg_prec prec, int reps
         int n = pass ? reps : 2;
         double t0 = tg_now();
         for (int r = 0; r < n; r++)
-            if (tg_geno_mul_submit(g, trans, k, prec, off, in, out, &err)) die("submit", &err);
+            if (tg_geno_mul_submit(g, trans, k, prec, off, in, out, 0, &err)) die("submit", &err);
         starpu_task_wait_for_all();
         t = (tg_now() - t0) / n;
     }
@@ -219,7 +243,7 @@ static void gpu_part(const int8_t *geno, int64_t n, int64_t m, int k, int reps) 
             for (int mode = 0; mode < 3; mode++) { /* pageable, pinned, resident */
                 tg_prec prec = pi ? TG_FP32 : TG_FP64;
                 double t = mode == 2 ? time_resident(g, trans, k, prec, reps)
-                                     : time_mul(g, trans, k, prec, reps, mode, NULL);
+                                     : time_mul(g, trans, k, prec, reps, mode, NULL, NULL);
                 const char *how = mode == 2 ? "resident" : mode ? "tg_geno_mul_pinned" : "tg_geno_mul";
                 printf("gpu\t%s\t%s\t%s\t%.2f\t%.2f\t%.2f\t%.0f\t%.3f\n", trans ? "Z'L" : "ZL",
                        tg_prec_name(prec), how, 1e3 * t,
@@ -269,12 +293,13 @@ static void cpu_part(const int8_t *geno, int64_t ld, int64_t n, int64_t m, int k
     printf("# CPU: n %lld x m %lld, k %d: 5codes prepared in %.1f s (%.0f Mgenotypes/s)\n",
            (long long)n, (long long)m, k, tp, 1e-6 * (double)n * (double)m / tp);
     int ncores = 0;
+    task_stats ts[2][2];
     for (int all = 0; all < 2; all++) {
         start(all ? -1 : 1, 0);
         if (all) ncores = tg_runtime_ncpu();
         for (int trans = 0; trans < 2; trans++)
-            t[all][trans] =
-                time_mul(g, trans, k, TG_FP64, all ? reps : (reps + 4) / 5, 0, &tb[all][trans]);
+            t[all][trans] = time_mul(g, trans, k, TG_FP64, all ? reps : (reps + 4) / 5, 0,
+                                     &tb[all][trans], &ts[all][trans]);
         tg_runtime_stop();
     }
     /* the decompress + DGEMM comparison on the same core count (one) and its DGEMM ceiling */
@@ -303,6 +328,18 @@ static void cpu_part(const int8_t *geno, int64_t ld, int64_t n, int64_t m, int k
            "Z'*L %.1fx (means; fastest against fastest: %.1fx, %.1fx)\n",
            tdec / t[0][0], ncores, t[0][0] / t[1][0], t[0][1] / t[1][1], tb[0][0] / tb[1][0],
            tb[0][1] / tb[1][1]);
+    /* the scaling loss split: tasks running slower on a loaded machine (their summed time
+     * against one core's) and cores idle within the product (busy share of cores × span) */
+    for (int trans = 0; trans < 2; trans++) {
+        const task_stats *o = &ts[0][trans], *x = &ts[1][trans];
+        printf("# %s, one recorded product: %zu tasks; task time summed: one core %.1f ms, %d "
+               "cores %.1f ms (%.2fx); %d cores: span %.1f ms, busy %.0f%% of cores x span, "
+               "busiest core %.1f ms against a mean of %.1f\n",
+               trans ? "Z'*L" : "Z*L", x->ntask, 1e3 * o->task_sum, ncores, 1e3 * x->task_sum,
+               x->task_sum / o->task_sum, ncores, 1e3 * x->span,
+               100 * x->task_sum / (ncores * x->span), 1e3 * x->busiest,
+               1e3 * x->task_sum / ncores);
+    }
     free(a);
     free(b);
     free(c);

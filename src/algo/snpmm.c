@@ -713,7 +713,12 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
         starpu_matrix_data_register(
             &hout[b], STARPU_MAIN_RAM, (uintptr_t)((char *)out + (size_t)bl->start[b] * es),
             (uint32_t)ldout, (uint32_t)block_len(bl, b), (uint32_t)k, es);
-    tg_status st = tg_geno_mul_submit(g, trans, (int)k, prec, offset, hin, hout, err);
+    /* two tasks per worker in flight: dmdas places a task when it is submitted, from the
+     * models' times; with every task submitted at once, a core running slower than its model
+     * (a busy neighbour on a virtual machine) kept its full share and ended the product last
+     * (H100 node, 16 cores: the busiest core 33% above the mean) */
+    tg_status st = tg_geno_mul_submit(g, trans, (int)k, prec, offset, hin, hout,
+                                      2 * (int)starpu_worker_get_count(), err);
     for (int64_t b = 0; b < nblk; b++) starpu_data_unregister(hout[b]); /* waits, copies back */
     starpu_data_unregister(hin);
     free(hout);
@@ -725,7 +730,7 @@ int64_t tg_geno_nblocks(const tg_geno *g, int trans) { return trans ? g->sbl.cou
 
 tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, const double *offset,
                              starpu_data_handle_t in, const starpu_data_handle_t *out_blocks,
-                             tg_error *err) {
+                             int window, tg_error *err) {
     if (!g->registered) register_blocks(g);
     struct tg_fivecodes_arg a = {.trans = trans, .prec = prec, .k = k};
     memcpy(a.offset, offset, (size_t)k * sizeof *offset);
@@ -734,6 +739,7 @@ tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, const d
     for (int64_t b = 0; b < tg_geno_nblocks(g, trans); b++) {
         int64_t rows = block_len(bl, b);
         a.r0 = bl->start[b];
+        if (window > 0 && b >= window) starpu_task_wait_for_n_submitted((unsigned)window - 1);
         int ret = tg_insert_fivecodes(&a, trans ? g->ht[b] : g->hr[b], in, g->hcoef,
                                       trans ? g->htm[b] : g->hrm[b], out_blocks[b],
                                       2.0 * (double)rows * (double)nt * (double)k);

@@ -61,8 +61,10 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
  * for trans 1) and out_blocks[b] (matrix, rows of block b × k), so that vectors may stay on
  * the devices across products. @p offset[k] is tg_fivecodes_arg.offset (trans 0: Σ_j c_j·in_j;
  * trans 1: Σ_i in_i over this rank's samples; codelets/fivecodes.h). No argument checks, no
- * sum over the ranks. */
+ * sum over the ranks. @p window > 0 keeps at most that many StarPU tasks (all of them, not only
+ * this product's) submitted and not finished: the call then waits as tasks end, and the
+ * scheduler places each later task knowing how far every worker really got. */
 tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, const double *offset,
                              starpu_data_handle_t in, const starpu_data_handle_t *out_blocks,
-                             tg_error *err);
+                             int window, tg_error *err);
 #endif
