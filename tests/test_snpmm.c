@@ -173,19 +173,25 @@ static void run_all(const char *workers, tg_rng *r) {
             ok(fgood, "%s: %" PRId64 " x %" PRId64 ": frequencies, %" PRId64 " excluded", workers,
                d.n, d.m, d.excluded);
             for (int trans = 0; trans < 2; trans++) {
-                /* blocks of units of 512 rows, or of the size asked for; sizes differ by one
-                 * unit at most and add up to the rows, 2 to 16 units each when more than one */
+                /* blocks of units of 512 rows, or of the size asked for, adding up to the rows;
+                 * when more than one: 2 units on average at least, 16 at most, the first
+                 * larger than the last but one (sizes shrink along the product) */
                 int64_t rows = trans ? d.m : d.n, size = trans ? sh->sb : sh->rb;
                 int64_t unit = size > 0 ? size : 512, nb = tg_geno_nblocks(g, trans);
-                int64_t lo = INT64_MAX, hi = 0, good = tg_geno_block_start(g, trans, 0) == 0 &&
-                                                      tg_geno_block_start(g, trans, nb) == rows;
+                int64_t hi = 0, first = 0, before_last = 0,
+                        good = tg_geno_block_start(g, trans, 0) == 0 &&
+                               tg_geno_block_start(g, trans, nb) == rows;
                 for (int64_t b = 0; b < nb; b++) {
                     int64_t a0 = tg_geno_block_start(g, trans, b),
                             len = tg_geno_block_start(g, trans, b + 1) - a0;
                     good &= len > 0 && (a0 % unit == 0);
-                    if (b + 1 < nb) lo = len < lo ? len : lo, hi = len > hi ? len : hi;
+                    hi = len > hi ? len : hi;
+                    if (b == 0) first = len;
+                    if (b + 2 == nb) before_last = len;
                 }
-                if (size == 0 && nb > 1) good &= lo >= 1024 && hi <= 8192 && hi - lo <= 512;
+                if (size == 0 && nb > 1)
+                    good &= 2 * nb <= (rows + unit - 1) / unit && hi <= 16 * unit &&
+                            (nb < 3 || first > before_last);
                 if (size == 0 && rows == 3500) /* 7 units: 3 + 2 + 2 */
                     good &= nb == 3 && tg_geno_block_start(g, trans, 1) == 1536;
                 ok(good, "%s: %" PRId64 " x %" PRId64 ": %" PRId64 " blocks of %s", workers, d.n,

@@ -10,17 +10,18 @@
  * per call and orientation, plus an offset per row) and corrected exactly: the GPU adds them in
  * the product kernel, where the row's accumulators are; the CPU after its table lookups.
  *
- * Block sizes (defaults): Z·Λ, 64 blocks of [1024, 8192] samples, so that 16 CPU workers get 4
- * tasks each; Zᵀ·Λ̃, 32 blocks of [1024, 8192] SNPs: a CPU task builds one table per group of
- * 5 samples (243·k adds) for all its rows, so fewer, longer blocks keep that cost under ~15% of
- * the lookups. Blocks are whole units of 512 rows, the rows of one CUDA thread block at k = 10,
- * so no GPU row tile is partial, and the units are dealt so that block sizes differ by one unit
- * at most: equal blocks of a multiple of 512 gave 50 tasks for n = 102,000 (4 rounds on 16
- * workers where 3.1 would do: 10.1× on 16 cores against one) and 25 for m = 50,241 (8.7×). For
- * the paper's n = 102,000 × m = 50,241: 8 tasks of 2,048 samples and 56 of 1,536 (1.6 to 2.1
- * GFLOP each at k = 10), 3 of 2,048 SNPs and 29 of 1,536: long against StarPU's task overhead
- * on a GPU (tens of µs); the dmda scheduler gives each worker the share its calibrated speed
- * earns.
+ * Block sizes (defaults): Z·Λ, 64 blocks of samples, so that 16 CPU workers get 4 tasks each;
+ * Zᵀ·Λ̃, 48 blocks of SNPs: a CPU task builds one table per group of 5 samples (243·k adds)
+ * for all its rows, so fewer, longer blocks keep that cost down (under ~10% of the lookups at
+ * 48). Blocks are whole units of 512 rows, the rows of one CUDA thread block at k = 10, so no
+ * GPU row tile is partial, and they shrink along the product from about 1.5 to 0.5 times the
+ * mean (blocks_make): on CPU workers the tasks are submitted two per worker at a time
+ * (tg_geno_mul_rows), so the short last ones even out the workers' ends. For the paper's
+ * n = 102,000 × m = 50,241: Z·Λ 64 tasks of 5 to 1 units (0.5 to 2.6 GFLOP at k = 10), Zᵀ·Λ̃
+ * 48 of 3 to 1. Measured on the H100 node's 16 cores (bench/snpmm's recorded product): with
+ * equal blocks all submitted at once the cores were busy 75–81% of the product's span (the
+ * busiest one 25–33% above the mean: dmdas places every task at submission from the models,
+ * and a core slowed by its neighbours kept its share); now 85–91% (Z·Λ) and 83–89% (Zᵀ·Λ̃).
  *
  * Several MPI ranks: each holds the codes of its own samples only (tg_runtime_split: an even,
  * contiguous share of the rows), in blocks sized as above for its share, and decodes only those
@@ -78,22 +79,24 @@ static int64_t block_len(const blocks *bl, int64_t b) { return bl->start[b + 1] 
 static int64_t block_of(const blocks *bl, int64_t row) { return bl->of_unit[row / bl->unit]; }
 
 /* Cuts @p total rows into blocks: of @p size rows each when given (the last one shorter), else
- * about @p target blocks of 2 to 16 units of 512 rows, the units dealt evenly (the first
- * blocks take one more). 0 or -1 out of memory. */
+ * about @p target blocks of whole units of 512 rows, 2 units on average at least, at most 16,
+ * shrinking from about 1.5 to 0.5 times the mean: block b of c takes the units up to
+ * units·b(3c − b)/(2c²), so that the last tasks of a product, when workers are freed at
+ * different times, are the short ones. 0 or -1 out of memory. */
 static int blocks_make(blocks *bl, int64_t total, int64_t size, int64_t target) {
     const int64_t unit = size > 0 ? (size < total ? size : total) : 512;
     const int64_t units = cdiv(total, unit);
-    const int64_t most = units / 2 > 1 ? units / 2 : 1; /* blocks of 2 units at least */
-    const int64_t count = size > 0 ? units : clamp64(target, cdiv(units, 16), most);
+    const int64_t most = units / 2 > 1 ? units / 2 : 1; /* 2 units on average at least */
+    const int64_t count = size > 0 ? units : clamp64(target, cdiv(3 * units, 32), most);
     bl->unit = unit;
     bl->count = count;
     bl->start = malloc((size_t)(count + 1) * sizeof *bl->start);
     bl->of_unit = malloc((size_t)units * sizeof *bl->of_unit);
     if (!bl->start || !bl->of_unit) return -1;
     for (int64_t b = 0, u = 0; b < count; b++) {
-        int64_t take = units / count + (b < units % count);
+        const int64_t end = size > 0 ? b + 1 : units * (b + 1) * (3 * count - b - 1) / (2 * count * count);
         bl->start[b] = u * unit;
-        for (int64_t e = 0; e < take; e++) bl->of_unit[u++] = (int32_t)b;
+        for (; u < end; u++) bl->of_unit[u] = (int32_t)b;
     }
     bl->start[count] = total;
     return 0;
@@ -189,7 +192,7 @@ static tg_status alloc_geno(int64_t n, int64_t m, int64_t rb, int64_t sb, tg_gen
     if (!g) return TG_ERR_NOMEM;
     g->nl = n;
     g->m = m;
-    int ok = !blocks_make(&g->rbl, n, rb, 64) && !blocks_make(&g->sbl, m, sb, 32);
+    int ok = !blocks_make(&g->rbl, n, rb, 64) && !blocks_make(&g->sbl, m, sb, 48);
     int64_t ng = cdiv(m, 5), nh = cdiv(n, 5);
     ok = ok && (g->freq = malloc((size_t)m * sizeof *g->freq)) &&
              (g->coef = malloc(2 * (size_t)m * sizeof *g->coef)) &&
@@ -713,12 +716,13 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
         starpu_matrix_data_register(
             &hout[b], STARPU_MAIN_RAM, (uintptr_t)((char *)out + (size_t)bl->start[b] * es),
             (uint32_t)ldout, (uint32_t)block_len(bl, b), (uint32_t)k, es);
-    /* two tasks per worker in flight: dmdas places a task when it is submitted, from the
-     * models' times; with every task submitted at once, a core running slower than its model
-     * (a busy neighbour on a virtual machine) kept its full share and ended the product last
-     * (H100 node, 16 cores: the busiest core 33% above the mean) */
-    tg_status st = tg_geno_mul_submit(g, trans, (int)k, prec, offset, hin, hout,
-                                      2 * (int)starpu_worker_get_count(), err);
+    /* CPU workers only: two tasks per worker in flight. dmdas places a task when it is
+     * submitted, from the models' times; with every task submitted at once, a core running
+     * slower than its model (a busy neighbour on a virtual machine) kept its full share and
+     * ended the product last (H100 node, 16 cores: the busiest core 33% above the mean). With
+     * a GPU, which takes every task, the waits only delay it (Z·Λ 11.0 → 12.5 ms). */
+    const int window = tg_runtime_ngpu() > 0 ? 0 : 2 * (int)starpu_worker_get_count();
+    tg_status st = tg_geno_mul_submit(g, trans, (int)k, prec, offset, hin, hout, window, err);
     for (int64_t b = 0; b < nblk; b++) starpu_data_unregister(hout[b]); /* waits, copies back */
     starpu_data_unregister(hin);
     free(hout);
