@@ -365,11 +365,11 @@ struct EpiArgs {
 // explicitly rounded operations (no contraction), as the CPU reference computes it
 // (tg_epi_key). The kernel is persistent: one CTA per SM, warps striding over groups of ten
 // combinations. Measured on the H100 (order 4, 1,024 SNPs, 300 rounds): one thread per
-// combination (2·3^k counts, 255 registers, 8 warps per SM) 2.7 s; three lanes: 1.35 s here,
-// 1.41 s with 2 CTAs of 256 threads (128 registers, spills), 1.48 s with 512 threads, 1.41 s
-// with the score table's first 29,000 entries in shared memory (bank conflicts, and the L1
-// left for C too small). Nsight Compute: bound by the L1's wavefronts (80% busy): the table
-// gathers (~6.7 wavefronts per warp-wide load), then the C loads and the shuffles.
+// combination (2·3^k counts, 255 registers with spills, 8 warps per SM) about 2.4 s; three
+// lanes 1.09 s (2 CTAs of 256 threads at 128 registers, spilling: 1.41 s; 512 threads: 1.48
+// s; the score table's first 29,000 entries in shared memory: 1.41 s, from bank conflicts and
+// the L1 left for C too small). Nsight Compute: bound by the L1's wavefronts (80% busy): the
+// table gathers (~6.7 wavefronts per warp-wide load), then the C loads and the shuffles.
 constexpr int EPI_THREADS = 384, EPI_WARPS = EPI_THREADS / 32, EPI_PER_WARP = 10;
 // A lane's cell j = Σ_{p≥1} x_p·stride(p) over SNP positions 1 ≤ p < K; digit(j, p) = x_p.
 // (Loop-free: nvcc keeps a loop here as a loop inside unrolled code, and the lane's arrays
