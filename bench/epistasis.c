@@ -5,8 +5,11 @@
  * timed too, for each tile shape. The data are random genotypes (MAF uniform in [0.05, 0.5],
  * half cases) written to a temporary PLINK fileset. With --plink, the same order-2 search by
  * plink1.9 --fast-epistasis is timed on the same files (CPU comparison).
+ * --round-step S runs every S-th round only: a sample of a search too long to run whole (the
+ * rate of the whole search without running it).
  * usage: bench/epistasis [--order K] [--snps M] [--samples N] [--block B] [--max-rounds R]
- *                        [--ncpu N] [--ngpu N] [--sched S] [--gemm] [--plink PATH] */
+ *                        [--round-step S] [--ncpu N] [--ngpu N] [--sched S] [--gemm]
+ *                        [--plink PATH] */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +29,7 @@ static void die(const tg_error *err) {
 int main(int argc, char **argv) {
     int order = 4, block = 0, gemm = 0;
     int64_t m = 1024, n = 262144;
-    uint64_t max_rounds = 0;
+    uint64_t max_rounds = 0, round_step = 0;
     const char *plink = NULL;
     tg_runtime_opts rt = tg_runtime_defaults();
     for (int i = 1; i < argc; i++) {
@@ -38,6 +41,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--samples")) n = atoll(argv[++i]);
         else if (!strcmp(a, "--block")) block = atoi(argv[++i]);
         else if (!strcmp(a, "--max-rounds")) max_rounds = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(a, "--round-step")) round_step = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(a, "--ncpu")) rt.ncpu = atoi(argv[++i]);
         else if (!strcmp(a, "--ngpu")) rt.ngpu = atoi(argv[++i]);
         else if (!strcmp(a, "--sched")) rt.sched = argv[++i];
@@ -94,15 +98,18 @@ int main(int argc, char **argv) {
     o.order = order;
     o.block = block;
     o.max_rounds = max_rounds;
+    o.round_step = round_step;
     tg_epi_report rep;
     t0 = tg_now();
     if (tg_epistasis(&bed, cls, &o, &rep, &err)) die(&err);
     double t = tg_now() - t0;
     double cs = (double)rep.combinations * (double)n / t;
     double tops = cs * (1 << order) * 2 / 1e12;
-    printf("order %d, %lld SNPs × %lld samples, block %d, %lld rounds, %llu combinations: "
-           "%.2f s (planes %.2f s, search %.2f s)\n",
-           order, (long long)m, (long long)n, rep.block, (long long)rep.rounds,
+    const int64_t step = round_step > 1 ? (int64_t)round_step : 1;
+    printf("order %d, %lld SNPs × %lld samples, block %d, %lld rounds (every %lld-th of %lld), "
+           "%llu combinations: %.2f s (planes %.2f s, search %.2f s)\n",
+           order, (long long)m, (long long)n, rep.block, (long long)((rep.rounds + step - 1) / step),
+           (long long)step, (long long)rep.rounds,
            (unsigned long long)rep.combinations, t, rep.seconds_planes, rep.seconds_search);
     printf("rate: %.2f tera combinations·samples/s; tensor %.0f TOPS", cs / 1e12, tops);
     if (ceiling > 0) printf(" (%.2f of the binary mma ceiling)", tops / ceiling);
@@ -133,7 +140,7 @@ int main(int argc, char **argv) {
     return 0;
 usage:
     fprintf(stderr, "usage: %s [--order K] [--snps M] [--samples N] [--block B] [--max-rounds R] "
-                    "[--ncpu N] [--ngpu N] [--sched S] [--gemm] [--plink PATH]\n",
+                    "[--round-step S] [--ncpu N] [--ngpu N] [--sched S] [--gemm] [--plink PATH]\n",
             argv[0]);
     return 2;
 }

@@ -335,6 +335,10 @@ typedef struct {
     /** 0: every round. Otherwise only the first max_rounds rounds (benchmarks on a part of a
      * large search): the report then counts the rounds and combinations of that part. */
     int64_t max_rounds;
+    /** 0 or 1: every round. S > 1: only rounds 0, S, 2S, ... (of the first max_rounds when
+     * set): a sample spread over the whole search, for benchmarks of searches too long to run
+     * whole; the report counts the combinations of the rounds run, rounds stays the total. */
+    int64_t round_step;
     /** Called at most once a second from a worker thread (may be NULL): combinations done.
      * With several MPI ranks: this rank's count times the rank count (an estimate, kept below
      * the total), and at the end, on rank 0 only, the exact count of every rank's rounds. */

@@ -296,6 +296,29 @@ static void check_max_rounds(const dataset *d) {
     if (!st) tg_epi_report_free(&rep);
 }
 
+/* A search running every third round counts exactly their combinations (order 2, blocks of
+ * 8: the rounds enumerated here in the search's order, b1 ≤ b2 lexicographic). */
+static void check_round_step(const dataset *d) {
+    tg_error err = {0};
+    tg_epi_report rep;
+    tg_epi_opts o = tg_epi_defaults();
+    o.block = 8, o.round_step = 3;
+    const int64_t nb = (d->m + 7) / 8;
+    uint64_t want = 0;
+    int64_t r = 0;
+    for (int64_t b1 = 0; b1 < nb; b1++)
+        for (int64_t b2 = b1; b2 < nb; b2++, r++) {
+            const int64_t n1 = b1 + 1 < nb ? 8 : d->m - 8 * b1, n2 = b2 + 1 < nb ? 8 : d->m - 8 * b2;
+            if (r % 3 == 0) want += (uint64_t)(b1 == b2 ? n1 * (n1 - 1) / 2 : n1 * n2);
+        }
+    tg_status st = tg_epistasis(&d->bed, d->cls, &o, &rep, &err);
+    ok(st == TG_OK && rep.rounds == r && rep.combinations == want,
+       "round step 3 at block 8: %lld rounds in all, %llu combinations (%llu) %s",
+       (long long)rep.rounds, (unsigned long long)rep.combinations, (unsigned long long)want,
+       st ? err.msg : "");
+    if (!st) tg_epi_report_free(&rep);
+}
+
 static void check_bad_options(const dataset *d) {
     tg_error err = {0};
     tg_epi_report rep;
@@ -349,6 +372,7 @@ int main(void) {
     make_dataset(&small, "small", 71, 19, 5, 13, 0.05, &r);
     check_bad_options(&miss);
     check_max_rounds(&miss);
+    check_round_step(&miss);
 
     /* every score with the kernel used by default, K2 with the others */
     static const char *kernels[] = {"scalar", "avx2", "avx512"};

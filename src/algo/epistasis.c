@@ -98,6 +98,7 @@ struct search {
     int B, k, complete;
     int rank, nranks;
     int64_t next, b[TG_EPI_MAX_ORDER]; /* the next round: its index and block tuple */
+    int64_t step;                      /* rounds run: every step-th (tg_epi_opts.round_step) */
     int64_t id;                        /* this search, among the process's (tg_epi_round_arg) */
     uint64_t *planes;
     double *table;
@@ -226,7 +227,7 @@ static tg_status run_wave(struct search *s, const tg_epi_opts *o, struct progres
     int64_t w = 0;
     int ret = 0;
     for (; w < wave && s->next < rounds && !ret; s->next++, next_tuple(s)) {
-        if (s->next % s->nranks != s->rank) continue;
+        if (s->next % s->step || s->next / s->step % s->nranks != s->rank) continue;
         struct tg_epi_round_arg a = {.order = s->k,
                                      .block = s->B,
                                      .complete = s->complete,
@@ -308,6 +309,9 @@ static tg_status check_opts(const tg_bed *bed, const tg_epi_opts *o, tg_error *e
                             TG_EPI_MAX_TOPK);
     if (o->score < TG_EPI_SCORE_K2 || o->score > TG_EPI_SCORE_CHI2)
         return tg_error_set(err, TG_ERR_ARG, "unknown score kind %d", (int)o->score);
+    if (o->max_rounds < 0 || o->round_step < 0)
+        return tg_error_set(err, TG_ERR_ARG, "rounds: max_rounds %lld and round_step %lld must "
+                            "not be negative", (long long)o->max_rounds, (long long)o->round_step);
     if (o->block && (o->block < 8 || o->block > 4096 || o->block % 8))
         return tg_error_set(err, TG_ERR_ARG, "--block %d: must be a multiple of 8 in [8, 4096]",
                             o->block);
@@ -360,8 +364,9 @@ tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *
                            .n_excluded = bed->n_samples - s.n[0] - s.n[1]};
     const uint64_t all = (uint64_t)choose(s.m, s.k);
     rep->rounds = (int64_t)choose(s.nb + s.k - 1, s.k);
-    const int part = o->max_rounds > 0 && o->max_rounds < rep->rounds;
-    if (part) rep->rounds = o->max_rounds;
+    const int part = (o->max_rounds > 0 && o->max_rounds < rep->rounds) || o->round_step > 1;
+    if (o->max_rounds > 0 && o->max_rounds < rep->rounds) rep->rounds = o->max_rounds;
+    s.step = o->round_step > 1 ? o->round_step : 1;
 
     double t0 = tg_now();
     size_t bytes = (size_t)(s.nb * s.block_words) * sizeof *s.planes;
@@ -378,8 +383,10 @@ tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *
     t0 = tg_now();
     const int64_t nt = s.n[0] + s.n[1] + 2;
     const size_t rsize = tg_epi_result_size(o->topk);
-    /* this rank's rounds: every R-th from round `rank` on (none when R exceeds the rounds) */
-    const int64_t own = rep->rounds / s.nranks + (s.rank < rep->rounds % s.nranks);
+    /* this rank's rounds: of the rounds run (every step-th), every R-th from the rank's own
+     * on (none when R exceeds them) */
+    const int64_t run = (rep->rounds + s.step - 1) / s.step,
+                  own = run / s.nranks + (s.rank < run % s.nranks);
     /* enough rounds in flight to feed every worker, results bounded to about 256 MiB */
     int64_t wave = (int64_t)(((size_t)256 << 20) / rsize),
             busy = 8 * (int64_t)starpu_worker_get_count();
