@@ -332,6 +332,7 @@ static void cpu_part(const int8_t *geno, int64_t ld, int64_t n, int64_t m, int k
      * against one core's) and cores idle within the product (busy share of cores × span) */
     for (int trans = 0; trans < 2; trans++) {
         const task_stats *o = &ts[0][trans], *x = &ts[1][trans];
+        if (!o->ntask || !x->ntask || x->span <= 0) continue; /* nothing recorded */
         printf("# %s, one recorded product: %zu tasks; task time summed: one core %.1f ms, %d "
                "cores %.1f ms (%.2fx); %d cores: span %.1f ms, busy %.0f%% of cores x span, "
                "busiest core %.1f ms against a mean of %.1f\n",

@@ -388,12 +388,12 @@ template <int K> __host__ __device__ constexpr int digit(int j, int p) {
 template <int NR>
 __device__ __forceinline__ void load_entries(const int32_t *row, const int64_t *col, int complete,
                                              int *out) {
-    if (NR == 0) {
+    if constexpr (NR == 0) {
         out[0] = __ldg(row + col[0]);
     } else if (!complete) {
 #pragma unroll
         for (int x = 0; x < Pow3<NR>::v; x++) out[x] = __ldg(row + col[x]);
-    } else if (NR == 1) {
+    } else if constexpr (NR == 1) {
         int2 v = __ldg((const int2 *)(row + col[0]));
         out[0] = v.x, out[1] = v.y, out[2] = __ldg(row + col[2]);
     } else {

@@ -337,7 +337,8 @@ typedef struct {
     int64_t max_rounds;
     /** 0 or 1: every round. S > 1: only rounds 0, S, 2S, ... (of the first max_rounds when
      * set): a sample spread over the whole search, for benchmarks of searches too long to run
-     * whole; the report counts the combinations of the rounds run, rounds stays the total. */
+     * whole; the report counts the combinations of the rounds run, rounds stays the total, and
+     * progress still counts against the whole search's combinations. */
     int64_t round_step;
     /** Called at most once a second from a worker thread (may be NULL): combinations done.
      * With several MPI ranks: this rank's count times the rank count (an estimate, kept below

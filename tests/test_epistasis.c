@@ -296,26 +296,41 @@ static void check_max_rounds(const dataset *d) {
     if (!st) tg_epi_report_free(&rep);
 }
 
-/* A search running every third round counts exactly their combinations (order 2, blocks of
- * 8: the rounds enumerated here in the search's order, b1 ≤ b2 lexicographic). */
-static void check_round_step(const dataset *d) {
+/* A search running every step-th round counts exactly their combinations: the rounds
+ * enumerated here in the search's order (blocks of 8, b_1 ≤ … ≤ b_k lexicographic, a group of
+ * equal blocks contributing C(its SNPs, its multiplicity)). Step 67 of order 4's 70 rounds
+ * reaches round 67 by its rank, not by walking. */
+static void check_round_step(const dataset *d, int k, int64_t step) {
     tg_error err = {0};
     tg_epi_report rep;
     tg_epi_opts o = tg_epi_defaults();
-    o.block = 8, o.round_step = 3;
+    o.order = k, o.block = 8, o.round_step = step;
     const int64_t nb = (d->m + 7) / 8;
+    int64_t b[4] = {0, 0, 0, 0}, r = 0;
     uint64_t want = 0;
-    int64_t r = 0;
-    for (int64_t b1 = 0; b1 < nb; b1++)
-        for (int64_t b2 = b1; b2 < nb; b2++, r++) {
-            const int64_t n1 = b1 + 1 < nb ? 8 : d->m - 8 * b1, n2 = b2 + 1 < nb ? 8 : d->m - 8 * b2;
-            if (r % 3 == 0) want += (uint64_t)(b1 == b2 ? n1 * (n1 - 1) / 2 : n1 * n2);
+    for (;; r++) {
+        if (r % step == 0) {
+            uint64_t c = 1;
+            for (int i = 0; i < k;) {
+                int mult = 1;
+                while (i + mult < k && b[i + mult] == b[i]) mult++;
+                const int64_t n = b[i] + 1 < nb ? 8 : d->m - 8 * b[i];
+                for (int j = 0; j < mult; j++) c = c * (uint64_t)(n - j) / (uint64_t)(j + 1);
+                i += mult;
+            }
+            want += c;
         }
+        int i = k - 1;
+        while (i >= 0 && b[i] == nb - 1) i--;
+        if (i < 0) break;
+        b[i]++;
+        for (int j = i + 1; j < k; j++) b[j] = b[i];
+    }
     tg_status st = tg_epistasis(&d->bed, d->cls, &o, &rep, &err);
-    ok(st == TG_OK && rep.rounds == r && rep.combinations == want,
-       "round step 3 at block 8: %lld rounds in all, %llu combinations (%llu) %s",
-       (long long)rep.rounds, (unsigned long long)rep.combinations, (unsigned long long)want,
-       st ? err.msg : "");
+    ok(st == TG_OK && rep.rounds == r + 1 && rep.combinations == want,
+       "order %d, round step %lld at block 8: %lld rounds in all, %llu combinations (%llu) %s", k,
+       (long long)step, (long long)rep.rounds, (unsigned long long)rep.combinations,
+       (unsigned long long)want, st ? err.msg : "");
     if (!st) tg_epi_report_free(&rep);
 }
 
@@ -372,7 +387,8 @@ int main(void) {
     make_dataset(&small, "small", 71, 19, 5, 13, 0.05, &r);
     check_bad_options(&miss);
     check_max_rounds(&miss);
-    check_round_step(&miss);
+    check_round_step(&miss, 2, 3);
+    check_round_step(&miss, 4, 67);
 
     /* every score with the kernel used by default, K2 with the others */
     static const char *kernels[] = {"scalar", "avx2", "avx512"};

@@ -218,6 +218,21 @@ static void next_tuple(struct search *s) {
     for (int j = i + 1; j < s->k; j++) s->b[j] = s->b[i];
 }
 
+/* Sets s->b to the block tuple of round r, its rank in the order next_tuple walks: among the
+ * tuples from position i on, those with b_i = v number multichoose(nb − v, k − i − 1). */
+static void seek_round(struct search *s, int64_t r) {
+    int64_t v = 0;
+    for (int i = 0; i < s->k; i++) {
+        const int after = s->k - i - 1;
+        for (;; v++) {
+            const int64_t c = (int64_t)choose(s->nb - v + after - 1, after);
+            if (r < c) break;
+            r -= c;
+        }
+        s->b[i] = v;
+    }
+}
+
 /* Submits up to `wave` of this rank's rounds from round s->next on, below round `rounds`
  * (advancing s->next), waits for them and merges their results into s->best; *expected adds
  * their combinations. */
@@ -226,8 +241,21 @@ static tg_status run_wave(struct search *s, const tg_epi_opts *o, struct progres
     const size_t rsize = tg_epi_result_size(o->topk);
     int64_t w = 0;
     int ret = 0;
-    for (; w < wave && s->next < rounds && !ret; s->next++, next_tuple(s)) {
-        if (s->next % s->step || s->next / s->step % s->nranks != s->rank) continue;
+    for (; w < wave && !ret; s->next++, next_tuple(s)) {
+        /* this rank's next round: every step-th round is run, every R-th of those is this
+         * rank's; far ones are reached by their rank, not by walking (sampled searches) */
+        const int64_t q0 = (s->next + s->step - 1) / s->step,
+                      q = q0 + ((s->rank - q0 % s->nranks) % s->nranks + s->nranks) % s->nranks,
+                      t = q * s->step;
+        if (t >= rounds) {
+            s->next = rounds;
+            break;
+        }
+        if (t - s->next > 64) {
+            s->next = t;
+            seek_round(s, t);
+        }
+        for (; s->next < t; s->next++) next_tuple(s);
         struct tg_epi_round_arg a = {.order = s->k,
                                      .block = s->B,
                                      .complete = s->complete,
@@ -366,7 +394,7 @@ tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *
     rep->rounds = (int64_t)choose(s.nb + s.k - 1, s.k);
     const int part = (o->max_rounds > 0 && o->max_rounds < rep->rounds) || o->round_step > 1;
     if (o->max_rounds > 0 && o->max_rounds < rep->rounds) rep->rounds = o->max_rounds;
-    s.step = o->round_step > 1 ? o->round_step : 1;
+    s.step = o->round_step < 1 ? 1 : o->round_step > rep->rounds ? rep->rounds : o->round_step;
 
     double t0 = tg_now();
     size_t bytes = (size_t)(s.nb * s.block_words) * sizeof *s.planes;

@@ -94,7 +94,9 @@ static int blocks_make(blocks *bl, int64_t total, int64_t size, int64_t target) 
     bl->of_unit = malloc((size_t)units * sizeof *bl->of_unit);
     if (!bl->start || !bl->of_unit) return -1;
     for (int64_t b = 0, u = 0; b < count; b++) {
-        const int64_t end = size > 0 ? b + 1 : units * (b + 1) * (3 * count - b - 1) / (2 * count * count);
+        const int64_t end = size > 0 ? b + 1
+                                     : (int64_t)((__int128)units * (b + 1) * (3 * count - b - 1) /
+                                                 (2 * (__int128)count * count));
         bl->start[b] = u * unit;
         for (; u < end; u++) bl->of_unit[u] = (int32_t)b;
     }
@@ -743,7 +745,7 @@ tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, const d
     for (int64_t b = 0; b < tg_geno_nblocks(g, trans); b++) {
         int64_t rows = block_len(bl, b);
         a.r0 = bl->start[b];
-        if (window > 0 && b >= window) starpu_task_wait_for_n_submitted((unsigned)window - 1);
+        if (window > 0) starpu_task_wait_for_n_submitted((unsigned)window - 1);
         int ret = tg_insert_fivecodes(&a, trans ? g->ht[b] : g->hr[b], in, g->hcoef,
                                       trans ? g->htm[b] : g->hrm[b], out_blocks[b],
                                       2.0 * (double)rows * (double)nt * (double)k);

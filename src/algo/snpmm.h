@@ -63,7 +63,9 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
  * trans 1: Σ_i in_i over this rank's samples; codelets/fivecodes.h). No argument checks, no
  * sum over the ranks. @p window > 0 keeps at most that many StarPU tasks (all of them, not only
  * this product's) submitted and not finished: the call then waits as tasks end, and the
- * scheduler places each later task knowing how far every worker really got. */
+ * scheduler places each later task knowing how far every worker really got. With a window the
+ * caller must not hold anything a pending task waits for (an acquired handle, a tag), or the
+ * wait never ends; not from a task or a callback. */
 tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, const double *offset,
                              starpu_data_handle_t in, const starpu_data_handle_t *out_blocks,
                              int window, tg_error *err);
