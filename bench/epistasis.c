@@ -106,10 +106,13 @@ int main(int argc, char **argv) {
     double cs = (double)rep.combinations * (double)n / t;
     double tops = cs * (1 << order) * 2 / 1e12;
     const int64_t step = round_step > 1 ? (int64_t)round_step : 1;
-    printf("order %d, %lld SNPs × %lld samples, block %d, %lld rounds (every %lld-th of %lld), "
+    char sampled[64] = "";
+    if (step > 1) snprintf(sampled, sizeof sampled, " (every %lld-th of %lld)", (long long)step,
+                           (long long)rep.rounds);
+    printf("order %d, %lld SNPs × %lld samples, block %d, %lld rounds%s, "
            "%llu combinations: %.2f s (planes %.2f s, search %.2f s)\n",
            order, (long long)m, (long long)n, rep.block, (long long)((rep.rounds + step - 1) / step),
-           (long long)step, (long long)rep.rounds,
+           sampled,
            (unsigned long long)rep.combinations, t, rep.seconds_planes, rep.seconds_search);
     printf("rate: %.2f tera combinations·samples/s; tensor %.0f TOPS", cs / 1e12, tops);
     if (ceiling > 0) printf(" (%.2f of the binary mma ceiling)", tops / ceiling);
