@@ -431,9 +431,9 @@ __global__ void __launch_bounds__(EPI_THREADS, 1) epilogue(EpiArgs e) {
             tuple_snps(rd.L, lt, l1, l2);
             tuple_snps(rd.R, rt, r1, r2);
             s[Gr::L0] = l1;
-            if (NL == 2) s[Gr::L1 < 0 ? 0 : Gr::L1] = l2;
+            if (NL == 2) s[PL1] = l2;
             s[Gr::R0] = r1;
-            if (NR == 2) s[Gr::R1 < 0 ? 0 : Gr::R1] = r2;
+            if (NR == 2) s[PR1] = r2;
             valid = true;
 #pragma unroll
             for (int p = 0; p + 1 < K; p++)
@@ -712,14 +712,9 @@ static std::vector<uint32_t> make_tuples(int n1, int n2, bool same) {
 // One CTA per SM: the kernel strides over the combinations.
 template <int K, int NL, int G> void launch_epilogue(const EpiArgs &e, cudaStream_t st) {
     const int64_t n = (e.t1 - e.t0) * e.rd.R.nt;
-    thread_local int sms = 0; // per device: once per GPU worker thread
-    if (!sms) {
-        int dev;
-        TG_CUDA_CHECK(cudaGetDevice(&dev));
-        TG_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    }
     if (n == 0) return;
-    const int64_t ctas = ((n + EPI_PER_WARP - 1) / EPI_PER_WARP + EPI_WARPS - 1) / EPI_WARPS;
+    const int64_t ctas = ((n + EPI_PER_WARP - 1) / EPI_PER_WARP + EPI_WARPS - 1) / EPI_WARPS,
+                  sms = tg_cuda_sm_count();
     epilogue<K, NL, G><<<(unsigned)(ctas < sms ? ctas : sms), EPI_THREADS, 0, st>>>(e);
     TG_CUDA_CHECK(cudaGetLastError());
 }

@@ -240,12 +240,10 @@ template <typename T> __global__ void epilogue_kernel(params p, offsets off) {
 template <typename T, int KC, int RT> int resident_blocks() {
     static int blocks;
     if (!blocks) {
-        int dev = 0, sms = 0, per_sm = 0;
-        TG_CUDA_CHECK(cudaGetDevice(&dev));
-        TG_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+        int per_sm = 0;
         TG_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
             &per_sm, product_kernel<T, KC, RT>, THREADS, 0));
-        blocks = sms * (per_sm > 0 ? per_sm : 1);
+        blocks = tg_cuda_sm_count() * (per_sm > 0 ? per_sm : 1);
     }
     return blocks;
 }

@@ -243,7 +243,7 @@ static tg_status run_wave(struct search *s, const tg_epi_opts *o, struct progres
     int ret = 0;
     for (; w < wave && !ret; s->next++, next_tuple(s)) {
         /* this rank's next round: every step-th round is run, every R-th of those is this
-         * rank's; far ones are reached by their rank, not by walking (sampled searches) */
+         * rank's; any other is reached by its rank (seek_round), not by walking */
         const int64_t q0 = (s->next + s->step - 1) / s->step,
                       q = q0 + ((s->rank - q0 % s->nranks) % s->nranks + s->nranks) % s->nranks,
                       t = q * s->step;
@@ -251,11 +251,10 @@ static tg_status run_wave(struct search *s, const tg_epi_opts *o, struct progres
             s->next = rounds;
             break;
         }
-        if (t - s->next > 64) {
+        if (t != s->next) {
             s->next = t;
             seek_round(s, t);
         }
-        for (; s->next < t; s->next++) next_tuple(s);
         struct tg_epi_round_arg a = {.order = s->k,
                                      .block = s->B,
                                      .complete = s->complete,
@@ -392,8 +391,8 @@ tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *
                            .n_excluded = bed->n_samples - s.n[0] - s.n[1]};
     const uint64_t all = (uint64_t)choose(s.m, s.k);
     rep->rounds = (int64_t)choose(s.nb + s.k - 1, s.k);
-    const int part = (o->max_rounds > 0 && o->max_rounds < rep->rounds) || o->round_step > 1;
-    if (o->max_rounds > 0 && o->max_rounds < rep->rounds) rep->rounds = o->max_rounds;
+    const int cut = o->max_rounds > 0 && o->max_rounds < rep->rounds, part = cut || o->round_step > 1;
+    if (cut) rep->rounds = o->max_rounds;
     s.step = o->round_step < 1 ? 1 : o->round_step > rep->rounds ? rep->rounds : o->round_step;
 
     double t0 = tg_now();

@@ -16,6 +16,8 @@ cublasLtHandle_t tg_cublaslt_handle(void);
 cusolverDnHandle_t tg_cusolver_handle(void);
 /* Shared memory a block of the calling worker's device may opt in to (bytes). */
 size_t tg_cuda_smem_optin(void);
+/* Streaming multiprocessors of the calling worker's device. */
+int tg_cuda_sm_count(void);
 #ifdef __cplusplus
 }
 #endif

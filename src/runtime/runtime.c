@@ -65,16 +65,22 @@ cublasHandle_t tg_cublas_handle(void) { return starpu_cublas_get_local_handle();
 cublasLtHandle_t tg_cublaslt_handle(void) { return lt_handles[starpu_worker_get_id_check()]; }
 cusolverDnHandle_t tg_cusolver_handle(void) { return solver_handles[starpu_worker_get_id_check()]; }
 
-size_t tg_cuda_smem_optin(void) {
-    static int optin[STARPU_NMAXWORKERS]; /* asked once per worker (each touches its own) */
+/* Attributes of the calling worker's device, asked once per worker (each touches its own). */
+enum { ATTR_SMEM_OPTIN, ATTR_SMS, NATTR };
+static int worker_attr(int which) {
+    static const enum cudaDeviceAttr attr[NATTR] = {cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                                    cudaDevAttrMultiProcessorCount};
+    static int value[STARPU_NMAXWORKERS][NATTR];
     int w = starpu_worker_get_id_check();
-    if (!optin[w]) {
+    if (!value[w][which]) {
         int dev;
         TG_CUDA_CHECK(cudaGetDevice(&dev));
-        TG_CUDA_CHECK(cudaDeviceGetAttribute(&optin[w], cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+        TG_CUDA_CHECK(cudaDeviceGetAttribute(&value[w][which], attr[which], dev));
     }
-    return (size_t)optin[w];
+    return value[w][which];
 }
+size_t tg_cuda_smem_optin(void) { return (size_t)worker_attr(ATTR_SMEM_OPTIN); }
+int tg_cuda_sm_count(void) { return worker_attr(ATTR_SMS); }
 #endif
 
 #ifdef TG_USE_MPI
