@@ -9,13 +9,14 @@
  * cuBLAS DGEMM (SGEMM for fp32) on 8192² × 8192 and the 5codes bytes read per second against a
  * cudaMemcpy device-to-device copy (read + write).
  * CPU (--cpu-n samples, default 20,400, so one core finishes in seconds): 5codes on one core
- * and on every core, and one core decompressing 1024 × 256 tiles to double (centered) followed
- * by OpenBLAS DGEMM per tile (the decompress-on-the-fly method the paper compares with), against
- * OpenBLAS DGEMM on one core as the FP64 ceiling. The 5codes rows give the mean and the
- * fastest of the repetitions (every core: --reps; one core: a fifth of them, at least one).
- * usage: bench/snpmm [--n N] [--m M] [--k K] [--reps R] [--cpu-n N] [--missing F] [--no-gpu]
- *                    [--no-cpu]
- * (defaults: the paper's small set, n 102,000 × m 50,241, k 10, 10 reps) */
+ * against every core in --pairs P pairs (one product on one core, the mean of --reps on every
+ * core, then the fma loop's speedup, bench/cpuloops.h, as the ceiling of the same moment); then
+ * one core decompressing 1024 × 256 tiles to double (centered) followed by OpenBLAS DGEMM per
+ * tile (the decompress-on-the-fly method the paper compares with), against OpenBLAS DGEMM on
+ * one core as the FP64 ceiling.
+ * usage: bench/snpmm [--n N] [--m M] [--k K] [--reps R] [--pairs P] [--cpu-n N] [--missing F]
+ *                    [--no-gpu] [--no-cpu]
+ * (defaults: the paper's small set, n 102,000 × m 50,241, k 10, 10 reps, 3 pairs) */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 
 #include "algo/snpmm.h"
 #include "base/parallel.h"
+#include "bench/cpuloops.h"
 #include "io/out.h"
 #include "runtime/runtime.h"
 
@@ -284,23 +286,64 @@ static double decompress_dgemm(const int8_t *geno, int64_t ld, int64_t rows, int
     return t;
 }
 
-static void cpu_part(const int8_t *geno, int64_t ld, int64_t n, int64_t m, int k, int reps) {
+/* One core against every core, in pairs a few seconds apart: this virtual machine's neighbours
+ * change a core's speed by a third from minute to minute, so each pair's ratio compares products
+ * run under the same load, and the median of the pairs is the figure (not a one-core block timed
+ * a minute before the all-core block). Each pair also measures the fma loop's speedup on all
+ * CPUs (bench/cpuloops.h): the scaling ceiling of a compute-bound loop at that moment. */
+enum { MAX_PAIRS = 64 };
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* median, smallest and largest of v[0..n) */
+static double median(const double *v, int n, double *lo, double *hi) {
+    double s[MAX_PAIRS];
+    memcpy(s, v, (size_t)n * sizeof *s);
+    qsort(s, (size_t)n, sizeof *s, cmp_double);
+    if (lo) *lo = s[0];
+    if (hi) *hi = s[n - 1];
+    return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+static void cpu_part(const int8_t *geno, int64_t ld, int64_t n, int64_t m, int k, int reps,
+                     int pairs) {
     tg_error err = {0};
     tg_geno *g;
     double t0 = tg_now();
     if (tg_geno_from_int8(geno, n, m, ld, 0, &g, &err)) die("prepare", &err);
-    double flops = 2.0 * (double)n * (double)m * k, t[2][2], tb[2][2], tp = tg_now() - t0;
+    double flops = 2.0 * (double)n * (double)m * k, tp = tg_now() - t0;
     printf("# CPU: n %lld x m %lld, k %d: 5codes prepared in %.1f s (%.0f Mgenotypes/s)\n",
            (long long)n, (long long)m, k, tp, 1e-6 * (double)n * (double)m / tp);
-    int ncores = 0;
+    int ncpu, *cpus = cpuloop_cpus(&ncpu), ncores = 0;
+    /* per pair and product: one core (one product), every core (mean and fastest of reps) */
+    double one[MAX_PAIRS][2], all[MAX_PAIRS][2], allb[MAX_PAIRS][2], fma[MAX_PAIRS];
+    double ratio[2][MAX_PAIRS], of_fma[2][MAX_PAIRS];
     task_stats ts[2][2];
-    for (int all = 0; all < 2; all++) {
-        start(all ? -1 : 1, 0);
-        if (all) ncores = tg_runtime_ncpu();
-        for (int trans = 0; trans < 2; trans++)
-            t[all][trans] = time_mul(g, trans, k, TG_FP64, all ? reps : (reps + 4) / 5, 0,
-                                     &tb[all][trans], &ts[all][trans]);
-        tg_runtime_stop();
+    printf("pair\tproduct\tone_core_ms\tall_cores_ms\tall_cores_best_ms\tspeedup\t"
+           "fma_speedup\tof_fma\n");
+    for (int p = 0; p < pairs; p++) {
+        fma[p] = cpuloop_supported() ? cpuloop_fma_speedup(cpus, ncpu, 0.2) : NAN;
+        for (int a = 0; a < 2; a++) {
+            start(a ? -1 : 1, 0);
+            if (a) ncores = tg_runtime_ncpu();
+            for (int trans = 0; trans < 2; trans++) {
+                double *t = a ? &all[p][trans] : &one[p][trans];
+                *t = time_mul(g, trans, k, TG_FP64, a ? reps : 1, 0, a ? &allb[p][trans] : NULL,
+                              p ? NULL : &ts[a][trans]);
+            }
+            tg_runtime_stop();
+        }
+        for (int trans = 0; trans < 2; trans++) {
+            ratio[trans][p] = one[p][trans] / all[p][trans];
+            of_fma[trans][p] = ratio[trans][p] / fma[p];
+            printf("%d\t%s\t%.1f\t%.1f\t%.1f\t%.2f\t%.2f\t%.2f\n", p + 1, trans ? "Z'L" : "ZL",
+                   1e3 * one[p][trans], 1e3 * all[p][trans], 1e3 * allb[p][trans],
+                   ratio[trans][p], fma[p], of_fma[trans][p]);
+        }
+        fflush(stdout);
     }
     /* the decompress + DGEMM comparison on the same core count (one) and its DGEMM ceiling */
     openblas_set_num_threads(1);
@@ -314,22 +357,28 @@ static void cpu_part(const int8_t *geno, int64_t ld, int64_t n, int64_t m, int k
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, q, q, q, 1, a, q, b, q, 0, c, q);
     double gemm1 = 2.0 * q * (double)q * q / (tg_now() - t0);
     printf("# ceiling: OpenBLAS DGEMM on one core %.1f GFLOP/s (2048^3)\n", gemm1 / 1e9);
-    /* ms is the mean over the repetitions, best_ms the fastest: one core's time varies by a
-     * third from product to product on the H100 node's virtual machine */
-    printf("device\tproduct\tmethod\tcores\tms\tbest_ms\tGFLOP/s\tof_1core_dgemm\n");
+    /* rates of the last pair (its products ran last, next to the decompress method) */
+    const int l = pairs - 1;
+    printf("device\tproduct\tmethod\tcores\tms\tGFLOP/s\tof_1core_dgemm\n");
     for (int trans = 0; trans < 2; trans++)
-        for (int all = 0; all < 2; all++)
-            printf("cpu\t%s\t5codes\t%d\t%.1f\t%.1f\t%.1f\t%.2f\n", trans ? "Z'L" : "ZL",
-                   all ? ncores : 1, 1e3 * t[all][trans], 1e3 * tb[all][trans],
-                   flops / t[all][trans] / 1e9, flops / t[all][trans] / gemm1);
-    printf("cpu\tZL\tdecompress+dgemm\t1\t%.1f\t%.1f\t%.1f\t%.2f\n", 1e3 * tdec, 1e3 * tdec,
-           flops / tdec / 1e9, flops / tdec / gemm1);
-    printf("# 5codes vs decompress+DGEMM on one core: %.2fx; all %d cores vs one: Z*L %.1fx, "
-           "Z'*L %.1fx (means; fastest against fastest: %.1fx, %.1fx)\n",
-           tdec / t[0][0], ncores, t[0][0] / t[1][0], t[0][1] / t[1][1], tb[0][0] / tb[1][0],
-           tb[0][1] / tb[1][1]);
-    /* the scaling loss split: tasks running slower on a loaded machine (their summed time
-     * against one core's) and cores idle within the product (busy share of cores × span) */
+        for (int al = 0; al < 2; al++) {
+            double t = al ? all[l][trans] : one[l][trans];
+            printf("cpu\t%s\t5codes\t%d\t%.1f\t%.1f\t%.2f\n", trans ? "Z'L" : "ZL",
+                   al ? ncores : 1, 1e3 * t, flops / t / 1e9, flops / t / gemm1);
+        }
+    printf("cpu\tZL\tdecompress+dgemm\t1\t%.1f\t%.1f\t%.2f\n", 1e3 * tdec, flops / tdec / 1e9,
+           flops / tdec / gemm1);
+    printf("# 5codes vs decompress+DGEMM on one core: %.2fx\n", tdec / one[l][0]);
+    double lo[2], hi[2], med[2];
+    for (int trans = 0; trans < 2; trans++) med[trans] = median(ratio[trans], pairs, &lo[trans], &hi[trans]);
+    printf("# %d cores against one, median of %d pairs: Z*L %.1fx, Z'*L %.1fx (pairs %.1f-%.1fx, "
+           "%.1f-%.1fx); the fma loop's speedup, median %.1fx: the products reach %.2f / %.2f "
+           "of it\n",
+           ncores, pairs, med[0], med[1], lo[0], hi[0], lo[1], hi[1], median(fma, pairs, NULL, NULL),
+           median(of_fma[0], pairs, NULL, NULL), median(of_fma[1], pairs, NULL, NULL));
+    /* the scaling loss split (first pair, one product recorded): tasks running slower on a
+     * loaded machine (their summed time against one core's) and cores idle within the product
+     * (busy share of cores × span) */
     for (int trans = 0; trans < 2; trans++) {
         const task_stats *o = &ts[0][trans], *x = &ts[1][trans];
         if (!o->ntask || !x->ntask || x->span <= 0) continue; /* nothing recorded */
@@ -346,12 +395,13 @@ static void cpu_part(const int8_t *geno, int64_t ld, int64_t n, int64_t m, int k
     free(c);
     free(lam);
     free(out);
+    free(cpus);
     tg_geno_free(g);
 }
 
 int main(int argc, char **argv) {
     int64_t n = 102000, m = 50241, cpu_n = 20400;
-    int k = 10, reps = 10, gpu = 1, cpu = 1;
+    int k = 10, reps = 10, pairs = 3, gpu = 1, cpu = 1;
     double missing = 2.0 / 256;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--n") && i + 1 < argc)
@@ -362,6 +412,8 @@ int main(int argc, char **argv) {
             k = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--pairs") && i + 1 < argc)
+            pairs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--cpu-n") && i + 1 < argc)
             cpu_n = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--missing") && i + 1 < argc)
@@ -372,15 +424,16 @@ int main(int argc, char **argv) {
             cpu = 0;
         else {
             fprintf(stderr,
-                    "usage: %s [--n N] [--m M] [--k K] [--reps R] [--cpu-n N] [--missing F] "
+                    "usage: %s [--n N] [--m M] [--k K] [--reps R] [--pairs P] [--cpu-n N] [--missing F] "
                     "[--no-gpu] [--no-cpu]\n",
                     argv[0]);
             return 2;
         }
     }
-    if (n < 1 || m < 1 || k < 1 || k > 64 || reps < 1 || cpu_n < 1 || !(missing >= 0) ||
-        missing > 1) {
-        fprintf(stderr, "bench/snpmm: sizes must be positive, k at most 64, --missing in [0, 1]\n");
+    if (n < 1 || m < 1 || k < 1 || k > 64 || reps < 1 || pairs < 1 || pairs > MAX_PAIRS ||
+        cpu_n < 1 || !(missing >= 0) || missing > 1) {
+        fprintf(stderr, "bench/snpmm: sizes must be positive, k at most 64, --pairs at most %d, "
+                        "--missing in [0, 1]\n", MAX_PAIRS);
         return 2;
     }
     if (cpu_n > n) cpu_n = n;
@@ -395,7 +448,7 @@ int main(int argc, char **argv) {
     printf("# random genotypes n %lld x m %lld, %u in 256 calls missing, in %.1f s\n",
            (long long)n, (long long)m, miss256, tg_now() - t0);
     if (gpu) gpu_part(geno, n, m, k, reps);
-    if (cpu) cpu_part(geno, n, cpu_n, m, k, reps);
+    if (cpu) cpu_part(geno, n, cpu_n, m, k, reps, pairs);
     free(geno);
     return 0;
 }
