@@ -102,6 +102,7 @@ void tg_codelets_init(void) {
     tg_distance_codelets_init();
     tg_kernelfn_codelets_init();
     tg_xtx_codelets_init();
+    tg_cl_half_scaled.can_execute = on_gpus_if_any;
     for (int a = 0; a < TG_NPREC; a++) {
         tg_cl_tilestats[a].can_execute = on_gpus_if_any;
         tg_cl_kernelfn[a].can_execute = on_gpus_if_any;

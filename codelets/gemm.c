@@ -1,7 +1,8 @@
-/* Tile BLAS-3 codelets (gemm, syrk, trsm by the inverse, transposed FP8 copy): CPU functions on
- * OpenBLAS, the codelet tables indexed by precision and tg_insert_* helpers. The CPU path is the
- * reference: FP16/FP8 operands are widened exactly to FP32 scratch, the product runs in FP32
- * (FP64 for FP64 tiles) and the result is rounded once to the tile's precision. */
+/* Tile BLAS-3 codelets (gemm, syrk, trsm by the inverse, the scaled FP16 copy of its T,
+ * transposed FP8 copy): CPU functions on OpenBLAS, the codelet tables indexed by precision and
+ * tg_insert_* helpers. The CPU path is the reference: FP16/FP8 operands are widened exactly to
+ * FP32 scratch, the product runs in FP32 (FP64 for FP64 tiles) and the result is rounded once to
+ * the tile's precision. */
 #include "codelets/gemm.h"
 
 #include <cblas.h>
@@ -11,8 +12,8 @@
 #include "runtime/runtime.h"
 
 struct starpu_codelet tg_cl_gemm[TG_NPREC], tg_cl_syrk[TG_NPREC], tg_cl_trsm[TG_NPREC],
-    tg_cl_convt[TG_NPREC];
-static struct starpu_perfmodel models[4][TG_NPREC];
+    tg_cl_convt[TG_NPREC], tg_cl_half_scaled;
+static struct starpu_perfmodel models[4][TG_NPREC], half_scaled_model;
 static char symbols[4][TG_NPREC][40];
 
 /* The precision the CPU computes in for tiles of precision p. */
@@ -96,23 +97,42 @@ void tg_syrk_cpu(void *buffers[], void *cl_arg) {
 void tg_trsm_cpu(void *buffers[], void *cl_arg) {
     struct tg_trsm_arg s;
     starpu_codelet_unpack_args(cl_arg, &s);
-    int m = (int)STARPU_MATRIX_GET_NX(buffers[1]), n = (int)STARPU_MATRIX_GET_NY(buffers[1]);
-    int ldt = (int)STARPU_MATRIX_GET_LD(buffers[0]), ldx = (int)STARPU_MATRIX_GET_LD(buffers[1]);
-    void *t = (void *)STARPU_MATRIX_GET_PTR(buffers[0]), *x = (void *)STARPU_MATRIX_GET_PTR(buffers[1]);
+    tg_prec cp = compute_prec(s.prec);
+    /* X is the last buffer. The fp16 entry: T16 and alpha before it, T = T16·alpha widened to
+     * FP32 scratch (exactly: alpha is a power of two), X the FP16 tile, solved in FP32 scratch
+     * and rounded back once */
+    void *xb = buffers[tg_cl_trsm[s.prec].nbuffers - 1];
+    struct operand t = widen(s.prec, cp, buffers[0]), x = widen(s.prec, cp, xb);
+    if (t.scratch)
+        cblas_sscal((int)(STARPU_MATRIX_GET_NX(buffers[0]) * STARPU_MATRIX_GET_NY(buffers[0])),
+                    *(const float *)STARPU_VARIABLE_GET_PTR(buffers[1]), t.p, 1);
+    int m = (int)STARPU_MATRIX_GET_NX(xb), n = (int)STARPU_MATRIX_GET_NY(xb);
     enum CBLAS_SIDE side = s.side == 'L' ? CblasLeft : CblasRight;
-    /* the fp16 entry: X is the FP16 tile, solved in FP32 scratch and rounded back once */
-    struct operand w = widen(s.prec, compute_prec(s.prec), buffers[1]);
-    if (w.scratch) {
-        x = w.p;
-        ldx = w.ld;
-    }
-    if (compute_prec(s.prec) == TG_FP64)
+    if (cp == TG_FP64)
         cblas_dtrmm(CblasColMajor, side, CblasLower, cblas_trans(s.trans), CblasNonUnit, m, n, 1.0,
-                    t, ldt, x, ldx);
+                    t.p, t.ld, x.p, x.ld);
     else
         cblas_strmm(CblasColMajor, side, CblasLower, cblas_trans(s.trans), CblasNonUnit, m, n, 1.0f,
-                    t, ldt, x, ldx);
-    narrow(s.prec, compute_prec(s.prec), buffers[1], &w);
+                    t.p, t.ld, x.p, x.ld);
+    free(t.scratch);
+    narrow(s.prec, cp, xb, &x);
+}
+
+void tg_half_scaled_cpu(void *buffers[], void *cl_arg) {
+    (void)cl_arg;
+    const float *t = (const float *)STARPU_MATRIX_GET_PTR(buffers[0]);
+    void *h = (void *)STARPU_MATRIX_GET_PTR(buffers[1]);
+    size_t rows = STARPU_MATRIX_GET_NX(buffers[0]), cols = STARPU_MATRIX_GET_NY(buffers[0]),
+           ld = STARPU_MATRIX_GET_LD(buffers[0]), ldh = STARPU_MATRIX_GET_LD(buffers[1]);
+    float m = 0;
+    for (size_t j = 0; j < cols; j++)
+        for (size_t i = 0; i < rows; i++) m = fmaxf(m, fabsf(t[i + j * ld]));
+    double sc = ldexp(1, 14 - tg_half_scale_exp(m));
+    *(float *)STARPU_VARIABLE_GET_PTR(buffers[2]) = (float)(1 / sc);
+    /* t·sc is exact in double: one rounding, to nearest even, as the GPU's */
+    for (size_t j = 0; j < cols; j++)
+        for (size_t i = 0; i < rows; i++)
+            tg_prec_store(TG_FP16, h, i + j * ldh, t[i + j * ld] * sc);
 }
 
 static size_t dim(starpu_data_handle_t h, int which) {
@@ -135,12 +155,23 @@ int tg_insert_syrk(tg_prec p, starpu_data_handle_t a, starpu_data_handle_t c, in
                      STARPU_PRIORITY, priority, STARPU_FLOPS, flops, 0);
 }
 
-int tg_insert_trsm(tg_prec p, char side, char trans, starpu_data_handle_t t, starpu_data_handle_t x,
-                   int priority) {
+int tg_insert_trsm(tg_prec p, char side, char trans, starpu_data_handle_t t,
+                   starpu_data_handle_t alpha, starpu_data_handle_t x, int priority) {
     struct tg_trsm_arg s = {p, side, trans};
     double flops = (double)dim(x, 0) * dim(x, 1) * dim(t, 0);
-    return TG_INSERT(&tg_cl_trsm[p], STARPU_R, t, STARPU_RW, x, STARPU_VALUE, &s, sizeof s,
+    starpu_data_handle_t h[3];
+    int n = 0;
+    h[n++] = t;
+    if (p == TG_FP16) h[n++] = alpha;
+    h[n++] = x;
+    return TG_INSERT(&tg_cl_trsm[p], STARPU_DATA_ARRAY, h, n, STARPU_VALUE, &s, sizeof s,
                      STARPU_PRIORITY, priority, STARPU_FLOPS, flops, 0);
+}
+
+int tg_insert_half_scaled(starpu_data_handle_t t, starpu_data_handle_t t16,
+                          starpu_data_handle_t alpha, int priority) {
+    return TG_INSERT(&tg_cl_half_scaled, STARPU_R, t, STARPU_W, t16, STARPU_W, alpha,
+                     STARPU_PRIORITY, priority, STARPU_FLOPS, 2.0 * dim(t, 0) * dim(t, 1), 0);
 }
 
 int tg_insert_convt(starpu_data_handle_t src, tg_prec from, starpu_data_handle_t dst, double scale,
@@ -153,7 +184,8 @@ int tg_insert_convt(starpu_data_handle_t src, tg_prec from, starpu_data_handle_t
 void tg_gemm_codelets_init(void) {
     static const enum starpu_data_access_mode rrw[3] = {STARPU_R, STARPU_R, STARPU_RW},
                                               rw[2] = {STARPU_R, STARPU_RW},
-                                              rwo[2] = {STARPU_R, STARPU_W};
+                                              rwo[2] = {STARPU_R, STARPU_W},
+                                              rww[3] = {STARPU_R, STARPU_W, STARPU_W};
     static const struct tg_codelet_family fam[4] = {
         {"tg_gemm_%s", tg_cl_gemm, tg_gemm_cpu, TG_CUDA_FN(tg_gemm_cuda), 3, rrw},
         {"tg_syrk_%s", tg_cl_syrk, tg_syrk_cpu, TG_CUDA_FN(tg_syrk_cuda), 2, rw},
@@ -161,4 +193,9 @@ void tg_gemm_codelets_init(void) {
         {"tg_convt_%s_fp8", tg_cl_convt, tg_convert_cpu, TG_CUDA_FN(tg_convert_cuda), 2, rwo},
     };
     tg_codelet_families_fill(fam, 4, NULL, 0, models, symbols);
+    /* trsm's fp16 entry reads T16 and alpha, then X (the family's model and symbol) */
+    tg_codelet_fill(&tg_cl_trsm[TG_FP16], &models[2][TG_FP16], symbols[2][TG_FP16], tg_trsm_cpu,
+                    TG_CUDA_FN(tg_trsm_cuda), 3, rrw);
+    tg_codelet_fill(&tg_cl_half_scaled, &half_scaled_model, "tg_half_scaled_fp32",
+                    tg_half_scaled_cpu, TG_CUDA_FN(tg_half_scaled_cuda), 3, rww);
 }

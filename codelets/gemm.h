@@ -1,14 +1,17 @@
 /* Tile BLAS-3 codelets of the mixed-precision Cholesky and its solve (src/algo/cholesky.c,
  * src/algo/solve.c): gemm in every floating precision, syrk and "trsm by the inverse" in
- * FP32/FP64, and the transposing copy that feeds FP8 GEMMs. CPU functions in gemm.c (OpenBLAS;
- * FP16/FP8 operands widened to FP32 scratch: the reference), CUDA in gemm_cuda.cu (cuBLAS,
- * cuBLASLt for FP8).
+ * FP32/FP64 (and FP16 tiles below an FP32 diagonal), the scaled FP16 copy of an FP32 inverse
+ * that the FP16 trsm reads, and the transposing copy that feeds FP8 GEMMs. CPU functions in
+ * gemm.c (OpenBLAS; FP16/FP8 operands widened to FP32 scratch: the reference), CUDA in
+ * gemm_cuda.cu (cuBLAS, cuBLASLt for FP8).
  *
  * Scales: a tile stores value·scale (tg_matrix's per-tile scale, DESIGN-NOTES "Per-tile
  * scale"). Every argument struct carries the scales of its operands and the codelets compute on
  * the true values, so callers never unscale. */
 #ifndef TG_CODELETS_GEMM_H
 #define TG_CODELETS_GEMM_H
+#include <math.h>
+
 #include "codelets/codelets.h"
 
 #ifdef __cplusplus
@@ -49,12 +52,14 @@ int tg_insert_syrk(tg_prec a_prec, starpu_data_handle_t a, starpu_data_handle_t 
  * lower-triangular tile whose strict upper part is zero (tg_cl_trtri's output), FP32 or FP64.
  * This is the triangular solve X·L⁻ᵀ / L⁻¹·X: the CPU runs TRMM in place, the GPU a copy and a
  * GEMM (cuBLAS TRSM is 14× slower than GEMM on the H100 at nb 1024). Indexed by the precision
- * the result is stored in: FP64 and FP32 (T and X of that precision), and FP16: X is a tile
- * stored in FP16, solved in place with an FP32 T (scale-free: the solve is linear). The GPU
- * multiplies on FP16 tensor cores with FP32 accumulation, T scaled by a power of two into
- * FP16's range and rounded to FP16's unit roundoff 2⁻¹¹ (what the TF32 path did before, without
- * raising the tile to an FP32 copy and lowering it back); the CPU in FP32; both round the
- * result to FP16 once. */
+ * the result is stored in: FP64 and FP32, buffers T (R) and X (RW) of that precision; and FP16:
+ * X is a tile stored in FP16, solved in place (scale-free: the solve is linear) by an FP32 T
+ * given as its scaled FP16 copy, buffers T16 (R) and alpha (R) from tg_cl_half_scaled (made once
+ * per panel, not per tile), X (RW). T16·alpha is T rounded to FP16's unit roundoff 2⁻¹¹ (what
+ * the TF32 path kept, without raising the tile to an FP32 copy and lowering it back); CPU and GPU
+ * both multiply by that same rounded T: the GPU on FP16 tensor cores with FP32 accumulation,
+ * W·T16 scaled by alpha read from device memory; the CPU in FP32 (TRMM) on T16·alpha and X
+ * widened exactly. Both round the result to FP16 once. */
 struct tg_trsm_arg {
     tg_prec prec; /* the table entry */
     char side, trans;
@@ -62,8 +67,34 @@ struct tg_trsm_arg {
 extern struct starpu_codelet tg_cl_trsm[TG_NPREC];
 void tg_trsm_cpu(void *buffers[], void *cl_arg);
 void tg_trsm_cuda(void *buffers[], void *cl_arg);
-int tg_insert_trsm(tg_prec p, char side, char trans, starpu_data_handle_t t, starpu_data_handle_t x,
-                   int priority);
+/** @p t is T (FP32/FP64 entries, @p alpha NULL) or T16 with its @p alpha (the FP16 entry). */
+int tg_insert_trsm(tg_prec p, char side, char trans, starpu_data_handle_t t,
+                   starpu_data_handle_t alpha, starpu_data_handle_t x, int priority);
+
+/* ---- half_scaled: the FP16 entry of trsm's T, from an FP32 T: T16 = round16(T·s) (round to
+ * nearest even) and alpha = 1/s, s = 2^(14 − e) with e = tg_half_scale_exp(max|T|), so the
+ * largest entry lands just below 2^14: L⁻¹ of an ill-conditioned tile exceeds FP16's range, and
+ * small entries would lose bits as subnormals. s and alpha are powers of two, so only the FP16
+ * rounding errs. Buffers: T (R, FP32 matrix), T16 (W, FP16 matrix of T's size), alpha (W, a
+ * variable of one float). The CPU and the GPU give the same bits for a finite T (NaN entries
+ * become some FP16 NaN; the maximum ignores them). Perfmodel tg_half_scaled_fp32. */
+extern struct starpu_codelet tg_cl_half_scaled;
+void tg_half_scaled_cpu(void *buffers[], void *cl_arg);
+void tg_half_scaled_cuda(void *buffers[], void *cl_arg);
+int tg_insert_half_scaled(starpu_data_handle_t t, starpu_data_handle_t t16,
+                          starpu_data_handle_t alpha, int priority);
+
+/** The exponent e of half_scaled's scale 2^(14 − e) for a largest |entry| m: m < 2^e (frexp),
+ * 0 for m zero or not finite, at least −100 (the scale stays a finite float). The one rule of the
+ * CPU and the CUDA function. */
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+static inline int tg_half_scale_exp(float m) {
+    int e = 0;
+    if (m > 0 && isfinite(m)) frexpf(m, &e);
+    return e < -100 ? -100 : e;
+}
 
 /* ---- convt: dst (cols × rows) = round_FP8(srcᵀ · scale), src FP32 or FP64: the transposed
  * FP8 copy of a panel tile that cuBLASLt's TN layout needs (the paper, section V-B.3). The

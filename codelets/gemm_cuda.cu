@@ -2,7 +2,8 @@
 // table (FP64, FP32, FP16 inputs with FP32 compute); FP8 E4M3 inputs on cuBLASLt in its TN
 // layout with the FP16 tile as C and D.
 // trsm by the inverse: a copy and a GEMM (cuBLAS TRSM is ~14× slower than GEMM at nb 1024); for
-// a tile stored in FP16, an FP16 GEMM in place of the tile with T scaled into FP16's range.
+// a tile stored in FP16, an FP16 GEMM in place of the tile with T's scaled FP16 copy, made once
+// per panel by half_scaled (T's largest |entry|, then T·s rounded to FP16).
 #include <cuda_fp16.h>
 #include <stdint.h>
 
@@ -44,14 +45,22 @@ static blas_type blas_type_of(tg_prec p) {
 
 static cublasOperation_t op(char t) { return t == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
-// C = beta·C + alpha·op(A)·op(B), all of t's data type.
+// C = beta·C + alpha·op(A)·op(B), all of t's data type; alpha and beta point to scalars of t's
+// scalar type, on the host, or on the device in the handle's device pointer mode.
+static cublasStatus_t gemm_at(blas_type t, char ta, char tb, int m, int n, int k, const void *alpha,
+                              const void *a, int lda, const void *b, int ldb, const void *beta,
+                              void *c, int ldc) {
+    return cublasGemmEx(tg_cublas_handle(), op(ta), op(tb), m, n, k, alpha, a, t.data, lda, b,
+                        t.data, ldb, beta, c, t.data, ldc, t.compute, CUBLAS_GEMM_DEFAULT);
+}
+
+// gemm_at with the scalars given by value.
 static void gemm_ex(blas_type t, char ta, char tb, int m, int n, int k, double alpha, const void *a,
                     int lda, const void *b, int ldb, double beta, void *c, int ldc) {
     float fa = (float)alpha, fb = (float)beta;
     const void *pa = t.double_scalars ? (const void *)&alpha : (const void *)&fa;
     const void *pb = t.double_scalars ? (const void *)&beta : (const void *)&fb;
-    TG_CUBLAS_CHECK(cublasGemmEx(tg_cublas_handle(), op(ta), op(tb), m, n, k, pa, a, t.data, lda, b,
-                                 t.data, ldb, pb, c, t.data, ldc, t.compute, CUBLAS_GEMM_DEFAULT));
+    TG_CUBLAS_CHECK(gemm_at(t, ta, tb, m, n, k, pa, a, lda, b, ldb, pb, c, ldc));
 }
 
 static struct {
@@ -147,79 +156,79 @@ extern "C" void tg_syrk_cuda(void *buffers[], void *cl_arg) {
     }
 }
 
-// The fp16 entry's T: |T| reduced to its largest entry, then T·s rounded to FP16 with s a power
-// of two that puts that entry near 2^14 (T⁻¹ of an ill-conditioned tile exceeds FP16's range,
-// and tiny entries would lose bits as subnormals); the GEMM's alpha, 1/s, stays on the device.
-__global__ void absmax_kernel(const float *t, int n, int ld, unsigned *bits) {
+// half_scaled (gemm.h): |T| reduced to its largest entry, then T·s rounded to FP16 with s a
+// power of two that puts that entry near 2^14 (L⁻¹ of an ill-conditioned tile exceeds FP16's
+// range, and tiny entries would lose bits as subnormals); alpha = 1/s into its variable.
+__global__ static void absmax_kernel(const float *t, int rows, int cols, int ld, unsigned *bits) {
     float m = 0;
-    for (int j = blockIdx.x; j < n; j += gridDim.x) // a column per block: coalesced, no division
-        for (int i = threadIdx.x; i < n; i += blockDim.x) m = fmaxf(m, fabsf(t[i + (size_t)j * ld]));
+    for (int j = blockIdx.x; j < cols; j += gridDim.x) // a column per block: coalesced, no division
+        for (int i = threadIdx.x; i < rows; i += blockDim.x)
+            m = fmaxf(m, fabsf(t[i + (size_t)j * ld]));
     for (int o = 16; o; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
     if ((threadIdx.x & 31) == 0) atomicMax(bits, __float_as_uint(m)); // ordered as m ≥ 0
 }
 
-__global__ void scale_half_kernel(const float *t, int n, int ld, const unsigned *bits, __half *h,
-                                  float *alpha_beta) {
-    float m = __uint_as_float(*bits);
-    int e = 0;
-    if (m > 0 && isfinite(m)) frexpf(m, &e); // m < 2^e
-    e = max(e, -100);                          // s stays finite for any T
-    const float s = ldexpf(1.0f, 14 - e);      // exact powers of two: only the FP16 rounding errs
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        alpha_beta[0] = 1.0f / s;
-        alpha_beta[1] = 0;
-    }
-    for (int j = blockIdx.x; j < n; j += gridDim.x)
-        for (int i = threadIdx.x; i < n; i += blockDim.x)
-            h[i + (size_t)j * n] = __float2half_rn(t[i + (size_t)j * ld] * s);
+__global__ static void scale_half_kernel(const float *t, int rows, int cols, int ld,
+                                         const unsigned *bits, __half *h, int ldh, float *alpha) {
+    // exact powers of two: only the FP16 rounding errs (a product below FLT_MIN rounds to ±0 in
+    // FP16 either way), so this is the CPU's round16(t·s) bit for bit
+    const float s = ldexpf(1.0f, 14 - tg_half_scale_exp(__uint_as_float(*bits)));
+    if (blockIdx.x == 0 && threadIdx.x == 0) *alpha = 1.0f / s;
+    for (int j = blockIdx.x; j < cols; j += gridDim.x)
+        for (int i = threadIdx.x; i < rows; i += blockDim.x)
+            h[i + (size_t)j * ldh] = __float2half_rn(t[i + (size_t)j * ld] * s);
 }
+
+extern "C" void tg_half_scaled_cuda(void *buffers[], void *cl_arg) {
+    (void)cl_arg;
+    const float *t = (const float *)STARPU_MATRIX_GET_PTR(buffers[0]);
+    __half *h = (__half *)STARPU_MATRIX_GET_PTR(buffers[1]);
+    int rows = (int)STARPU_MATRIX_GET_NX(buffers[0]), cols = (int)STARPU_MATRIX_GET_NY(buffers[0]),
+        ld = (int)STARPU_MATRIX_GET_LD(buffers[0]), ldh = (int)STARPU_MATRIX_GET_LD(buffers[1]);
+    cudaStream_t st = starpu_cuda_get_local_stream();
+    unsigned *bits = (unsigned *)tg_cuda_scratch(1, sizeof(unsigned));
+    TG_CUDA_CHECK(cudaMemsetAsync(bits, 0, sizeof *bits, st));
+    const int blocks = 264, threads = 256;
+    absmax_kernel<<<blocks, threads, 0, st>>>(t, rows, cols, ld, bits);
+    scale_half_kernel<<<blocks, threads, 0, st>>>(t, rows, cols, ld, bits, h, ldh,
+                                                  (float *)STARPU_VARIABLE_GET_PTR(buffers[2]));
+    TG_CUDA_CHECK(cudaGetLastError());
+}
+
+// beta = 0 of the fp16 trsm's GEMM, which reads its scalars from device memory
+__device__ static float zero_on_device;
 
 extern "C" void tg_trsm_cuda(void *buffers[], void *cl_arg) {
     struct tg_trsm_arg s;
     starpu_codelet_unpack_args(cl_arg, &s);
     const void *t = (const void *)STARPU_MATRIX_GET_PTR(buffers[0]);
-    void *x = (void *)STARPU_MATRIX_GET_PTR(buffers[1]);
-    int m = (int)STARPU_MATRIX_GET_NX(buffers[1]), n = (int)STARPU_MATRIX_GET_NY(buffers[1]);
-    int ldt = (int)STARPU_MATRIX_GET_LD(buffers[0]), ldx = (int)STARPU_MATRIX_GET_LD(buffers[1]);
-    cudaStream_t st = starpu_cuda_get_local_stream();
-    if (s.prec == TG_FP16) {
-        // X is the FP16 tile itself: X ← round16(W·op(T)) from a copy W, on FP16 tensor cores with
-        // FP32 accumulation; T rounded to FP16 (scaled) loses what TF32 did: 10 bits kept
-        const int tn = s.side == 'R' ? n : m;
-        const size_t wbytes = ((size_t)m * n * 2 + 255) / 256 * 256,
-                     tbytes = ((size_t)tn * tn * 2 + 255) / 256 * 256;
-        char *w = (char *)tg_cuda_scratch(0, wbytes + tbytes + 16);
-        __half *w16 = (__half *)w, *t16 = (__half *)(w + wbytes);
-        unsigned *bits = (unsigned *)(w + wbytes + tbytes);
-        float *ab = (float *)(bits + 1);
-        TG_CUDA_CHECK(cudaMemsetAsync(bits, 0, sizeof *bits, st));
-        const int blocks = 264, threads = 256;
-        absmax_kernel<<<blocks, threads, 0, st>>>((const float *)t, tn, ldt, bits);
-        scale_half_kernel<<<blocks, threads, 0, st>>>((const float *)t, tn, ldt, bits, t16, ab);
-        TG_CUDA_CHECK(cudaGetLastError());
-        TG_CUDA_CHECK(cudaMemcpy2DAsync(w16, (size_t)m * 2, x, (size_t)ldx * 2, (size_t)m * 2,
-                                        (size_t)n, cudaMemcpyDeviceToDevice, st));
-        cublasHandle_t h = tg_cublas_handle(); // its math mode keeps FP32 reductions (runtime.c)
-        TG_CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE));
-        cublasStatus_t r =
-            s.side == 'R'
-                ? cublasGemmEx(h, CUBLAS_OP_N, op(s.trans), m, n, n, ab, w16, CUDA_R_16F, m, t16,
-                               CUDA_R_16F, tn, ab + 1, x, CUDA_R_16F, ldx, CUBLAS_COMPUTE_32F,
-                               CUBLAS_GEMM_DEFAULT)
-                : cublasGemmEx(h, op(s.trans), CUBLAS_OP_N, m, n, m, ab, t16, CUDA_R_16F, tn, w16,
-                               CUDA_R_16F, m, ab + 1, x, CUDA_R_16F, ldx, CUBLAS_COMPUTE_32F,
-                               CUBLAS_GEMM_DEFAULT);
-        TG_CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
-        TG_CUBLAS_CHECK(r);
-        return;
-    }
+    void *xb = buffers[tg_cl_trsm[s.prec].nbuffers - 1]; // the fp16 entry: T16, alpha, X
+    void *x = (void *)STARPU_MATRIX_GET_PTR(xb);
+    int m = (int)STARPU_MATRIX_GET_NX(xb), n = (int)STARPU_MATRIX_GET_NY(xb);
+    int ldt = (int)STARPU_MATRIX_GET_LD(buffers[0]), ldx = (int)STARPU_MATRIX_GET_LD(xb);
+    // X ← W·op(T) or op(T)·W from a copy W. The fp16 entry: X is the FP16 tile itself, T its
+    // FP16 copy T16, the product on FP16 tensor cores with FP32 accumulation (blas_type_of) and
+    // rounded to FP16 once; its alpha (1/s: T16·alpha is T rounded to FP16, 10 bits, as TF32
+    // kept) and beta are read from device memory, so nothing waits for half_scaled on the host
     blas_type bt = blas_type_of(s.prec);
-    size_t es = bt.data == CUDA_R_64F ? 8 : 4;
+    size_t es = tg_prec_size(s.prec);
     void *w = tg_cuda_scratch(0, (size_t)m * n * es);
     TG_CUDA_CHECK(cudaMemcpy2DAsync(w, (size_t)m * es, x, (size_t)ldx * es, (size_t)m * es,
-                                    (size_t)n, cudaMemcpyDeviceToDevice, st));
-    if (s.side == 'R') // X = W·op(T)
-        gemm_ex(bt, 'N', s.trans, m, n, n, 1.0, w, m, t, ldt, 0.0, x, ldx);
-    else // X = op(T)·W
-        gemm_ex(bt, s.trans, 'N', m, n, m, 1.0, t, ldt, w, m, 0.0, x, ldx);
+                                    (size_t)n, cudaMemcpyDeviceToDevice,
+                                    starpu_cuda_get_local_stream()));
+    const double one = 1, zero = 0;
+    const float onef = 1, zerof = 0;
+    const void *alpha = bt.double_scalars ? (const void *)&one : (const void *)&onef;
+    const void *beta = bt.double_scalars ? (const void *)&zero : (const void *)&zerof;
+    cublasHandle_t h = tg_cublas_handle(); // its math mode keeps FP32 reductions (runtime.c)
+    if (s.prec == TG_FP16) {
+        alpha = (const void *)STARPU_VARIABLE_GET_PTR(buffers[1]);
+        TG_CUDA_CHECK(cudaGetSymbolAddress((void **)&beta, zero_on_device));
+        TG_CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE));
+    }
+    cublasStatus_t r = s.side == 'R'
+                           ? gemm_at(bt, 'N', s.trans, m, n, n, alpha, w, m, t, ldt, beta, x, ldx)
+                           : gemm_at(bt, s.trans, 'N', m, n, m, alpha, t, ldt, w, m, beta, x, ldx);
+    if (s.prec == TG_FP16) TG_CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
+    TG_CUBLAS_CHECK(r);
 }

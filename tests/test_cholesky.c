@@ -1,7 +1,8 @@
 /* Tile Cholesky and its solve.
- * Codelets: potrf, trtri, gemm (fp64/fp32/fp16/fp8 with scales), syrk, trsm by the inverse and
- * the transposed FP8 copy run on EVERY worker and are compared with naive double code computed
- * from the same (rounded) inputs, within their precision's bound (stated at each check); CUDA
+ * Codelets: potrf, trtri, gemm (fp64/fp32/fp16/fp8 with scales), syrk, trsm by the inverse, the
+ * scaled FP16 copy of its T and the transposed FP8 copy run on EVERY worker and are compared
+ * with naive double code computed from the same (rounded) inputs, within their precision's bound
+ * (stated at each check; the scaled FP16 copy bit for bit against a naive rounding); CUDA
  * results are also compared with the CPU worker's.
  * Algorithm: Gaussian-kernel SPD matrices (N = one tile, N not a multiple of nb, several tiles):
  * all-FP64 factor and solve vs LAPACKE dpotrf/dpotrs; FP32 diagonal + FP16 and + FP8 adaptive
@@ -57,8 +58,10 @@ static int run_on(int w, struct starpu_codelet *cl, const void *arg, size_t args
     struct starpu_task *t = starpu_task_create();
     t->cl = cl;
     for (int i = 0; i < nh; i++) t->handles[i] = h[i];
-    starpu_codelet_pack_args(&t->cl_arg, &t->cl_arg_size, STARPU_VALUE, arg, argsize, 0);
-    t->cl_arg_free = 1;
+    if (arg) { /* NULL: a codelet without arguments */
+        starpu_codelet_pack_args(&t->cl_arg, &t->cl_arg_size, STARPU_VALUE, arg, argsize, 0);
+        t->cl_arg_free = 1;
+    }
     t->execute_on_a_specific_worker = 1;
     t->workerid = (unsigned)w;
     t->synchronous = 1;
@@ -286,9 +289,10 @@ static struct result case_syrk(int w, uint64_t seed, tg_prec p, int n, int k) {
 }
 
 /* trsm by the inverse: X·op(T) or op(T)·X with T lower (zero upper); within 2n·u·‖|X||T|‖.
- * The fp16 entry: an FP16 tile X solved in place with an FP32 T, u of FP16 (the GPU rounds T to
- * FP16). T is scaled by tscale and X by its inverse: T beyond FP16's range (2^16) or in its
- * subnormals (2^-12) checks that the GPU scales T into range. */
+ * The fp16 entry: an FP16 tile X solved in place with an FP32 T given as half_scaled's T16 and
+ * alpha (made first on the same worker), u of FP16 (T is rounded to FP16). T is scaled by tscale
+ * and X by its inverse: T beyond FP16's range (2^16) or in its subnormals (2^-12) checks that T
+ * is scaled into range. */
 static struct result case_trsm(int w, uint64_t seed, tg_prec p, char side, char trans, int m, int n,
                                double tscale) {
     tg_rng r;
@@ -299,12 +303,28 @@ static struct result case_trsm(int w, uint64_t seed, tg_prec p, char side, char 
     double *t = factor_tile(tn, dp, &r), *x = rand_mat(m, n, -1 / tscale, 1 / tscale, &r);
     for (size_t e = 0; e < (size_t)tn * tn; e++) t[e] *= tscale; /* exact: a power of two */
     round_to(p, x, (size_t)m * n, 1);
-    struct tile T = tile_make(dp, tn, tn, t, 1), X = tile_make(p, m, n, x, 1);
+    struct tile T = tile_make(dp, tn, tn, t, 1), X = tile_make(p, m, n, x, 1), T16 = {0};
     struct tg_trsm_arg s = {p, side, trans};
-    starpu_data_handle_t h[2] = {T.h, X.h};
+    starpu_data_handle_t h[3] = {T.h, X.h, NULL}, ha = NULL;
     struct result res = {.n = (size_t)m * n};
-    res.ret = run_on(w, &tg_cl_trsm[p], &s, sizeof s, h, 2);
+    float alpha = 0;
+    if (p == TG_FP16) { /* the trsm reads T16, alpha, X */
+        double *z = calloc((size_t)tn * tn, sizeof *z);
+        T16 = tile_make(TG_FP16, tn, tn, z, 1);
+        free(z);
+        starpu_variable_data_register(&ha, STARPU_MAIN_RAM, (uintptr_t)&alpha, sizeof alpha);
+        starpu_data_handle_t hs[3] = {T.h, T16.h, ha};
+        res.ret = run_on(w, &tg_cl_half_scaled, NULL, 0, hs, 3);
+        h[0] = T16.h;
+        h[1] = ha;
+        h[2] = X.h;
+    }
+    res.ret |= run_on(w, &tg_cl_trsm[p], &s, sizeof s, h, tg_cl_trsm[p].nbuffers);
     free(tile_take(&T));
+    if (ha) {
+        starpu_data_unregister(ha);
+        free(tile_take(&T16));
+    }
     res.out = tile_take(&X);
     double *ref = calloc(res.n, sizeof *ref), *mag = calloc(res.n, sizeof *mag);
     for (int j = 0; j < n; j++)
@@ -352,6 +372,79 @@ static struct result case_convt(int w, uint64_t seed, tg_prec from, int m, int n
     return res;
 }
 
+/* x rounded to FP16, naively: to the nearest multiple of the quantum of x's binade (2^-24 for
+ * subnormals), ties to even (rint); ±inf from 65520 on (past 65504 and the midpoint to 2^16). */
+static double ref_round16(double x) {
+    double a = fabs(x);
+    if (a == 0) return x;
+    int e;
+    frexp(a, &e); /* 2^(e−1) ≤ a < 2^e: quantum 2^(e−11) */
+    int q = e - 11 < -24 ? -24 : e - 11;
+    double r = ldexp(rint(ldexp(a, -q)), q);
+    return copysign(r > 65504 ? INFINITY : r, x);
+}
+
+/* FP16 bits to their value, naively. */
+static double ref_half(uint16_t b) {
+    int ex = b >> 10 & 31, man = b & 1023;
+    double v = ex == 0    ? ldexp(man, -24)
+               : ex == 31 ? (man ? NAN : INFINITY)
+                          : ldexp(1024 + man, ex - 25);
+    return b >> 15 ? -v : v;
+}
+
+/* half_scaled: T16 = round16(T·s), alpha = 1/s, s = 2^(14 − e) with e the exponent of max|T|
+ * (max|T| < 2^e ≤ 2·max|T|), 0 when T is zero, at least −100; bit for bit (signs of zeros too)
+ * against ref_round16 on T·s in double (exact: s is a power of two), error = the count of
+ * entries that differ. mag: T's entries are uniform in ±mag (a power of two) with planted
+ * values at the top of the range and ties at FP16's top binade and in its subnormals after
+ * scaling; mag 0: a zero tile (with −0 entries). */
+static struct result case_half(int w, uint64_t seed, int m, int n, double mag) {
+    tg_rng r;
+    tg_rng_seed(&r, seed);
+    size_t nn = (size_t)m * n;
+    double *x = rand_mat(m, n, -mag, mag, &r), *z = calloc(nn, sizeof *z);
+    if (mag > 0) {
+        const double planted[] = {1, -0.75, 1 - 0x1p-12, -(1 - 3 * 0x1p-12), 0x1p-30, 3 * 0x1p-39,
+                                  0x1p-38, -0x1p-38};
+        for (size_t k = 0; k < sizeof planted / sizeof *planted; k++) x[7 * k] = planted[k] * mag;
+    } else {
+        for (size_t k = 0; k < nn; k += 3) x[k] = -0.0;
+    }
+    round_to(TG_FP32, x, nn, 1);
+    struct tile T = tile_make(TG_FP32, m, n, x, 1), H = tile_make(TG_FP16, m, n, z, 1);
+    float alpha = -1;
+    starpu_data_handle_t h[3] = {T.h, H.h, NULL};
+    starpu_variable_data_register(&h[2], STARPU_MAIN_RAM, (uintptr_t)&alpha, sizeof alpha);
+    struct result res = {.n = nn + 1};
+    res.ret = run_on(w, &tg_cl_half_scaled, NULL, 0, h, 3);
+    starpu_data_unregister(h[2]);
+    starpu_data_unregister(H.h);
+    free(tile_take(&T));
+    double mx = 0;
+    for (size_t k = 0; k < nn; k++) mx = fmax(mx, fabs(x[k]));
+    int e = 0;
+    if (mx > 0) frexp(mx, &e);
+    e = e < -100 ? -100 : e;
+    double sc = ldexp(1, 14 - e);
+    res.out = malloc(res.n * sizeof *res.out);
+    int diff = 0;
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < m; i++) {
+            double got = ref_half(((const uint16_t *)H.data)[i + (size_t)j * H.ld]),
+                   want = ref_round16(x[i + (size_t)j * m] * sc);
+            res.out[i + (size_t)j * m] = got;
+            diff += got != want || signbit(got) != signbit(want);
+        }
+    res.out[nn] = alpha;
+    res.err = diff + (alpha != 1 / sc);
+    res.bound = 0;
+    free(H.data);
+    free(x);
+    free(z);
+    return res;
+}
+
 /* tilestats: Σv², max|v|, largest diagonal entry of a tile (v = stored / scale; diagonal tiles
  * of a symmetric matrix: strict lower part twice, upper part ignored — it holds garbage here);
  * the maxima exact, the sum within n·u₆₄ relative (FP64 accumulation of exact squares). */
@@ -386,7 +479,7 @@ static struct result case_stats(int w, uint64_t seed, tg_prec p, int m, int n, i
     return res;
 }
 
-enum { K_GEMM, K_POTRF, K_POTRF_BAD, K_TRTRI, K_SYRK, K_TRSM, K_CONVT, K_STATS };
+enum { K_GEMM, K_POTRF, K_POTRF_BAD, K_TRTRI, K_SYRK, K_TRSM, K_CONVT, K_STATS, K_HALF };
 struct kcase {
     int kind;
     tg_prec p;
@@ -404,12 +497,13 @@ static struct result run_case(int w, uint64_t seed, const struct kcase *c) {
     case K_SYRK: return case_syrk(w, seed, c->p, c->m, c->k);
     case K_TRSM: return case_trsm(w, seed, c->p, c->a, c->b, c->m, c->n, c->sa);
     case K_STATS: return case_stats(w, seed, c->p, c->m, c->n, c->k, c->sa);
+    case K_HALF: return case_half(w, seed, c->m, c->n, c->sa);
     default: return case_convt(w, seed, c->p, c->m, c->n, c->sa);
     }
 }
 
-static const char *kind_name[] = {"gemm", "potrf", "potrf (not SPD)", "trtri", "syrk", "trsm", "convt",
-                                  "tilestats"};
+static const char *kind_name[] = {"gemm",  "potrf", "potrf (not SPD)", "trtri",      "syrk",
+                                  "trsm",  "convt", "tilestats",       "half_scaled"};
 
 /* Every codelet case on every worker: within its bound; CUDA workers also within 2·bound of the
  * CPU worker's output (both are within the bound of the same reference). */
@@ -452,6 +546,13 @@ static void codelet_tests(uint64_t seed, int *cuda_ran) {
         {K_STATS, TG_FP32, 0, 0, 300, 41, 0, 1, 0, 0},
         {K_STATS, TG_FP16, 0, 0, 64, 64, 1, 1, 0, 0},
         {K_STATS, TG_FP8_E4M3, 0, 0, 48, 32, 0, 64, 0, 0},
+        /* max|T| 1, 2^100 (FP16 overflows unscaled), 2^-120 (e clamped at −100; FP32
+         * subnormals), a zero tile; a rectangular one */
+        {K_HALF, TG_FP32, 0, 0, 40, 40, 0, 1, 0, 0},
+        {K_HALF, TG_FP32, 0, 0, 64, 64, 0, 0x1p100, 0, 0},
+        {K_HALF, TG_FP32, 0, 0, 33, 33, 0, 0x1p-120, 0, 0},
+        {K_HALF, TG_FP32, 0, 0, 17, 17, 0, 0, 0, 0},
+        {K_HALF, TG_FP32, 0, 0, 70, 9, 0, 0x1p-7, 0, 0},
     };
     int cpu = starpu_worker_get_by_type(STARPU_CPU_WORKER, 0);
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {

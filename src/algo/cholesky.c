@@ -3,17 +3,18 @@
  * bands), then a right-looking sequential task flow over tiles. Per panel k: potrf of A_kk, its
  * inverse once (trtri), every panel tile A_ik ← A_ik·L_kk⁻ᵀ as a GEMM in the diagonal precision
  * (a tile stored in FP16 below an FP32 diagonal: in place, on FP16 tensor cores with FP32
- * accumulation on the GPU, with no FP32 copy of it), then the trailing updates,
+ * accumulation on the GPU, with no FP32 copy of it, by the inverse's scaled FP16 copy made once
+ * for the panel), then the trailing updates,
  * each in the precision of the tile it updates, from copies of the panel tiles in that
  * precision made once per panel. Tiles the map makes FP8 are stored in FP16: their updates take
  * FP8 operands and accumulate in FP16.
  * Several MPI ranks: every task goes through TG_INSERT, so it runs on the owner of the tile it
- * writes; temporaries belong to the rank that writes them (the inverse of L_kk to the owner of
- * A_kk, a panel tile's raised and lowered copies to the owner of the panel tile), so the copies
- * in the precisions of the updates are what StarPU-MPI sends; after panel k's updates the
- * copies other ranks received of its tiles are dropped. The map's statistics are summed
- * over the ranks (each tile's come from its owner, the others add zeros: exact), so every rank
- * builds the same map. */
+ * writes; temporaries belong to the rank that writes them (the inverse of L_kk, its FP16 copy
+ * and that copy's scale to the owner of A_kk, a panel tile's raised and lowered copies to the
+ * owner of the panel tile), so the copies in the precisions of the updates are what StarPU-MPI
+ * sends; after panel k's updates the copies other ranks received of its tiles are dropped. The
+ * map's statistics are summed over the ranks (each tile's come from its owner, the others add
+ * zeros: exact), so every rank builds the same map. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,8 +255,17 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
         if (k == nt - 1) break;
         int kb;
         tg_matrix_tile_dims(A, k, k, &kb, &kb);
-        starpu_data_handle_t linv = tg_tile_temp(kb, kb, d, tg_matrix_tile_owner(A, k, k));
+        int kowner = tg_matrix_tile_owner(A, k, k);
+        starpu_data_handle_t linv = tg_tile_temp(kb, kb, d, kowner), linv16 = NULL, alpha = NULL;
         bad |= tg_insert_trtri(d, tg_tile(A, k, k), linv, top + 2 * nt);
+        int any16 = 0;
+        for (int i = k + 1; i < nt; i++) any16 |= below_fp32(d, A->prec[tg_tile_index(A, i, k)]);
+        if (any16) { /* linv's scaled FP16 copy, once for the panel's FP16 solves */
+            linv16 = tg_tile_temp(kb, kb, TG_FP16, kowner);
+            starpu_variable_data_register(&alpha, -1, 0, sizeof(float));
+            tg_runtime_register(alpha, kowner);
+            bad |= tg_insert_half_scaled(linv, linv16, alpha, top + 2 * nt);
+        }
         for (int i = k + 1; i < nt; i++) {
             size_t t = tg_tile_index(A, i, k);
             int prio = top + nt - i;
@@ -268,11 +278,17 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
                 pn.own_hi[i] = 1;
                 bad |= tg_insert_convert(A->h[t], pn.hi[i], A->prec[t], d, 1 / A->scale[t], prio);
             }
-            bad |= tg_insert_trsm(solved_prec(A, &pn, i, k, d), 'R', 'T', linv, pn.hi[i], prio);
+            tg_prec sp = solved_prec(A, &pn, i, k, d); /* FP16: below FP32, by linv16 */
+            bad |= tg_insert_trsm(sp, 'R', 'T', sp == TG_FP16 ? linv16 : linv, alpha, pn.hi[i],
+                                  prio);
             if (pn.own_hi[i])
                 bad |= tg_insert_convert(pn.hi[i], A->h[t], d, A->prec[t], A->scale[t], prio);
         }
         starpu_data_unregister_submit(linv);
+        if (linv16) {
+            starpu_data_unregister_submit(linv16);
+            starpu_data_unregister_submit(alpha);
+        }
         for (int j = k + 1; j < nt; j++) {
             /* a panel tile stored in FP16 (map FP16 or FP8) updates an FP32 diagonal from its
              * FP16 storage, on tensor cores */

@@ -67,7 +67,8 @@ tg_status tg_chol_solve(const tg_matrix *L, tg_matrix *B, tg_error *err) {
     }
     /* forward: B_k ← L_kk⁻¹·B_k, then B_i −= L_ik·B_k below */
     for (int k = 0; k < nt; k++) {
-        for (int c = 0; c < nc; c++) bad |= tg_insert_trsm(b, 'L', 'N', inv[k], tg_tile(B, k, c), 2 * nt - k);
+        for (int c = 0; c < nc; c++)
+            bad |= tg_insert_trsm(b, 'L', 'N', inv[k], NULL, tg_tile(B, k, c), 2 * nt - k);
         for (int i = k + 1; i < nt; i++) {
             int own;
             starpu_data_handle_t lik = in_prec(L, i, k, b, tg_matrix_tile_owner(B, i, 0), &own, &bad);
@@ -88,7 +89,8 @@ tg_status tg_chol_solve(const tg_matrix *L, tg_matrix *B, tg_error *err) {
             if (own) starpu_data_unregister_submit(lik);
             tg_runtime_flush(tg_tile(L, i, k)); /* read for the last time: copies dropped */
         }
-        for (int c = 0; c < nc; c++) bad |= tg_insert_trsm(b, 'L', 'T', inv[k], tg_tile(B, k, c), k + 1);
+        for (int c = 0; c < nc; c++)
+            bad |= tg_insert_trsm(b, 'L', 'T', inv[k], NULL, tg_tile(B, k, c), k + 1);
         starpu_data_unregister_submit(inv[k]);
     }
     tg_runtime_wait_all();

@@ -118,7 +118,9 @@ static tg_status run_krr(const sweep *s, int nb, tg_error *err) {
         (st = tg_kernel_gram(g, g, &C, NULL, err)) ||
         (st = tg_kernel_gram(t, g, &Ct, NULL, err)))
         goto done;
-    /* the factorisations of the forced maps: every precision the adaptive map can choose */
+    /* the factorisations of the forced maps: every precision the adaptive map can choose (FP16
+     * and FP8 tiles below FP32 diagonals: the FP16 panel solve and its scaled copy of L⁻¹,
+     * tg_trsm_fp16 and tg_half_scaled_fp32) */
     static const struct {
         tg_prec diag;
         unsigned low;

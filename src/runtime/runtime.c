@@ -330,11 +330,11 @@ enum { B_PANEL, B_TRSM, B_SYRK, B_GEMM, B_MEMORY, B_DOT, B_EPI, B_GENO, NBUCKETS
 static const struct {
     const char *prefix;
     int bucket;
-} buckets[] = {{"tg_potrf", B_PANEL},     {"tg_trtri", B_PANEL},     {"tg_trsm", B_TRSM},
-               {"tg_syrk", B_SYRK},       {"tg_gemm", B_GEMM},       {"tg_convert", B_MEMORY},
-               {"tg_convt", B_MEMORY},    {"tg_tilestats", B_MEMORY}, {"tg_kernelfn", B_MEMORY},
-               {"tg_gram", B_DOT},        {"tg_kernelgram", B_DOT},  {"tg_xtx", B_DOT},
-               {"tg_epi", B_EPI},         {"tg_fivecodes", B_GENO}};
+} buckets[] = {{"tg_potrf", B_PANEL},       {"tg_trtri", B_PANEL},    {"tg_half_scaled", B_PANEL},
+               {"tg_trsm", B_TRSM},         {"tg_syrk", B_SYRK},      {"tg_gemm", B_GEMM},
+               {"tg_convert", B_MEMORY},    {"tg_convt", B_MEMORY},   {"tg_tilestats", B_MEMORY},
+               {"tg_kernelfn", B_MEMORY},   {"tg_gram", B_DOT},       {"tg_kernelgram", B_DOT},
+               {"tg_xtx", B_DOT},           {"tg_epi", B_EPI},        {"tg_fivecodes", B_GENO}};
 
 int tg_heteroprio_bucket(const char *kernel) {
     for (size_t i = 0; kernel && i < sizeof buckets / sizeof *buckets; i++)
