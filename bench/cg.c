@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/runtime.h"
 #include "base/rng.h"
 #include "io/out.h"
 #include "tilegwas.h"
@@ -41,6 +42,7 @@ static void progress(void *ctx, int iter, int64_t nphen, const double *relres) {
 }
 
 int main(int argc, char **argv) {
+    tg_blas_restart_if_generic(argv);
     int64_t n = 102000, m = 50241, k = 10;
     double tol = 1e-8;
     int jacobi = 1;

@@ -98,6 +98,7 @@ static double best_seconds(const struct map *mp, const double *a, int64_t n, int
 }
 
 int main(int argc, char **argv) {
+    tg_blas_restart_if_generic(argv);
     int64_t n = 32768;
     int nb = 2048, gpu = 1, reps = 3;
     for (int i = 1; i < argc; i++) {

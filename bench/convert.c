@@ -47,6 +47,7 @@ static double ceiling_bytes_per_s(int gpu, size_t bytes) {
 }
 
 int main(int argc, char **argv) {
+    tg_blas_restart_if_generic(argv);
     int nb = 4096, reps = 20, gpu = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--nb") && i + 1 < argc) nb = atoi(argv[++i]);

@@ -27,6 +27,7 @@ static void die(const tg_error *err) {
 }
 
 int main(int argc, char **argv) {
+    tg_blas_restart_if_generic(argv);
     int order = 4, block = 0, gemm = 0;
     int64_t m = 1024, n = 262144;
     uint64_t max_rounds = 0, round_step = 0;

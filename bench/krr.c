@@ -282,6 +282,7 @@ static double warm_up(const tg_bed *bed, int64_t nw, int nb, double gamma, doubl
 }
 
 int main(int argc, char **argv) {
+    tg_blas_restart_if_generic(argv);
     int64_t n = 65536, s = 32768;
     int nb = 2048, gpu = 1, ceiling = 1, free_gram = 0, ncpu = -1;
     double gamma = 0, alpha = -1;

@@ -380,6 +380,7 @@ static void usage(const char *argv0) {
 }
 
 int main(int argc, char **argv) {
+    tg_blas_restart_if_generic(argv);
     const char *scheds = NULL, *sets = "cpu,gpu,cpu+gpu", *out = NULL, *gantt = NULL,
                *map = "fp32";
     int ncpu = -1, ngpu = -1, reps = 1, warmup = 1;

@@ -412,6 +412,7 @@ static void cpu_part(const int8_t *geno, int64_t ld, int64_t n, int64_t m, int k
 }
 
 int main(int argc, char **argv) {
+    tg_blas_restart_if_generic(argv);
     int64_t n = 102000, m = 50241, cpu_n = 20400;
     int k = 10, reps = 10, pairs = 3, gpu = 1, cpu = 1;
     double missing = 2.0 / 256;

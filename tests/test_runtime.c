@@ -98,6 +98,25 @@ int main(void) {
     char desc[1024];
     tg_runtime_describe(desc, sizeof desc);
     ok(strstr(desc, "CPU worker") != NULL, "describe: %s", desc);
+    ok(strstr(desc, tg_blas_core()) != NULL, "describe names OpenBLAS's kernels (%s)", tg_blas_core());
+    /* the kernels asked for when OpenBLAS fell back to older ones than the CPU runs */
+    const unsigned avx2 = TG_CPU_AVX2 | TG_CPU_FMA, avx512 = avx2 | TG_CPU_AVX512;
+    static const struct {
+        const char *core;
+        unsigned features;
+        const char *want;
+    } cores[] = {{"Prescott", avx512, "SkylakeX"},         {"Prescott", avx512 | TG_CPU_AVX512BF16, "Cooperlake"},
+                 {"Prescott", avx2, "Haswell"},            {"Sandybridge", avx2, "Haswell"},
+                 {"Prescott", TG_CPU_AVX2, NULL},          {"Prescott", TG_CPU_AVX512, NULL},
+                 {"Prescott", 0, NULL},                    {"Haswell", avx512, NULL},
+                 {"SkylakeX", avx512 | TG_CPU_AVX512BF16, NULL}, {"Zen", avx2, NULL},
+                 {"Cooperlake", avx512, NULL},             {NULL, avx2, "Haswell"}};
+    for (size_t i = 0; i < sizeof cores / sizeof *cores; i++) {
+        const char *got = tg_blas_better_core(cores[i].core, cores[i].features);
+        ok(got == cores[i].want || (got && cores[i].want && !strcmp(got, cores[i].want)),
+           "OpenBLAS %s on features 0x%x: ask for %s (got %s)", cores[i].core ? cores[i].core : "(none)",
+           cores[i].features, cores[i].want ? cores[i].want : "nothing", got ? got : "nothing");
+    }
     ok(tg_runtime_start(&o, &err) != TG_OK, "a second start is refused");
 
     double x[LD * COLS];

@@ -7,6 +7,7 @@
 #include "base/hash.h"
 #include "cli/cli.h"
 #include "config.h"
+#include "runtime/runtime.h"
 
 static const tg_command commands[] = {
     {"simulate", tg_cmd_simulate, "write a synthetic dataset with planted signals"},
@@ -53,6 +54,8 @@ static int same_args(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+    /* before anything starts: the restart keeps no state */
+    tg_blas_restart_if_generic(argv);
     /* MPI first: a rank must know its rank before it prints or writes anything */
     tg_error err;
     /* every rank refuses alike (the thread level is agreed on): rank 0 says it once */

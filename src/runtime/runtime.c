@@ -681,5 +681,7 @@ void tg_runtime_describe(char *buf, size_t len) {
         starpu_worker_get_name((int)w, name, sizeof name);
         l += (size_t)snprintf(buf + l, len - l, " [%s]", name);
     }
+    if (l < len)
+        l += (size_t)snprintf(buf + l, len - l, "; OpenBLAS kernels %s", tg_blas_core());
     if (l < len) snprintf(buf + l, len - l, "; performance models: %s", rt.models);
 }

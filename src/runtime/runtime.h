@@ -133,4 +133,17 @@ void tg_runtime_flush(starpu_data_handle_t h);
  * inserted with TG_INSERT run where it is written and move it where it is read; every rank
  * registers the same handles in the same order. Nothing on one rank. */
 void tg_runtime_register(starpu_data_handle_t h, int owner);
+/* ---- OpenBLAS's kernels (blas.c) */
+/** The name of the kernels OpenBLAS uses ("Cooperlake", "Haswell", "Prescott", ...). */
+const char *tg_blas_core(void);
+enum { TG_CPU_AVX2 = 1, TG_CPU_FMA = 2, TG_CPU_AVX512 = 4, TG_CPU_AVX512BF16 = 8 };
+/** The OPENBLAS_CORETYPE a CPU with @p features (TG_CPU_*; TG_CPU_AVX512: F, BW, DQ and VL)
+ * calls for when OpenBLAS runs the kernels @p core, or NULL when those are as good. */
+const char *tg_blas_better_core(const char *core, unsigned features);
+/** First thing in main: when OpenBLAS fell back to kernels that use less of this CPU than it
+ * has (its generic Prescott kernels on a CPU model it does not know) and OPENBLAS_CORETYPE is
+ * not set, says so on stderr and re-executes the program with OPENBLAS_CORETYPE set to the
+ * kernels the CPU's features call for; returns only when nothing needs doing or the restart
+ * failed. */
+void tg_blas_restart_if_generic(char **argv);
 #endif

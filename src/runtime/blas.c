@@ -1,0 +1,59 @@
+/* OpenBLAS's kernel choice. A DYNAMIC_ARCH OpenBLAS picks its kernels from the CPU model; one
+ * older than the CPU (Debian 12 ships 0.3.21) falls back to its generic Prescott kernels on a
+ * model it does not know, as some virtual machines report recent Xeons: DGEMM at 8 GFLOP/s a
+ * core instead of 66-74 on the H100 node (docs/PERFORMANCE.md). OPENBLAS_CORETYPE overrides the
+ * choice but is read once, when the library loads, so the program restarts with it set. */
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime/runtime.h"
+
+/* OpenBLAS's name for its kernels in use (cblas.h of OpenBLAS declares it) */
+char *openblas_get_corename(void);
+
+const char *tg_blas_core(void) { return openblas_get_corename(); }
+
+const char *tg_blas_better_core(const char *core, unsigned features) {
+    /* kernels that use AVX2 and FMA at least: nothing better to ask for */
+    static const char *const wide[] = {"Haswell", "Zen", "SkylakeX", "Cooperlake", "SapphireRapids"};
+    for (size_t i = 0; i < sizeof wide / sizeof *wide; i++)
+        if (core && !strcmp(core, wide[i])) return NULL;
+    if ((features & (TG_CPU_AVX2 | TG_CPU_FMA)) != (TG_CPU_AVX2 | TG_CPU_FMA)) return NULL;
+    if (!(features & TG_CPU_AVX512)) return "Haswell";
+    return features & TG_CPU_AVX512BF16 ? "Cooperlake" : "SkylakeX";
+}
+
+static unsigned cpu_features(void) {
+    __builtin_cpu_init();
+    return (__builtin_cpu_supports("avx2") ? TG_CPU_AVX2 : 0u) |
+           (__builtin_cpu_supports("fma") ? TG_CPU_FMA : 0u) |
+           (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                    __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")
+                ? TG_CPU_AVX512
+                : 0u) |
+           (__builtin_cpu_supports("avx512bf16") ? TG_CPU_AVX512BF16 : 0u);
+}
+
+void tg_blas_restart_if_generic(char **argv) {
+    if (getenv("OPENBLAS_CORETYPE")) return; /* the user's choice, or ours after the restart */
+    const char *core = tg_blas_core(), *better = tg_blas_better_core(core, cpu_features());
+    if (!better) return;
+    /* under mpiexec every rank restarts: the first one says so */
+    const char *rank = getenv("PMI_RANK") ? getenv("PMI_RANK") : getenv("OMPI_COMM_WORLD_RANK");
+    if (!rank || !strcmp(rank, "0"))
+        fprintf(stderr,
+            "%s: OpenBLAS chose its %s kernels on a CPU with %s; restarting with "
+            "OPENBLAS_CORETYPE=%s (set OPENBLAS_CORETYPE to choose otherwise)\n",
+            argv[0], core ? core : "default", strcmp(better, "Haswell") ? "AVX-512" : "AVX2",
+            better);
+    fflush(NULL);
+    setenv("OPENBLAS_CORETYPE", better, 1);
+    execv("/proc/self/exe", argv);
+    /* no restart (no /proc): carry on with the slower kernels */
+    if (!rank || !strcmp(rank, "0"))
+        fprintf(stderr, "%s: could not restart; OpenBLAS keeps its %s kernels\n", argv[0],
+                core ? core : "default");
+}
