@@ -194,7 +194,9 @@ void launch_gemm_shape(const GemmArgs &g, cudaStream_t st) {
 typedef void (*gemm_launcher)(const GemmArgs &, cudaStream_t);
 // Measured on the H100 (docs/PERFORMANCE.md; 2026-11-24, two runs): 256x128 k1024 with 4 stages
 // 0.71 of the ceiling, 3 stages 0.70, 128x256 0.62, 128x128 0.60, 2048-bit stages 0.52; 16 warps
-// of 32x64 (256x128, 3 or 4 stages) 0.63.
+// of 32x64 (256x128, 3 or 4 stages) 0.63. Shape 0 with the next 256-bit step's fragments loaded
+// during this step's mma (two buffers, 236 registers) 0.70, with the mma in serpentine order
+// (consecutive ones sharing B) 0.68-0.69, both 0.68-0.69: ptxas already overlaps the loads.
 const gemm_launcher gemm_shapes[] = {
     launch_gemm_shape<256, 128, 4, 2, 128, 4>,
     launch_gemm_shape<256, 128, 4, 2, 128, 3>,
