@@ -39,7 +39,10 @@ static unsigned cpu_features(void) {
 
 void tg_blas_restart_if_generic(char **argv) {
     if (getenv("OPENBLAS_CORETYPE")) return; /* the user's choice, or ours after the restart */
-    const char *core = tg_blas_core(), *better = tg_blas_better_core(core, cpu_features());
+    /* test hook (tests/blas_restart.sh): the kernels OpenBLAS is said to run, so that the
+     * restart is exercised where OpenBLAS knows the CPU */
+    const char *core = getenv("TG_TEST_BLAS_CORE") ? getenv("TG_TEST_BLAS_CORE") : tg_blas_core();
+    const char *better = tg_blas_better_core(core, cpu_features());
     if (!better) return;
     /* under mpiexec every rank restarts: the first one says so */
     const char *rank = getenv("PMI_RANK") ? getenv("PMI_RANK") : getenv("OMPI_COMM_WORLD_RANK");
