@@ -168,10 +168,21 @@ void tg_fivecodes_init(void) {
 
 int tg_insert_fivecodes(const struct tg_fivecodes_arg *a, starpu_data_handle_t codes,
                         starpu_data_handle_t in, starpu_data_handle_t coef,
-                        starpu_data_handle_t miss, starpu_data_handle_t out, double flops) {
+                        starpu_data_handle_t miss, starpu_data_handle_t out, double flops,
+                        int worker, void (*done)(void *), void *done_arg) {
     /* plain StarPU even with several MPI ranks: a genotype matrix is node-local, each rank
      * that holds one computes its products on its own workers */
-    return TG_INSERT_LOCAL(&tg_cl_fivecodes[a->trans][a->prec == TG_FP32], STARPU_R, codes,
-                           STARPU_R, in, STARPU_R, coef, STARPU_R, miss, STARPU_W, out,
-                           STARPU_VALUE, a, sizeof *a, STARPU_FLOPS, flops, 0);
+    struct starpu_task *t = starpu_task_build(&tg_cl_fivecodes[a->trans][a->prec == TG_FP32],
+                                              STARPU_R, codes, STARPU_R, in, STARPU_R, coef,
+                                              STARPU_R, miss, STARPU_W, out, STARPU_VALUE, a,
+                                              sizeof *a, STARPU_FLOPS, flops, 0);
+    if (t && worker >= 0) {
+        t->execute_on_a_specific_worker = 1;
+        t->workerid = (unsigned)worker;
+    }
+    if (t && done) {
+        t->callback_func = done;
+        t->callback_arg = done_arg;
+    }
+    return tg_task_submit(t);
 }

@@ -55,10 +55,13 @@ extern struct starpu_codelet tg_cl_fivecodes[2][2];
 void tg_fivecodes_init(void);
 void tg_fivecodes_cpu(void *buffers[], void *cl_arg);
 void tg_fivecodes_cuda(void *buffers[], void *cl_arg);
-/** Inserts one block product (handles in the buffer order above). */
+/** Inserts one block product (handles in the buffer order above). @p worker ≥ 0: the task runs
+ * on that worker; @p done (NULL: none) is called with @p done_arg once it has run, on the
+ * worker's thread. */
 int tg_insert_fivecodes(const struct tg_fivecodes_arg *a, starpu_data_handle_t codes,
                         starpu_data_handle_t in, starpu_data_handle_t coef,
-                        starpu_data_handle_t miss, starpu_data_handle_t out, double flops);
+                        starpu_data_handle_t miss, starpu_data_handle_t out, double flops,
+                        int worker, void (*done)(void *), void *done_arg);
 
 #ifdef __cplusplus
 }

@@ -15,13 +15,14 @@
  * for all its rows, so fewer, longer blocks keep that cost down (under ~10% of the lookups at
  * 48). Blocks are whole units of 512 rows, the rows of one CUDA thread block at k = 10, so no
  * GPU row tile is partial, and they shrink along the product from about 1.5 to 0.5 times the
- * mean (blocks_make): on CPU workers the tasks are submitted two per worker at a time
- * (tg_geno_mul_rows), so the short last ones even out the workers' ends. For the paper's
- * n = 102,000 × m = 50,241: Z·Λ 64 tasks of 5 to 1 units (0.5 to 2.6 GFLOP at k = 10), Zᵀ·Λ̃
- * 48 of 3 to 1. Measured on the H100 node's 16 cores (bench/snpmm's recorded product): with
- * equal blocks all submitted at once the cores were busy 75–81% of the product's span (the
+ * mean (blocks_make): with CPU workers only, the workers pull the blocks in that order, two
+ * at a time (tg_geno_mul_submit), so the short last ones even out the workers' ends. For the
+ * paper's n = 102,000 × m = 50,241: Z·Λ 64 tasks of 5 to 1 units (0.5 to 2.6 GFLOP at k = 10),
+ * Zᵀ·Λ̃ 48 of 3 to 1. Measured on the H100 node's 16 cores (bench/snpmm's recorded product):
+ * with equal blocks all submitted at once the cores were busy 75–81% of the product's span (the
  * busiest one 25–33% above the mean: dmdas places every task at submission from the models,
- * and a core slowed by its neighbours kept its share); now 85–91% (Z·Λ) and 83–89% (Zᵀ·Λ̃).
+ * and a core slowed by its neighbours kept its share); with shrinking blocks and two tasks per
+ * worker in flight, still placed by dmdas, 70–91% (docs/PERFORMANCE.md).
  *
  * Several MPI ranks: each holds the codes of its own samples only (tg_runtime_split: an even,
  * contiguous share of the rows), in blocks sized as above for its share, and decodes only those
@@ -718,13 +719,15 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
         starpu_matrix_data_register(
             &hout[b], STARPU_MAIN_RAM, (uintptr_t)((char *)out + (size_t)bl->start[b] * es),
             (uint32_t)ldout, (uint32_t)block_len(bl, b), (uint32_t)k, es);
-    /* CPU workers only: two tasks per worker in flight. dmdas places a task when it is
-     * submitted, from the models' times; with every task submitted at once, a core running
-     * slower than its model (a busy neighbour on a virtual machine) kept its full share and
-     * ended the product last (H100 node, 16 cores: the busiest core 33% above the mean). With
-     * a GPU, which takes every task, the waits only delay it (Z·Λ 11.0 → 12.5 ms). */
-    const int window = tg_runtime_ngpu() > 0 ? 0 : 2 * (int)starpu_worker_get_count();
-    tg_status st = tg_geno_mul_submit(g, trans, (int)k, prec, offset, hin, hout, window, err);
+    /* CPU workers only: the workers pull the blocks. dmdas places a task when it is submitted,
+     * from the models' times; with every task submitted at once, a core running slower than
+     * its model (a busy neighbour on a virtual machine) kept its full share and ended the
+     * product last (H100 node, 16 cores: the busiest core 33% above the mean), and with two
+     * tasks per worker in flight it still got the next task as soon as its late one was due.
+     * With a GPU, which takes every task, the scheduler's placement is kept (with a window of
+     * tasks in flight, Z·Λ took 12.5 ms instead of 11.0). */
+    tg_status st = tg_geno_mul_submit(g, trans, (int)k, prec, offset, hin, hout,
+                                      tg_runtime_ngpu() == 0, err);
     for (int64_t b = 0; b < nblk; b++) starpu_data_unregister(hout[b]); /* waits, copies back */
     starpu_data_unregister(hin);
     free(hout);
@@ -734,24 +737,96 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
 
 int64_t tg_geno_nblocks(const tg_geno *g, int trans) { return trans ? g->sbl.count : g->rbl.count; }
 
+/* A product whose CPU workers pull its blocks (tg_geno_mul_submit with pull): each worker
+ * starts with two blocks and, as each of its tasks ends, its callback submits the next block
+ * to the same worker, largest blocks first. */
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t all_done;
+    tg_geno *g;
+    struct tg_fivecodes_arg a;
+    starpu_data_handle_t in;
+    const starpu_data_handle_t *out;
+    int64_t nt, nblk, next, finished; /* blocks: count, next to submit, ended (or never run) */
+    int err;                          /* the first failed submission's code */
+} pull_state;
+
+static int submit_block(pull_state *p, int64_t b, int worker, void (*done)(void *)) {
+    const blocks *bl = p->a.trans ? &p->g->sbl : &p->g->rbl;
+    struct tg_fivecodes_arg a = p->a;
+    a.r0 = bl->start[b];
+    return tg_insert_fivecodes(&a, a.trans ? p->g->ht[b] : p->g->hr[b], p->in, p->g->hcoef,
+                               a.trans ? p->g->htm[b] : p->g->hrm[b], p->out[b],
+                               2.0 * (double)block_len(bl, b) * (double)p->nt * (double)a.k,
+                               worker, done, done ? p : NULL);
+}
+
+/* Counts @p ended blocks; a failed submission ends every block not yet submitted. */
+static void pull_count(pull_state *p, int64_t ended, int ret) {
+    pthread_mutex_lock(&p->lock);
+    if (ret) {
+        if (!p->err) p->err = ret;
+        ended += p->nblk - p->next;
+        p->next = p->nblk;
+    }
+    p->finished += ended;
+    if (p->finished == p->nblk) pthread_cond_signal(&p->all_done);
+    pthread_mutex_unlock(&p->lock); /* the last touch: the caller may free p after it */
+}
+
+static void pull_next(void *arg) {
+    pull_state *p = arg;
+    pthread_mutex_lock(&p->lock);
+    const int64_t b = p->next < p->nblk ? p->next++ : -1;
+    pthread_mutex_unlock(&p->lock);
+    /* to this worker (to any when the callback runs on another thread) */
+    const int ret = b >= 0 ? submit_block(p, b, starpu_worker_get_id(), pull_next) : 0;
+    pull_count(p, ret ? 2 : 1, ret); /* this callback's block, and block b if it never runs */
+}
+
 tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, const double *offset,
                              starpu_data_handle_t in, const starpu_data_handle_t *out_blocks,
-                             int window, tg_error *err) {
+                             int pull, tg_error *err) {
     if (!g->registered) register_blocks(g);
-    struct tg_fivecodes_arg a = {.trans = trans, .prec = prec, .k = k};
-    memcpy(a.offset, offset, (size_t)k * sizeof *offset);
-    const int64_t nt = trans ? g->nl : g->m;
-    const blocks *bl = trans ? &g->sbl : &g->rbl;
-    for (int64_t b = 0; b < tg_geno_nblocks(g, trans); b++) {
-        int64_t rows = block_len(bl, b);
-        a.r0 = bl->start[b];
-        if (window > 0) starpu_task_wait_for_n_submitted((unsigned)window - 1);
-        int ret = tg_insert_fivecodes(&a, trans ? g->ht[b] : g->hr[b], in, g->hcoef,
-                                      trans ? g->htm[b] : g->hrm[b], out_blocks[b],
-                                      2.0 * (double)rows * (double)nt * (double)k);
-        if (ret)
-            return tg_error_set(err, TG_ERR_RUNTIME,
-                                "genotype product: task submission failed (%d)", ret);
+    pull_state p = {.g = g,
+                    .a = {.trans = trans, .prec = prec, .k = k},
+                    .in = in,
+                    .out = out_blocks,
+                    .nt = trans ? g->nl : g->m,
+                    .nblk = tg_geno_nblocks(g, trans)};
+    memcpy(p.a.offset, offset, (size_t)k * sizeof *offset);
+    int workers[STARPU_NMAXWORKERS];
+    const int nw = pull ? starpu_worker_get_ids_by_type(STARPU_CPU_WORKER, workers,
+                                                        STARPU_NMAXWORKERS)
+                        : 0;
+    if (nw == 0) { /* every block at once, placed by the scheduler */
+        for (int64_t b = 0; b < p.nblk; b++) {
+            int ret = submit_block(&p, b, -1, NULL);
+            if (ret)
+                return tg_error_set(err, TG_ERR_RUNTIME,
+                                    "genotype product: task submission failed (%d)", ret);
+        }
+        return TG_OK;
     }
+    pthread_mutex_init(&p.lock, NULL);
+    pthread_cond_init(&p.all_done, NULL);
+    /* two blocks a worker to start with, so that none waits for its callback's submission */
+    const int64_t first = p.nblk < 2 * (int64_t)nw ? p.nblk : 2 * (int64_t)nw;
+    p.next = first;
+    for (int64_t b = 0; b < first; b++) {
+        int ret = submit_block(&p, b, workers[b % nw], pull_next);
+        if (ret) { /* blocks b .. first − 1 never run */
+            pull_count(&p, first - b, ret);
+            break;
+        }
+    }
+    pthread_mutex_lock(&p.lock);
+    while (p.finished < p.nblk) pthread_cond_wait(&p.all_done, &p.lock);
+    pthread_mutex_unlock(&p.lock);
+    pthread_cond_destroy(&p.all_done);
+    pthread_mutex_destroy(&p.lock);
+    if (p.err)
+        return tg_error_set(err, TG_ERR_RUNTIME, "genotype product: task submission failed (%d)",
+                            p.err);
     return TG_OK;
 }

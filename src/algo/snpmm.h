@@ -61,12 +61,13 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
  * for trans 1) and out_blocks[b] (matrix, rows of block b × k), so that vectors may stay on
  * the devices across products. @p offset[k] is tg_fivecodes_arg.offset (trans 0: Σ_j c_j·in_j;
  * trans 1: Σ_i in_i over this rank's samples; codelets/fivecodes.h). No argument checks, no
- * sum over the ranks. @p window > 0 keeps at most that many StarPU tasks (all of them, not only
- * this product's) submitted and not finished: the call then waits as tasks end, and the
- * scheduler places each later task knowing how far every worker really got. With a window the
- * caller must not hold anything a pending task waits for (an acquired handle, a tag), or the
- * wait never ends; not from a task or a callback. */
+ * sum over the ranks. @p pull (with CPU workers): the CPU workers pull the blocks, largest
+ * first, each starting with two and submitting its next one as a task ends, so that a core
+ * slower than its model takes fewer; the call then returns when every block's task has run.
+ * With pull the caller must not hold anything those tasks wait for (an acquired handle, a
+ * tag), or the wait never ends; not from a task or a callback. Without pull (or without CPU
+ * workers) it returns once every task is submitted, placed by the scheduler. */
 tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, const double *offset,
                              starpu_data_handle_t in, const starpu_data_handle_t *out_blocks,
-                             int window, tg_error *err);
+                             int pull, tg_error *err);
 #endif
