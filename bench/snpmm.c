@@ -80,10 +80,12 @@ static void start(int ncpu, int ngpu) {
 }
 
 /* Where one product's time goes (its tasks recorded): the tasks' summed run time, the span
- * from the first start to the last end, and the busiest worker's run time. */
+ * from the first start to the last end, the busiest worker's run time, and the workers' idle
+ * time before their first task and after their last, summed over the workers that ran one. */
 typedef struct {
-    double task_sum, span, busiest;
+    double task_sum, span, busiest, idle_before, idle_after;
     size_t ntask;
+    int nworkers;
 } task_stats;
 
 /* Seconds per product through tg_geno_mul (one warm-up product first), Λ and the result in
@@ -111,15 +113,27 @@ static double time_mul(tg_geno *g, int trans, int k, tg_prec prec, int reps, int
         tg_record_start(0);
         if (tg_geno_mul(g, trans, k, prec, in, nt, out, nr, &err)) die("product", &err);
         tg_task_record *rec = tg_record_stop(&ts->ntask);
-        double first = INFINITY, last = 0, per[STARPU_NMAXWORKERS] = {0};
-        ts->task_sum = ts->busiest = 0;
+        double first = INFINITY, last = 0, per[STARPU_NMAXWORKERS] = {0},
+               w_first[STARPU_NMAXWORKERS], w_last[STARPU_NMAXWORKERS] = {0};
+        for (int w = 0; w < STARPU_NMAXWORKERS; w++) w_first[w] = INFINITY;
+        ts->task_sum = ts->busiest = ts->idle_before = ts->idle_after = 0;
+        ts->nworkers = 0;
         for (size_t i = 0; i < ts->ntask; i++) {
+            const int w = rec[i].worker;
             ts->task_sum += rec[i].end - rec[i].start;
-            per[rec[i].worker] += rec[i].end - rec[i].start;
-            ts->busiest = fmax(ts->busiest, per[rec[i].worker]);
+            per[w] += rec[i].end - rec[i].start;
+            ts->busiest = fmax(ts->busiest, per[w]);
             first = fmin(first, rec[i].start);
             last = fmax(last, rec[i].end);
+            w_first[w] = fmin(w_first[w], rec[i].start);
+            w_last[w] = fmax(w_last[w], rec[i].end);
         }
+        for (int w = 0; w < STARPU_NMAXWORKERS; w++)
+            if (per[w] > 0) {
+                ts->nworkers++;
+                ts->idle_before += w_first[w] - first;
+                ts->idle_after += last - w_last[w];
+            }
         ts->span = last - first;
         free(rec);
     }
@@ -418,13 +432,17 @@ static void cpu_part(const int8_t *geno, int64_t ld, int64_t n, int64_t m, int k
     for (int trans = 0; trans < 2; trans++) {
         const task_stats *o = &ts[0][trans], *x = &ts[1][trans];
         if (!o->ntask || !x->ntask || x->span <= 0) continue; /* nothing recorded */
+        const double idle = ncores * x->span - x->task_sum;
         printf("# %s, one recorded product: %zu tasks; task time summed: one core %.1f ms, %d "
                "cores %.1f ms (%.2fx); %d cores: span %.1f ms, busy %.0f%% of cores x span, "
-               "busiest core %.1f ms against a mean of %.1f\n",
+               "busiest core %.1f ms against a mean of %.1f; idle per core %.1f ms: %.1f before "
+               "its first task, %.1f after its last, %.1f between (%d cores ran tasks)\n",
                trans ? "Z'*L" : "Z*L", x->ntask, 1e3 * o->task_sum, ncores, 1e3 * x->task_sum,
                x->task_sum / o->task_sum, ncores, 1e3 * x->span,
                100 * x->task_sum / (ncores * x->span), 1e3 * x->busiest,
-               1e3 * x->task_sum / ncores);
+               1e3 * x->task_sum / ncores, 1e3 * idle / ncores, 1e3 * x->idle_before / ncores,
+               1e3 * x->idle_after / ncores,
+               1e3 * (idle - x->idle_before - x->idle_after) / ncores, x->nworkers);
     }
     free(lam);
     free(out);
