@@ -15,7 +15,7 @@
  * for all its rows, so fewer, longer blocks keep that cost down (under ~10% of the lookups at
  * 48). Blocks are whole units of 512 rows, the rows of one CUDA thread block at k = 10, so no
  * GPU row tile is partial, and they shrink along the product from about 1.5 to 0.5 times the
- * mean (blocks_make): with CPU workers only, the workers pull the blocks in that order, two
+ * mean (blocks_make): with CPU workers only, the workers pull the blocks in that order, one
  * at a time (tg_geno_mul_submit), so the short last ones even out the workers' ends. For the
  * paper's n = 102,000 × m = 50,241: Z·Λ 64 tasks of 5 to 1 units (0.5 to 2.6 GFLOP at k = 10),
  * Zᵀ·Λ̃ 48 of 3 to 1. Measured on the H100 node's 16 cores (bench/snpmm's recorded product):
@@ -738,8 +738,8 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
 int64_t tg_geno_nblocks(const tg_geno *g, int trans) { return trans ? g->sbl.count : g->rbl.count; }
 
 /* A product whose CPU workers pull its blocks (tg_geno_mul_submit with pull): each worker
- * starts with two blocks and, as each of its tasks ends, its callback submits the next block
- * to the same worker, largest blocks first. */
+ * starts with one block and, as its task ends, the task's callback submits the next block to
+ * the same worker, largest blocks first. */
 typedef struct {
     pthread_mutex_t lock;
     pthread_cond_t all_done;
@@ -810,8 +810,10 @@ tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, const d
     }
     pthread_mutex_init(&p.lock, NULL);
     pthread_cond_init(&p.all_done, NULL);
-    /* two blocks a worker to start with, so that none waits for its callback's submission */
-    const int64_t first = p.nblk < 2 * (int64_t)nw ? p.nblk : 2 * (int64_t)nw;
+    /* one block a worker to start with: a second one queued behind it would end the product
+     * late on a core slowed by its neighbours (H100 node, Zᵀ·Λ̃: the cores idle 118 ms of 480
+     * after their last task); the callback's submission costs the worker microseconds */
+    const int64_t first = p.nblk < (int64_t)nw ? p.nblk : (int64_t)nw;
     p.next = first;
     for (int64_t b = 0; b < first; b++) {
         int ret = submit_block(&p, b, workers[b % nw], pull_next);
