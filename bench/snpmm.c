@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "algo/snpmm.h"
 #include "base/parallel.h"
@@ -120,6 +121,7 @@ static double time_mul(tg_geno *g, int trans, int k, tg_prec prec, int reps, int
         ts->nworkers = 0;
         for (size_t i = 0; i < ts->ntask; i++) {
             const int w = rec[i].worker;
+            if (w < 0 || w >= STARPU_NMAXWORKERS) continue; /* no worker known: not counted */
             ts->task_sum += rec[i].end - rec[i].start;
             per[w] += rec[i].end - rec[i].start;
             ts->busiest = fmax(ts->busiest, per[w]);
@@ -415,34 +417,40 @@ static void cpu_part(const int8_t *geno, int64_t ld, int64_t n, int64_t m, int k
         }
     printf("cpu\tZL\tdecompress+dgemm\t1\t%.1f\t%.1f\t%.2f\n", 1e3 * tdec, flops / tdec / 1e9,
            flops / tdec / gemm1);
-    printf("cpu\tZL\tdecompress+dgemm\t%d\t%.1f\t%.1f\t%.2f\n", ncpu, 1e3 * tdec_all,
+    const long online = sysconf(_SC_NPROCESSORS_ONLN); /* tg_parallel_for's threads */
+    printf("cpu\tZL\tdecompress+dgemm\t%ld\t%.1f\t%.1f\t%.2f\n", online, 1e3 * tdec_all,
            flops / tdec_all / 1e9, flops / tdec_all / gemm1);
-    printf("# 5codes vs decompress+DGEMM: %.2fx on one core, %.2fx on %d cores\n",
-           tdec / one[l][0], tdec_all / all[l][0], ncores);
+    printf("# 5codes vs decompress+DGEMM: %.2fx on one core, %.2fx on all (5codes on %d CPU "
+           "workers, decompress+DGEMM on the %ld online cores)\n",
+           tdec / one[l][0], tdec_all / all[l][0], ncores, online);
     double lo[2], hi[2], med[2];
     for (int trans = 0; trans < 2; trans++) med[trans] = median(ratio[trans], pairs, &lo[trans], &hi[trans]);
     printf("# %d cores against one, median of %d pairs: Z*L %.1fx, Z'*L %.1fx (pairs %.1f-%.1fx, "
-           "%.1f-%.1fx); the fma loop's speedup, median %.1fx: the products reach %.2f / %.2f "
-           "of it\n",
-           ncores, pairs, med[0], med[1], lo[0], hi[0], lo[1], hi[1], median(fma, pairs, NULL, NULL),
-           median(of_fma[0], pairs, NULL, NULL), median(of_fma[1], pairs, NULL, NULL));
+           "%.1f-%.1fx); the fma loop's speedup on %d CPUs, median %.1fx: the products reach "
+           "%.2f / %.2f of it\n",
+           ncores, pairs, med[0], med[1], lo[0], hi[0], lo[1], hi[1], ncpu,
+           median(fma, pairs, NULL, NULL), median(of_fma[0], pairs, NULL, NULL),
+           median(of_fma[1], pairs, NULL, NULL));
     /* the scaling loss split (first pair, one product recorded): tasks running slower on a
      * loaded machine (their summed time against one core's) and cores idle within the product
      * (busy share of cores × span) */
     for (int trans = 0; trans < 2; trans++) {
         const task_stats *o = &ts[0][trans], *x = &ts[1][trans];
         if (!o->ntask || !x->ntask || x->span <= 0) continue; /* nothing recorded */
-        const double idle = ncores * x->span - x->task_sum;
+        /* idle: before a core's first task, after its last, cores that ran none, the rest */
+        const double idle = ncores * x->span - x->task_sum, none = (ncores - x->nworkers) * x->span;
         printf("# %s, one recorded product: %zu tasks; task time summed: one core %.1f ms, %d "
                "cores %.1f ms (%.2fx); %d cores: span %.1f ms, busy %.0f%% of cores x span, "
                "busiest core %.1f ms against a mean of %.1f; idle per core %.1f ms: %.1f before "
-               "its first task, %.1f after its last, %.1f between (%d cores ran tasks)\n",
+               "its first task, %.1f after its last, %.1f between, %.1f on the %d cores that ran "
+               "none\n",
                trans ? "Z'*L" : "Z*L", x->ntask, 1e3 * o->task_sum, ncores, 1e3 * x->task_sum,
                x->task_sum / o->task_sum, ncores, 1e3 * x->span,
                100 * x->task_sum / (ncores * x->span), 1e3 * x->busiest,
                1e3 * x->task_sum / ncores, 1e3 * idle / ncores, 1e3 * x->idle_before / ncores,
                1e3 * x->idle_after / ncores,
-               1e3 * (idle - x->idle_before - x->idle_after) / ncores, x->nworkers);
+               1e3 * (idle - x->idle_before - x->idle_after - none) / ncores, 1e3 * none / ncores,
+               ncores - x->nworkers);
     }
     free(lam);
     free(out);

@@ -105,12 +105,14 @@ int main(void) {
         const char *core;
         unsigned features;
         const char *want;
-    } cores[] = {{"Prescott", avx512, "SkylakeX"},         {"Prescott", avx512 | TG_CPU_AVX512BF16, "Cooperlake"},
-                 {"Prescott", avx2, "Haswell"},            {"Sandybridge", avx2, "Haswell"},
-                 {"Prescott", TG_CPU_AVX2, NULL},          {"Prescott", TG_CPU_AVX512, NULL},
-                 {"Prescott", 0, NULL},                    {"Haswell", avx512, NULL},
+    } cores[] = {{"Prescott", avx512, "SkylakeX"},    {"Prescott", avx512 | TG_CPU_AVX512BF16, "Cooperlake"},
+                 {"Prescott", avx2, "Haswell"},       {"PRESCOTT", avx2, "Haswell"},
+                 {"Sandybridge", avx2, "Haswell"},    {"Prescott", TG_CPU_AVX2, NULL},
+                 {"Prescott", TG_CPU_AVX512, NULL},   {"Prescott", 0, NULL},
+                 {"Haswell", avx512, NULL},           {"HASWELL", avx512, NULL},
                  {"SkylakeX", avx512 | TG_CPU_AVX512BF16, NULL}, {"Zen", avx2, NULL},
-                 {"Cooperlake", avx512, NULL},             {NULL, avx2, "Haswell"}};
+                 {"Excavator", avx2, NULL},           {"Cooperlake", avx512, NULL},
+                 {"SomeFutureCore", avx512, NULL},    {NULL, avx2, NULL}};
     for (size_t i = 0; i < sizeof cores / sizeof *cores; i++) {
         const char *got = tg_blas_better_core(cores[i].core, cores[i].features);
         ok(got == cores[i].want || (got && cores[i].want && !strcmp(got, cores[i].want)),

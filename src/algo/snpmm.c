@@ -726,8 +726,11 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
      * tasks per worker in flight it still got the next task as soon as its late one was due.
      * With a GPU, which takes every task, the scheduler's placement is kept (with a window of
      * tasks in flight, Z·Λ took 12.5 ms instead of 11.0). */
-    tg_status st = tg_geno_mul_submit(g, trans, (int)k, prec, offset, hin, hout,
-                                      tg_runtime_ngpu() == 0, err);
+    /* StarPU's submission limits (STARPU_LIMIT_*_SUBMITTED_TASKS) make a submission wait for
+     * tasks to end, which it refuses to do in a callback: then the scheduler places them */
+    const int pull = tg_runtime_ngpu() == 0 && !getenv("STARPU_LIMIT_MAX_SUBMITTED_TASKS") &&
+                     !getenv("STARPU_LIMIT_MIN_SUBMITTED_TASKS");
+    tg_status st = tg_geno_mul_submit(g, trans, (int)k, prec, offset, hin, hout, pull, err);
     for (int64_t b = 0; b < nblk; b++) starpu_data_unregister(hout[b]); /* waits, copies back */
     starpu_data_unregister(hin);
     free(hout);

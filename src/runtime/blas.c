@@ -7,21 +7,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "runtime/runtime.h"
 
-/* OpenBLAS's name for its kernels in use (cblas.h of OpenBLAS declares it) */
+/* OpenBLAS's name for its kernels in use and its build options (cblas.h of OpenBLAS declares
+ * them) */
 char *openblas_get_corename(void);
+char *openblas_get_config(void);
 
 const char *tg_blas_core(void) { return openblas_get_corename(); }
 
 const char *tg_blas_better_core(const char *core, unsigned features) {
-    /* kernels that use AVX2 and FMA at least: nothing better to ask for */
-    static const char *const wide[] = {"Haswell", "Zen", "SkylakeX", "Cooperlake", "SapphireRapids"};
-    for (size_t i = 0; i < sizeof wide / sizeof *wide; i++)
-        if (core && !strcmp(core, wide[i])) return NULL;
-    if ((features & (TG_CPU_AVX2 | TG_CPU_FMA)) != (TG_CPU_AVX2 | TG_CPU_FMA)) return NULL;
+    /* x86 kernels of OpenBLAS without AVX2 (a name it reports, in any case): only these are
+     * replaced, so an unknown or newer name never restarts anything */
+    static const char *const narrow[] = {
+        "Prescott", "Core2",     "Penryn",   "Dunnington", "Nehalem",    "Atom",
+        "Sandybridge", "Opteron", "Opteron_SSE3", "Barcelona", "Bobcat", "Bulldozer",
+        "Piledriver", "Steamroller", "Katmai", "Coppermine", "Northwood", "Banias", "Athlon"};
+    int old = 0;
+    for (size_t i = 0; core && i < sizeof narrow / sizeof *narrow; i++)
+        old |= !strcasecmp(core, narrow[i]);
+    if (!old || (features & (TG_CPU_AVX2 | TG_CPU_FMA)) != (TG_CPU_AVX2 | TG_CPU_FMA)) return NULL;
     if (!(features & TG_CPU_AVX512)) return "Haswell";
     return features & TG_CPU_AVX512BF16 ? "Cooperlake" : "SkylakeX";
 }
@@ -39,13 +47,20 @@ static unsigned cpu_features(void) {
 
 void tg_blas_restart_if_generic(char **argv) {
     if (getenv("OPENBLAS_CORETYPE")) return; /* the user's choice, or ours after the restart */
+    /* only a DYNAMIC_ARCH build reads OPENBLAS_CORETYPE (one built for a target ignores it) */
+    const char *config = openblas_get_config();
+    if (!config || !strstr(config, "DYNAMIC_ARCH")) return;
     /* test hook (tests/blas_restart.sh): the kernels OpenBLAS is said to run, so that the
      * restart is exercised where OpenBLAS knows the CPU */
     const char *core = getenv("TG_TEST_BLAS_CORE") ? getenv("TG_TEST_BLAS_CORE") : tg_blas_core();
     const char *better = tg_blas_better_core(core, cpu_features());
     if (!better) return;
-    /* under mpiexec every rank restarts: the first one says so */
-    const char *rank = getenv("PMI_RANK") ? getenv("PMI_RANK") : getenv("OMPI_COMM_WORLD_RANK");
+    /* under mpiexec or srun every rank restarts: the first one says so */
+    static const char *const rank_vars[] = {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK",
+                                            "SLURM_PROCID"};
+    const char *rank = NULL;
+    for (size_t i = 0; !rank && i < sizeof rank_vars / sizeof *rank_vars; i++)
+        rank = getenv(rank_vars[i]);
     if (!rank || !strcmp(rank, "0"))
         fprintf(stderr,
             "%s: OpenBLAS chose its %s kernels on a CPU with %s; restarting with "

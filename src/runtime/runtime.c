@@ -683,5 +683,8 @@ void tg_runtime_describe(char *buf, size_t len) {
     }
     if (l < len)
         l += (size_t)snprintf(buf + l, len - l, "; OpenBLAS kernels %s", tg_blas_core());
+    const char *forced = getenv("OPENBLAS_CORETYPE"); /* the user's, or tg_blas_restart's */
+    if (l < len && forced && *forced)
+        l += (size_t)snprintf(buf + l, len - l, " (OPENBLAS_CORETYPE=%s)", forced);
     if (l < len) snprintf(buf + l, len - l, "; performance models: %s", rt.models);
 }

@@ -138,12 +138,13 @@ void tg_runtime_register(starpu_data_handle_t h, int owner);
 const char *tg_blas_core(void);
 enum { TG_CPU_AVX2 = 1, TG_CPU_FMA = 2, TG_CPU_AVX512 = 4, TG_CPU_AVX512BF16 = 8 };
 /** The OPENBLAS_CORETYPE a CPU with @p features (TG_CPU_*; TG_CPU_AVX512: F, BW, DQ and VL)
- * calls for when OpenBLAS runs the kernels @p core, or NULL when those are as good. */
+ * calls for when OpenBLAS runs the kernels @p core: only when those are x86 kernels without
+ * AVX2 (Prescott, Sandybridge, ...: any case) on a CPU with AVX2 and FMA; NULL otherwise. */
 const char *tg_blas_better_core(const char *core, unsigned features);
 /** First thing in main: when OpenBLAS fell back to kernels that use less of this CPU than it
- * has (its generic Prescott kernels on a CPU model it does not know) and OPENBLAS_CORETYPE is
- * not set, says so on stderr and re-executes the program with OPENBLAS_CORETYPE set to the
- * kernels the CPU's features call for; returns only when nothing needs doing or the restart
- * failed. */
+ * has (its generic Prescott kernels on a CPU model it does not know), OpenBLAS is a
+ * DYNAMIC_ARCH build and OPENBLAS_CORETYPE is not set, says so on stderr and re-executes the
+ * program with OPENBLAS_CORETYPE set to the kernels the CPU's features call for; returns only
+ * when nothing needs doing or the restart failed. */
 void tg_blas_restart_if_generic(char **argv);
 #endif
