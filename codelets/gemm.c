@@ -128,7 +128,9 @@ void tg_half_scaled_cpu(void *buffers[], void *cl_arg) {
     for (size_t j = 0; j < cols; j++)
         for (size_t i = 0; i < rows; i++) m = fmaxf(m, fabsf(t[i + j * ld]));
     double sc = ldexp(1, 14 - tg_half_scale_exp(m));
-    *(float *)STARPU_VARIABLE_GET_PTR(buffers[2]) = (float)(1 / sc);
+    float *ab = (float *)STARPU_VARIABLE_GET_PTR(buffers[2]);
+    ab[0] = (float)(1 / sc);
+    ab[1] = 0;
     /* t·sc is exact in double: one rounding, to nearest even, as the GPU's */
     for (size_t j = 0; j < cols; j++)
         for (size_t i = 0; i < rows; i++)

@@ -76,8 +76,9 @@ int tg_insert_trsm(tg_prec p, char side, char trans, starpu_data_handle_t t,
  * largest entry lands just below 2^14: L⁻¹ of an ill-conditioned tile exceeds FP16's range, and
  * small entries would lose bits as subnormals. s and alpha are powers of two, so only the FP16
  * rounding errs. Buffers: T (R, FP32 matrix), T16 (W, FP16 matrix of T's size), alpha (W, a
- * variable of one float). The CPU and the GPU give the same bits for a finite T (NaN entries
- * become some FP16 NaN; the maximum ignores them). Perfmodel tg_half_scaled_fp32. */
+ * variable of two floats, 1/s and 0: the FP16 trsm GEMM's alpha and beta, which it reads from
+ * device memory). The CPU and the GPU give the same bits for a finite T (NaN entries become some
+ * FP16 NaN; the maximum ignores them). Perfmodel tg_half_scaled_fp32. */
 extern struct starpu_codelet tg_cl_half_scaled;
 void tg_half_scaled_cpu(void *buffers[], void *cl_arg);
 void tg_half_scaled_cuda(void *buffers[], void *cl_arg);

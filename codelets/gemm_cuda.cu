@@ -158,7 +158,8 @@ extern "C" void tg_syrk_cuda(void *buffers[], void *cl_arg) {
 
 // half_scaled (gemm.h): |T| reduced to its largest entry, then T·s rounded to FP16 with s a
 // power of two that puts that entry near 2^14 (L⁻¹ of an ill-conditioned tile exceeds FP16's
-// range, and tiny entries would lose bits as subnormals); alpha = 1/s into its variable.
+// range, and tiny entries would lose bits as subnormals); alpha = 1/s and beta = 0 into its
+// variable.
 __global__ static void absmax_kernel(const float *t, int rows, int cols, int ld, unsigned *bits) {
     float m = 0;
     for (int j = blockIdx.x; j < cols; j += gridDim.x) // a column per block: coalesced, no division
@@ -169,11 +170,14 @@ __global__ static void absmax_kernel(const float *t, int rows, int cols, int ld,
 }
 
 __global__ static void scale_half_kernel(const float *t, int rows, int cols, int ld,
-                                         const unsigned *bits, __half *h, int ldh, float *alpha) {
+                                         const unsigned *bits, __half *h, int ldh, float *ab) {
     // exact powers of two: only the FP16 rounding errs (a product below FLT_MIN rounds to ±0 in
     // FP16 either way), so this is the CPU's round16(t·s) bit for bit
     const float s = ldexpf(1.0f, 14 - tg_half_scale_exp(__uint_as_float(*bits)));
-    if (blockIdx.x == 0 && threadIdx.x == 0) *alpha = 1.0f / s;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        ab[0] = 1.0f / s;
+        ab[1] = 0;
+    }
     for (int j = blockIdx.x; j < cols; j += gridDim.x)
         for (int i = threadIdx.x; i < rows; i += blockDim.x)
             h[i + (size_t)j * ldh] = __float2half_rn(t[i + (size_t)j * ld] * s);
@@ -195,9 +199,6 @@ extern "C" void tg_half_scaled_cuda(void *buffers[], void *cl_arg) {
     TG_CUDA_CHECK(cudaGetLastError());
 }
 
-// beta = 0 of the fp16 trsm's GEMM, which reads its scalars from device memory
-__device__ static float zero_on_device;
-
 extern "C" void tg_trsm_cuda(void *buffers[], void *cl_arg) {
     struct tg_trsm_arg s;
     starpu_codelet_unpack_args(cl_arg, &s);
@@ -209,7 +210,8 @@ extern "C" void tg_trsm_cuda(void *buffers[], void *cl_arg) {
     // X ← W·op(T) or op(T)·W from a copy W. The fp16 entry: X is the FP16 tile itself, T its
     // FP16 copy T16, the product on FP16 tensor cores with FP32 accumulation (blas_type_of) and
     // rounded to FP16 once; its alpha (1/s: T16·alpha is T rounded to FP16, 10 bits, as TF32
-    // kept) and beta are read from device memory, so nothing waits for half_scaled on the host
+    // kept) and beta, half_scaled's variable, are read from device memory, so nothing waits for
+    // half_scaled on the host
     blas_type bt = blas_type_of(s.prec);
     size_t es = tg_prec_size(s.prec);
     void *w = tg_cuda_scratch(0, (size_t)m * n * es);
@@ -222,8 +224,8 @@ extern "C" void tg_trsm_cuda(void *buffers[], void *cl_arg) {
     const void *beta = bt.double_scalars ? (const void *)&zero : (const void *)&zerof;
     cublasHandle_t h = tg_cublas_handle(); // its math mode keeps FP32 reductions (runtime.c)
     if (s.prec == TG_FP16) {
-        alpha = (const void *)STARPU_VARIABLE_GET_PTR(buffers[1]);
-        TG_CUDA_CHECK(cudaGetSymbolAddress((void **)&beta, zero_on_device));
+        alpha = (const float *)STARPU_VARIABLE_GET_PTR(buffers[1]);
+        beta = (const float *)alpha + 1;
         TG_CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE));
     }
     cublasStatus_t r = s.side == 'R'

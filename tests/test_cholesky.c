@@ -307,12 +307,12 @@ static struct result case_trsm(int w, uint64_t seed, tg_prec p, char side, char 
     struct tg_trsm_arg s = {p, side, trans};
     starpu_data_handle_t h[3] = {T.h, X.h, NULL}, ha = NULL;
     struct result res = {.n = (size_t)m * n};
-    float alpha = 0;
+    float alpha[2] = {0, 0};
     if (p == TG_FP16) { /* the trsm reads T16, alpha, X */
         double *z = calloc((size_t)tn * tn, sizeof *z);
         T16 = tile_make(TG_FP16, tn, tn, z, 1);
         free(z);
-        starpu_variable_data_register(&ha, STARPU_MAIN_RAM, (uintptr_t)&alpha, sizeof alpha);
+        starpu_variable_data_register(&ha, STARPU_MAIN_RAM, (uintptr_t)alpha, sizeof alpha);
         starpu_data_handle_t hs[3] = {T.h, T16.h, ha};
         res.ret = run_on(w, &tg_cl_half_scaled, NULL, 0, hs, 3);
         h[0] = T16.h;
@@ -393,7 +393,7 @@ static double ref_half(uint16_t b) {
     return b >> 15 ? -v : v;
 }
 
-/* half_scaled: T16 = round16(T·s), alpha = 1/s, s = 2^(14 − e) with e the exponent of max|T|
+/* half_scaled: T16 = round16(T·s), alpha = (1/s, 0), s = 2^(14 − e) with e the exponent of max|T|
  * (max|T| < 2^e ≤ 2·max|T|), 0 when T is zero, at least −100; bit for bit (signs of zeros too)
  * against ref_round16 on T·s in double (exact: s is a power of two), error = the count of
  * entries that differ. mag: T's entries are uniform in ±mag (a power of two) with planted
@@ -413,9 +413,9 @@ static struct result case_half(int w, uint64_t seed, int m, int n, double mag) {
     }
     round_to(TG_FP32, x, nn, 1);
     struct tile T = tile_make(TG_FP32, m, n, x, 1), H = tile_make(TG_FP16, m, n, z, 1);
-    float alpha = -1;
+    float alpha[2] = {-1, -1}; /* alpha and beta */
     starpu_data_handle_t h[3] = {T.h, H.h, NULL};
-    starpu_variable_data_register(&h[2], STARPU_MAIN_RAM, (uintptr_t)&alpha, sizeof alpha);
+    starpu_variable_data_register(&h[2], STARPU_MAIN_RAM, (uintptr_t)alpha, sizeof alpha);
     struct result res = {.n = nn + 1};
     res.ret = run_on(w, &tg_cl_half_scaled, NULL, 0, h, 3);
     starpu_data_unregister(h[2]);
@@ -436,8 +436,8 @@ static struct result case_half(int w, uint64_t seed, int m, int n, double mag) {
             res.out[i + (size_t)j * m] = got;
             diff += got != want || signbit(got) != signbit(want);
         }
-    res.out[nn] = alpha;
-    res.err = diff + (alpha != 1 / sc);
+    res.out[nn] = alpha[0];
+    res.err = diff + (alpha[0] != 1 / sc) + (alpha[1] != 0);
     res.bound = 0;
     free(H.data);
     free(x);

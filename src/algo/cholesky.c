@@ -262,7 +262,7 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
         for (int i = k + 1; i < nt; i++) any16 |= below_fp32(d, A->prec[tg_tile_index(A, i, k)]);
         if (any16) { /* linv's scaled FP16 copy, once for the panel's FP16 solves */
             linv16 = tg_tile_temp(kb, kb, TG_FP16, kowner);
-            starpu_variable_data_register(&alpha, -1, 0, sizeof(float));
+            starpu_variable_data_register(&alpha, -1, 0, 2 * sizeof(float)); /* alpha, beta */
             tg_runtime_register(alpha, kowner);
             bad |= tg_insert_half_scaled(linv, linv16, alpha, top + 2 * nt);
         }
