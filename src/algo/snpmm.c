@@ -22,7 +22,8 @@
  * with equal blocks all submitted at once the cores were busy 75–81% of the product's span (the
  * busiest one 25–33% above the mean: dmdas places every task at submission from the models,
  * and a core slowed by its neighbours kept its share); with shrinking blocks and two tasks per
- * worker in flight, still placed by dmdas, 70–91% (docs/PERFORMANCE.md).
+ * worker in flight, still placed by dmdas, 70–91%; pulled one at a time, 87–88%, the idle time
+ * all after the cores' last tasks (docs/PERFORMANCE.md).
  *
  * Several MPI ranks: each holds the codes of its own samples only (tg_runtime_split: an even,
  * contiguous share of the rows), in blocks sized as above for its share, and decodes only those
@@ -726,11 +727,8 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
      * tasks per worker in flight it still got the next task as soon as its late one was due.
      * With a GPU, which takes every task, the scheduler's placement is kept (with a window of
      * tasks in flight, Z·Λ took 12.5 ms instead of 11.0). */
-    /* StarPU's submission limits (STARPU_LIMIT_*_SUBMITTED_TASKS) make a submission wait for
-     * tasks to end, which it refuses to do in a callback: then the scheduler places them */
-    const int pull = tg_runtime_ngpu() == 0 && !getenv("STARPU_LIMIT_MAX_SUBMITTED_TASKS") &&
-                     !getenv("STARPU_LIMIT_MIN_SUBMITTED_TASKS");
-    tg_status st = tg_geno_mul_submit(g, trans, (int)k, prec, offset, hin, hout, pull, err);
+    tg_status st = tg_geno_mul_submit(g, trans, (int)k, prec, offset, hin, hout,
+                                      tg_runtime_ngpu() == 0, err);
     for (int64_t b = 0; b < nblk; b++) starpu_data_unregister(hout[b]); /* waits, copies back */
     starpu_data_unregister(hin);
     free(hout);
@@ -798,6 +796,10 @@ tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, const d
                     .nt = trans ? g->nl : g->m,
                     .nblk = tg_geno_nblocks(g, trans)};
     memcpy(p.a.offset, offset, (size_t)k * sizeof *offset);
+    /* StarPU's submission limits (STARPU_LIMIT_*_SUBMITTED_TASKS) make a submission wait for
+     * tasks to end, which StarPU refuses in a callback: the scheduler then places the blocks */
+    pull = pull && !getenv("STARPU_LIMIT_MAX_SUBMITTED_TASKS") &&
+           !getenv("STARPU_LIMIT_MIN_SUBMITTED_TASKS");
     int workers[STARPU_NMAXWORKERS];
     const int nw = pull ? starpu_worker_get_ids_by_type(STARPU_CPU_WORKER, workers,
                                                         STARPU_NMAXWORKERS)

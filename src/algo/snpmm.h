@@ -65,9 +65,10 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
  * first, each taking its next one as its task ends, so that a core slower than its model takes
  * fewer; the call then returns when every block's task has run.
  * With pull the caller must not hold anything those tasks wait for (an acquired handle, a
- * tag), or the wait never ends; not from a task or a callback, nor with StarPU's submission
- * limits set (STARPU_LIMIT_*_SUBMITTED_TASKS: a callback's submission would have to wait). Without pull (or without CPU
- * workers) it returns once every task is submitted, placed by the scheduler. */
+ * tag), or the wait never ends; not from a task or a callback. Without pull, without CPU
+ * workers or with StarPU's submission limits set (STARPU_LIMIT_*_SUBMITTED_TASKS: a callback's
+ * submission would have to wait), it returns once every task is submitted, placed by the
+ * scheduler. */
 tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, const double *offset,
                              starpu_data_handle_t in, const starpu_data_handle_t *out_blocks,
                              int pull, tg_error *err);
