@@ -405,7 +405,7 @@ static void cpu_part(const int8_t *geno, int64_t ld, int64_t n, int64_t m, int k
     double tdec = decompress_dgemm(&jb, 0), tdec_all = decompress_dgemm(&jb, 1);
     double gemm_after = dgemm_rate();
     printf("# ceiling: OpenBLAS DGEMM (core %s) on one core, 2048^3: %.1f GFLOP/s before the "
-           "products, %.1f after\n", openblas_get_corename(), gemm1 / 1e9, gemm_after / 1e9);
+           "products, %.1f after\n", tg_blas_core(), gemm1 / 1e9, gemm_after / 1e9);
     /* rates of the last pair (its products ran last, next to the decompress method) */
     const int l = pairs - 1;
     printf("device\tproduct\tmethod\tcores\tms\tGFLOP/s\tof_1core_dgemm\n");
@@ -424,7 +424,8 @@ static void cpu_part(const int8_t *geno, int64_t ld, int64_t n, int64_t m, int k
            "workers, decompress+DGEMM on the %ld online cores)\n",
            tdec / one[l][0], tdec_all / all[l][0], ncores, online);
     double lo[2], hi[2], med[2];
-    for (int trans = 0; trans < 2; trans++) med[trans] = median(ratio[trans], pairs, &lo[trans], &hi[trans]);
+    for (int trans = 0; trans < 2; trans++)
+        med[trans] = median(ratio[trans], pairs, &lo[trans], &hi[trans]);
     printf("# %d cores against one, median of %d pairs: Z*L %.1fx, Z'*L %.1fx (pairs %.1f-%.1fx, "
            "%.1f-%.1fx); the fma loop's speedup on %d CPUs, median %.1fx: the products reach "
            "%.2f / %.2f of it\n",

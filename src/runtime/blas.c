@@ -61,7 +61,8 @@ void tg_blas_restart_if_generic(char **argv) {
     const char *rank = NULL;
     for (size_t i = 0; !rank && i < sizeof rank_vars / sizeof *rank_vars; i++)
         rank = getenv(rank_vars[i]);
-    if (!rank || !strcmp(rank, "0"))
+    const int speak = !rank || !strcmp(rank, "0");
+    if (speak)
         fprintf(stderr,
             "%s: OpenBLAS chose its %s kernels on a CPU with %s; restarting with "
             "OPENBLAS_CORETYPE=%s (set OPENBLAS_CORETYPE to choose otherwise)\n",
@@ -71,7 +72,7 @@ void tg_blas_restart_if_generic(char **argv) {
     setenv("OPENBLAS_CORETYPE", better, 1);
     execv("/proc/self/exe", argv);
     /* no restart (no /proc): carry on with the slower kernels */
-    if (!rank || !strcmp(rank, "0"))
+    if (speak)
         fprintf(stderr, "%s: could not restart; OpenBLAS keeps its %s kernels\n", argv[0],
                 core ? core : "default");
 }
