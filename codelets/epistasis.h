@@ -88,9 +88,13 @@ void tg_epi_round_cuda(void *buffers[], void *cl_arg);
  * random rows (m × n rows of `words` 64-bit words, two classes), with the count of entries of a
  * few rows that differ from a CUDA-core popcount reference. */
 double tg_epi_bench_ceiling(void);
+/* The Hopper ceiling: wgmma fed from shared memory alone (TOPS, 0 on other GPUs), with the
+ * entries of one checked product that differ from a host popcount in *mismatches. */
+double tg_epi_bench_ceiling_wgmma(int64_t *mismatches);
 double tg_epi_bench_gemm(int64_t m, int64_t n, int64_t words, int reps, int shape,
                          int64_t *mismatches);
-/* Name of GEMM tile shape `shape` (0 is the one the codelet uses), NULL past the last. */
+/* Name of GEMM tile shape `shape` (the codelet uses the first that runs on its GPU), NULL past
+ * the last; tg_epi_bench_gemm returns 0 for a shape this GPU cannot run. */
 const char *tg_epi_bench_gemm_shape(int shape);
 
 /* ---- added with the CPU side (codelets/epistasis.c) */

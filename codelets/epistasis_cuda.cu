@@ -5,7 +5,7 @@
 //      entries with a valid plane ("V") come from a few extra rows (single SNPs, all ones), the
 //      paper's lower-order tables at O(B) instead of O(B²) rows.
 //   2. a binary GEMM, C = popc(L AND R) over the samples of one class, on the tensor cores
-//      (mma.sync m16n8k256 .and.popc);
+//      (wgmma m64n256k256 .and.popc fed by TMA on Hopper, mma.sync m16n8k256 elsewhere);
 //   3. an epilogue, three lanes per combination: gather the 3^k entries E of both classes from
 //      C, turn them into the contingency table ([N0, N1, N2] = [E0, E1, EV − E0 − E1] along each
 //      SNP), score it exactly as the CPU reference does (same table, same order of operations,
@@ -23,6 +23,9 @@
 #include <stdlib.h>
 
 #include <vector>
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
 
 #include "codelets/epistasis.h"
 #include "runtime/cuda.h"
@@ -190,29 +193,252 @@ void launch_gemm_shape(const GemmArgs &g, cudaStream_t st) {
     TG_CUDA_CHECK(cudaGetLastError());
 }
 
-// The shapes bench/epistasis compares (index = its --shape); the codelet uses shape 0.
+// ---------------------------------------------------------------------------------------------
+// Binary GEMM on Hopper (sm_90a): wgmma.m64n256k256 .and.popc, both operands read from shared
+// memory, which TMA (cp.async.bulk.tensor) fills in 1,024-bit stages with the 128-byte swizzle
+// wgmma expects. A CTA computes 192 × 256 entries: three warpgroups of 64 rows, 128 counts per
+// thread; thread 0 also issues the loads, four stages deep, refilling a stage once every
+// warpgroup has released it (mbarriers, no __syncthreads). Tiles run in groups of eight M-tiles,
+// N fastest within a group, so the CTAs in flight share their A and B tiles in the L2 instead
+// of streaming all of B from memory for every row of M-tiles.
+// Measured on the H100 (16,641² rows × 131,072 bits × 2 classes; wgmma fed from shared memory
+// alone: 15,400 TOPS, the register-only mma.sync stream 8,900): this kernel 10,000–10,100 TOPS,
+// the mma.sync kernel above 6,350–6,490; without the grouped order 7,700 (B re-read from
+// memory); 128 × 256 tiles 8,250; a 2-CTA cluster multicasting B 7,000–7,300; persistent CTAs
+// carrying the loads across tiles 9,350; cp.async instead of TMA 5,900.
+// cuTensorMapEncodeTiled comes from the driver through cudart (no -lcuda).
+constexpr int WG_NC = 3, WG_S = 4, WG_BM = 64 * WG_NC, WG_BN = 256;
+constexpr int WG_STAGE = (WG_BM + WG_BN) * 128, WG_SMEM = WG_S * WG_STAGE + 1024 + 16 * WG_S;
+
+struct WgArgs {
+    CUtensorMap a[2], b[2]; // [kbytes × rows] bytes, boxes of 128 bytes × WG_BM / WG_BN rows
+    int32_t *c[2];
+    int64_t kbytes[2], m, n, ldc;
+    int ntm, ntn; // tiles along M and N
+};
+
+// The device code below exists for sm_90a only (the other targets' kernels trap).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define TG_SM90A 1
+#else
+#define TG_SM90A 0
+#endif
+#if TG_SM90A
+constexpr int WG_GROUP = 8; // M-tiles per group of the tile order
+
+// Shared-memory matrix descriptor: K-major rows of 128 bytes, 128-byte swizzle, eight-row groups
+// 1,024 bytes apart.
+__device__ __forceinline__ uint64_t wg_desc(unsigned addr) {
+    return (uint64_t)((addr & 0x3ffff) >> 4) | (uint64_t)1 << 16 | (uint64_t)(1024 >> 4) << 32 |
+           (uint64_t)1 << 62;
+}
+
+#define TG_ACC4(i) "+r"(d[i]), "+r"(d[i + 1]), "+r"(d[i + 2]), "+r"(d[i + 3])
+#define TG_ACC16(i) TG_ACC4(i), TG_ACC4(i + 4), TG_ACC4(i + 8), TG_ACC4(i + 12)
+#define TG_ACC64(i) TG_ACC16(i), TG_ACC16(i + 16), TG_ACC16(i + 32), TG_ACC16(i + 48)
+// d (+)= popc(A AND B) for 64 rows × 256 columns × 256 bits; acc = 0 overwrites d.
+__device__ __forceinline__ void wg_mma(int (&d)[128], uint64_t da, uint64_t db, int acc) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k256.s32.b1.b1.and.popc "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+                 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, "
+                 "%110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, "
+                 "%123, %124, %125, %126, %127}, %128, %129, p;\n}\n"
+                 : TG_ACC64(0), TG_ACC64(64)
+                 : "l"(da), "l"(db), "r"(acc)
+                 : "memory");
+}
+#undef TG_ACC64
+#undef TG_ACC16
+#undef TG_ACC4
+
+__device__ __forceinline__ void mbar_init(unsigned bar, int count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
+}
+__device__ __forceinline__ void mbar_wait(unsigned bar, int parity) {
+    asm volatile("{\n.reg .pred p;\nW_%=:\nmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+                 "@!p bra W_%=;\n}\n" ::"r"(bar), "r"(parity)
+                 : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(unsigned bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Rows row .. row+box of map, bytes k .. k+128, to dst; completes `bar`'s transaction bytes.
+__device__ __forceinline__ void tma_load(unsigned dst, const CUtensorMap *map, int k, int row,
+                                         unsigned bar) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                 "[%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst), "l"((uint64_t)map), "r"(k), "r"(row),
+                 "r"(bar)
+                 : "memory");
+}
+#endif
+
+__global__ void __launch_bounds__(128 * WG_NC, 1) wgmma_gemm(const __grid_constant__ WgArgs g) {
+#if TG_SM90A
+    extern __shared__ unsigned char raw[];
+    // the swizzle pattern repeats every 1,024 bytes: stages start on such a boundary
+    const unsigned base = (smem_u32(raw) + 1023) & ~1023u;
+    const unsigned full = base + WG_S * WG_STAGE, empty = full + 8 * WG_S; // one per stage
+    const int cls = blockIdx.z, tid = threadIdx.x, wg = tid / 128;
+    const int per = WG_GROUP * g.ntn, f = blockIdx.x / per * WG_GROUP, w = blockIdx.x % per;
+    const int gs = g.ntm - f < WG_GROUP ? g.ntm - f : WG_GROUP;
+    const int row0 = (f + w % gs) * WG_BM, col0 = w / gs * WG_BN;
+    const int nstage = (int)((g.kbytes[cls] + 127) / 128);
+    if (tid == 0) {
+        for (int s = 0; s < WG_S; s++) {
+            mbar_init(full + 8 * s, 1);
+            mbar_init(empty + 8 * s, WG_NC);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    // stage kt into buffer kt % WG_S (rows and bytes past the ends arrive as zeros)
+    auto load = [&](int kt) {
+        const int s = kt % WG_S;
+        const unsigned sa = base + s * WG_STAGE, bar = full + 8 * s;
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar),
+                     "r"(WG_STAGE)
+                     : "memory");
+        tma_load(sa, &g.a[cls], kt * 128, row0, bar);
+        tma_load(sa + WG_BM * 128, &g.b[cls], kt * 128, col0, bar);
+    };
+    if (tid == 0)
+        for (int kt = 0; kt < WG_S && kt < nstage; kt++) load(kt);
+    int d[128];
+    for (int kt = 0; kt < nstage; kt++) {
+        const int s = kt % WG_S;
+        mbar_wait(full + 8 * s, (kt / WG_S) & 1);
+        const unsigned sa = base + s * WG_STAGE, sb = sa + WG_BM * 128;
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++) // 256-bit steps inside the swizzled 128-byte rows
+            wg_mma(d, wg_desc(sa + wg * 64 * 128 + kk * 32), wg_desc(sb + kk * 32), kt | kk);
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); // stage kt − 1 is read
+        if (kt > 0) {
+            const int ps = (kt - 1) % WG_S;
+            if ((tid & 127) == 0) mbar_arrive(empty + 8 * ps);
+            if (tid == 0 && kt - 1 + WG_S < nstage) {
+                mbar_wait(empty + 8 * ps, ((kt - 1) / WG_S) & 1);
+                load(kt - 1 + WG_S);
+            }
+        }
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    // accumulator layout: warp w of the warpgroup holds rows 16w + lane/4 (+8), columns
+    // 8j + 2·(lane % 4) (+1) in d[4j .. 4j+3]
+    int32_t *C = g.c[cls];
+    const int wq = (tid / 32) % 4, l = tid % 32;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int64_t r = row0 + wg * 64 + 16 * wq + l / 4 + 8 * h;
+        if (r >= g.m) continue;
+#pragma unroll
+        for (int j = 0; j < 32; j++) {
+            const int64_t c = col0 + 8 * j + 2 * (l % 4);
+            if (c + 1 < g.n)
+                *(int2 *)(C + r * g.ldc + c) = make_int2(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
+            else if (c < g.n)
+                C[r * g.ldc + c] = d[4 * j + 2 * h];
+        }
+    }
+#elif defined(__CUDA_ARCH__)
+    __trap(); // launched only on compute capability 9.0 (wgmma_ok), where the sm_90a code runs
+#endif
+}
+
+// Whether wgmma_gemm can run on device `dev`: compute capability 9.0 and its shared memory.
+bool wgmma_ok(int dev) {
+    int major, minor, smem;
+    TG_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    TG_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+    TG_CUDA_CHECK(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    return major == 9 && minor == 0 && smem >= WG_SMEM;
+}
+
+// rows × kbytes bytes with rows `ld` words apart, read in boxes of 128 bytes × box rows
+void tensor_map(CUtensorMap *map, const uint64_t *p, int64_t rows, int64_t ld, int64_t kbytes,
+                int box) {
+    static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+        void *fn = nullptr;
+        cudaDriverEntryPointQueryResult q;
+        TG_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000,
+                                                       cudaEnableDefault, &q));
+        STARPU_ASSERT_MSG(q == cudaDriverEntryPointSuccess && fn,
+                          "epistasis: the CUDA driver has no cuTensorMapEncodeTiled");
+        return (PFN_cuTensorMapEncodeTiled_v12000)fn;
+    }();
+    const cuuint64_t dim[2] = {(cuuint64_t)kbytes, (cuuint64_t)rows}, stride[1] = {(cuuint64_t)ld * 8};
+    const cuuint32_t boxd[2] = {128, (cuuint32_t)box}, one[2] = {1, 1};
+    CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, (void *)p, dim, stride, boxd, one,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    STARPU_ASSERT_MSG(r == CUDA_SUCCESS, "epistasis: cuTensorMapEncodeTiled failed (%d)", (int)r);
+}
+
+void launch_gemm_wgmma(const GemmArgs &g, cudaStream_t st) {
+    thread_local bool attr = false; // once per GPU worker thread
+    if (!attr) {
+        TG_CUDA_CHECK(cudaFuncSetAttribute(wgmma_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, WG_SMEM));
+        attr = true;
+    }
+    if (g.m == 0 || g.n == 0) return;
+    WgArgs w{};
+    for (int c = 0; c < 2; c++) {
+        tensor_map(&w.a[c], g.a[c], g.m, g.lda[c], g.kwords[c] * 8, WG_BM);
+        tensor_map(&w.b[c], g.b[c], g.n, g.ldb[c], g.kwords[c] * 8, WG_BN);
+        w.c[c] = g.c[c];
+        w.kbytes[c] = g.kwords[c] * 8;
+    }
+    w.m = g.m;
+    w.n = g.n;
+    w.ldc = g.ldc;
+    w.ntm = (int)((g.m + WG_BM - 1) / WG_BM);
+    w.ntn = (int)((g.n + WG_BN - 1) / WG_BN);
+    wgmma_gemm<<<dim3((unsigned)w.ntm * w.ntn, 1, 2), 128 * WG_NC, WG_SMEM, st>>>(w);
+    TG_CUDA_CHECK(cudaGetLastError());
+}
+
+// The shapes bench/epistasis compares (index = its --shape); wgmma_gemm comes first where it
+// runs (compute capability 9.0), and the codelet uses the first shape that runs.
 typedef void (*gemm_launcher)(const GemmArgs &, cudaStream_t);
 // Measured on the H100 (docs/PERFORMANCE.md; 2026-11-24, two runs): 256x128 k1024 with 4 stages
-// 0.71 of the ceiling, 3 stages 0.70, 128x256 0.62, 128x128 0.60, 2048-bit stages 0.52; 16 warps
-// of 32x64 (256x128, 3 or 4 stages) 0.63. Shape 0 with the next 256-bit step's fragments loaded
-// during this step's mma (two buffers, 236 registers) 0.70, with the mma in serpentine order
-// (consecutive ones sharing B) 0.68-0.69, both 0.68-0.69: ptxas already overlaps the loads.
+// 0.71 of the mma.sync ceiling, 3 stages 0.70, 128x256 0.62, 128x128 0.60, 2048-bit stages
+// 0.52; 16 warps of 32x64 (256x128, 3 or 4 stages) 0.63. Shape 1 with the next 256-bit step's
+// fragments loaded during this step's mma (two buffers, 236 registers) 0.70, with the mma in
+// serpentine order (consecutive ones sharing B) 0.68-0.69: ptxas already overlaps the loads.
 const gemm_launcher gemm_shapes[] = {
+    launch_gemm_wgmma,
     launch_gemm_shape<256, 128, 4, 2, 128, 4>,
     launch_gemm_shape<256, 128, 4, 2, 128, 3>,
     launch_gemm_shape<128, 256, 2, 4, 128, 3>,
     launch_gemm_shape<128, 128, 2, 2, 128, 3>,
     launch_gemm_shape<256, 128, 4, 2, 256, 2>,
 };
-const char *const gemm_shape_names[] = {"256x128 w4x2 k1024 s4", "256x128 w4x2 k1024 s3",
-                                        "128x256 w2x4 k1024 s3", "128x128 w2x2 k1024 s3",
-                                        "256x128 w4x2 k2048 s2"};
+const char *const gemm_shape_names[] = {"wgmma+TMA 192x256 k1024 s4",
+                                        "mma.sync 256x128 w4x2 k1024 s4",
+                                        "mma.sync 256x128 w4x2 k1024 s3",
+                                        "mma.sync 128x256 w2x4 k1024 s3",
+                                        "mma.sync 128x128 w2x2 k1024 s3",
+                                        "mma.sync 256x128 w4x2 k2048 s2"};
 constexpr int NSHAPES = sizeof gemm_shapes / sizeof gemm_shapes[0];
 
-// Shape 0 needs 192 KiB of shared memory a block; GPUs that offer less (A100: 163 KiB) take
-// shape 1, the same tile with three stages (144 KiB).
+// wgmma_gemm on compute capability 9.0; else the mma.sync tile with four stages (192 KiB of
+// shared memory a block), or with three on GPUs that offer less (A100: 163 KiB).
 void launch_gemm(const GemmArgs &g, cudaStream_t st) {
-    gemm_shapes[tg_cuda_smem_optin() >= (size_t)Gemm<256, 128, 4, 2, 128, 4>::SMEM ? 0 : 1](g, st);
+    thread_local int shape = -1; // per GPU worker thread, i.e. per device
+    if (shape < 0) {
+        int dev;
+        TG_CUDA_CHECK(cudaGetDevice(&dev));
+        shape = wgmma_ok(dev) ? 0
+              : tg_cuda_smem_optin() >= (size_t)Gemm<256, 128, 4, 2, 128, 4>::SMEM ? 1 : 2;
+    }
+    gemm_shapes[shape](g, st);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -960,6 +1186,48 @@ __global__ void mma_ceiling(int iters, int *sink) {
     if (s == 0x7fffffff) *sink = s;
 }
 
+// wgmma fed from shared memory alone (two warpgroups, operands resident, 1,024 bits): the rate
+// no Hopper kernel that also loads its operands can exceed. With iters = 1 it writes C (128 ×
+// 256) for a check of the descriptors and swizzle against the host.
+__global__ void __launch_bounds__(256, 1) wgmma_ceiling(const uint64_t *ga, const uint64_t *gb,
+                                                        int iters, int *out) {
+#if TG_SM90A
+    extern __shared__ unsigned char raw[];
+    const unsigned base = (smem_u32(raw) + 1023) & ~1023u;
+    unsigned char *sm = raw + (base - smem_u32(raw));
+    for (int i = threadIdx.x; i < (128 + 256) * 8; i += blockDim.x) { // 16-byte chunks, swizzled
+        const int r = i / 8, ch = i % 8;
+        const uint64_t *src = (r < 128 ? ga + r * 16 : gb + (r - 128) * 16) + ch * 2;
+        *(uint4 *)(sm + r * 128 + ((ch ^ (r & 7)) << 4)) = *(const uint4 *)src;
+    }
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // visible to wgmma
+    __syncthreads();
+    const int wg = threadIdx.x / 128;
+    int d[128];
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+    for (int it = 0; it < iters; it++) {
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++)
+            wg_mma(d, wg_desc(base + wg * 64 * 128 + kk * 32), wg_desc(base + 128 * 128 + kk * 32),
+                   it | kk);
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    const int w = (threadIdx.x / 32) % 4, l = threadIdx.x % 32;
+    int sum = 0;
+    for (int j = 0; j < 32; j++)
+        for (int q = 0; q < 4; q++) {
+            const int r = wg * 64 + 16 * w + l / 4 + 8 * (q >> 1), c = 8 * j + 2 * (l % 4) + (q & 1);
+            if (iters == 1) out[r * 256 + c] = d[4 * j + q];
+            sum += d[4 * j + q];
+        }
+    if (iters != 1 && sum == 0x7fffffff) out[0] = sum; // keeps the loop alive
+#elif defined(__CUDA_ARCH__)
+    __trap();
+#endif
+}
+
 __global__ void fill_random(uint64_t *p, int64_t n, uint64_t seed) {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x) {
@@ -1007,6 +1275,46 @@ extern "C" double tg_epi_bench_ceiling(void) {
     return ops / (ms * 1e-3) / 1e12;
 }
 
+extern "C" double tg_epi_bench_ceiling_wgmma(int64_t *mismatches) {
+    int dev, sms;
+    TG_CUDA_CHECK(cudaGetDevice(&dev));
+    *mismatches = 0;
+    if (!wgmma_ok(dev)) return 0;
+    TG_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    const int smem = (128 + 256) * 128 + 1024;
+    TG_CUDA_CHECK(cudaFuncSetAttribute(wgmma_ceiling, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    uint64_t *ga, *gb;
+    int *out;
+    TG_CUDA_CHECK(cudaMalloc(&ga, 384 * 128));
+    TG_CUDA_CHECK(cudaMalloc(&out, 128 * 256 * sizeof(int)));
+    gb = ga + 128 * 16;
+    fill_random<<<64, 256>>>(ga, 384 * 16, 3);
+    wgmma_ceiling<<<1, 256, smem>>>(ga, gb, 1, out);
+    std::vector<uint64_t> h(384 * 16);
+    std::vector<int> c(128 * 256);
+    TG_CUDA_CHECK(cudaMemcpy(h.data(), ga, h.size() * 8, cudaMemcpyDeviceToHost));
+    TG_CUDA_CHECK(cudaMemcpy(c.data(), out, c.size() * sizeof(int), cudaMemcpyDeviceToHost));
+    for (int r = 0; r < 128; r++)
+        for (int j = 0; j < 256; j++) {
+            int e = 0;
+            for (int w = 0; w < 16; w++) e += __builtin_popcountll(h[r * 16 + w] & h[(128 + j) * 16 + w]);
+            *mismatches += e != c[r * 256 + j];
+        }
+    const int iters = 4000;
+    cudaEvent_t e0, e1;
+    TG_CUDA_CHECK(cudaEventCreate(&e0));
+    TG_CUDA_CHECK(cudaEventCreate(&e1));
+    TG_CUDA_CHECK(cudaEventRecord(e0));
+    wgmma_ceiling<<<sms, 256, smem>>>(ga, gb, iters, out);
+    TG_CUDA_CHECK(cudaEventRecord(e1));
+    TG_CUDA_CHECK(cudaEventSynchronize(e1));
+    float ms;
+    TG_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    TG_CUDA_CHECK(cudaFree(ga));
+    TG_CUDA_CHECK(cudaFree(out));
+    return (double)sms * 2 * iters * 4 * (64.0 * 256 * 256 * 2) / (ms * 1e-3) / 1e12;
+}
+
 // C (m × n, two classes of `words` words each) timed over `reps`; returns TOPS (AND + POPC
 // counted as 2) and the number of entries of a few checked rows that differ from the reference.
 extern "C" const char *tg_epi_bench_gemm_shape(int shape) {
@@ -1015,6 +1323,9 @@ extern "C" const char *tg_epi_bench_gemm_shape(int shape) {
 
 extern "C" double tg_epi_bench_gemm(int64_t m, int64_t n, int64_t words, int reps, int shape,
                                     int64_t *mismatches) {
+    int dev;
+    TG_CUDA_CHECK(cudaGetDevice(&dev));
+    if (shape == 0 && !wgmma_ok(dev)) return 0; // not on this GPU
     GemmArgs g{};
     uint64_t *a, *b;
     int32_t *c;
