@@ -96,6 +96,10 @@ double tg_epi_bench_gemm(int64_t m, int64_t n, int64_t words, int reps, int shap
 /* Name of GEMM tile shape `shape` (the codelet uses the first that runs on its GPU), NULL past
  * the last; tg_epi_bench_gemm returns 0 for a shape this GPU cannot run. */
 const char *tg_epi_bench_gemm_shape(int shape);
+/* Test hook: one GEMM of shape `shape` on random rows (m × n rows, words0 / words1 words in the
+ * two classes), every entry compared with a CUDA-core popcount: the number that differ, or −1
+ * when this GPU cannot run the shape. */
+int64_t tg_epi_test_gemm(int64_t m, int64_t n, int64_t words0, int64_t words1, int shape);
 
 /* ---- added with the CPU side (codelets/epistasis.c) */
 

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <atomic>
 #include <vector>
 
 #include <cuda.h>
@@ -37,12 +38,12 @@ namespace {
 // blockIdx.z. A CTA computes a BM × BN tile with WM × WN warps; k is staged ROWB bytes per row
 // at a time through a STAGES-deep cp.async pipeline; shared rows have their 16-byte chunks
 // XOR-swizzled by row so that ldmatrix reads eight rows without bank conflicts. The shape is a
-// template so bench/epistasis can compare several on the device; the codelet uses GemmShape.
+// template so bench/epistasis can compare several on the device; launch_gemm picks one.
 struct GemmArgs {
     const uint64_t *a[2], *b[2];
     int32_t *c[2];
     int64_t lda[2], ldb[2]; // row strides in words
-    int64_t kwords[2];      // words per row (multiple of 4)
+    int64_t kwords[2];      // words per row (a positive multiple of 4)
     int64_t m, n, ldc;
 };
 
@@ -70,6 +71,31 @@ __device__ __forceinline__ void mma_and_popc(int (&c)[4], const unsigned (&a)[4]
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// Byte offset of 16-byte chunk ch of row r in rows of 128 bytes: the chunk index XOR r mod 8,
+// so that eight consecutive rows hit distinct banks; also the 128-byte swizzle of TMA and wgmma.
+__device__ __forceinline__ unsigned swz128(int r, int ch) { return r * 128 + ((ch ^ (r & 7)) << 4); }
+
+// C[r][c], C[r][c + 1] = v0, v1 where inside m × n (c even, so the pair is 8-byte aligned).
+__device__ __forceinline__ void store_pair(int32_t *C, int64_t ldc, int64_t m, int64_t n,
+                                           int64_t r, int64_t c, int v0, int v1) {
+    if (r >= m) return;
+    if (c + 1 < n)
+        *(int2 *)(C + r * ldc + c) = make_int2(v0, v1);
+    else if (c < n)
+        C[r * ldc + c] = v0;
+}
+
+// cudaFuncSetAttribute for a kernel's dynamic shared memory, once per device (devices below 64)
+// whichever thread launches on it.
+template <class K> void smem_attribute(K *kern, int bytes, std::atomic<uint64_t> &done) {
+    int dev;
+    TG_CUDA_CHECK(cudaGetDevice(&dev));
+    const uint64_t bit = 1ull << (dev & 63);
+    if (done.load() & bit) return;
+    TG_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    done |= bit;
+}
+
 template <int BM, int BN, int WM, int WN, int ROWB, int STAGES> struct Gemm {
     static constexpr int THREADS = 32 * WM * WN, MT = BM / WM / 16, NT = BN / WN / 8;
     static constexpr int CH = ROWB / 16; // 16-byte chunks per shared row
@@ -77,7 +103,7 @@ template <int BM, int BN, int WM, int WN, int ROWB, int STAGES> struct Gemm {
     static_assert(NT % 2 == 0 && (BM + BN) * CH % THREADS == 0 && THREADS % CH == 0, "shape");
     // byte offset of chunk ch of shared row r: eight consecutive rows hit distinct banks
     static __device__ __forceinline__ unsigned swz(int r, int ch) {
-        return r * ROWB + ((ch ^ (CH == 4 ? (r >> 1) & 3 : r & 7)) << 4);
+        return CH == 8 ? swz128(r, ch) : r * ROWB + ((ch ^ ((r >> 1) & 3)) << 4);
     }
 };
 
@@ -163,30 +189,20 @@ __global__ void __launch_bounds__(32 * WM * WN, 1) popc_gemm(GemmArgs g) {
 #pragma unroll
     for (int mi = 0; mi < G::MT; mi++)
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
-            int64_t r = row0 + wm * (BM / WM) + mi * 16 + gr + 8 * h;
-            if (r >= g.m) continue;
+        for (int h = 0; h < 2; h++)
 #pragma unroll
-            for (int nj = 0; nj < G::NT; nj++) {
-                int64_t c = col0 + wn * (BN / WN) + nj * 8 + tc;
-                if (c + 1 < g.n)
-                    *(int2 *)(C + r * g.ldc + c) =
-                        make_int2(acc[mi][nj][2 * h], acc[mi][nj][2 * h + 1]);
-                else if (c < g.n)
-                    C[r * g.ldc + c] = acc[mi][nj][2 * h];
-            }
-        }
+            for (int nj = 0; nj < G::NT; nj++)
+                store_pair(C, g.ldc, g.m, g.n, row0 + wm * (BM / WM) + mi * 16 + gr + 8 * h,
+                           col0 + wn * (BN / WN) + nj * 8 + tc, acc[mi][nj][2 * h],
+                           acc[mi][nj][2 * h + 1]);
 }
 
 template <int BM, int BN, int WM, int WN, int ROWB, int STAGES>
 void launch_gemm_shape(const GemmArgs &g, cudaStream_t st) {
     using G = Gemm<BM, BN, WM, WN, ROWB, STAGES>;
     auto *kern = popc_gemm<BM, BN, WM, WN, ROWB, STAGES>;
-    thread_local bool attr = false; // per function and device: once per GPU worker thread
-    if (!attr) {
-        TG_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, G::SMEM));
-        attr = true;
-    }
+    static std::atomic<uint64_t> attr{0};
+    smem_attribute(kern, G::SMEM, attr);
     if (g.m == 0 || g.n == 0) return;
     dim3 grid((unsigned)((g.n + BN - 1) / BN), (unsigned)((g.m + BM - 1) / BM), 2);
     kern<<<grid, G::THREADS, G::SMEM, st>>>(g);
@@ -335,30 +351,40 @@ __global__ void __launch_bounds__(128 * WG_NC, 1) wgmma_gemm(const __grid_consta
     int32_t *C = g.c[cls];
     const int wq = (tid / 32) % 4, l = tid % 32;
 #pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const int64_t r = row0 + wg * 64 + 16 * wq + l / 4 + 8 * h;
-        if (r >= g.m) continue;
+    for (int h = 0; h < 2; h++)
 #pragma unroll
-        for (int j = 0; j < 32; j++) {
-            const int64_t c = col0 + 8 * j + 2 * (l % 4);
-            if (c + 1 < g.n)
-                *(int2 *)(C + r * g.ldc + c) = make_int2(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
-            else if (c < g.n)
-                C[r * g.ldc + c] = d[4 * j + 2 * h];
-        }
-    }
+        for (int j = 0; j < 32; j++)
+            store_pair(C, g.ldc, g.m, g.n, row0 + wg * 64 + 16 * wq + l / 4 + 8 * h,
+                       col0 + 8 * j + 2 * (l % 4), d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
 #elif defined(__CUDA_ARCH__)
-    __trap(); // launched only on compute capability 9.0 (wgmma_ok), where the sm_90a code runs
+    __trap(); // launched only where the sm_90a code runs (wgmma_ok)
 #endif
 }
 
-// Whether wgmma_gemm can run on device `dev`: compute capability 9.0 and its shared memory.
-bool wgmma_ok(int dev) {
-    int major, minor, smem;
-    TG_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-    TG_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-    TG_CUDA_CHECK(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    return major == 9 && minor == 0 && smem >= WG_SMEM;
+__global__ void sm90a_probe(int *flag) { *flag = TG_SM90A; }
+
+// Whether the current device runs the sm_90a code: compute capability 9.0 is not enough, since
+// the driver may have JIT-compiled the compute_90 PTX instead (CUDA_FORCE_PTX_JIT), where the
+// wgmma kernels trap. Asked by running a probe, once per device.
+bool wgmma_ok() {
+    static std::atomic<int> known[64]; // 0 unknown, 1 no, 2 yes
+    int dev;
+    TG_CUDA_CHECK(cudaGetDevice(&dev));
+    std::atomic<int> &k = known[dev & 63];
+    if (!k.load()) {
+        int major, smem, flag = 0, *d;
+        TG_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+        TG_CUDA_CHECK(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+        if (major == 9 && smem >= WG_SMEM) {
+            TG_CUDA_CHECK(cudaMalloc(&d, sizeof *d));
+            sm90a_probe<<<1, 1>>>(d);
+            TG_CUDA_CHECK(cudaGetLastError());
+            TG_CUDA_CHECK(cudaMemcpy(&flag, d, sizeof flag, cudaMemcpyDeviceToHost));
+            TG_CUDA_CHECK(cudaFree(d));
+        }
+        k = flag ? 2 : 1;
+    }
+    return k.load() == 2;
 }
 
 // rows × kbytes bytes with rows `ld` words apart, read in boxes of 128 bytes × box rows
@@ -369,8 +395,8 @@ void tensor_map(CUtensorMap *map, const uint64_t *p, int64_t rows, int64_t ld, i
         cudaDriverEntryPointQueryResult q;
         TG_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000,
                                                        cudaEnableDefault, &q));
-        STARPU_ASSERT_MSG(q == cudaDriverEntryPointSuccess && fn,
-                          "epistasis: the CUDA driver has no cuTensorMapEncodeTiled");
+        if (q != cudaDriverEntryPointSuccess || !fn)
+            STARPU_ABORT_MSG("epistasis: the CUDA driver has no cuTensorMapEncodeTiled");
         return (PFN_cuTensorMapEncodeTiled_v12000)fn;
     }();
     const cuuint64_t dim[2] = {(cuuint64_t)kbytes, (cuuint64_t)rows}, stride[1] = {(cuuint64_t)ld * 8};
@@ -378,16 +404,17 @@ void tensor_map(CUtensorMap *map, const uint64_t *p, int64_t rows, int64_t ld, i
     CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, (void *)p, dim, stride, boxd, one,
                         CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    STARPU_ASSERT_MSG(r == CUDA_SUCCESS, "epistasis: cuTensorMapEncodeTiled failed (%d)", (int)r);
+    if (r != CUDA_SUCCESS)
+        STARPU_ABORT_MSG("epistasis: cuTensorMapEncodeTiled failed (%d) for %lld rows of %lld bytes",
+                         (int)r, (long long)rows, (long long)kbytes);
 }
 
 void launch_gemm_wgmma(const GemmArgs &g, cudaStream_t st) {
-    thread_local bool attr = false; // once per GPU worker thread
-    if (!attr) {
-        TG_CUDA_CHECK(cudaFuncSetAttribute(wgmma_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, WG_SMEM));
-        attr = true;
-    }
+    static std::atomic<uint64_t> attr{0};
+    smem_attribute(wgmma_gemm, WG_SMEM, attr);
     if (g.m == 0 || g.n == 0) return;
+    if (g.kwords[0] <= 0 || g.kwords[1] <= 0) // a zero-size tensor map cannot be encoded
+        STARPU_ABORT_MSG("epistasis: a class of the GEMM has no words");
     WgArgs w{};
     for (int c = 0; c < 2; c++) {
         tensor_map(&w.a[c], g.a[c], g.m, g.lda[c], g.kwords[c] * 8, WG_BM);
@@ -404,41 +431,55 @@ void launch_gemm_wgmma(const GemmArgs &g, cudaStream_t st) {
     TG_CUDA_CHECK(cudaGetLastError());
 }
 
-// The shapes bench/epistasis compares (index = its --shape); wgmma_gemm comes first where it
-// runs (compute capability 9.0), and the codelet uses the first shape that runs.
-typedef void (*gemm_launcher)(const GemmArgs &, cudaStream_t);
+// The shapes bench/epistasis compares, in the codelet's order of preference: it uses the first
+// that runs on its GPU (wgmma where the sm_90a code runs, else mma.sync with four stages, or
+// three on GPUs with less shared memory a block, as the A100's 163 KiB); the others are there
+// for the comparison.
 // Measured on the H100 (docs/PERFORMANCE.md; 2026-11-24, two runs): 256x128 k1024 with 4 stages
 // 0.71 of the mma.sync ceiling, 3 stages 0.70, 128x256 0.62, 128x128 0.60, 2048-bit stages
-// 0.52; 16 warps of 32x64 (256x128, 3 or 4 stages) 0.63. Shape 1 with the next 256-bit step's
+// 0.52; 16 warps of 32x64 (256x128, 3 or 4 stages) 0.63. 256x128 with the next 256-bit step's
 // fragments loaded during this step's mma (two buffers, 236 registers) 0.70, with the mma in
 // serpentine order (consecutive ones sharing B) 0.68-0.69: ptxas already overlaps the loads.
-const gemm_launcher gemm_shapes[] = {
-    launch_gemm_wgmma,
-    launch_gemm_shape<256, 128, 4, 2, 128, 4>,
-    launch_gemm_shape<256, 128, 4, 2, 128, 3>,
-    launch_gemm_shape<128, 256, 2, 4, 128, 3>,
-    launch_gemm_shape<128, 128, 2, 2, 128, 3>,
-    launch_gemm_shape<256, 128, 4, 2, 256, 2>,
+struct GemmShape {
+    void (*run)(const GemmArgs &, cudaStream_t);
+    const char *name;
+    int smem;   // dynamic shared memory a block
+    bool wgmma; // needs the sm_90a code
 };
-const char *const gemm_shape_names[] = {"wgmma+TMA 192x256 k1024 s4",
-                                        "mma.sync 256x128 w4x2 k1024 s4",
-                                        "mma.sync 256x128 w4x2 k1024 s3",
-                                        "mma.sync 128x256 w2x4 k1024 s3",
-                                        "mma.sync 128x128 w2x2 k1024 s3",
-                                        "mma.sync 256x128 w4x2 k2048 s2"};
+template <int BM, int BN, int WM, int WN, int ROWB, int STAGES>
+constexpr GemmShape mma_shape(const char *name) {
+    return {launch_gemm_shape<BM, BN, WM, WN, ROWB, STAGES>, name,
+            Gemm<BM, BN, WM, WN, ROWB, STAGES>::SMEM, false};
+}
+const GemmShape gemm_shapes[] = {
+    {launch_gemm_wgmma, "wgmma+TMA 192x256 k1024 s4", WG_SMEM, true},
+    mma_shape<256, 128, 4, 2, 128, 4>("mma.sync 256x128 w4x2 k1024 s4"),
+    mma_shape<256, 128, 4, 2, 128, 3>("mma.sync 256x128 w4x2 k1024 s3"),
+    mma_shape<128, 256, 2, 4, 128, 3>("mma.sync 128x256 w2x4 k1024 s3"),
+    mma_shape<128, 128, 2, 2, 128, 3>("mma.sync 128x128 w2x2 k1024 s3"),
+    mma_shape<256, 128, 4, 2, 256, 2>("mma.sync 256x128 w4x2 k2048 s2"),
+};
 constexpr int NSHAPES = sizeof gemm_shapes / sizeof gemm_shapes[0];
 
-// wgmma_gemm on compute capability 9.0; else the mma.sync tile with four stages (192 KiB of
-// shared memory a block), or with three on GPUs that offer less (A100: 163 KiB).
+// Whether shape runs on the current device.
+bool shape_runs(int shape) {
+    int dev, smem;
+    TG_CUDA_CHECK(cudaGetDevice(&dev));
+    TG_CUDA_CHECK(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    return smem >= gemm_shapes[shape].smem && (!gemm_shapes[shape].wgmma || wgmma_ok());
+}
+
 void launch_gemm(const GemmArgs &g, cudaStream_t st) {
-    thread_local int shape = -1; // per GPU worker thread, i.e. per device
-    if (shape < 0) {
-        int dev;
-        TG_CUDA_CHECK(cudaGetDevice(&dev));
-        shape = wgmma_ok(dev) ? 0
-              : tg_cuda_smem_optin() >= (size_t)Gemm<256, 128, 4, 2, 128, 4>::SMEM ? 1 : 2;
+    static std::atomic<int> chosen[64]; // per device: the shape + 1, 0 before the first launch
+    int dev;
+    TG_CUDA_CHECK(cudaGetDevice(&dev));
+    std::atomic<int> &c = chosen[dev & 63];
+    if (!c.load()) {
+        int s = 0;
+        while (s < 2 && !shape_runs(s)) s++; // shape 2 runs wherever this code does
+        c = s + 1;
     }
-    gemm_shapes[shape](g, st);
+    gemm_shapes[c.load() - 1].run(g, st);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1171,7 +1212,8 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Benchmark hooks (bench/epistasis.c): the binary mma ceiling and the GEMM alone.
+// Benchmark and test hooks (bench/epistasis.c, tests/test_epistasis.c): the binary tensor-core
+// ceilings, the GEMM alone, the GEMM checked entry by entry.
 namespace {
 // Register-only stream of independent mma: the rate no kernel that also loads data can exceed.
 __global__ void mma_ceiling(int iters, int *sink) {
@@ -1198,7 +1240,7 @@ __global__ void __launch_bounds__(256, 1) wgmma_ceiling(const uint64_t *ga, cons
     for (int i = threadIdx.x; i < (128 + 256) * 8; i += blockDim.x) { // 16-byte chunks, swizzled
         const int r = i / 8, ch = i % 8;
         const uint64_t *src = (r < 128 ? ga + r * 16 : gb + (r - 128) * 16) + ch * 2;
-        *(uint4 *)(sm + r * 128 + ((ch ^ (r & 7)) << 4)) = *(const uint4 *)src;
+        *(uint4 *)(sm + swz128(r, ch)) = *(const uint4 *)src;
     }
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // visible to wgmma
     __syncthreads();
@@ -1253,6 +1295,65 @@ __global__ void gemm_reference(GemmArgs g, int64_t r0, int64_t nr, int64_t *bad)
 }
 } // namespace
 
+namespace {
+// Milliseconds that launch() takes on the default stream.
+template <class F> float time_ms(F launch) {
+    cudaEvent_t e0, e1;
+    TG_CUDA_CHECK(cudaEventCreate(&e0));
+    TG_CUDA_CHECK(cudaEventCreate(&e1));
+    TG_CUDA_CHECK(cudaEventRecord(e0));
+    launch();
+    TG_CUDA_CHECK(cudaGetLastError());
+    TG_CUDA_CHECK(cudaEventRecord(e1));
+    TG_CUDA_CHECK(cudaEventSynchronize(e1));
+    float ms;
+    TG_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    TG_CUDA_CHECK(cudaEventDestroy(e0));
+    TG_CUDA_CHECK(cudaEventDestroy(e1));
+    return ms;
+}
+
+// Entries of rows r0 .. r0+nr of both classes of C that differ from the CUDA-core popcount.
+int64_t gemm_mismatches(const GemmArgs &g, int64_t r0, int64_t nr, int64_t *bad) {
+    int64_t h;
+    TG_CUDA_CHECK(cudaMemset(bad, 0, sizeof *bad));
+    gemm_reference<<<1024, 256>>>(g, r0, nr, bad);
+    TG_CUDA_CHECK(cudaGetLastError());
+    TG_CUDA_CHECK(cudaMemcpy(&h, bad, sizeof h, cudaMemcpyDeviceToHost));
+    return h;
+}
+
+// Random rows for a GEMM of m × n rows, words[c] words a class (row strides = words), C
+// (ldc = n rounded up to 4) filled with −1; free with gemm_free.
+GemmArgs gemm_alloc(int64_t m, int64_t n, const int64_t words[2]) {
+    GemmArgs g{};
+    g.m = m;
+    g.n = n;
+    g.ldc = (n + 3) & ~(int64_t)3;
+    for (int c = 0; c < 2; c++) {
+        uint64_t *a, *b;
+        TG_CUDA_CHECK(cudaMalloc(&a, (size_t)m * words[c] * 8));
+        TG_CUDA_CHECK(cudaMalloc(&b, (size_t)n * words[c] * 8));
+        TG_CUDA_CHECK(cudaMalloc(&g.c[c], (size_t)m * g.ldc * 4));
+        TG_CUDA_CHECK(cudaMemset(g.c[c], 0xff, (size_t)m * g.ldc * 4));
+        fill_random<<<1024, 256>>>(a, m * words[c], 1 + 2 * c);
+        fill_random<<<1024, 256>>>(b, n * words[c], 2 + 2 * c);
+        TG_CUDA_CHECK(cudaGetLastError());
+        g.a[c] = a;
+        g.b[c] = b;
+        g.lda[c] = g.ldb[c] = g.kwords[c] = words[c];
+    }
+    return g;
+}
+void gemm_free(GemmArgs &g) {
+    for (int c = 0; c < 2; c++) {
+        TG_CUDA_CHECK(cudaFree((void *)g.a[c]));
+        TG_CUDA_CHECK(cudaFree((void *)g.b[c]));
+        TG_CUDA_CHECK(cudaFree(g.c[c]));
+    }
+}
+} // namespace
+
 extern "C" double tg_epi_bench_ceiling(void) {
     int dev, sms;
     TG_CUDA_CHECK(cudaGetDevice(&dev));
@@ -1261,15 +1362,7 @@ extern "C" double tg_epi_bench_ceiling(void) {
     TG_CUDA_CHECK(cudaMalloc(&sink, sizeof *sink));
     const int iters = 20000, blocks = sms * 4, threads = 256;
     mma_ceiling<<<blocks, threads>>>(100, sink); // warm-up
-    cudaEvent_t e0, e1;
-    TG_CUDA_CHECK(cudaEventCreate(&e0));
-    TG_CUDA_CHECK(cudaEventCreate(&e1));
-    TG_CUDA_CHECK(cudaEventRecord(e0));
-    mma_ceiling<<<blocks, threads>>>(iters, sink);
-    TG_CUDA_CHECK(cudaEventRecord(e1));
-    TG_CUDA_CHECK(cudaEventSynchronize(e1));
-    float ms;
-    TG_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    const float ms = time_ms([&] { mma_ceiling<<<blocks, threads>>>(iters, sink); });
     TG_CUDA_CHECK(cudaFree(sink));
     double ops = (double)blocks * (threads / 32) * iters * 8 * (16.0 * 8 * 256 * 2);
     return ops / (ms * 1e-3) / 1e12;
@@ -1279,89 +1372,63 @@ extern "C" double tg_epi_bench_ceiling_wgmma(int64_t *mismatches) {
     int dev, sms;
     TG_CUDA_CHECK(cudaGetDevice(&dev));
     *mismatches = 0;
-    if (!wgmma_ok(dev)) return 0;
+    if (!wgmma_ok()) return 0;
     TG_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     const int smem = (128 + 256) * 128 + 1024;
     TG_CUDA_CHECK(cudaFuncSetAttribute(wgmma_ceiling, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    uint64_t *ga, *gb;
-    int *out;
-    TG_CUDA_CHECK(cudaMalloc(&ga, 384 * 128));
-    TG_CUDA_CHECK(cudaMalloc(&out, 128 * 256 * sizeof(int)));
-    gb = ga + 128 * 16;
-    fill_random<<<64, 256>>>(ga, 384 * 16, 3);
-    wgmma_ceiling<<<1, 256, smem>>>(ga, gb, 1, out);
-    std::vector<uint64_t> h(384 * 16);
-    std::vector<int> c(128 * 256);
-    TG_CUDA_CHECK(cudaMemcpy(h.data(), ga, h.size() * 8, cudaMemcpyDeviceToHost));
-    TG_CUDA_CHECK(cudaMemcpy(c.data(), out, c.size() * sizeof(int), cudaMemcpyDeviceToHost));
-    for (int r = 0; r < 128; r++)
-        for (int j = 0; j < 256; j++) {
-            int e = 0;
-            for (int w = 0; w < 16; w++) e += __builtin_popcountll(h[r * 16 + w] & h[(128 + j) * 16 + w]);
-            *mismatches += e != c[r * 256 + j];
-        }
+    // one pass of 1,024 bits checked against the CUDA-core reference (both "classes" the same)
+    const int64_t words[2] = {16, 16};
+    GemmArgs g = gemm_alloc(128, 256, words);
+    wgmma_ceiling<<<1, 256, smem>>>(g.a[0], g.b[0], 1, g.c[0]);
+    TG_CUDA_CHECK(cudaGetLastError());
+    GemmArgs one = g;
+    one.a[1] = g.a[0];
+    one.b[1] = g.b[0];
+    one.c[1] = g.c[0];
+    int64_t *bad;
+    TG_CUDA_CHECK(cudaMalloc(&bad, sizeof *bad));
+    *mismatches = gemm_mismatches(one, 0, 128, bad) / 2;
+    TG_CUDA_CHECK(cudaFree(bad));
     const int iters = 4000;
-    cudaEvent_t e0, e1;
-    TG_CUDA_CHECK(cudaEventCreate(&e0));
-    TG_CUDA_CHECK(cudaEventCreate(&e1));
-    TG_CUDA_CHECK(cudaEventRecord(e0));
-    wgmma_ceiling<<<sms, 256, smem>>>(ga, gb, iters, out);
-    TG_CUDA_CHECK(cudaEventRecord(e1));
-    TG_CUDA_CHECK(cudaEventSynchronize(e1));
-    float ms;
-    TG_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    TG_CUDA_CHECK(cudaFree(ga));
-    TG_CUDA_CHECK(cudaFree(out));
+    const float ms = time_ms([&] { wgmma_ceiling<<<sms, 256, smem>>>(g.a[0], g.b[0], iters, g.c[0]); });
+    gemm_free(g);
     return (double)sms * 2 * iters * 4 * (64.0 * 256 * 256 * 2) / (ms * 1e-3) / 1e12;
+}
+
+extern "C" const char *tg_epi_bench_gemm_shape(int shape) {
+    return shape >= 0 && shape < NSHAPES ? gemm_shapes[shape].name : NULL;
 }
 
 // C (m × n, two classes of `words` words each) timed over `reps`; returns TOPS (AND + POPC
 // counted as 2) and the number of entries of a few checked rows that differ from the reference.
-extern "C" const char *tg_epi_bench_gemm_shape(int shape) {
-    return shape >= 0 && shape < NSHAPES ? gemm_shape_names[shape] : NULL;
-}
-
 extern "C" double tg_epi_bench_gemm(int64_t m, int64_t n, int64_t words, int reps, int shape,
                                     int64_t *mismatches) {
-    int dev;
-    TG_CUDA_CHECK(cudaGetDevice(&dev));
-    if (shape == 0 && !wgmma_ok(dev)) return 0; // not on this GPU
-    GemmArgs g{};
-    uint64_t *a, *b;
-    int32_t *c;
+    *mismatches = 0;
+    if (!shape_runs(shape)) return 0;
+    const int64_t w[2] = {words, words};
+    GemmArgs g = gemm_alloc(m, n, w);
     int64_t *bad;
-    g.m = m;
-    g.n = n;
-    g.ldc = (n + 3) & ~(int64_t)3;
-    TG_CUDA_CHECK(cudaMalloc(&a, (size_t)2 * m * words * 8));
-    TG_CUDA_CHECK(cudaMalloc(&b, (size_t)2 * n * words * 8));
-    TG_CUDA_CHECK(cudaMalloc(&c, (size_t)2 * m * g.ldc * 4));
     TG_CUDA_CHECK(cudaMalloc(&bad, sizeof *bad));
-    fill_random<<<1024, 256>>>(a, 2 * m * words, 1);
-    fill_random<<<1024, 256>>>(b, 2 * n * words, 2);
-    for (int cl = 0; cl < 2; cl++) {
-        g.a[cl] = a + cl * m * words;
-        g.b[cl] = b + cl * n * words;
-        g.c[cl] = c + cl * m * g.ldc;
-        g.lda[cl] = g.ldb[cl] = g.kwords[cl] = words;
-    }
-    gemm_shapes[shape](g, 0);
-    TG_CUDA_CHECK(cudaMemset(bad, 0, sizeof *bad));
-    gemm_reference<<<1024, 256>>>(g, 0, 130, bad);
-    gemm_reference<<<1024, 256>>>(g, m > 130 ? m - 130 : 0, 130, bad);
-    TG_CUDA_CHECK(cudaMemcpy(mismatches, bad, sizeof *bad, cudaMemcpyDeviceToHost));
-    cudaEvent_t e0, e1;
-    TG_CUDA_CHECK(cudaEventCreate(&e0));
-    TG_CUDA_CHECK(cudaEventCreate(&e1));
-    TG_CUDA_CHECK(cudaEventRecord(e0));
-    for (int r = 0; r < reps; r++) gemm_shapes[shape](g, 0);
-    TG_CUDA_CHECK(cudaEventRecord(e1));
-    TG_CUDA_CHECK(cudaEventSynchronize(e1));
-    float ms;
-    TG_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    cudaFree(a);
-    cudaFree(b);
-    cudaFree(c);
-    cudaFree(bad);
+    gemm_shapes[shape].run(g, 0);
+    *mismatches = gemm_mismatches(g, 0, 130, bad) + gemm_mismatches(g, m > 130 ? m - 130 : 0, 130, bad);
+    const float ms = time_ms([&] {
+        for (int r = 0; r < reps; r++) gemm_shapes[shape].run(g, 0);
+    });
+    TG_CUDA_CHECK(cudaFree(bad));
+    gemm_free(g);
     return 2.0 * m * n * words * 64 * 2 * reps / (ms * 1e-3) / 1e12;
+}
+
+extern "C" int64_t tg_epi_test_gemm(int64_t m, int64_t n, int64_t words0, int64_t words1,
+                                    int shape) {
+    if (!shape_runs(shape)) return -1;
+    const int64_t w[2] = {words0, words1};
+    GemmArgs g = gemm_alloc(m, n, w);
+    int64_t *bad;
+    TG_CUDA_CHECK(cudaMalloc(&bad, sizeof *bad));
+    gemm_shapes[shape].run(g, 0);
+    const int64_t wrong = gemm_mismatches(g, 0, m, bad);
+    TG_CUDA_CHECK(cudaFree(bad));
+    gemm_free(g);
+    return wrong;
 }

@@ -434,15 +434,42 @@ int main(void) {
     }
     tg_epi_popc_select(NULL);
 
+#ifdef TG_USE_CUDA
+    /* every GEMM shape this GPU runs, every entry checked: several k stages (more than the
+     * wgmma pipeline's four), classes of different lengths, M and N not multiples of tiles */
+    if (gpu) {
+        static const int64_t sizes[][4] = {
+            {1000, 700, 132, 68}, {193, 257, 4, 516}, {1, 1, 4, 4}, {385, 513, 2048, 260}};
+        for (int sh = 0; tg_epi_bench_gemm_shape(sh); sh++)
+            for (size_t x = 0; x < sizeof sizes / sizeof sizes[0]; x++) {
+                const int64_t *z = sizes[x];
+                int64_t bad = tg_epi_test_gemm(z[0], z[1], z[2], z[3], sh);
+                if (bad < 0) {
+                    diag("GEMM %s: not on this GPU", tg_epi_bench_gemm_shape(sh));
+                    break;
+                }
+                ok(bad == 0, "GEMM %s, %lld × %lld rows, %lld / %lld words: %lld wrong entries",
+                   tg_epi_bench_gemm_shape(sh), (long long)z[0], (long long)z[1],
+                   (long long)z[2], (long long)z[3], (long long)bad);
+            }
+    }
+#endif
+
     /* larger blocks (several GPU tiles per round), K2 with the best CPU kernel */
     dataset big2 = {0}, big3 = {0}, big4 = {0};
     make_dataset(&big2, "big2", 333, 367, 0, 200, 0.0, &r);
     make_dataset(&big3, "big3", 300, 280, 9, 60, 0.02, &r);
     make_dataset(&big4, "big4", 260, 262, 0, 33, 0.0, &r);
+    /* classes of 5,000 and 3,000 samples: GEMMs of more k stages than the GPU pipeline holds
+     * (four of 1,024 bits), a different number in each class */
+    dataset wide = {0}, wide_miss = {0};
+    make_dataset(&wide, "wide", 5000, 3000, 0, 16, 0.0, &r);
+    make_dataset(&wide_miss, "wide_miss", 3100, 5200, 40, 14, 0.03, &r);
     struct {
         dataset *d;
         int k, block, topk;
-    } large[] = {{&big2, 2, 0, 100}, {&big2, 2, 64, 100}, {&big3, 3, 32, 50}, {&big4, 4, 0, 50}};
+    } large[] = {{&big2, 2, 0, 100}, {&big2, 2, 64, 100}, {&big3, 3, 32, 50}, {&big4, 4, 0, 50},
+                 {&wide, 3, 8, 20}, {&wide_miss, 4, 8, 20}};
     for (size_t x = 0; x < sizeof large / sizeof large[0]; x++) {
         tg_epi_report rep;
         if (check_search(large[x].d, large[x].k, TG_EPI_K2, large[x].topk, large[x].block,
@@ -454,6 +481,8 @@ int main(void) {
     free_dataset(&big2);
     free_dataset(&big3);
     free_dataset(&big4);
+    free_dataset(&wide);
+    free_dataset(&wide_miss);
     free_dataset(&miss);
     free_dataset(&full);
     free_dataset(&small);
