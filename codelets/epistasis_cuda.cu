@@ -218,10 +218,12 @@ void launch_gemm_shape(const GemmArgs &g, cudaStream_t st) {
 // N fastest within a group, so the CTAs in flight share their A and B tiles in the L2 instead
 // of streaming all of B from memory for every row of M-tiles.
 // Measured on the H100 (16,641² rows × 131,072 bits × 2 classes; wgmma fed from shared memory
-// alone: 15,400 TOPS, the register-only mma.sync stream 8,900): this kernel 10,000–10,100 TOPS,
-// the mma.sync kernel above 6,350–6,490; without the grouped order 7,700 (B re-read from
-// memory); 128 × 256 tiles 8,250; a 2-CTA cluster multicasting B 7,000–7,300; persistent CTAs
-// carrying the loads across tiles 9,350; cp.async instead of TMA 5,900.
+// alone: 15,400 TOPS, the register-only mma.sync stream 8,900): bench/epistasis --gemm, this
+// kernel 12,808 TOPS, the mma.sync kernel above 6,352. A stand-alone driver that launched every
+// TMA variant as a cluster (of one CTA, unless said) timed this kernel at 10,000–10,100 and:
+// without the grouped order 7,700 (B re-read from memory); 128 × 256 tiles 8,250; 2-CTA
+// clusters multicasting B 7,000–7,300; persistent CTAs carrying the loads across tiles 9,350
+// (a plain launch); cp.async instead of TMA 5,900.
 // cuTensorMapEncodeTiled comes from the driver through cudart (no -lcuda).
 constexpr int WG_NC = 3, WG_S = 4, WG_BM = 64 * WG_NC, WG_BN = 256;
 constexpr int WG_STAGE = (WG_BM + WG_BN) * 128, WG_SMEM = WG_S * WG_STAGE + 1024 + 16 * WG_S;
