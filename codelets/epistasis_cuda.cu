@@ -85,12 +85,18 @@ __device__ __forceinline__ void store_pair(int32_t *C, int64_t ldc, int64_t m, i
         C[r * ldc + c] = v0;
 }
 
-// cudaFuncSetAttribute for a kernel's dynamic shared memory, once per device (devices below 64)
-// whichever thread launches on it.
-template <class K> void smem_attribute(K *kern, int bytes, std::atomic<uint64_t> &done) {
+// The current device, for the per-device caches below (64 entries).
+int device_index() {
     int dev;
     TG_CUDA_CHECK(cudaGetDevice(&dev));
-    const uint64_t bit = 1ull << (dev & 63);
+    if (dev >= 64) STARPU_ABORT_MSG("epistasis: CUDA device %d; at most 64 are supported", dev);
+    return dev;
+}
+
+// cudaFuncSetAttribute for a kernel's dynamic shared memory, once per device, whichever thread
+// launches on it.
+template <class K> void smem_attribute(K *kern, int bytes, std::atomic<uint64_t> &done) {
+    const uint64_t bit = 1ull << device_index();
     if (done.load() & bit) return;
     TG_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     done |= bit;
@@ -363,26 +369,25 @@ __global__ void __launch_bounds__(128 * WG_NC, 1) wgmma_gemm(const __grid_consta
 #endif
 }
 
-__global__ void sm90a_probe(int *flag) { *flag = TG_SM90A; }
+__device__ int sm90a_flag;
+__global__ void sm90a_probe() { sm90a_flag = TG_SM90A; }
 
 // Whether the current device runs the sm_90a code: compute capability 9.0 is not enough, since
 // the driver may have JIT-compiled the compute_90 PTX instead (CUDA_FORCE_PTX_JIT), where the
-// wgmma kernels trap. Asked by running a probe, once per device.
+// wgmma kernels trap. Asked by running a probe, once per device (on the legacy stream, which
+// StarPU's non-blocking worker streams do not wait for; no allocation, so no device-wide sync).
 bool wgmma_ok() {
     static std::atomic<int> known[64]; // 0 unknown, 1 no, 2 yes
-    int dev;
-    TG_CUDA_CHECK(cudaGetDevice(&dev));
-    std::atomic<int> &k = known[dev & 63];
+    const int dev = device_index();
+    std::atomic<int> &k = known[dev];
     if (!k.load()) {
-        int major, smem, flag = 0, *d;
+        int major, smem, flag = 0;
         TG_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
         TG_CUDA_CHECK(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
         if (major == 9 && smem >= WG_SMEM) {
-            TG_CUDA_CHECK(cudaMalloc(&d, sizeof *d));
-            sm90a_probe<<<1, 1>>>(d);
+            sm90a_probe<<<1, 1>>>();
             TG_CUDA_CHECK(cudaGetLastError());
-            TG_CUDA_CHECK(cudaMemcpy(&flag, d, sizeof flag, cudaMemcpyDeviceToHost));
-            TG_CUDA_CHECK(cudaFree(d));
+            TG_CUDA_CHECK(cudaMemcpyFromSymbol(&flag, sm90a_flag, sizeof flag));
         }
         k = flag ? 2 : 1;
     }
@@ -435,8 +440,8 @@ void launch_gemm_wgmma(const GemmArgs &g, cudaStream_t st) {
 
 // The shapes bench/epistasis compares, in the codelet's order of preference: it uses the first
 // that runs on its GPU (wgmma where the sm_90a code runs, else mma.sync with four stages, or
-// three on GPUs with less shared memory a block, as the A100's 163 KiB); the others are there
-// for the comparison.
+// three on GPUs with less shared memory a block, as the A100's 163 KiB, or a smaller tile where
+// even that does not fit, as on sm_86 / sm_89 with 99 KiB).
 // Measured on the H100 (docs/PERFORMANCE.md; 2026-11-24, two runs): 256x128 k1024 with 4 stages
 // 0.71 of the mma.sync ceiling, 3 stages 0.70, 128x256 0.62, 128x128 0.60, 2048-bit stages
 // 0.52; 16 warps of 32x64 (256x128, 3 or 4 stages) 0.63. 256x128 with the next 256-bit step's
@@ -465,6 +470,7 @@ constexpr int NSHAPES = sizeof gemm_shapes / sizeof gemm_shapes[0];
 
 // Whether shape runs on the current device.
 bool shape_runs(int shape) {
+    if (shape < 0 || shape >= NSHAPES) return false;
     int dev, smem;
     TG_CUDA_CHECK(cudaGetDevice(&dev));
     TG_CUDA_CHECK(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
@@ -473,12 +479,12 @@ bool shape_runs(int shape) {
 
 void launch_gemm(const GemmArgs &g, cudaStream_t st) {
     static std::atomic<int> chosen[64]; // per device: the shape + 1, 0 before the first launch
-    int dev;
-    TG_CUDA_CHECK(cudaGetDevice(&dev));
-    std::atomic<int> &c = chosen[dev & 63];
+    std::atomic<int> &c = chosen[device_index()];
     if (!c.load()) {
         int s = 0;
-        while (s < 2 && !shape_runs(s)) s++; // shape 2 runs wherever this code does
+        while (s < NSHAPES && !shape_runs(s)) s++;
+        if (s == NSHAPES) // under 96 KiB of shared memory a block
+            STARPU_ABORT_MSG("epistasis: no GEMM shape fits this GPU's shared memory");
         c = s + 1;
     }
     gemm_shapes[c.load() - 1].run(g, st);

@@ -182,7 +182,7 @@ static tg_status build_planes(const tg_bed *bed, const int8_t *cls, struct searc
         if (cls[i] >= 0) ((int64_t *)jb.idx[cls[i]])[k[cls[i]]++] = i;
     const int64_t cores = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
     jb.chunk = (s->m + 2 * cores - 1) / (2 * cores); /* two chunks a core at least */
-    jb.chunk = jb.chunk > SNP_CHUNK ? SNP_CHUNK : jb.chunk;
+    jb.chunk = jb.chunk < 1 ? 1 : jb.chunk > SNP_CHUNK ? SNP_CHUNK : jb.chunk;
     tg_parallel_for((s->m + jb.chunk - 1) / jb.chunk, plane_chunk, &jb);
     free(idx);
     if (jb.nomem)
