@@ -1254,8 +1254,8 @@ __global__ void __launch_bounds__(256, 1) wgmma_ceiling(const uint64_t *ga, cons
     __syncthreads();
     const int wg = threadIdx.x / 128;
     int d[128];
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
     for (int it = 0; it < iters; it++) {
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
         for (int kk = 0; kk < 4; kk++)
             wg_mma(d, wg_desc(base + wg * 64 * 128 + kk * 32), wg_desc(base + 128 * 128 + kk * 32),
