@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "algo/snpmm.h"
 #include "base/parallel.h"
@@ -417,11 +416,11 @@ static void cpu_part(const int8_t *geno, int64_t ld, int64_t n, int64_t m, int k
         }
     printf("cpu\tZL\tdecompress+dgemm\t1\t%.1f\t%.1f\t%.2f\n", 1e3 * tdec, flops / tdec / 1e9,
            flops / tdec / gemm1);
-    const long online = sysconf(_SC_NPROCESSORS_ONLN); /* tg_parallel_for's threads */
+    const long online = tg_parallel_threads();
     printf("cpu\tZL\tdecompress+dgemm\t%ld\t%.1f\t%.1f\t%.2f\n", online, 1e3 * tdec_all,
            flops / tdec_all / 1e9, flops / tdec_all / gemm1);
     printf("# 5codes vs decompress+DGEMM: %.2fx on one core, %.2fx on all (5codes on %d CPU "
-           "workers, decompress+DGEMM on the %ld online cores)\n",
+           "workers, decompress+DGEMM on %ld cores)\n",
            tdec / one[l][0], tdec_all / all[l][0], ncores, online);
     double lo[2], hi[2], med[2];
     for (int trans = 0; trans < 2; trans++)

@@ -12,7 +12,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/parallel.h"
 #include "codelets/epistasis.h"
@@ -177,11 +176,11 @@ static tg_status build_planes(const tg_bed *bed, const int8_t *cls, struct searc
     if (!idx) return TG_ERR_NOMEM;
     for (int64_t i = 0; i < n; i++)
         if (cls[i] >= 0) cnt[cls[i]]++;
+    for (int64_t i = 0, at[2] = {0, cnt[0]}; i < n; i++)
+        if (cls[i] >= 0) idx[at[cls[i]]++] = i;
     struct plane_job jb = {bed, {idx, idx + cnt[0]}, s, 1, 0, 0};
-    for (int64_t i = 0, k[2] = {0, 0}; i < n; i++)
-        if (cls[i] >= 0) ((int64_t *)jb.idx[cls[i]])[k[cls[i]]++] = i;
-    const int64_t cores = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
-    jb.chunk = (s->m + 2 * cores - 1) / (2 * cores); /* two chunks a core at least */
+    const int64_t th = tg_parallel_threads();
+    jb.chunk = (s->m + 2 * th - 1) / (2 * th); /* two chunks a thread at least */
     jb.chunk = jb.chunk < 1 ? 1 : jb.chunk > SNP_CHUNK ? SNP_CHUNK : jb.chunk;
     tg_parallel_for((s->m + jb.chunk - 1) / jb.chunk, plane_chunk, &jb);
     free(idx);

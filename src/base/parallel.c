@@ -60,6 +60,11 @@ static void pool_init(void) {
     pthread_attr_destroy(&at);
 }
 
+int tg_parallel_threads(void) {
+    pthread_once(&pool_once, pool_init);
+    return pool.nth + 1;
+}
+
 void tg_parallel_hooks(void (*enter)(void), void (*leave)(void)) {
     hook_enter = enter;
     hook_leave = leave;

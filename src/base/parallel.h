@@ -8,6 +8,8 @@
  * out one at a time) and returns when all are done. fn must be safe to run concurrently on
  * distinct chunks. */
 void tg_parallel_for(int64_t n, void (*fn)(void *ctx, int64_t c), void *ctx);
+/** The threads tg_parallel_for runs a loop on (the caller included; starts the pool). */
+int tg_parallel_threads(void);
 /** Functions run before and after every loop of more than one chunk (NULL: none). The runtime
  * sets them to pause its workers: StarPU 1.3's idle workers spin, and would hold the cores the
  * loop's threads need (on the H100 node, 14 spinning workers made tg_geno_from_int8 1.55× and
