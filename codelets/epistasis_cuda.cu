@@ -372,19 +372,19 @@ __global__ void __launch_bounds__(128 * WG_NC, 1) wgmma_gemm(const __grid_consta
 __device__ int sm90a_flag;
 __global__ void sm90a_probe() { sm90a_flag = TG_SM90A; }
 
-// Whether the current device runs the sm_90a code: compute capability 9.0 is not enough, since
-// the driver may have JIT-compiled the compute_90 PTX instead (CUDA_FORCE_PTX_JIT), where the
-// wgmma kernels trap. Asked by running a probe, once per device (on the legacy stream, which
-// StarPU's non-blocking worker streams do not wait for; no allocation, so no device-wide sync).
+// Whether the current device runs the sm_90a code (its shared memory is shape_runs' concern):
+// compute capability 9.0 is not enough, since the driver may have JIT-compiled the compute_90
+// PTX instead (CUDA_FORCE_PTX_JIT), where the wgmma kernels trap. Asked by running a probe, once
+// per device (on the legacy stream, which StarPU's non-blocking worker streams do not wait
+// for; no allocation, so no device-wide sync).
 bool wgmma_ok() {
     static std::atomic<int> known[64]; // 0 unknown, 1 no, 2 yes
     const int dev = device_index();
     std::atomic<int> &k = known[dev];
     if (!k.load()) {
-        int major, smem, flag = 0;
+        int major, flag = 0;
         TG_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-        TG_CUDA_CHECK(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-        if (major == 9 && smem >= WG_SMEM) {
+        if (major == 9) {
             sm90a_probe<<<1, 1>>>();
             TG_CUDA_CHECK(cudaGetLastError());
             TG_CUDA_CHECK(cudaMemcpyFromSymbol(&flag, sm90a_flag, sizeof flag));
@@ -420,9 +420,7 @@ void launch_gemm_wgmma(const GemmArgs &g, cudaStream_t st) {
     static std::atomic<uint64_t> attr{0};
     smem_attribute(wgmma_gemm, WG_SMEM, attr);
     if (g.m == 0 || g.n == 0) return;
-    if (g.kwords[0] <= 0 || g.kwords[1] <= 0) // a zero-size tensor map cannot be encoded
-        STARPU_ABORT_MSG("epistasis: a class of the GEMM has no words");
-    WgArgs w{};
+    WgArgs w{}; // (a class without words: tensor_map refuses its map)
     for (int c = 0; c < 2; c++) {
         tensor_map(&w.a[c], g.a[c], g.m, g.lda[c], g.kwords[c] * 8, WG_BM);
         tensor_map(&w.b[c], g.b[c], g.n, g.ldb[c], g.kwords[c] * 8, WG_BN);
@@ -1267,10 +1265,11 @@ __global__ void __launch_bounds__(256, 1) wgmma_ceiling(const uint64_t *ga, cons
     const int w = (threadIdx.x / 32) % 4, l = threadIdx.x % 32;
     int sum = 0;
     for (int j = 0; j < 32; j++)
-        for (int q = 0; q < 4; q++) {
-            const int r = wg * 64 + 16 * w + l / 4 + 8 * (q >> 1), c = 8 * j + 2 * (l % 4) + (q & 1);
-            if (iters == 1) out[r * 256 + c] = d[4 * j + q];
-            sum += d[4 * j + q];
+        for (int h = 0; h < 2; h++) {
+            if (iters == 1)
+                store_pair(out, 256, 128, 256, wg * 64 + 16 * w + l / 4 + 8 * h, 8 * j + 2 * (l % 4),
+                           d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
+            sum += d[4 * j + 2 * h] + d[4 * j + 2 * h + 1];
         }
     if (iters != 1 && sum == 0x7fffffff) out[0] = sum; // keeps the loop alive
 #elif defined(__CUDA_ARCH__)
@@ -1383,7 +1382,8 @@ extern "C" double tg_epi_bench_ceiling_wgmma(int64_t *mismatches) {
     if (!wgmma_ok()) return 0;
     TG_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     const int smem = (128 + 256) * 128 + 1024;
-    TG_CUDA_CHECK(cudaFuncSetAttribute(wgmma_ceiling, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    static std::atomic<uint64_t> attr{0};
+    smem_attribute(wgmma_ceiling, smem, attr);
     // one pass of 1,024 bits checked against the CUDA-core reference (both "classes" the same)
     const int64_t words[2] = {16, 16};
     GemmArgs g = gemm_alloc(128, 256, words);
