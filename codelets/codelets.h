@@ -45,6 +45,8 @@ void tg_codelet_families_fill(const struct tg_codelet_family *fam, int nfam, con
 
 /** Builds every codelet table; called once by tg_runtime_start(). */
 void tg_codelets_init(void);
+/** Registers each family's probe with the runtime (codelets/probes.c; tg_codelets_init). */
+void tg_codelets_probes_register(void);
 
 /* ---- convert: dst = round_to(dst precision, src · scale), one tile (matrix interface);
  * with transpose, dst(j, i) = round(src(i, j) · scale) (the TN copies cuBLASLt's FP8 GEMM needs). */

@@ -109,6 +109,7 @@ void tg_codelets_init(void) {
         tg_cl_convt[a].can_execute = on_gpus_if_any;
         for (int b = 0; b < TG_NPREC; b++) tg_cl_convert[a][b].can_execute = on_gpus_if_any;
     }
+    tg_codelets_probes_register();
 }
 
 void tg_convert_cpu(void *buffers[], void *cl_arg) {

@@ -237,6 +237,10 @@ int tg_runtime_ncpu(void);
 int tg_runtime_ngpu(void);
 /** One line describing ranks, workers and devices, for the log. */
 void tg_runtime_describe(char *buf, size_t len);
+/** One line saying which codelets were probed since the runtime started: those that several
+ * kinds of worker can run and that had no performance model on some of them (the probe gives
+ * them one before their first task; docs/USER-GUIDE.md "Performance models"). */
+void tg_probe_describe(char *buf, size_t len);
 /** Collective: waits for every task and transfer, then writes on rank 0 one line with the
  * bytes StarPU-MPI has sent between the ranks since the runtime started, in all and by rank,
  * from its own count (STARPU_COMM_STATS, turned on unless the environment sets it; tilegwas

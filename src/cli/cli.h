@@ -102,9 +102,10 @@ void tg_cli_common_init(tg_cli_common *c);
 /** Logs the started runtime (tg_runtime_describe) and, when @p ro kept CPU workers away from
  * the GPUs by default, why. */
 void tg_cli_log_runtime(tg_log *log, const tg_runtime_opts *ro);
-/** With several MPI ranks, logs what the ranks exchanged: the bytes StarPU-MPI sent
+/** Logs what the probe measured (tg_probe_describe: codelets without a model, the log file
+ * only) and, with several MPI ranks, what the ranks exchanged: the bytes StarPU-MPI sent
  * (tg_runtime_describe_comm, a collective: every rank calls this at the same point) and the
- * bytes of our own MPI sums (tg_runtime_describe_sums); nothing with one rank. */
+ * bytes of our own MPI sums (tg_runtime_describe_sums). */
 void tg_cli_log_traffic(tg_log *log);
 /** With several MPI ranks, logs the process grid: where tile (i, j)@p tiles lives and which
  * rank makes panel p (@p panels, e.g. "genotype panel p read"). */

@@ -233,6 +233,8 @@ unsigned tg_cli_default_precisions(tg_log *log, unsigned with_gpus, unsigned wit
 
 void tg_cli_log_traffic(tg_log *log) {
     char line[2048];
+    tg_probe_describe(line, sizeof line);
+    tg_log_file_only(log, "performance models: %s", line);
     if (tg_runtime_describe_comm(line, sizeof line)) tg_log_printf(log, "%s", line);
     if (tg_runtime_describe_sums(line, sizeof line)) tg_log_printf(log, "%s", line);
 }

@@ -246,6 +246,7 @@ int tg_cmd_epistasis(int argc, char **argv) {
                   (long long)rep.n_excluded);
     tg_log_printf(log, "missing genotype rate %.4g: %s", rep.missing_rate,
                   rep.complete ? "complete data" : "with missing genotypes (counted per SNP)");
+    tg_cli_log_traffic(log);
     tg_log_printf(log, "order %d, score %s, block %d SNPs, %lld rounds, %llu combinations",
                   rep.order, score_names[o.e.score], rep.block, (long long)rep.rounds,
                   (unsigned long long)rep.combinations);

@@ -555,6 +555,7 @@ tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err) {
         starpu_execute_on_each_worker(handles_create, NULL, STARPU_CUDA);
     }
 #endif
+    tg_probe_reset();
     tg_codelets_init();
     /* host loops pause the workers, whose idle loop spins (running tasks go on) */
     tg_parallel_hooks(starpu_pause, starpu_resume);

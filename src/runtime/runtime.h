@@ -63,6 +63,32 @@ void tg_perfmodels_seed(char *desc, size_t len);
  * folder (machine.txt and one file per model, named by its symbol). *nmodels: how many. */
 tg_status tg_perfmodels_finish(const char *export, int *nmodels, tg_error *err);
 
+/* ---- Placement before any model exists (probe.c). A codelet submitted for the first time
+ * from the application's thread, runnable on several kinds of worker (model architecture and
+ * implementation) of which some have no valid model, is probed on those kinds, and each gets
+ * the prior time = α·work from the probe's measured time per unit of work (docs/DESIGN-NOTES.md). */
+/** A probe task: built, not submitted; its flops are its work (tg_task_work); @p release frees
+ * its data once it has run (or was never submitted). */
+typedef struct {
+    struct starpu_task *task;
+    void (*release)(void *ctx);
+    void *ctx;
+} tg_probe_task;
+/** Builds a task of codelet @p cl at size @p level (0 the smallest; each level about 4× the
+ * work of the one before) with scratch data, for a worker of @p type: 0, or non-zero past the
+ * largest level or on failure. */
+typedef int (*tg_probe_fn)(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
+                           tg_probe_task *out);
+/** How @p cl is probed (codelet families register at tg_codelets_init): by @p fn, or, when @p fn
+ * is NULL, at the time per unit of work measured for the codelet @p like (e.g. syrk as gemm). */
+void tg_probe_register(struct starpu_codelet *cl, tg_probe_fn fn, struct starpu_codelet *like);
+/** At every runtime start: forgets what the last runtime probed (TILEGWAS_PROBE=off turns
+ * probing off). */
+void tg_probe_reset(void);
+/** Makes the model of @p cl ready on every kind of worker that can run it (tg_task_submit calls
+ * it; nothing from a worker's thread, nothing after the first call for @p cl). */
+void tg_models_ensure(struct starpu_codelet *cl);
+
 /* ---- Task records, for calibrate, --trace and bench/sched. */
 typedef struct {
     const char *kernel;   /* the codelet's perfmodel symbol, e.g. "tg_gemm_fp16" */

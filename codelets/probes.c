@@ -1,0 +1,224 @@
+/* The probes of the codelet families (src/runtime/probe.c): for each codelet that CPUs and GPUs
+ * can both run, one task on scratch data whose size grows with a level, shaped like the tasks
+ * the workloads submit, so that its time per unit of work is the one the workload will see; the
+ * kernels of the same precision that the workloads submit beside it borrow its rate. Kernels
+ * that only GPUs run when a node has any (conversions, tile statistics, kernel functions) need
+ * none: a single kind of worker runs them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "codelets/codelets.h"
+#include "codelets/distance.h"
+#include "codelets/epistasis.h"
+#include "codelets/fivecodes.h"
+#include "codelets/gemm.h"
+#include "codelets/kernelfn.h"
+#include "codelets/potrf.h"
+#include "codelets/xtx.h"
+#include "runtime/runtime.h"
+
+/* A probe task's data: host buffers registered with StarPU, released together. */
+struct scratch {
+    int n;
+    starpu_data_handle_t h[TG_EPI_MAX_ORDER + 2];
+    void *p[TG_EPI_MAX_ORDER + 2];
+};
+
+static void scratch_release(void *arg) {
+    struct scratch *s = arg;
+    for (int i = 0; i < s->n; i++) {
+        starpu_data_unregister(s->h[i]);
+        free(s->p[i]);
+    }
+    free(s);
+}
+
+/* A zeroed host matrix (rows × cols, column-major) or vector (cols 0) in @p s; NULL without
+ * memory. */
+static starpu_data_handle_t scratch_add(struct scratch *s, size_t rows, size_t cols, size_t elem) {
+    void *p = calloc(rows * (cols ? cols : 1), elem);
+    if (!p) return NULL;
+    starpu_data_handle_t h;
+    if (cols)
+        starpu_matrix_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)p, (uint32_t)rows,
+                                    (uint32_t)rows, (uint32_t)cols, elem);
+    else starpu_vector_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)p, (uint32_t)rows, elem);
+    s->h[s->n] = h;
+    s->p[s->n++] = p;
+    return h;
+}
+
+static int finish(struct scratch *s, struct starpu_task *t, tg_probe_task *out) {
+    if (!t) {
+        scratch_release(s);
+        return -1;
+    }
+    *out = (tg_probe_task){t, scratch_release, s};
+    return 0;
+}
+
+/* Random bits (xorshift64): planes whose AND-popcounts look like genotypes. */
+static void fill_random(uint64_t *w, size_t n, uint64_t seed) {
+    uint64_t x = seed | 1;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        w[i] = x;
+    }
+}
+
+/* An epistasis round over `order` distinct blocks (the search's usual round) of complete data,
+ * K2, top 10, over 4096·4^level samples: on GPUs of the block size the search uses by default
+ * (src/algo/epistasis.c); on cores of 8 SNPs, since their rounds would take seconds, so that
+ * the samples reach a search's numbers and the planes leave the caches as they do in a search. */
+static int probe_round(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
+                       tg_probe_task *out) {
+    const int k = (int)(cl - tg_cl_epi_round) + 2, gpu = type == STARPU_CUDA_WORKER;
+    static const int gpu_block[] = {1024, 256, 64};
+    const int B = gpu ? gpu_block[k - 2] : 8;
+    const int64_t n = (int64_t)4096 << (2 * level);
+    if (level > (gpu ? 3 : 4)) return 1;
+    struct scratch *s = calloc(1, sizeof *s);
+    if (!s) return -1;
+    struct tg_epi_round_arg a = {.order = k, .block = B, .complete = 1, .score = TG_EPI_K2,
+                                 .topk = 10, .search = -2};
+    a.n[0] = a.n[1] = n / 2;
+    a.words[0] = a.words[1] = 4 * ((n / 2 + 255) / 256);
+    size_t words = (size_t)3 * B * (size_t)(a.words[0] + a.words[1]);
+    starpu_data_handle_t blk = scratch_add(s, words, 0, sizeof(uint64_t));
+    starpu_data_handle_t tab = scratch_add(s, (size_t)n + 2, 0, sizeof(double));
+    starpu_data_handle_t res = scratch_add(s, tg_epi_result_size(a.topk), 0, 1);
+    struct tg_epi_round_arg *arg = malloc(sizeof *arg);
+    if (!blk || !tab || !res || !arg) {
+        free(arg);
+        scratch_release(s);
+        return -1;
+    }
+    /* genotype planes g0, g1 disjoint, every sample valid; padding stays 0 */
+    uint64_t *pl = s->p[0];
+    fill_random(pl, words, (uint64_t)level * 977 + 1);
+    for (int c = 0; c < 2; c++)
+        for (int i = 0; i < B; i++) {
+            uint64_t *g0 = pl + tg_epi_plane_offset(B, a.words, c, i, 0),
+                     *g1 = pl + tg_epi_plane_offset(B, a.words, c, i, 1),
+                     *v = pl + tg_epi_plane_offset(B, a.words, c, i, 2);
+            for (int64_t w = 0; w < a.words[c]; w++) {
+                int64_t live = a.n[c] - 64 * w;
+                uint64_t m = live >= 64 ? ~0ull : live > 0 ? (1ull << live) - 1 : 0;
+                g1[w] &= ~g0[w] & m;
+                g0[w] &= m;
+                v[w] = m;
+            }
+        }
+    tg_epi_score_table(TG_EPI_K2, n, s->p[1]);
+    struct starpu_data_descr d[TG_EPI_MAX_ORDER + 2];
+    double combos = 1;
+    for (int i = 0; i < k; i++) {
+        a.first[i] = (int64_t)i * B; /* distinct blocks with the same planes */
+        a.nsnp[i] = B;
+        d[i] = (struct starpu_data_descr){blk, STARPU_R};
+        combos *= B;
+    }
+    d[k] = (struct starpu_data_descr){tab, STARPU_R};
+    d[k + 1] = (struct starpu_data_descr){res, STARPU_W};
+    *arg = a;
+    /* the work as src/algo/epistasis.c counts it */
+    return finish(s, starpu_task_build(cl, STARPU_CL_ARGS, arg, sizeof *arg, STARPU_DATA_MODE_ARRAY,
+                                       d, k + 2, STARPU_FLOPS, combos * (double)(n + 1024), 0),
+                  out);
+}
+
+/* A genotype product block (codelets/fivecodes.h) of k = 10 columns: 512-row units, as the
+ * products cut them, 8 on GPUs and 1 on cores, over 4^level times 2,560 table rows. */
+static int probe_fivecodes(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
+                           tg_probe_task *out) {
+    const int trans = cl >= tg_cl_fivecodes[1], fp32 = (int)(cl - tg_cl_fivecodes[trans]);
+    const int gpu = type == STARPU_CUDA_WORKER;
+    const int64_t rows = gpu ? 8 * 512 : 512, table = (int64_t)2560 << (2 * level),
+                  groups = (table + 4) / 5, k = 10;
+    if (level > (gpu ? 2 : 3)) return 1;
+    const size_t es = fp32 ? sizeof(float) : sizeof(double);
+    const int64_t nsnp = trans ? rows : table;
+    struct scratch *s = calloc(1, sizeof *s);
+    if (!s) return -1;
+    starpu_data_handle_t codes = scratch_add(s, (size_t)rows, (size_t)groups, 1),
+                         in = scratch_add(s, (size_t)table, (size_t)k, es),
+                         coef = scratch_add(s, 2 * (size_t)nsnp, 0, sizeof(double)),
+                         miss = scratch_add(s, (size_t)rows + 1, 0, sizeof(int32_t)),
+                         o = scratch_add(s, (size_t)rows, (size_t)k, es);
+    if (!codes || !in || !coef || !miss || !o) {
+        scratch_release(s);
+        return -1;
+    }
+    uint8_t *c = s->p[0];
+    for (size_t i = 0; i < (size_t)(rows * groups); i++) c[i] = (uint8_t)((i * 97) % TG_FC_NCODES);
+    double *w = s->p[2];
+    for (int64_t j = 0; j < nsnp; j++) w[2 * j] = 1, w[2 * j + 1] = 0.5;
+    struct tg_fivecodes_arg a = {.trans = trans, .prec = fp32 ? TG_FP32 : TG_FP64, .k = (int)k};
+    return finish(s, starpu_task_build(cl, STARPU_R, codes, STARPU_R, in, STARPU_R, coef, STARPU_R,
+                                       miss, STARPU_W, o, STARPU_VALUE, &a, sizeof a, STARPU_FLOPS,
+                                       2.0 * (double)rows * (double)table * (double)k, 0),
+                  out);
+}
+
+/* A tile GEMM of the Cholesky's updates (C ← C − A·Bᵀ; FP8: TN with an FP16 C), tiles of
+ * 2^level times 256 (GPUs) or 64 (cores). */
+static int probe_gemm(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
+                      tg_probe_task *out) {
+    const tg_prec p = (tg_prec)(cl - tg_cl_gemm);
+    const size_t nb = (size_t)(type == STARPU_CUDA_WORKER ? 256 : 64) << level;
+    if (level > 4) return 1;
+    struct scratch *s = calloc(1, sizeof *s);
+    if (!s) return -1;
+    const int fp8 = p == TG_FP8_E4M3;
+    starpu_data_handle_t a = scratch_add(s, nb, nb, tg_prec_size(p)),
+                         b = scratch_add(s, nb, nb, tg_prec_size(p)),
+                         c = scratch_add(s, nb, nb, tg_prec_size(fp8 ? TG_FP16 : p));
+    if (!a || !b || !c) {
+        scratch_release(s);
+        return -1;
+    }
+    struct tg_gemm_arg g = {p, fp8 ? 'T' : 'N', fp8 ? 'N' : 'T', -1, 1, 1, 1, 1};
+    return finish(s, starpu_task_build(cl, STARPU_R, a, STARPU_R, b, STARPU_RW, c, STARPU_VALUE, &g,
+                                       sizeof g, STARPU_FLOPS, 2.0 * (double)(nb * nb * nb), 0),
+                  out);
+}
+
+/* An INT8 dot-product tile of the KRR build (panels of 8,192 SNPs), tiles of 2^level times 512
+ * (GPUs) or 64 (cores). */
+static int probe_gram(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
+                      tg_probe_task *out) {
+    const size_t nb = (size_t)(type == STARPU_CUDA_WORKER ? 512 : 64) << level, k = 8192;
+    if (level > 3) return 1;
+    struct scratch *s = calloc(1, sizeof *s);
+    if (!s) return -1;
+    starpu_data_handle_t a = scratch_add(s, k, nb, 1), b = scratch_add(s, k, nb, 1),
+                         c = scratch_add(s, nb, nb, sizeof(int32_t));
+    if (!a || !b || !c) {
+        scratch_release(s);
+        return -1;
+    }
+    return finish(s, starpu_task_build(cl, STARPU_R, a, STARPU_R, b, STARPU_W, c, STARPU_FLOPS,
+                                       2.0 * (double)(k * nb * nb), 0),
+                  out);
+}
+
+void tg_codelets_probes_register(void) {
+    for (int k = 0; k < TG_EPI_MAX_ORDER - 1; k++)
+        tg_probe_register(&tg_cl_epi_round[k], probe_round, NULL);
+    for (int t = 0; t < 2; t++)
+        for (int p = 0; p < 2; p++) tg_probe_register(&tg_cl_fivecodes[t][p], probe_fivecodes, NULL);
+    tg_probe_register(&tg_cl_gram, probe_gram, NULL);
+    tg_probe_register(&tg_cl_gram_sym, NULL, &tg_cl_gram);
+    for (int p = 0; p < TG_NPREC; p++) {
+        struct starpu_codelet *g = &tg_cl_gemm[p];
+        tg_probe_register(g, probe_gemm, NULL);
+        /* the other kernels of the factorisation and the build, at the rate of their precision's
+         * GEMM or of the INT8 product (the work they report is their flops) */
+        tg_probe_register(&tg_cl_syrk[p], NULL, g);
+        tg_probe_register(&tg_cl_trsm[p], NULL, g);
+        tg_probe_register(&tg_cl_potrf[p], NULL, g);
+        tg_probe_register(&tg_cl_trtri[p], NULL, g);
+        tg_probe_register(&tg_cl_xtx[p], NULL, g);
+        tg_probe_register(&tg_cl_kernelgram[p], NULL, &tg_cl_gram);
+    }
+}
