@@ -123,9 +123,11 @@ static int machine_gpus(char names[][128], int max, int *same) {
     return n;
 }
 
-/* Whether profile @p dir describes this machine: the same CPU model and the same GPUs. */
-static int profile_matches(const char *dir, const char *cpu, char gpus[][128], int ngpu) {
-    char path[2 * PATH_MAX], line[512];
+/* How much of this machine profile @p dir describes: MATCH_CPU for the same CPU model, MATCH_GPU
+ * for the same GPUs (a CPU-only profile on a machine without GPUs too). */
+enum { MATCH_CPU = 1, MATCH_GPU = 2, MATCH_ALL = 3 };
+static unsigned profile_match(const char *dir, const char *cpu, char gpus[][128], int ngpu) {
+    char path[PATH_MAX + 16], line[512];
     snprintf(path, sizeof path, "%s/machine.txt", dir);
     FILE *f = fopen(path, "r");
     if (!f) return 0;
@@ -139,33 +141,80 @@ static int profile_matches(const char *dir, const char *cpu, char gpus[][128], i
         if (!strcmp(line, "gpu")) gpu_ok &= nlisted < ngpu && !strcmp(tab + 1, gpus[nlisted++]);
     }
     fclose(f);
-    return cpu_ok && gpu_ok && nlisted == ngpu;
+    return (cpu_ok ? MATCH_CPU : 0) | (gpu_ok && nlisted == ngpu ? MATCH_GPU : 0);
 }
 
-/* The first profile under @p root (or @p root itself) matching this machine, into @p out. */
-static int find_profile(const char *root, const char *cpu, char gpus[][128], int ngpu, char *out,
-                        size_t len) {
-    if (profile_matches(root, cpu, gpus, ngpu)) return snprintf(out, len, "%s", root), 1;
+/* The profile under @p root (or @p root itself) that matches this machine best: a full match
+ * first, else one that matches its GPUs (this machine having some), else its CPU. Its folder in
+ * @p out and the match in *how (0: none). */
+static void find_profile(const char *root, const char *cpu, char gpus[][128], int ngpu, char *out,
+                         size_t len, unsigned *how) {
+    char dir[PATH_MAX];
+    unsigned best = 0;
     DIR *d = opendir(root);
-    struct dirent *e;
-    int found = 0;
-    while (d && !found && (e = readdir(d))) {
-        if (e->d_name[0] == '.') continue;
-        if (snprintf(out, len, "%s/%s", root, e->d_name) < (int)len)
-            found = profile_matches(out, cpu, gpus, ngpu);
+    struct dirent *e = NULL;
+    for (int first = 1; best != MATCH_ALL && (first || (d && (e = readdir(d)))); first = 0) {
+        if (!first && e->d_name[0] == '.') continue;
+        int l = first ? snprintf(dir, sizeof dir, "%s", root)
+                      : snprintf(dir, sizeof dir, "%s/%s", root, e->d_name);
+        if (l < 0 || (size_t)l >= sizeof dir || (size_t)l >= len) continue;
+        unsigned m = profile_match(dir, cpu, gpus, ngpu);
+        /* without GPUs, the GPU part of a CPU-only profile says nothing on its own */
+        if (!ngpu && m != MATCH_ALL) m &= MATCH_CPU;
+        /* full beats GPU beats CPU: GPUs set the pace of what runs on them */
+        if (m > best) {
+            memcpy(out, dir, (size_t)l + 1);
+            best = m;
+        }
     }
     if (d) closedir(d);
-    if (!found) *out = 0;
-    return found;
+    *how = best;
+}
+
+/* Where profiles are looked for: TILEGWAS_PERFMODELS alone when it names a folder; otherwise
+ * beside the binary (share/tilegwas/perfmodels of an installed or copied tree, a perfmodels
+ * folder next to it, the source tree above a build folder), then the install prefix and the
+ * source tree it was built from. */
+static int profile_roots(const char *env, char roots[][PATH_MAX], int max) {
+    if (env && *env) return snprintf(roots[0], PATH_MAX, "%s", env), 1;
+    char exe[PATH_MAX];
+    ssize_t l = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    int n = 0;
+    if (l > 0) {
+        exe[l] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) *slash = 0;
+        static const char *const rel[] = {"/../share/tilegwas/perfmodels", "/perfmodels",
+                                          "/../perfmodels"};
+        for (size_t i = 0; i < sizeof rel / sizeof *rel && n < max; i++)
+            if (snprintf(roots[n], PATH_MAX, "%s%s", exe, rel[i]) < PATH_MAX) n++;
+    }
+    if (n < max) snprintf(roots[n++], PATH_MAX, "%s", TG_PERFMODELS_INSTALLED);
+    if (n < max) snprintf(roots[n++], PATH_MAX, "%s", TG_PERFMODELS_SOURCE);
+    return n;
+}
+
+/* A profile that matches only part of this machine: its models serve the kinds of worker it
+ * matches, model by model (tg_perfmodels_partial), and the probe gives the others theirs. */
+static struct {
+    char dir[PATH_MAX];
+    unsigned how;
+} partial;
+
+int tg_perfmodels_partial(const char *symbol, int cuda, char *path, size_t len) {
+    if (!(partial.how & (cuda ? MATCH_GPU : MATCH_CPU))) return 0;
+    if (snprintf(path, len, "%s/%s", partial.dir, symbol) >= (int)len) return 0;
+    return access(path, R_OK) == 0;
 }
 
 void tg_perfmodels_seed(char *desc, size_t len) {
     const char *env = getenv("TILEGWAS_PERFMODELS");
+    partial.how = 0;
     if (env && !strcmp(env, "off")) {
         snprintf(desc, len, "shipped models off (TILEGWAS_PERFMODELS=off)");
         return;
     }
-    char cpu[256], gpus[16][128], profile[PATH_MAX] = "";
+    char cpu[256], gpus[16][128], profile[PATH_MAX] = "", roots[5][PATH_MAX];
     machine_cpu(cpu, sizeof cpu);
     int same, ngpu = machine_gpus(gpus, 16, &same);
     /* identical GPUs share one model (StarPU keeps one per device otherwise), so a profile
@@ -174,17 +223,32 @@ void tg_perfmodels_seed(char *desc, size_t len) {
     /* profiles are matched on one GPU of each: a node with several identical GPUs uses the
      * profile of one */
     int nmatch = same && ngpu > 1 ? 1 : ngpu;
-    /* a directory in TILEGWAS_PERFMODELS is the only place searched */
-    const char *roots[] = {env, env && *env ? NULL : TG_PERFMODELS_INSTALLED,
-                           env && *env ? NULL : TG_PERFMODELS_SOURCE};
-    for (size_t r = 0; r < sizeof roots / sizeof *roots && !*profile; r++)
-        if (roots[r] && *roots[r]) find_profile(roots[r], cpu, gpus, nmatch, profile, sizeof profile);
+    unsigned how = 0;
+    int nroots = profile_roots(env, roots, 5);
+    for (int r = 0; r < nroots && how != MATCH_ALL; r++) {
+        char found[PATH_MAX];
+        unsigned m;
+        find_profile(roots[r], cpu, gpus, nmatch, found, sizeof found, &m);
+        if (m > how) {
+            how = m;
+            snprintf(profile, sizeof profile, "%s", found);
+        }
+    }
     char dir[PATH_MAX], host[256];
     model_dir(dir, sizeof dir);
     model_host(host, sizeof host);
-    if (!*profile) {
+    const char *name = strrchr(profile, '/');
+    name = name ? name + 1 : profile;
+    if (!how) {
         snprintf(desc, len, "no shipped models for this machine (CPU \"%s\"%s%s); "
                  "`tilegwas calibrate` makes them", cpu, ngpu ? ", GPU " : "", ngpu ? gpus[0] : "");
+        return;
+    }
+    if (how != MATCH_ALL) {
+        snprintf(partial.dir, sizeof partial.dir, "%s", profile);
+        partial.how = how;
+        snprintf(desc, len, "models of %s for this machine's %s, the probe's for its %s", name,
+                 how == MATCH_GPU ? "GPUs" : "CPUs", how == MATCH_GPU ? "CPUs" : "GPUs");
         return;
     }
     int copied = 0, kept = 0, failed = 0;
@@ -201,9 +265,8 @@ void tg_perfmodels_seed(char *desc, size_t len) {
         else failed++;
     }
     if (d) closedir(d);
-    const char *name = strrchr(profile, '/');
-    snprintf(desc, len, "models of %s: %d copied into %s, %d already there%s", name ? name + 1 : profile,
-             copied, dir, kept, failed ? " (some could not be copied)" : "");
+    snprintf(desc, len, "models of %s: %d copied into %s, %d already there%s", name, copied, dir,
+             kept, failed ? " (some could not be copied)" : "");
 }
 
 /* A model file's regression line: sumlnx sumlnx2 sumlny sumlnxlny alpha beta n minx maxx.

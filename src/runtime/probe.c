@@ -144,33 +144,58 @@ static int model_ready(struct starpu_codelet *cl, const struct kind *k) {
     return 1;
 }
 
-/* Gives the model of @p cl on kind @p k the prior time = us_per_work·work (µs) around @p work0,
- * weighted as StarPU's minimum number of samples and valid for every size. */
-static void set_prior(struct starpu_codelet *cl, const struct kind *k, double us_per_work,
-                      double work0) {
-    struct starpu_task *t = paper_task(cl, work0);
-    /* creates the model's entry for this kind (StarPU's own bookkeeping), then the regression
-     * is set to K samples of the line spread over ±3 binades of work0 */
-    starpu_perfmodel_update_history(cl->model, t, k->arch, 0, k->impl, us_per_work * work0);
+/* Gives the model of @p cl on kind @p k the regression @p src (its sums: its weight), valid for
+ * every size. */
+static void set_regression(struct starpu_codelet *cl, const struct kind *k,
+                           const struct starpu_perfmodel_regression_model *src) {
+    /* creates the model's entry for this kind (StarPU's own bookkeeping) with one sample on
+     * the line, which the regression below then replaces */
+    struct starpu_task *t = paper_task(cl, 1e6);
+    starpu_perfmodel_update_history(cl->model, t, k->arch, 0, k->impl,
+                                    src->alpha * pow(1e6, src->beta));
     starpu_task_destroy(t);
     struct starpu_perfmodel_per_arch *pa =
         starpu_perfmodel_get_model_per_arch(cl->model, k->arch, k->impl);
     if (!pa) return;
     struct starpu_perfmodel_regression_model *r = &pa->regression;
-    int K = starpu_get_env_number_default("STARPU_CALIBRATE_MINIMUM", 10);
-    if (K < 2) K = 2;
-    double sx = 0, sx2 = 0, sy = 0, sxy = 0, la = log(us_per_work);
-    for (int i = 0; i < K; i++) {
-        double x = log(work0) + log(8.0) * (2.0 * i / (K - 1) - 1), y = la + x;
-        sx += x, sx2 += x * x, sy += y, sxy += x * y;
-    }
-    r->sumlnx = sx, r->sumlnx2 = sx2, r->sumlny = sy, r->sumlnxlny = sxy;
-    r->nsample = (unsigned)K;
-    r->alpha = us_per_work;
-    r->beta = 1;
+    r->sumlnx = src->sumlnx, r->sumlnx2 = src->sumlnx2, r->sumlny = src->sumlny;
+    r->sumlnxlny = src->sumlnxlny, r->nsample = src->nsample;
+    r->alpha = src->alpha, r->beta = src->beta;
     r->minx = 1;
     r->maxx = (unsigned long)1 << 58;
     r->valid = 1;
+}
+
+/* Takes the model of @p cl on kind @p k from the profile that matches this kind of worker
+ * (tg_perfmodels_partial); 1 when it had a valid one. */
+static int from_profile(struct starpu_codelet *cl, const struct kind *k) {
+    char path[4096];
+    if (!tg_perfmodels_partial(cl->model->symbol, k->type == STARPU_CUDA_WORKER, path, sizeof path))
+        return 0;
+    struct starpu_perfmodel m;
+    memset(&m, 0, sizeof m);
+    if (starpu_perfmodel_load_file(path, &m)) return 0;
+    struct starpu_perfmodel_per_arch *pa = starpu_perfmodel_get_model_per_arch(&m, k->arch, k->impl);
+    int ok = pa && pa->regression.valid && pa->regression.nsample >= 2 &&
+             !isnan(pa->regression.alpha) && !isnan(pa->regression.beta);
+    if (ok) set_regression(cl, k, &pa->regression);
+    starpu_perfmodel_unload_model(&m);
+    return ok;
+}
+
+/* Gives the model of @p cl on kind @p k the prior time = us_per_work·work (µs): StarPU's minimum
+ * number of samples of that line, spread over ±3 binades of @p work0, valid for every size. */
+static void set_prior(struct starpu_codelet *cl, const struct kind *k, double us_per_work,
+                      double work0) {
+    struct starpu_perfmodel_regression_model r = {.alpha = us_per_work, .beta = 1};
+    int K = starpu_get_env_number_default("STARPU_CALIBRATE_MINIMUM", 10);
+    if (K < 2) K = 2;
+    for (int i = 0; i < K; i++) {
+        double x = log(work0) + log(8.0) * (2.0 * i / (K - 1) - 1), y = log(us_per_work) + x;
+        r.sumlnx += x, r.sumlnx2 += x * x, r.sumlny += y, r.sumlnxlny += x * y;
+    }
+    r.nsample = (unsigned)K;
+    set_regression(cl, k, &r);
 }
 
 /* The time in µs the model of @p cl predicts on kind @p k for @p work units (NAN: none). */
@@ -305,7 +330,8 @@ void tg_models_ensure(struct starpu_codelet *cl) {
     static struct kind k[MAX_KINDS];
     int n = kinds_of(cl, k);
     int ready[MAX_KINDS], missing = 0;
-    for (int i = 0; i < n; i++) missing += !(ready[i] = model_ready(cl, &k[i]));
+    for (int i = 0; i < n; i++)
+        missing += !(ready[i] = model_ready(cl, &k[i]) || from_profile(cl, &k[i]));
     /* one kind: it runs every task whatever its model says, and StarPU calibrates it */
     struct entry *src = e->fn ? e : find(e->like);
     if (n >= 2 && missing && src) {

@@ -50,12 +50,17 @@ int tg_task_submit_mpi(struct starpu_task *task);
 /* ---- Performance models (perfmodels.c). Every codelet's model is a power-law regression of
  * its time on its work (tg_task_work). */
 /** Before StarPU starts: copies the models of the shipped profile that matches this machine
- * (TILEGWAS_PERFMODELS: a directory of profiles or one profile, "off" for none; then the
- * installed and the source tree's perfmodels/) into StarPU's directory (.starpu/sampling under
- * XDG_CACHE_HOME, STARPU_HOME or HOME, or STARPU_PERF_MODEL_DIR, as StarPU 1.3 looks) under this
- * host's name, never over a model already there; makes identical GPUs share models. Describes
- * what it did in @p desc. */
+ * (TILEGWAS_PERFMODELS: a directory of profiles or one profile, "off" for none; otherwise
+ * perfmodels/ beside the binary, as installed, copied with its share folder or built in the
+ * source tree, then the install prefix's and the source tree's) into StarPU's directory
+ * (.starpu/sampling under XDG_CACHE_HOME, STARPU_HOME or HOME, or STARPU_PERF_MODEL_DIR, as
+ * StarPU 1.3 looks) under this host's name, never over a model already there; makes identical
+ * GPUs share models. A profile that matches only this machine's GPUs or only its CPU is kept for
+ * tg_perfmodels_partial instead. Describes what it did in @p desc. */
 void tg_perfmodels_seed(char *desc, size_t len);
+/** The file of model @p symbol in the profile that matches this machine's GPUs (@p cuda) or its
+ * CPU but not both, into @p path: 1 when there is one. */
+int tg_perfmodels_partial(const char *symbol, int cuda, char *path, size_t len);
 /** After a calibration: makes every model of this host valid for every size (StarPU 1.3 uses a
  * fit only within 0.9× the smallest and 1.1× the largest size measured, and outside that
  * forces calibration on every worker kind, sending a larger run's first tasks of each kernel
