@@ -344,7 +344,7 @@ static int bind_ours;
 /* Checks --ncpu against the places (cpu_places), makes the default worker count, and binds
  * StarPU's threads to the places. Besides the CPU workers StarPU binds, each to a place of its
  * own, the driver thread of each GPU (@p ngpu) and, with several ranks, StarPU-MPI's progression
- * thread: --ncpu may take the rest, never more (two busy threads on one core ran 100-200x
+ * thread: --ncpu may take the rest, never more (issue 20: --ncpu 64 on 2 cores ran 100-200x
  * slower). The default leaves, with GPUs, one more place to the thread that submits the tasks:
  * StarPU's idle workers keep polling, so a submitting thread sharing a core fed the GPU late
  * (KRR, N = 16,384, tiles of 2048, on the H100 node: 0.332 s with 15 CPU workers, 0.038 s with
@@ -362,7 +362,8 @@ static tg_status cpu_workers(tg_runtime_opts *o, int ngpu, tg_error *err) {
     int places = cpu_places(&c, pu, STARPU_NMAXWORKERS);
     if (!places) return tg_error_set(err, TG_ERR_RUNTIME, "hwloc could not read this machine's "
                                      "CPU topology");
-    int others = ngpu + (rt.nranks > 1), most = places > others ? places - others : 0;
+    /* without GPUs one worker at least, even on a rank's only core beside StarPU-MPI's thread */
+    int others = ngpu + (rt.nranks > 1), most = places > others ? places - others : !ngpu;
     if (o->ncpu > most) {
         char set[1200], cores[32] = "", less[128] = "";
         tg_cpus_describe(&c, set, sizeof set);
