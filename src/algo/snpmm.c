@@ -468,11 +468,11 @@ static int rows_add(miss_rows *l, int64_t rows, int64_t r, int32_t t, int fill) 
     return 0;
 }
 
-/* Runs the chunks on every core, then sorts the missing calls into the block lists by output
- * row: one pass counts, one places them in chunk order (table rows ascending within a row). */
+/* Runs the chunks on as many threads as the host pool has (the CPUs this process may use),
+ * then sorts the missing calls into the block lists by output row: one pass counts, one places
+ * them in chunk order (table rows ascending within a row). */
 static tg_status build_chunks(build_job *jb, tg_error *err) {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int64_t nth = cores < 1 ? 1 : cores > 256 ? 256 : cores;
+    int64_t nth = tg_parallel_threads(); /* at most 256 */
     if (nth > jb->nchunks) nth = jb->nchunks;
     pthread_t th[256];
     int64_t started = 0;

@@ -5,7 +5,8 @@
 #include "base/parallel.h"
 
 #include <pthread.h>
-#include <unistd.h>
+
+#include "base/cpus.h"
 
 static struct {
     pthread_mutex_t lock; /* held by the thread running a loop, from start to end */
@@ -49,8 +50,11 @@ static void *pool_thread(void *arg) {
 }
 
 static void pool_init(void) {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int want = cores < 2 ? 0 : cores > 256 ? 255 : (int)cores - 1;
+    /* one thread per CPU the process may use: under taskset or a cgroup quota, threads beyond
+     * them would only take turns */
+    tg_cpus c;
+    tg_cpus_get(&c);
+    int want = c.usable > 256 ? 255 : c.usable - 1;
     pthread_attr_t at;
     pthread_attr_init(&at);
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);

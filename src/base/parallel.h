@@ -4,9 +4,9 @@
 #define TG_BASE_PARALLEL_H
 #include <stdint.h>
 
-/** Runs fn(ctx, c) for every c in [0, n) on all online cores (one thread each, chunks handed
- * out one at a time) and returns when all are done. fn must be safe to run concurrently on
- * distinct chunks. */
+/** Runs fn(ctx, c) for every c in [0, n) on the CPUs this process may use (tg_cpus_get's
+ * usable count: one thread each, the caller included; chunks handed out one at a time) and
+ * returns when all are done. fn must be safe to run concurrently on distinct chunks. */
 void tg_parallel_for(int64_t n, void (*fn)(void *ctx, int64_t c), void *ctx);
 /** The threads tg_parallel_for runs a loop on (the caller included; starts the pool). */
 int tg_parallel_threads(void);

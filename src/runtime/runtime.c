@@ -13,6 +13,7 @@
 #include <starpu_heteroprio.h>
 #include <hwloc.h>
 
+#include "base/cpus.h"
 #include "base/parallel.h"
 #include "codelets/codelets.h"
 
@@ -307,22 +308,86 @@ void tg_runtime_sum_int64(int64_t *buf, int64_t count) {
 #endif
 }
 
-#ifdef TG_USE_CUDA
-/* Cores (hwloc's, as StarPU counts them) minus one per GPU, one for the submitting thread and,
- * with several ranks, one for StarPU-MPI's progression thread (StarPU reserves that core only
- * when it chooses the CPU worker count itself). */
-static int default_cpu_workers(int ngpu) {
+/* Where StarPU may bind its threads, from the CPUs this process may use (tg_cpus_get): StarPU
+ * 1.3.10 binds over every core hwloc lists whatever the affinity mask (src/core/topology.c reads
+ * the binding only under STARPU_WORKERS_GETBIND) and knows no cgroup quota, so under taskset it
+ * put workers on cores the process was kept off. A place is the first CPU, in hwloc's order, of
+ * each core with a CPU in the mask (one worker a core, as StarPU's own default), at most
+ * tg_cpus.usable of them; @p pu gets their hwloc logical PU indexes, StarPU's bind ids. Returns
+ * the count, 0 when hwloc cannot read the machine. */
+static int cpu_places(const tg_cpus *c, unsigned *pu, int max) {
     hwloc_topology_t topo;
-    int cores = 0;
-    if (hwloc_topology_init(&topo) == 0) {
-        if (hwloc_topology_load(topo) == 0) cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
-        hwloc_topology_destroy(topo);
+    if (hwloc_topology_init(&topo)) return 0;
+    int n = 0;
+    hwloc_bitmap_t mask = hwloc_bitmap_alloc();
+    if (mask && hwloc_topology_load(topo) == 0) {
+        for (int i = 0; i < c->n; i++) hwloc_bitmap_set(mask, (unsigned)c->id[i]);
+        hwloc_obj_t last = NULL; /* the core of the last place: a core's PUs are consecutive */
+        int npu = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+        for (int i = 0; i < npu && n < max && n < c->usable; i++) {
+            hwloc_obj_t p = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, (unsigned)i);
+            hwloc_obj_t core = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_CORE, p);
+            if (!hwloc_bitmap_isset(mask, p->os_index) || (core && core == last)) continue;
+            last = core;
+            pu[n++] = p->logical_index;
+        }
     }
-    if (cores <= 0) cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    int spare = ngpu + 1 + (rt.nranks > 1);
-    return cores - spare > 0 ? cores - spare : 0;
+    hwloc_bitmap_free(mask);
+    hwloc_topology_destroy(topo);
+    return n;
 }
-#endif
+
+/* Whether STARPU_WORKERS_CPUID is ours: set by tilegwas, not by the user (process-wide, since the
+ * variable stays set across restarts). */
+static int bind_ours;
+
+/* Checks --ncpu against the places (cpu_places), makes the default worker count, and binds
+ * StarPU's threads to the places. Besides the CPU workers StarPU binds, each to a place of its
+ * own, the driver thread of each GPU (@p ngpu) and, with several ranks, StarPU-MPI's progression
+ * thread: --ncpu may take the rest, never more (issue 20: --ncpu 64 on 2 cores ran 100-200x
+ * slower). The default leaves, with GPUs, one more place to the thread that submits the tasks:
+ * StarPU's idle workers keep polling, so a submitting thread sharing a core fed the GPU late
+ * (KRR, N = 16,384, tiles of 2048, on the H100 node: 0.332 s with 15 CPU workers, 0.038 s with
+ * 14, against 0.041 s on the GPU alone). Without GPUs it takes every place (the submitting
+ * thread sleeps in its waits). The places go to StarPU through STARPU_WORKERS_CPUID rather than
+ * starpu_conf.workers_bindid: StarPU 1.3.10 takes all STARPU_NMAXWORKERS entries of the
+ * latter as places, where a GPU's driver thread looking for its preferred core could match a
+ * repeated entry of a core already taken, and the variable's list counts exactly as long as it
+ * is. A user's STARPU_WORKERS_CPUID, STARPU_WORKERS_COREID or STARPU_WORKERS_GETBIND is left
+ * to StarPU. */
+static tg_status cpu_workers(tg_runtime_opts *o, int ngpu, tg_error *err) {
+    tg_cpus c;
+    tg_cpus_get(&c);
+    unsigned pu[STARPU_NMAXWORKERS];
+    int places = cpu_places(&c, pu, STARPU_NMAXWORKERS);
+    if (!places) return tg_error_set(err, TG_ERR_RUNTIME, "hwloc could not read this machine's "
+                                     "CPU topology");
+    /* without GPUs one worker at least, even on a rank's only core beside StarPU-MPI's thread */
+    int others = ngpu + (rt.nranks > 1), most = places > others ? places - others : !ngpu;
+    if (o->ncpu > most) {
+        char set[1200], cores[32] = "", less[128] = "";
+        tg_cpus_describe(&c, set, sizeof set);
+        if (places < c.usable) snprintf(cores, sizeof cores, " on %d cores", places);
+        if (others)
+            snprintf(less, sizeof less, ", less a core for %s%s%s", ngpu == 1 ? "the GPU's driver "
+                     "thread" : ngpu ? "each GPU's driver thread" : "", ngpu && others > ngpu ?
+                     " and " : "", others > ngpu ? "StarPU-MPI's thread" : "");
+        return tg_error_set(err, TG_ERR_ARG, "--ncpu %d: this process may use %d CPU%s%s (%s)%s; "
+                            "use at most %d", o->ncpu, c.usable, c.usable == 1 ? "" : "s", cores,
+                            set, less, most);
+    }
+    if (o->ncpu < 0) o->ncpu = !ngpu ? most : o->cpus_help_gpus && most > 0 ? most - 1 : 0;
+    if (bind_ours || !(getenv("STARPU_WORKERS_CPUID") || getenv("STARPU_WORKERS_COREID") ||
+                       getenv("STARPU_WORKERS_GETBIND"))) {
+        char ids[STARPU_NMAXWORKERS * 8];
+        size_t l = 0;
+        for (int i = 0; i < places && l < sizeof ids; i++)
+            l += (size_t)snprintf(ids + l, sizeof ids - l, "%s%u", i ? "," : "", pu[i]);
+        setenv("STARPU_WORKERS_CPUID", ids, 1);
+        bind_ours = 1;
+    }
+    return TG_OK;
+}
 
 /* heteroprio: one bucket per kind of kernel, in the order a GPU should take them (the panel
  * chain first); StarPU 1.3.10's heteroprio has no default for priorities other than 0. */
@@ -479,6 +544,7 @@ tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err) {
                             "was built with has no CUDA); use --ngpu 0, or rebuild after "
                             "scripts/setup-deps on a machine with nvcc",
                             o.ngpu);
+    int ngpu_used = 0;
 #ifdef TG_USE_CUDA
     /* refuse an impossible --ngpu before starting StarPU: StarPU 1.3.10 hangs in starpu_init on
      * the H100 when asked for more CUDA devices than exist */
@@ -487,14 +553,10 @@ tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err) {
     if (o.ngpu > ndev)
         return tg_error_set(err, TG_ERR_DEVICE, "--ngpu %d: only %d CUDA device%s found", o.ngpu,
                             ndev, ndev == 1 ? "" : "s");
-    /* With GPUs, one core is left to the thread that submits the tasks. StarPU gives each GPU
-     * a core for its driver and every other core a CPU worker; idle CPU workers keep polling,
-     * so the submitting thread shared a core and fed the GPU late: KRR (N = 16,384, tiles of
-     * 2048) on the H100 node took 0.332 s with 15 CPU workers, 0.038 s with 14, against 0.041 s
-     * on the GPU alone. */
-    int ngpu_used = o.ngpu < 0 ? ndev : o.ngpu;
-    if (o.ncpu < 0 && ngpu_used > 0) o.ncpu = o.cpus_help_gpus ? default_cpu_workers(ngpu_used) : 0;
+    ngpu_used = o.ngpu < 0 ? ndev : o.ngpu;
 #endif
+    st = cpu_workers(&o, ngpu_used, err);
+    if (st) return st;
     /* dmdas (dmda with each worker's queue sorted by priority, so a panel's factorisation
      * overtakes the updates queued before it) ran KRR's factorisation 7-8% faster than dmda on
      * the H100 node (docs/SCHEDULING.md) and the epistasis search at the same speed */
@@ -668,11 +730,35 @@ int tg_runtime_nranks(void) { return rt.nranks; }
 int tg_runtime_ncpu(void) { return (int)starpu_cpu_worker_get_count(); }
 int tg_runtime_ngpu(void) { return (int)starpu_cuda_worker_get_count(); }
 
+static int ascending(const void *a, const void *b) {
+    return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+/* " on CPUs 0-13": the CPUs (OS numbers) StarPU bound its workers of @p type to; "" for none */
+static void bound_cpus(enum starpu_worker_archtype type, char *buf, size_t len) {
+    int id[STARPU_NMAXWORKERS], n = 0;
+    for (unsigned w = 0; w < starpu_worker_get_count(); w++) {
+        if (starpu_worker_get_type((int)w) != type) continue;
+        hwloc_cpuset_t set = starpu_worker_get_hwloc_cpuset((int)w);
+        int cpu = hwloc_bitmap_first(set);
+        hwloc_bitmap_free(set);
+        if (cpu >= 0) id[n++] = cpu;
+    }
+    qsort(id, (size_t)n, sizeof *id, ascending);
+    char list[512];
+    tg_cpus_ranges(id, n, list, sizeof list);
+    snprintf(buf, len, n ? " on CPU%s %s" : "", n > 1 && id[n - 1] > id[0] ? "s" : "", list);
+}
+
 void tg_runtime_describe(char *buf, size_t len) {
-    size_t l = (size_t)snprintf(buf, len, "StarPU %d.%d.%d, scheduler %s, %d rank%s, %d CPU worker%s",
-                                STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION, STARPU_RELEASE_VERSION,
-                                rt.sched, rt.nranks, rt.nranks == 1 ? "" : "s", tg_runtime_ncpu(),
-                                tg_runtime_ncpu() == 1 ? "" : "s");
+    char on_cpus[600], gpu_cpus[600];
+    bound_cpus(STARPU_CPU_WORKER, on_cpus, sizeof on_cpus);
+    bound_cpus(STARPU_CUDA_WORKER, gpu_cpus, sizeof gpu_cpus);
+    size_t l = (size_t)snprintf(buf, len, "StarPU %d.%d.%d, scheduler %s, %d rank%s, %d CPU "
+                                "worker%s%s", STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION,
+                                STARPU_RELEASE_VERSION, rt.sched, rt.nranks,
+                                rt.nranks == 1 ? "" : "s", tg_runtime_ncpu(),
+                                tg_runtime_ncpu() == 1 ? "" : "s", on_cpus);
     l += (size_t)snprintf(buf + l, l < len ? len - l : 0, ", %d GPU%s", tg_runtime_ngpu(),
                           tg_runtime_ngpu() == 1 ? "" : "s");
     /* name each CUDA worker's device */
@@ -682,6 +768,10 @@ void tg_runtime_describe(char *buf, size_t len) {
         starpu_worker_get_name((int)w, name, sizeof name);
         l += (size_t)snprintf(buf + l, len - l, " [%s]", name);
     }
+    if (l < len && *gpu_cpus) l += (size_t)snprintf(buf + l, len - l, " driven%s", gpu_cpus);
+    if (l < len)
+        l += (size_t)snprintf(buf + l, len - l, "; host loops on %d thread%s",
+                              tg_parallel_threads(), tg_parallel_threads() == 1 ? "" : "s");
     if (l < len)
         l += (size_t)snprintf(buf + l, len - l, "; OpenBLAS kernels %s", tg_blas_core());
     const char *forced = getenv("OPENBLAS_CORETYPE"); /* the user's, or tg_blas_restart's */
