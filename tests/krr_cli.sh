@@ -77,7 +77,7 @@ report $? "krr.tsv: 4 lines with n_train 480, n_test 120, MSPE, r; log has rates
 report $? "precision map TSV: the 36 lower tiles, fp32 on the diagonal"
 
 # the default precisions follow the workers: fp32 at the lowest on CPUs (fp16 tiles are widened
-# in every task there: slower and less accurate), fp32,fp16 with GPUs; at this accuracy the
+# in every task there: slower and less accurate), fp32,fp16,fp8 with GPUs; at this accuracy the
 # same fit takes fp16 tiles when --precisions allows them
 krr --bfile ds --pheno ds.pheno --gamma 0.03 --alpha 0.1 --test-frac 0.2 --tile 64 \
     --accuracy 1e-3 --out p0
@@ -88,7 +88,7 @@ rc1=$?
 if grep -q "^runtime: .*, 0 GPUs" p0.log; then
     want="precisions fp32 (CPU only" fp16="fp16 0,"
 else
-    want="precisions fp32,fp16 (GPUs in use" fp16="fp16 [1-9]"
+    want="precisions fp32,fp16,fp8 (GPUs in use" fp16="fp16 [1-9]"
 fi
 [ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] && grep -q "^$want" p0.log && grep -q "tiles .*$fp16" p0.log &&
     grep -q "tiles .*fp16 [1-9]" p1.log
