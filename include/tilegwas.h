@@ -553,6 +553,11 @@ typedef struct {
     double tol;       /**< > 0: eps from this relative tolerance on the solution (above); 0: eps */
     double shift;     /**< a lower bound ≥ 0 on the smallest eigenvalue of A, for tol and for the
                        * report's bound (0: unknown, the bound is infinite) */
+    int lower_diag;   /**< with tol, diag FP64 and FP32 allowed: the diagonal tiles become FP32
+                       * (and the panel paths with them) when no off-diagonal tile is FP64 and
+                       * Σ over tiles of (u_p·‖A_ij‖_F)², both triangles, stays within
+                       * (eps·‖A‖_F)², what the rule's bound allows: the off-diagonal tiles
+                       * take their equal shares of it, the diagonal what they leave */
     /** NULL, or a function that writes A's entries again after a failed factorisation: then a
      * diagonal tile that is not positive definite under a map with tiles less accurate than
      * FP64 is not an error. tg_cholesky raises the map (every tile as inaccurate as the least
@@ -565,7 +570,7 @@ typedef struct {
 } tg_chol_opts;
 
 /** Defaults: eps 1e-8, diag FP64, allowed FP64|FP32|FP16|FP8, adaptive map, no tol, no shift,
- * no refill. */
+ * diagonal kept, no refill. */
 tg_chol_opts tg_chol_defaults(void);
 
 /** At most this many refactorisations after a loss of positive definiteness: each raises the
@@ -591,8 +596,8 @@ typedef struct {
     double retry_seconds;    /**< failed factorisations and refills */
     double norm;             /**< ‖A‖_F (from the tile statistics) */
     double eps;              /**< the eps the adaptive map was built with (from tol when set) */
-    double eps_map;          /**< the least eps whose rule admits the final map, diagonal tiles
-                              * included: NT·max over tiles of u_p·‖A_ij‖_F/‖A‖_F */
+    double eps_map;          /**< the final map's eps: √(Σ (u_p·‖A_ij‖_F)²)/‖A‖_F over every
+                              * tile (both triangles, diagonal included), ≤ eps by the rule */
     double bound;            /**< (NT + 1)·eps_map·‖A‖_F/shift: first-order bound on the
                               * relative change of the solution (infinite with shift 0) */
     tg_prec diag;            /**< precision of the diagonal tiles of the factor */

@@ -399,6 +399,7 @@ static void krr_tests(tg_rng *r) {
             double tau = taus[q];
             o = tg_chol_defaults();
             o.tol = tau;
+            o.lower_diag = 1;
             st = pipeline(&c, gamma, alpha, &o, &rep, p, wt, &err);
             int nt = (NTR + NB - 1) / NB;
             double ew = fro_diff(wt, w64, (size_t)NTR * NPH) / fro(w64, (size_t)NTR * NPH),
@@ -409,10 +410,11 @@ static void krr_tests(tg_rng *r) {
             double want = tau * alpha / ((nt + 1) * fro(k, (size_t)NTR * NTR));
             ok(st == TG_OK && fabs(rep.eps - want) <= 1e-9 * want && rep.bound <= tau &&
                    ew <= rep.bound && ep <= pb && ep <= tau && (tau < 1e-6 ? low == 0 : low > 0),
-               "KRR γ = %.3g/median, α %g, default map for τ %g: eps %.3g (%.3g), tiles fp64 "
-               "%lld fp32 %lld fp16 %lld fp8 %lld, bound %.3g <= τ; W vs fp64 %.3g <= %.3g, "
+               "KRR γ = %.3g/median, α %g, default map for τ %g: eps %.3g (%.3g), diag %s, tiles "
+               "fp64 %lld fp32 %lld fp16 %lld fp8 %lld, bound %.3g <= τ; W vs fp64 %.3g <= %.3g, "
                "predictions %.3g <= min(%.3g, τ)",
-               gamma * median, alpha, tau, rep.eps, want, (long long)rep.tiles[TG_FP64],
+               gamma * median, alpha, tau, rep.eps, want, tg_prec_name(rep.diag),
+               (long long)rep.tiles[TG_FP64],
                (long long)rep.tiles[TG_FP32], (long long)rep.tiles[TG_FP16],
                (long long)rep.tiles[TG_FP8_E4M3], rep.bound, ew, rep.bound, ep, pb);
         }

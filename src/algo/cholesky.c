@@ -33,6 +33,7 @@ tg_chol_opts tg_chol_defaults(void) {
                       .map_out = NULL,
                       .tol = 0,
                       .shift = 0,
+                      .lower_diag = 0,
                       .refill = NULL,
                       .refill_ctx = NULL};
     return o;
@@ -161,23 +162,50 @@ static void build_map(const tg_matrix *A, const tg_chol_opts *o, const struct st
         }
 }
 
-/* The least eps whose rule admits @p map, every stored tile counted (the diagonal ones in
- * their precision too), and the first-order bound on the solution's relative change: each
- * entry of tile (i, j) is rounded to its precision at most NT + 1 times (stored, after each
- * of its ≤ NT − 1 updates, after its panel step), each time by u_p times a value of the
- * tile's size, so ‖ΔA_ij‖_F ≲ (NT + 1)·eps·‖A‖_F/NT and, over NT² tiles,
- * ‖ΔA‖_F ≲ (NT + 1)·eps·‖A‖_F; with λ_min(A) ≥ shift the solution moves by ≤ ‖ΔA‖₂/shift
- * relatively (docs/DESIGN-NOTES.md, "Tile Cholesky"). */
-static void map_bound(const tg_matrix *A, const struct stats *s, const tg_prec *map,
-                      double total, double shift, tg_chol_report *r) {
-    double worst = 0;
+/* Σ (u_p·‖A_ij‖_F)² over the tiles of @p map, both triangles (diagonal tiles once), with the
+ * diagonal tiles in precision @p d. */
+static double rounding2(const tg_matrix *A, const struct stats *s, const tg_prec *map, tg_prec d) {
+    double sum = 0;
     for (int j = 0; j < A->nt; j++)
         for (int i = j; i < A->nt; i++) {
             size_t t = tg_tile_index(A, i, j);
-            worst = fmax(worst, tg_prec_unit_roundoff(map[t]) * s->norm[t]);
+            double e = tg_prec_unit_roundoff(i == j ? d : map[t]) * s->norm[t];
+            sum += (i == j ? 1 : 2) * e * e;
         }
-    r->eps_map = total > 0 ? A->nt * worst / total : 0;
+    return sum;
+}
+
+/* The final map's eps and the first-order bound on the solution's relative change: each entry
+ * of tile (i, j) is rounded to its precision at most NT + 1 times (stored, after each of its
+ * ≤ NT − 1 updates, after its panel step), each time by u_p times a value of the tile's size,
+ * so ‖ΔA_ij‖_F ≲ (NT + 1)·u_p‖A_ij‖_F and ‖ΔA‖_F ≲ (NT + 1)·eps_map·‖A‖_F with
+ * eps_map = √(Σ (u_p‖A_ij‖_F)²)/‖A‖_F (≤ eps under the rule: every tile within ε‖A‖_F/NT);
+ * with λ_min(A) ≥ shift the solution moves by ≤ ‖ΔA‖₂/shift relatively (docs/DESIGN-NOTES.md,
+ * "Tile Cholesky"). */
+static void map_bound(const tg_matrix *A, const struct stats *s, const tg_prec *map, tg_prec d,
+                      double total, double shift, tg_chol_report *r) {
+    r->eps_map = total > 0 ? sqrt(rounding2(A, s, map, d)) / total : 0;
     r->bound = shift > 0 ? (A->nt + 1) * r->eps_map * total / shift : INFINITY;
+}
+
+/* tg_chol_opts.lower_diag: the diagonal tiles go to FP32 when every off-diagonal tile is FP32
+ * or less accurate (none may be more accurate than the diagonal) and the rounding of the whole
+ * map stays within the rule's budget (eps·‖A‖_F)². The diagonal tiles are where the critical
+ * path runs (potrf, trtri, the panel solves), FP32 there lets the panels of FP16 tiles run on
+ * tensor cores, and on a near-diagonal kernel they cost little of the budget, which the
+ * off-diagonal tiles, far below their shares, leave mostly unused. */
+static void lower_diagonal(const tg_matrix *A, tg_chol_opts *o, const struct stats *s,
+                           tg_prec *map, double eps, double total) {
+    if (!(o->lower_diag && o->tol > 0 && o->band < 0 && o->diag == TG_FP64 &&
+          o->allowed >> TG_FP32 & 1u))
+        return;
+    for (int j = 0; j < A->nt; j++)
+        for (int i = j + 1; i < A->nt; i++)
+            if (map[tg_tile_index(A, i, j)] == TG_FP64) return;
+    if (rounding2(A, s, map, TG_FP32) > eps * total * eps * total) return;
+    o->diag = TG_FP32;
+    for (int j = 0; j < A->nt; j++)
+        for (int i = 0; i <= j; i++) map[tg_tile_index(A, i, j)] = TG_FP32; /* upper: diag */
 }
 
 /* After diagonal tile k failed under @p map: raises the least accurate precision "from" of
@@ -205,11 +233,11 @@ static int raise_map(const tg_matrix *A, tg_chol_opts *o, int k, tg_prec *map, t
     rt->to = to;
     rt->raised = 0;
     for (int j = 0; j < A->nt; j++)
-        for (int i = j; i < A->nt; i++) {
+        for (int i = 0; i < A->nt; i++) { /* the upper entries follow the diagonal's */
             size_t t = tg_tile_index(A, i, j);
             if (map[t] >= from) {
                 map[t] = to;
-                rt->raised++;
+                rt->raised += i >= j;
             }
         }
     return 1;
@@ -452,6 +480,7 @@ tg_status tg_cholesky(tg_matrix *A, const tg_chol_opts *opts, tg_chol_report *re
             : o.tol > 0  ? (r.norm > 0 ? o.tol * o.shift / ((A->nt + 1) * r.norm) : 0)
                          : o.eps;
     build_map(A, &o, &s, o.band >= 0 ? 0 : r.eps, r.norm, map, s8);
+    lower_diagonal(A, &o, &s, map, r.eps, r.norm);
     for (;;) {
         for (size_t t = 0; t < n2; t++) store[t] = map[t] == TG_FP8_E4M3 ? TG_FP16 : map[t];
         if ((st = tg_matrix_convert(A, store, NULL, err))) goto done;
@@ -461,7 +490,7 @@ tg_status tg_cholesky(tg_matrix *A, const tg_chol_opts *opts, tg_chol_report *re
         r.copies = 0;
         for (int j = 0; j < A->nt; j++)
             for (int i = j; i < A->mt; i++) r.tiles[map[tg_tile_index(A, i, j)]]++;
-        map_bound(A, &s, map, r.norm, o.shift, &r);
+        map_bound(A, &s, map, o.diag, r.norm, o.shift, &r);
         r.diag = o.diag;
         if (o.map_out) memcpy(o.map_out, map, n2 * sizeof *map);
         if (r.retries) r.retry_seconds += tg_now() - t0;

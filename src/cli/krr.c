@@ -63,7 +63,8 @@ static const char *help =
     "                       (default fp32,fp16,fp8 when GPUs are used, else fp32: on CPUs\n"
     "                       fp16 and fp8 tiles save memory, not time)\n"
     "  --diag fp32|fp64     precision of the diagonal tiles, the kernel and the solve\n"
-    "                       (default fp64). A map under which the factorisation loses\n"
+    "                       (default fp64, and fp32 diagonal tiles and solve where\n"
+    "                       --pred-tol allows them). A map under which the factorisation loses\n"
     "                       positive definiteness is raised and the kernel refactored\n"
     "                       (logged); only an all-fp64 failure is an error\n"
     "  --band B             instead of the adaptive map, the paper's bands: tiles with\n"
@@ -186,6 +187,7 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
             break;
         case O_PREC: st = tg_cli_precisions(optarg, &o->allowed, err); break;
         case O_DIAG:
+            o->diag_given = 1;
             if (!(st = tg_prec_parse(optarg, &o->diag, err)) && o->diag != TG_FP32 &&
                 o->diag != TG_FP64)
                 st = tg_error_set(err, TG_ERR_ARG, "--diag %s: expected fp32 or fp64", optarg);
@@ -710,6 +712,7 @@ static tg_status fit(const krr_opts *o, krr_data *d, int g, int a, const tg_matr
     tg_chol_opts co = tg_chol_defaults();
     co.eps = o->eps;
     co.tol = o->eps_given ? 0 : o->pred_tol;
+    co.lower_diag = !o->diag_given;
     co.allowed = o->allowed;
     co.diag = o->diag;
     co.band = o->band;

@@ -13,6 +13,7 @@ typedef struct {
     double *gamma, *alpha, test_frac, eps, band;
     double pred_tol; /* --pred-tol: the map's eps from it and α, unless --accuracy is given */
     int eps_given;   /* --accuracy given: it sets eps, --pred-tol is not used */
+    int diag_given;  /* --diag given: the map keeps it (else --pred-tol may lower fp64 to fp32) */
     int ngamma, nalpha, png;
     int64_t seed, nb;
     unsigned allowed;
