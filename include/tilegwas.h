@@ -539,9 +539,14 @@ tg_status tg_grm(tg_geno *g, double *K, int64_t ldk, tg_error *err);
  * accurate than @p diag, with u_p·‖A_ij‖_F ≤ eps·‖A‖_F/NT (NT tiles per side); FP8 only for
  * tiles whose sides are multiples of 16 (cuBLASLt), FP16 and FP8 only where no value of the
  * factorisation can leave FP16's range (bound: the tile's largest entry and √(d_i·d_j), d the
- * largest diagonal entries, at most 32,768). Diagonal tiles take @p diag. */
+ * largest diagonal entries, at most 32,768). Diagonal tiles take @p diag.
+ * With @p tol > 0 the map's eps follows from a tolerance on the solution instead:
+ * eps = tol·shift/((NT + 1)·‖A‖_F), so that the map's first-order backward error,
+ * ‖ΔA‖_F ≤ (NT + 1)·eps·‖A‖_F, changes the solution of A·x = b by at most tol relatively when
+ * @p shift ≤ λ_min(A) (α for K + αI with K positive semi-definite): ‖(A + ΔA)⁻¹ − A⁻¹‖ ≲
+ * ‖ΔA‖₂/λ_min (docs/DESIGN-NOTES.md, "Tile Cholesky"). */
 typedef struct {
-    double eps;       /**< target accuracy ε of the adaptive map */
+    double eps;       /**< target accuracy ε of the adaptive map (when tol is 0) */
     unsigned allowed; /**< bit set of precisions off-diagonal tiles may take: 1u << TG_FP16 | ... */
     tg_prec diag;     /**< diagonal tiles: TG_FP64 or TG_FP32 */
     double band;      /**< < 0: the adaptive map. Otherwise the paper's hand-tuned bands: tiles
@@ -549,10 +554,40 @@ typedef struct {
                        * allowed precision (band 1: all @p diag, band 0: only the diagonal) */
     tg_prec *map_out; /**< NULL, or mt × nt entries receiving the precision map (column-major,
                        * tile (i, j) at i + j·mt; upper tiles get @p diag) */
+    double tol;       /**< > 0: eps from this relative tolerance on the solution (above); 0: eps */
+    double shift;     /**< a lower bound ≥ 0 on the smallest eigenvalue of A, for tol and for the
+                       * report's bound (0: unknown, the bound is infinite) */
+    int lower_diag;   /**< with tol, diag FP64 and FP32 allowed: the diagonal tiles become FP32
+                       * (and the panel paths with them) when no off-diagonal tile is FP64 and
+                       * Σ over tiles of (u_p·‖A_ij‖_F)², both triangles, stays within
+                       * (eps·‖A‖_F)², what the rule's bound allows: the off-diagonal tiles
+                       * take their equal shares of it, the diagonal what they leave */
+    /** NULL, or a function that writes A's entries again after a failed factorisation: then a
+     * diagonal tile that is not positive definite under a map with tiles less accurate than
+     * FP64 is not an error. tg_cholesky raises the map (every tile as inaccurate as the least
+     * accurate tile of the failed leading block goes up one precision, of allowed ∪ {diag};
+     * when that block was all @p diag = FP32, every tile becomes FP64), gives the tiles back
+     * the precisions and scales they had at the call (content undefined), calls refill, and
+     * factors again; it returns TG_ERR_NUMERIC only when the failed block was all FP64. */
+    tg_status (*refill)(void *ctx, tg_matrix *A, tg_error *err);
+    void *refill_ctx;
 } tg_chol_opts;
 
-/** Defaults: eps 1e-8, diag FP64, allowed FP64|FP32|FP16|FP8, adaptive map. */
+/** Defaults: eps 1e-8, diag FP64, allowed FP64|FP32|FP16|FP8, adaptive map, no tol, no shift,
+ * diagonal kept, no refill. */
 tg_chol_opts tg_chol_defaults(void);
+
+/** At most this many refactorisations after a loss of positive definiteness: each raises the
+ * least accurate precision of the failed block (FP8 → FP16 → FP32 → FP64). */
+#define TG_CHOL_MAX_RETRIES 3
+
+/** One recovery of tg_cholesky() from a diagonal tile that was not positive definite. */
+typedef struct {
+    int tile;                /**< the failed diagonal tile (k, k) */
+    int64_t tiles[TG_NPREC]; /**< the map that failed: tiles per precision */
+    tg_prec from, to;        /**< every tile of precision from (or less accurate) raised to to */
+    int64_t raised;          /**< tiles raised */
+} tg_chol_retry;
 
 /** What tg_cholesky() did. */
 typedef struct {
@@ -561,7 +596,17 @@ typedef struct {
     int64_t copies;          /**< lowered / raised panel-tile copies made (one per tile, panel
                               * and precision needed) */
     double map_seconds;      /**< tile statistics (tasks where the tiles are) and conversion */
-    double factor_seconds;   /**< the factorisation, submission to completion */
+    double factor_seconds;   /**< the factorisation that succeeded, submission to completion */
+    double retry_seconds;    /**< failed factorisations and refills */
+    double norm;             /**< ‖A‖_F (from the tile statistics) */
+    double eps;              /**< the eps the adaptive map was built with (from tol when set) */
+    double eps_map;          /**< the final map's eps: √(Σ (u_p·‖A_ij‖_F)²)/‖A‖_F over every
+                              * tile (both triangles, diagonal included), ≤ eps by the rule */
+    double bound;            /**< (NT + 1)·eps_map·‖A‖_F/shift: first-order bound on the
+                              * relative change of the solution (infinite with shift 0) */
+    tg_prec diag;            /**< precision of the diagonal tiles of the factor */
+    int retries;             /**< recoveries, described in retry[0 .. retries) */
+    tg_chol_retry retry[TG_CHOL_MAX_RETRIES];
 } tg_chol_report;
 
 /** Factors a symmetric positive definite TG_SYM_LOWER matrix in place, A = L·Lᵀ, after
@@ -570,8 +615,9 @@ typedef struct {
  * the panel tiles, scaled by powers of two so values stay within ±448, and accumulate in FP16;
  * the strict upper part of diagonal tiles is zero). @p o NULL means tg_chol_defaults(); @p r
  * may be NULL.
- * When a diagonal tile is not positive definite (in its precision), returns TG_ERR_NUMERIC
- * naming tile (k, k) and the global row, and A's content is undefined. One rank only for now
+ * When a diagonal tile is not positive definite (in its precision), recovers through
+ * o->refill as its comment says, or else returns TG_ERR_NUMERIC naming tile (k, k) and the
+ * global row, and A's content is undefined. One rank only for now
  * (TG_ERR_ARG with several). */
 tg_status tg_cholesky(tg_matrix *A, const tg_chol_opts *o, tg_chol_report *r, tg_error *err);
 
@@ -652,6 +698,15 @@ double tg_kernel_ops(const tg_kgeno *a, const tg_kgeno *b);
  * allocated (a single build: with several γ or α, keep C and pay only the kernel function). */
 tg_status tg_kernel_apply(const tg_matrix *C, const tg_kgeno *a, const tg_kgeno *b, double gamma,
                           double alpha, tg_prec prec, tg_matrix **K, tg_error *err);
+
+/** The KRR paper's Associate phase on @p K = K + αI from tg_kernel_apply(C, g, g, gamma, alpha,
+ * ...): tg_cholesky(K, o, r) with α as the map's shift (K is positive semi-definite, so
+ * λ_min ≥ α: o->tol then bounds the weights' relative change), recovering from a loss of
+ * positive definiteness under a lowered map by building K + αI again (from the dot products
+ * @p C: the kernel function only; with C NULL the dot products are computed again) and
+ * refactoring with a raised map (tg_chol_opts.refill; each recovery is in @p r). */
+tg_status tg_krr_factor(tg_matrix *K, const tg_matrix *C, const tg_kgeno *g, double gamma,
+                        double alpha, const tg_chol_opts *o, tg_chol_report *r, tg_error *err);
 
 /** Predictions P = K_t·W: @p Kt the test-train kernel (general n_t × n), @p W the weights
  * (general n × nphen, fp64 or fp32 tiles, tg_chol_solve's output) as tile GEMMs in W's

@@ -1,8 +1,9 @@
 # tilegwas krr end to end: on a simulated trait made of non-linear SNP pairs (no marginal
 # effects), KRR's test Pearson r exceeds rr's on the same train/test split (the KRR paper's
 # claim, Table I); the outputs' layout (pred.tsv, krr.tsv with several gamma/alpha, the
-# precision map as TSV and PNG); and bad input refused with one error line. The numbers
-# themselves are checked against LAPACK in tests/test_krr.
+# precision map as TSV and PNG); the default map from --pred-tol and its bound in the log; a
+# map that loses positive definiteness recovered; and bad input refused with one error line.
+# The numbers themselves are checked against LAPACK in tests/test_krr and tests/test_cholesky.
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/tap.sh"
 krr() { "$TG_BIN" krr --quiet "$@" 2>krr.err; }
@@ -17,7 +18,7 @@ krr() { "$TG_BIN" krr --quiet "$@" 2>krr.err; }
 rc=$?
 missing_opts=
 for o in --bfile --pheno --pheno-name --covar --covar-name --kernel --gamma --alpha --test-bfile \
-    --test-pheno --test-covar --test-frac --seed --accuracy --precisions --diag --band --tile \
+    --test-pheno --test-covar --test-frac --seed --pred-tol --accuracy --precisions --diag --band --tile \
     --precision-map --save-model --load-model --out --ncpu --ngpu; do
     grep -q -- "$o" help.txt || missing_opts="$missing_opts $o"
 done
@@ -77,7 +78,7 @@ report $? "krr.tsv: 4 lines with n_train 480, n_test 120, MSPE, r; log has rates
 report $? "precision map TSV: the 36 lower tiles, fp32 on the diagonal"
 
 # the default precisions follow the workers: fp32 at the lowest on CPUs (fp16 tiles are widened
-# in every task there: slower and less accurate), fp32,fp16 with GPUs; at this accuracy the
+# in every task there: slower and less accurate), fp32,fp16,fp8 with GPUs; at this accuracy the
 # same fit takes fp16 tiles when --precisions allows them
 krr --bfile ds --pheno ds.pheno --gamma 0.03 --alpha 0.1 --test-frac 0.2 --tile 64 \
     --accuracy 1e-3 --out p0
@@ -88,7 +89,7 @@ rc1=$?
 if grep -q "^runtime: .*, 0 GPUs" p0.log; then
     want="precisions fp32 (CPU only" fp16="fp16 0,"
 else
-    want="precisions fp32,fp16 (GPUs in use" fp16="fp16 [1-9]"
+    want="precisions fp32,fp16,fp8 (GPUs in use" fp16="fp16 [1-9]"
 fi
 [ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] && grep -q "^$want" p0.log && grep -q "tiles .*$fp16" p0.log &&
     grep -q "tiles .*fp16 [1-9]" p1.log
@@ -123,6 +124,31 @@ EOF
     report $? "precision map PNG decodes (CRC-32, zlib, Adler-32): upper triangle white"
 fi
 
+# the default map follows --pred-tol (1e-3): the log states the map, its eps and the bound,
+# which is at most the tolerance; a smaller tolerance keeps more tiles accurate
+krr --bfile ds --pheno ds.pheno --gamma 0.03 --alpha 0.1 --test-frac 0.2 --tile 64 --out t0
+rc0=$?
+krr --bfile ds --pheno ds.pheno --gamma 0.03 --alpha 0.1 --test-frac 0.2 --tile 64 \
+    --pred-tol 1e-12 --out t1
+rc1=$?
+line=$(grep -m1 "precision map (eps" t0.log)
+b0=$(echo "$line" | sed -n 's/.* = \([^ ]*\) relatively.*/\1/p')
+[ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] && echo "$line" | grep -q "from --pred-tol 0.001): tiles" &&
+    awk -v b="$b0" 'BEGIN { exit !(b > 0 && b <= 1e-3) }' &&
+    grep -q "from --pred-tol 1e-12): tiles fp64 36, fp32 0" t1.log
+report $? "default map from --pred-tol: bound $b0 <= 1e-3 in the log; --pred-tol 1e-12 all fp64"
+
+# a map too low for positive definiteness (the issue's --band 0 --diag fp32 --precisions fp16
+# on a smooth kernel with a small alpha) no longer aborts: the log says what failed and what
+# was raised, and the fit goes on
+krr --bfile ds --pheno ds.pheno --gamma 0.001 --alpha 1e-3 --test-frac 0.2 --tile 64 --band 0 \
+    --diag fp32 --precisions fp16 --out rv
+rc=$?
+[ $rc -eq 0 ] && grep -q "tile Cholesky: tile ([0-9]*, [0-9]*) not positive definite under the map (tiles fp64 0, fp32 8, fp16 28, fp8 0); raised 28 tiles of fp16 or less to fp32; refactoring" rv.log &&
+    grep -q "tiles fp64 0, fp32 36, fp16 0.*after the recoveries above" rv.log &&
+    grep -q "1 recovery" rv.log && [ "$(wc -l <rv.pred.tsv)" -eq 121 ] && ! grep -qi nan rv.pred.tsv
+report $? "band 0 fp16 map not positive definite: recovered to fp32 and logged (exit $rc)"
+
 krr_error() { expect_error "$1" "$2" "$TG_BIN" krr --quiet "${@:3}"; } # DESCRIPTION SUBSTRING ARGS...
 base="--bfile ds --pheno ds.pheno --tile 64 --out e"
 printf 'FID\tIID\tP\n' >allna.pheno
@@ -155,6 +181,8 @@ awk 'NR == 2 { l = $0; next } NR == 3 { print; print l; next } { print }' ds.bim
         --alpha 1 --test-frac 0.2
     krr_error "bad --precisions" "fp12" $base --gamma 0.1 --alpha 1 --test-frac 0.2 \
         --precisions fp32,fp12
+    krr_error "--pred-tol 0" "--pred-tol 0: must be > 0" $base --gamma 0.1 --alpha 1 \
+        --test-frac 0.2 --pred-tol 0
     krr_error "--diag fp16" "--diag" $base --gamma 0.1 --alpha 1 --test-frac 0.2 --diag fp16
     krr_error "--precision-map x.jpg" ".png or .tsv" $base --gamma 0.1 --alpha 1 --test-frac 0.2 \
         --precision-map x.jpg

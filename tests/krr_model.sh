@@ -92,7 +92,7 @@ krr --load-model m16 --test-bfile te --test-pheno te.pheno --out h1
 rc2=$?
 krr --load-model m16 --pheno ds.pheno --test-bfile te --test-pheno te.pheno --out h2
 rc3=$?
-fp16=$(grep -o "(tiles fp64 0, fp32 [0-9]*, fp16 [0-9]*" h.log | grep -o "fp16 [0-9]*")
+fp16=$(grep -o "map ([^)]*): tiles fp64 0, fp32 [0-9]*, fp16 [0-9]*" h.log | grep -o "fp16 [0-9]*")
 [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ $rc3 -eq 0 ] && [ "${fp16#fp16 }" -gt 0 ] &&
     grep -q "read the saved factor (tiles fp64 0, fp32 [0-9]*, ${fp16}," h2.log &&
     cmp -s h.pred.tsv h1.pred.tsv && cmp -s h.pred.tsv h2.pred.tsv &&

@@ -8,7 +8,9 @@
  * all-FP64 factor and solve vs LAPACKE dpotrf/dpotrs; FP32 diagonal + FP16 and + FP8 adaptive
  * maps vs the FP64 solution within a bound derived from the map's perturbation; the map on
  * planted tile norms equals the rule evaluated here on the dense matrix; the band map; a
- * non-SPD matrix gives an error naming its tile. */
+ * non-SPD matrix gives an error naming its tile, with a refill after raising the map to FP64;
+ * a map too low for positive definiteness recovers through a refill (raised, refactored) and
+ * meets the FP64 solution. */
 #include <cblas.h>
 #include <lapacke.h>
 #include <math.h>
@@ -845,6 +847,78 @@ static void map_tests(tg_rng *r) {
     free(a);
 }
 
+/* What a refill writes: the dense matrix the factorisation started from. */
+struct dense {
+    const double *a;
+    int n;
+};
+
+static tg_status refill_dense(void *ctx, tg_matrix *A, tg_error *err) {
+    const struct dense *d = ctx;
+    return tg_matrix_from_dense(A, d->a, d->n, err);
+}
+
+/* Recovery from a lost positive definiteness: on a smooth kernel with a small α, every
+ * off-diagonal tile in FP16 (band 0) perturbs K + αI by ~u₁₆·‖K‖ ≫ α, so a diagonal tile fails
+ * (checked without a refill: the error today's code gives); with a refill the factorisation
+ * raises the map (FP16 → FP32, or further), refactors, and meets the backward error bound of
+ * its final map (berr_bound) and the FP64 solution within the a-priori bound of accuracy_tests
+ * (2κ₂·((NT + 1)·u_p + 4n·u₃₂)·‖A‖_F/‖A‖₂, vacuous at κ₂ ~ 1e5) and 1e-2 (measured ~7e-4 with
+ * an FP32 map: κ₂ times its backward error). At α = 1e-2 the FP16 map does not fail: the test
+ * needs α below the perturbation. Allowing FP8 too starts lower: two recoveries. With an FP32
+ * diagonal and α = 1e-6 (κ₂ ~ 1e8 > 1/u₃₂) FP32 fails too, and the map ends all FP64. */
+static void recovery_tests(tg_rng *r, int n, int nb, double gamma, double alpha, unsigned allowed,
+                           tg_prec diag, tg_prec first) {
+    int nrhs = 2, nt = (n + nb - 1) / nb;
+    double *a = gauss_kernel(n, gamma, alpha, r), *y = rand_mat(n, nrhs, -1, 1, r);
+    double *l = malloc((size_t)n * n * sizeof *l), *w = malloc((size_t)n * nrhs * sizeof *w);
+    memcpy(l, a, (size_t)n * n * sizeof *l);
+    memcpy(w, y, (size_t)n * nrhs * sizeof *w);
+    LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', n, nrhs, l, n, w, n);
+    double lmax, kappa = cond2(a, n, &lmax), afro = fro(a, (size_t)n * n);
+    tg_chol_opts o = tg_chol_defaults();
+    o.band = 0;
+    o.allowed = allowed;
+    o.diag = diag;
+    tg_chol_report rep;
+    tg_error err = {0};
+    tg_matrix *A = tiled(a, n, nb, TG_SYM_LOWER, n, TG_FP64);
+    tg_status st = tg_cholesky(A, &o, &rep, &err);
+    tg_matrix_destroy(A);
+    ok(st == TG_ERR_NUMERIC && rep.tiles[first] == nt * (nt - 1) / 2,
+       "N %d nb %d, gamma %g alpha %g (cond2 %.3g), diag %s, band 0 %s without a refill: %s",
+       n, nb, gamma, alpha, kappa, tg_prec_name(diag), tg_prec_name(first), err.msg);
+
+    struct dense d = {a, n};
+    o.refill = refill_dense;
+    o.refill_ctx = &d;
+    struct fs f = factor_solve(a, n, nb, nrhs, y, &o, w, NULL, &rep, TG_FP64);
+    tg_prec low = TG_FP64;
+    for (int p = TG_FP64; p <= TG_FP8_E4M3; p++)
+        if (rep.tiles[p]) low = (tg_prec)p;
+    double bound = 2 * kappa * ((nt + 1) * tg_prec_unit_roundoff(low) + 4 * n * 0x1p-24) * afro / lmax;
+    double bb = berr_bound(low, nt, n);
+    char steps[256] = "";
+    int chain = rep.retries >= 1 && rep.retry[0].from == first;
+    for (int k = 0; k < rep.retries; k++) {
+        size_t len = strlen(steps);
+        snprintf(steps + len, sizeof steps - len, "%stile %d: %lld tiles %s -> %s", k ? "; " : "",
+                 rep.retry[k].tile, (long long)rep.retry[k].raised, tg_prec_name(rep.retry[k].from),
+                 tg_prec_name(rep.retry[k].to));
+        chain &= rep.retry[k].to < rep.retry[k].from && rep.retry[k].raised > 0 &&
+                 (k == 0 || rep.retry[k].from <= rep.retry[k - 1].to);
+    }
+    ok(chain && rep.diag == TG_FP64 && low < first && f.berr <= bb && f.w_err <= bound &&
+           f.w_err <= 1e-2,
+       "the same with a refill recovers (%s): final map least accurate %s, backward error %.3g "
+       "<= %.3g, W vs dposv %.3g <= min(%.3g, 1e-2)", steps, tg_prec_name(low), f.berr, bb,
+       f.w_err, bound);
+    free(a);
+    free(y);
+    free(l);
+    free(w);
+}
+
 /* A matrix that is not positive definite in tile 2: the error names tile (2, 2). */
 static void non_spd_test(tg_rng *r) {
     const int n = 70, nb = 16;
@@ -857,6 +931,22 @@ static void non_spd_test(tg_rng *r) {
     ok(st == TG_ERR_NUMERIC && strstr(err.msg, "(2, 2)") && strstr(err.msg, "alpha"),
        "not SPD in tile 2%s: %s", workers, err.msg);
     tg_matrix_destroy(A);
+    /* with a refill and an FP16 band: raised to FP32, then all FP64, which fails too */
+    struct dense d = {a, n};
+    tg_chol_report rep;
+    o.band = 0;
+    o.diag = TG_FP32;
+    o.allowed = 1u << TG_FP16;
+    o.refill = refill_dense;
+    o.refill_ctx = &d;
+    A = tiled(a, n, nb, TG_SYM_LOWER, n, TG_FP64);
+    st = tg_cholesky(A, &o, &rep, &err);
+    ok(st == TG_ERR_NUMERIC && strstr(err.msg, "(2, 2)") && strstr(err.msg, "in fp64") &&
+           rep.retries >= 1 && rep.diag == TG_FP64 && rep.tiles[TG_FP64] == 15,
+       "not SPD with a refill%s: %d recoveries to all fp64, then %s", workers, rep.retries,
+       err.msg);
+    tg_matrix_destroy(A);
+    o = tg_chol_defaults();
     A = tiled(a, n, nb, TG_GENERAL, n, TG_FP64);
     st = tg_cholesky(A, &o, NULL, &err);
     ok(st == TG_ERR_ARG, "a general matrix is refused: %s", err.msg);
@@ -887,6 +977,10 @@ int main(void) {
     accuracy_tests(&r, 203, 64, 2, 10, 0);
     accuracy_tests(&r, 192, 32, 2, 10, 0);
     map_tests(&r);
+    recovery_tests(&r, 192, 32, 2, 1e-3, 1u << TG_FP32 | 1u << TG_FP16, TG_FP64, TG_FP16);
+    recovery_tests(&r, 192, 32, 2, 1e-3, 1u << TG_FP32 | 1u << TG_FP16 | 1u << TG_FP8_E4M3,
+                   TG_FP64, TG_FP8_E4M3);
+    recovery_tests(&r, 192, 32, 2, 1e-6, 1u << TG_FP16, TG_FP32, TG_FP16);
     non_spd_test(&r);
 
     /* again with the CUDA workers alone, so every task of the flow runs on the GPU (with CPU

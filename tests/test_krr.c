@@ -5,7 +5,9 @@
  * Whole KRR (Build, Cholesky, solve, Predict) on a written .bed with missing calls, Gaussian
  * kernel with confounders, N not a multiple of the tile: all FP64 against a dense LAPACK solve
  * (dposv) of (K + αI)W = Y with K built naively here from the decoded, imputed genotypes; FP32
- * diagonal + FP16 adaptive map at ε = 1e-4 against the FP64 predictions. */
+ * diagonal + FP16 adaptive map at ε = 1e-4 against the FP64 predictions; the map from a
+ * tolerance τ on the predictions (tg_chol_opts.tol, α the shift): its eps, its bound ≤ τ, and
+ * the weights and predictions against FP64's within the bound and τ. */
 #include <cblas.h>
 #include <lapacke.h>
 #include <math.h>
@@ -272,9 +274,10 @@ static double *rows_covar(const struct cohort *c, const int64_t *rows, int n) {
     return x;
 }
 
-/* One run of the library pipeline: predictions (NS−NTR) × NPH into @p pred. */
+/* One run of the library pipeline (tg_krr_factor: α is the map's shift): predictions
+ * (NS−NTR) × NPH into @p pred, the weights NTR × NPH into @p w. */
 static tg_status pipeline(const struct cohort *c, double gamma, double alpha,
-                          const tg_chol_opts *co, tg_chol_report *rep, double *pred,
+                          const tg_chol_opts *co, tg_chol_report *rep, double *pred, double *w,
                           tg_error *err) {
     const int nte = NS - NTR;
     tg_kgeno *tr = NULL, *te = NULL;
@@ -289,10 +292,10 @@ static tg_status pipeline(const struct cohort *c, double gamma, double alpha,
         (st = tg_kernel_gram(te, tr, &Ct, NULL, err)) ||
         (st = tg_kernel_apply(C, tr, tr, gamma, alpha, co->diag, &K, err)) ||
         (st = tg_kernel_apply(Ct, te, tr, gamma, 0, co->diag, &Kt, err)) ||
-        (st = tg_cholesky(K, co, rep, err)) ||
-        (st = tg_matrix_create(&B, NTR, NPH, NB, NPH, TG_GENERAL, co->diag, 0, 0, err)) ||
+        (st = tg_krr_factor(K, C, tr, gamma, alpha, co, rep, err)) ||
+        (st = tg_matrix_create(&B, NTR, NPH, NB, NPH, TG_GENERAL, rep->diag, 0, 0, err)) ||
         (st = tg_matrix_from_dense(B, c->y, NTR, err)) || (st = tg_chol_solve(K, B, err)) ||
-        (st = tg_krr_predict(Kt, B, pred, nte, err)))
+        (st = tg_krr_predict(Kt, B, pred, nte, err)) || (st = tg_matrix_to_dense(B, w, NTR, err)))
         diag("pipeline: %s", err->msg);
     tg_matrix_destroy(B);
     tg_matrix_destroy(Kt);
@@ -344,6 +347,7 @@ static void krr_tests(tg_rng *r) {
         cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, nte, NPH, NTR, 1, kt, nte, w, NTR,
                     0, ref, nte);
         double *p = calloc((size_t)nte * NPH, sizeof *p), *p64 = calloc((size_t)nte * NPH, sizeof *p64);
+        double *wt = calloc((size_t)NTR * NPH, sizeof *wt), *w64 = calloc((size_t)NTR * NPH, sizeof *w64);
         size_t np = (size_t)nte * NPH;
         tg_error err = {0};
         tg_chol_report rep;
@@ -352,7 +356,7 @@ static void krr_tests(tg_rng *r) {
         o.diag = TG_FP64;
         /* all FP64: both are backward stable solves of the same system, so they differ by about
          * κ₂·n·u₆₄ ≤ ~1e3·70·1.1e-16 relatively (κ₂ printed), well below 1e-10 */
-        tg_status st = pipeline(&c, gamma, alpha, &o, &rep, p64, &err);
+        tg_status st = pipeline(&c, gamma, alpha, &o, &rep, p64, w64, &err);
         double e64 = fro_diff(p64, ref, np) / fro(ref, np);
         ok(info == 0 && st == TG_OK && e64 <= 1e-10,
            "KRR gaussian γ = %.3g/median, α %g, N %d (tiles %d), %d SNPs + %d confounders, all "
@@ -376,14 +380,47 @@ static void krr_tests(tg_rng *r) {
             o.allowed = 1u << TG_FP32 | 1u << TG_FP16;
             o.diag = TG_FP32;
             o.eps = 1e-4;
-            st = pipeline(&c, gamma, alpha, &o, &rep, p, &err);
+            st = pipeline(&c, gamma, alpha, &o, &rep, p, wt, &err);
             double e = fro_diff(p, p64, np) / fro(p64, np);
             ok(st == TG_OK && rep.tiles[TG_FP16] > 0 && e <= bound && e <= 1e-3,
                "KRR fp32 diagonal + fp16 adaptive map (ε 1e-4; tiles fp32 %lld fp16 %lld): "
                "predictions vs fp64 %.3g <= min(%.3g, 1e-3)",
                (long long)rep.tiles[TG_FP32], (long long)rep.tiles[TG_FP16], e, bound);
         }
-        free(p), free(p64), free(k), free(kt), free(w), free(ref), free(a);
+        /* The default map from a tolerance τ on the predictions (tol, α the shift): its eps is
+         * τ·α/((NT + 1)‖A‖_F), and the bound (NT + 1)·eps_map·‖A‖_F/α it reports must be ≤ τ;
+         * the weights then move by ≤ bound relatively (‖ΔW‖ ≤ ‖(K + αI)⁻¹‖₂‖ΔA‖₂‖W‖ with
+         * ‖(K + αI)⁻¹‖₂ ≤ 1/α), the predictions by ≤ bound·‖K_t‖_F‖W‖_F, and relatively by
+         * ≤ τ as well (they barely cancel here). Not vacuous: with τ ≥ 1e-3 the map lowers
+         * tiles on both kernels (FP32, FP16 or FP8: every precision is allowed) and, with
+         * lower_diag, the diagonal to FP32 (the solve with it); τ = 1e-12 leaves too little
+         * room: all FP64. */
+        static const double taus[] = {1e-3, 1e-2, 1e-12};
+        for (int q = 0; q < 3; q++) {
+            double tau = taus[q];
+            o = tg_chol_defaults();
+            o.tol = tau;
+            o.lower_diag = 1;
+            st = pipeline(&c, gamma, alpha, &o, &rep, p, wt, &err);
+            int nt = (NTR + NB - 1) / NB;
+            double ew = fro_diff(wt, w64, (size_t)NTR * NPH) / fro(w64, (size_t)NTR * NPH),
+                   ep = fro_diff(p, p64, np) / fro(p64, np),
+                   pb = rep.bound * fro(kt, (size_t)nte * NTR) * fro(w64, (size_t)NTR * NPH) /
+                        fro(p64, np);
+            int64_t low = rep.tiles[TG_FP32] + rep.tiles[TG_FP16] + rep.tiles[TG_FP8_E4M3];
+            double want = tau * alpha / ((nt + 1) * fro(k, (size_t)NTR * NTR));
+            ok(st == TG_OK && fabs(rep.eps - want) <= 1e-9 * want && rep.bound <= tau &&
+                   ew <= rep.bound && ep <= pb && ep <= tau &&
+                   (tau < 1e-6 ? low == 0 && rep.diag == TG_FP64 : low > 0 && rep.diag == TG_FP32),
+               "KRR γ = %.3g/median, α %g, default map for τ %g: eps %.3g (%.3g), diag %s, tiles "
+               "fp64 %lld fp32 %lld fp16 %lld fp8 %lld, bound %.3g <= τ; W vs fp64 %.3g <= %.3g, "
+               "predictions %.3g <= min(%.3g, τ)",
+               gamma * median, alpha, tau, rep.eps, want, tg_prec_name(rep.diag),
+               (long long)rep.tiles[TG_FP64],
+               (long long)rep.tiles[TG_FP32], (long long)rep.tiles[TG_FP16],
+               (long long)rep.tiles[TG_FP8_E4M3], rep.bound, ew, rep.bound, ep, pb);
+        }
+        free(p), free(p64), free(wt), free(w64), free(k), free(kt), free(w), free(ref), free(a);
     }
     free(d), free(med), free(dt);
     free(c.g), free(c.covar), free(c.y);

@@ -459,6 +459,25 @@ tg_status tg_kernel_gram(const tg_kgeno *a, const tg_kgeno *b, tg_matrix **C, do
     return TG_OK;
 }
 
+/* Writes the kernel of @p a and @p b into K's tiles (in K's tile precision): from the dot
+ * products @p C, or computing them in the same task when C is NULL. */
+static tg_status fill(const tg_matrix *C, const tg_kgeno *a, const tg_kgeno *b, double gamma,
+                      double alpha, tg_matrix *k, tg_error *err) {
+    int sym = a == b;
+    struct tg_kernelfn_arg arg = {a->kind, k->prec[0], a->ncov, 0, gamma, alpha, a->c0, a->c1};
+    for (int j = 0; j < k->nt; j++)
+        for (int i = sym ? j : 0; i < k->mt; i++) {
+            arg.diag = sym && i == j;
+            if (C ? tg_insert_kernelfn(&arg, tg_tile(C, i, j), a->ht[i], b->ht[j], tg_tile(k, i, j), 0)
+                  : tg_insert_kernelgram(&arg, a->he[i], b->he[j], a->ht[i], b->ht[j],
+                                         tg_tile(k, i, j), 0))
+                return tg_error_set(err, TG_ERR_RUNTIME, "cannot submit the kernel task of tile "
+                                    "(%d, %d)", i, j);
+        }
+    if (!C) drop_received(a, b);
+    return TG_OK;
+}
+
 tg_status tg_kernel_apply(const tg_matrix *C, const tg_kgeno *a, const tg_kgeno *b, double gamma,
                           double alpha, tg_prec prec, tg_matrix **K, tg_error *err) {
     *K = NULL;
@@ -480,19 +499,35 @@ tg_status tg_kernel_apply(const tg_matrix *C, const tg_kgeno *a, const tg_kgeno 
     if ((st = tg_matrix_create(&k, a->n, b->n, a->nb, a->nb, sym ? TG_SYM_LOWER : TG_GENERAL,
                                prec, 0, 0, err)))
         return st;
-    struct tg_kernelfn_arg arg = {a->kind, prec, a->ncov, 0, gamma, alpha, a->c0, a->c1};
-    for (int j = 0; j < k->nt; j++)
-        for (int i = sym ? j : 0; i < k->mt; i++) {
-            arg.diag = sym && i == j;
-            if (C ? tg_insert_kernelfn(&arg, tg_tile(C, i, j), a->ht[i], b->ht[j], tg_tile(k, i, j), 0)
-                  : tg_insert_kernelgram(&arg, a->he[i], b->he[j], a->ht[i], b->ht[j],
-                                         tg_tile(k, i, j), 0)) {
-                tg_matrix_destroy(k);
-                return tg_error_set(err, TG_ERR_RUNTIME, "cannot submit the kernel task of tile "
-                                    "(%d, %d)", i, j);
-            }
-        }
-    if (!C) drop_received(a, b);
+    if ((st = fill(C, a, b, gamma, alpha, k, err))) {
+        tg_matrix_destroy(k);
+        return st;
+    }
     *K = k;
     return TG_OK;
+}
+
+/* What a refill of K + αI needs: tg_kernel_apply's arguments. */
+struct refill {
+    const tg_matrix *C;
+    const tg_kgeno *g;
+    double gamma, alpha;
+};
+
+static tg_status refill(void *ctx, tg_matrix *K, tg_error *err) {
+    const struct refill *f = ctx;
+    return fill(f->C, f->g, f->g, f->gamma, f->alpha, K, err);
+}
+
+tg_status tg_krr_factor(tg_matrix *K, const tg_matrix *C, const tg_kgeno *g, double gamma,
+                        double alpha, const tg_chol_opts *o, tg_chol_report *r, tg_error *err) {
+    if (K->m != g->n || K->shape != TG_SYM_LOWER || K->mb != g->nb)
+        return tg_error_set(err, TG_ERR_ARG, "KRR factorisation: K is not the training kernel of "
+                            "these genotypes (tg_kernel_apply(C, g, g, ...))");
+    struct refill f = {C, g, gamma, alpha};
+    tg_chol_opts co = o ? *o : tg_chol_defaults();
+    co.shift = alpha; /* K is positive semi-definite: λ_min(K + αI) ≥ α */
+    co.refill = refill;
+    co.refill_ctx = &f;
+    return tg_cholesky(K, &co, r, err);
 }

@@ -30,7 +30,12 @@ tg_chol_opts tg_chol_defaults(void) {
                       .allowed = 1u << TG_FP64 | 1u << TG_FP32 | 1u << TG_FP16 | 1u << TG_FP8_E4M3,
                       .diag = TG_FP64,
                       .band = -1,
-                      .map_out = NULL};
+                      .map_out = NULL,
+                      .tol = 0,
+                      .shift = 0,
+                      .lower_diag = 0,
+                      .refill = NULL,
+                      .refill_ctx = NULL};
     return o;
 }
 
@@ -116,19 +121,22 @@ static double fp8_scale(const tg_matrix *A, const struct stats *s, int i, int j)
     return ldexp(1.0, e - 1);
 }
 
-/* Builds the precision map (the precision of each tile's updates), the storage precision of
- * each tile (the map, except FP8 tiles: FP16, where their updates accumulate) and the FP8
- * scales (s8: the scale an FP8 copy of each tile uses). */
-static void build_map(const tg_matrix *A, const tg_chol_opts *o, const struct stats *s,
-                      tg_prec *map, tg_prec *store, double *s8) {
-    int nt = A->nt;
+/* ‖A‖_F from the tile norms (off-diagonal tiles count twice: A is symmetric). */
+static double total_norm(const tg_matrix *A, const struct stats *s) {
     double total = 0;
-    for (int j = 0; j < nt; j++)
-        for (int i = j; i < nt; i++) {
+    for (int j = 0; j < A->nt; j++)
+        for (int i = j; i < A->nt; i++) {
             double v = s->norm[tg_tile_index(A, i, j)];
             total += (i == j ? 1 : 2) * v * v;
         }
-    total = sqrt(total);
+    return sqrt(total);
+}
+
+/* Builds the precision map (the precision of each tile's updates) for accuracy @p eps and the
+ * FP8 scales (s8: the scale an FP8 copy of each tile uses). */
+static void build_map(const tg_matrix *A, const tg_chol_opts *o, const struct stats *s,
+                      double eps, double total, tg_prec *map, double *s8) {
+    int nt = A->nt;
     int wband = o->band < 0 ? -1 : (int)lround(o->band * (nt - 1));
     for (int j = 0; j < nt; j++)
         for (int i = 0; i < nt; i++) {
@@ -143,7 +151,7 @@ static void build_map(const tg_matrix *A, const tg_chol_opts *o, const struct st
                     map[t] = i - j <= wband ? o->diag : c[0];
                 } else {
                     for (int k = 0; k < n; k++)
-                        if (tg_prec_unit_roundoff(c[k]) * s->norm[t] <= o->eps * total / nt) {
+                        if (tg_prec_unit_roundoff(c[k]) * s->norm[t] <= eps * total / nt) {
                             map[t] = c[k];
                             break;
                         }
@@ -151,8 +159,88 @@ static void build_map(const tg_matrix *A, const tg_chol_opts *o, const struct st
             } else if (i == j) {
                 s8[t] = fp8_scale(A, s, i, j);
             }
-            store[t] = map[t] == TG_FP8_E4M3 ? TG_FP16 : map[t];
         }
+}
+
+/* Σ (u_p·‖A_ij‖_F)² over the tiles of @p map, both triangles (diagonal tiles once), with the
+ * diagonal tiles in precision @p d. */
+static double rounding2(const tg_matrix *A, const struct stats *s, const tg_prec *map, tg_prec d) {
+    double sum = 0;
+    for (int j = 0; j < A->nt; j++)
+        for (int i = j; i < A->nt; i++) {
+            size_t t = tg_tile_index(A, i, j);
+            double e = tg_prec_unit_roundoff(i == j ? d : map[t]) * s->norm[t];
+            sum += (i == j ? 1 : 2) * e * e;
+        }
+    return sum;
+}
+
+/* The final map's eps and the first-order bound on the solution's relative change: each entry
+ * of tile (i, j) is rounded to its precision at most NT + 1 times (stored, after each of its
+ * ≤ NT − 1 updates, after its panel step), each time by u_p times a value of the tile's size,
+ * so ‖ΔA_ij‖_F ≲ (NT + 1)·u_p‖A_ij‖_F and ‖ΔA‖_F ≲ (NT + 1)·eps_map·‖A‖_F with
+ * eps_map = √(Σ (u_p‖A_ij‖_F)²)/‖A‖_F (≤ eps under the rule: every tile within ε‖A‖_F/NT);
+ * with λ_min(A) ≥ shift the solution moves by ≤ ‖ΔA‖₂/shift relatively (docs/DESIGN-NOTES.md,
+ * "Tile Cholesky"). */
+static void map_bound(const tg_matrix *A, const struct stats *s, const tg_prec *map, tg_prec d,
+                      double total, double shift, tg_chol_report *r) {
+    r->eps_map = total > 0 ? sqrt(rounding2(A, s, map, d)) / total : 0;
+    r->bound = shift > 0 ? (A->nt + 1) * r->eps_map * total / shift : INFINITY;
+}
+
+/* tg_chol_opts.lower_diag: the diagonal tiles go to FP32 when every off-diagonal tile is FP32
+ * or less accurate (none may be more accurate than the diagonal) and the rounding of the whole
+ * map stays within the rule's budget (eps·‖A‖_F)². The diagonal tiles are where the critical
+ * path runs (potrf, trtri, the panel solves), FP32 there lets the panels of FP16 tiles run on
+ * tensor cores, and on a near-diagonal kernel they cost little of the budget, which the
+ * off-diagonal tiles, far below their shares, leave mostly unused. */
+static void lower_diagonal(const tg_matrix *A, tg_chol_opts *o, const struct stats *s,
+                           tg_prec *map, double eps, double total) {
+    if (!(o->lower_diag && o->tol > 0 && o->band < 0 && o->diag == TG_FP64 &&
+          o->allowed >> TG_FP32 & 1u))
+        return;
+    for (int j = 0; j < A->nt; j++)
+        for (int i = j + 1; i < A->nt; i++)
+            if (map[tg_tile_index(A, i, j)] == TG_FP64) return;
+    if (rounding2(A, s, map, TG_FP32) > eps * total * eps * total) return;
+    o->diag = TG_FP32;
+    for (int j = 0; j < A->nt; j++)
+        for (int i = 0; i <= j; i++) map[tg_tile_index(A, i, j)] = TG_FP32; /* upper: diag */
+}
+
+/* After diagonal tile k failed under @p map: raises the least accurate precision "from" of
+ * the leading block (tiles i, j ≤ k, the only ones tile k's values came from) to the next
+ * precision "to" of allowed ∪ {diag}, in every tile of the matrix at "from" or less accurate:
+ * the failure says a perturbation of that size is more than A's smallest eigenvalue takes, and
+ * tiles at that level elsewhere perturb the later minors as much, so raising them now saves a
+ * refactorisation each (FP16 → FP32 cuts u by 2¹³, a subset of the tiles would not). A block
+ * all in its diagonal precision FP32 makes every tile FP64. Returns 0 when the block was all
+ * FP64: nothing left to raise. */
+static int raise_map(const tg_matrix *A, tg_chol_opts *o, int k, tg_prec *map, tg_chol_retry *rt) {
+    tg_prec from = TG_FP64, to = TG_FP64;
+    for (int j = 0; j <= k; j++)
+        for (int i = j; i <= k; i++)
+            if (map[tg_tile_index(A, i, j)] > from) from = map[tg_tile_index(A, i, j)];
+    if (from == TG_FP64) return 0;
+    if (from == o->diag) {
+        o->diag = TG_FP64; /* every tile is at most as accurate as the diagonal: all FP64 */
+    } else {
+        for (int p = from - 1; p > TG_FP64 && to == TG_FP64; p--)
+            if (o->allowed >> p & 1u || p == (int)o->diag) to = (tg_prec)p;
+    }
+    rt->tile = k;
+    rt->from = from;
+    rt->to = to;
+    rt->raised = 0;
+    for (int j = 0; j < A->nt; j++)
+        for (int i = 0; i < A->nt; i++) { /* the upper entries follow the diagonal's */
+            size_t t = tg_tile_index(A, i, j);
+            if (map[t] >= from) {
+                map[t] = to;
+                rt->raised += i >= j;
+            }
+        }
+    return 1;
 }
 
 static tg_status check_opts(const tg_matrix *A, const tg_chol_opts *o, tg_error *err) {
@@ -170,6 +258,10 @@ static tg_status check_opts(const tg_matrix *A, const tg_chol_opts *o, tg_error 
         return tg_error_set(err, TG_ERR_ARG,
                             "tile Cholesky: eps %g / band %g: eps must be ≥ 0, band in [0, 1]",
                             o->eps, o->band);
+    if (!(o->tol >= 0 && isfinite(o->tol) && o->shift >= 0 && isfinite(o->shift)))
+        return tg_error_set(err, TG_ERR_ARG,
+                            "tile Cholesky: tol %g, shift %g: both must be finite and ≥ 0", o->tol,
+                            o->shift);
     return TG_OK;
 }
 
@@ -371,24 +463,56 @@ tg_status tg_cholesky(tg_matrix *A, const tg_chol_opts *opts, tg_chol_report *re
     double t0 = tg_now();
     struct stats s = {tg_calloc(n2, sizeof(double), err), tg_calloc(n2, sizeof(double), err),
                       tg_calloc(n2, sizeof(double), err)};
-    tg_prec *map = tg_malloc(n2 * sizeof *map, err), *store = tg_malloc(n2 * sizeof *store, err);
-    double *s8 = tg_malloc(n2 * sizeof *s8, err);
+    tg_prec *map = tg_malloc(n2 * sizeof *map, err), *store = tg_malloc(n2 * sizeof *store, err),
+            *prec0 = tg_malloc(n2 * sizeof *prec0, err);
+    double *s8 = tg_malloc(n2 * sizeof *s8, err), *scale0 = tg_malloc(n2 * sizeof *scale0, err);
     int *info = tg_calloc((size_t)A->nt, sizeof *info, err);
-    if (!s.norm || !s.maxabs || !s.dmax || !map || !store || !s8 || !info) {
+    if (!s.norm || !s.maxabs || !s.dmax || !map || !store || !prec0 || !s8 || !scale0 || !info) {
         st = TG_ERR_NOMEM;
         goto done;
     }
+    /* what a refill writes into: the tiles as they came */
+    memcpy(prec0, A->prec, n2 * sizeof *prec0);
+    memcpy(scale0, A->scale, n2 * sizeof *scale0);
     if ((st = read_stats(A, &s, err))) goto done;
-    build_map(A, &o, &s, map, store, s8);
-    if ((st = tg_matrix_convert(A, store, NULL, err))) goto done;
-    tg_runtime_wait_all();
-    for (int j = 0; j < A->nt; j++)
-        for (int i = j; i < A->mt; i++) r.tiles[map[tg_tile_index(A, i, j)]]++;
-    if (o.map_out) memcpy(o.map_out, map, n2 * sizeof *map);
-    r.map_seconds = tg_now() - t0;
-    t0 = tg_now();
-    st = factor(A, &o, map, s8, info, &r, err);
-    r.factor_seconds = tg_now() - t0;
+    r.norm = total_norm(A, &s);
+    r.eps = o.band >= 0 ? NAN
+            : o.tol > 0  ? (r.norm > 0 ? o.tol * o.shift / ((A->nt + 1) * r.norm) : 0)
+                         : o.eps;
+    build_map(A, &o, &s, o.band >= 0 ? 0 : r.eps, r.norm, map, s8);
+    lower_diagonal(A, &o, &s, map, r.eps, r.norm);
+    for (;;) {
+        for (size_t t = 0; t < n2; t++) store[t] = map[t] == TG_FP8_E4M3 ? TG_FP16 : map[t];
+        if ((st = tg_matrix_convert(A, store, NULL, err))) goto done;
+        tg_runtime_wait_all();
+        memset(r.tiles, 0, sizeof r.tiles);
+        memset(r.gemms, 0, sizeof r.gemms);
+        r.copies = 0;
+        for (int j = 0; j < A->nt; j++)
+            for (int i = j; i < A->mt; i++) r.tiles[map[tg_tile_index(A, i, j)]]++;
+        map_bound(A, &s, map, o.diag, r.norm, o.shift, &r);
+        r.diag = o.diag;
+        if (o.map_out) memcpy(o.map_out, map, n2 * sizeof *map);
+        if (r.retries) r.retry_seconds += tg_now() - t0;
+        else r.map_seconds = tg_now() - t0;
+        t0 = tg_now();
+        memset(info, 0, (size_t)A->nt * sizeof *info);
+        st = factor(A, &o, map, s8, info, &r, err);
+        r.factor_seconds = tg_now() - t0;
+        int k = 0;
+        while (k < A->nt && info[k] <= 0) k++;
+        tg_chol_retry *rt = &r.retry[r.retries];
+        if (st != TG_ERR_NUMERIC || k == A->nt || !o.refill || r.retries == TG_CHOL_MAX_RETRIES)
+            break;
+        memcpy(rt->tiles, r.tiles, sizeof rt->tiles);
+        if (!raise_map(A, &o, k, map, rt)) break; /* FP64 failed: the error stands */
+        r.retries++;
+        r.retry_seconds += r.factor_seconds;
+        r.factor_seconds = 0;
+        t0 = tg_now();
+        tg_matrix_retype(A, prec0, scale0);
+        if ((st = o.refill(o.refill_ctx, A, err))) goto done;
+    }
 done:
     if (rep) *rep = r;
     free(s.norm);
@@ -396,7 +520,9 @@ done:
     free(s.dmax);
     free(map);
     free(store);
+    free(prec0);
     free(s8);
+    free(scale0);
     free(info);
     return st;
 }

@@ -53,12 +53,20 @@ static const char *help =
     "  --test-covar FILE    confounders of the test cohort (with --covar)\n"
     "  --test-frac F        or: hold out this fraction of the samples, in (0, 1)\n"
     "  --seed S             seed of the --test-frac shuffle (default 1)\n"
-    "  --accuracy E         target accuracy of the adaptive precision map (default 1e-8)\n"
+    "  --pred-tol T         the adaptive precision map keeps the weights, and so the\n"
+    "                       predictions, within a relative T of those of an all-fp64\n"
+    "                       factorisation (first-order bound; default 1e-3): its accuracy\n"
+    "                       is T A / ((NT + 1) |K + A I|_F) for each alpha A, NT tiles a side\n"
+    "  --accuracy E         instead, this target accuracy of the adaptive map (the log\n"
+    "                       states the bound it gives)\n"
     "  --precisions P,..    precisions off-diagonal tiles may take, of fp64, fp32, fp16, fp8\n"
-    "                       (default fp32,fp16 when GPUs are used, else fp32: on CPUs fp16\n"
-    "                       and fp8 tiles save memory, not time)\n"
+    "                       (default fp32,fp16,fp8 when GPUs are used, else fp32: on CPUs\n"
+    "                       fp16 and fp8 tiles save memory, not time)\n"
     "  --diag fp32|fp64     precision of the diagonal tiles, the kernel and the solve\n"
-    "                       (default fp64)\n"
+    "                       (default fp64, and fp32 diagonal tiles and solve where\n"
+    "                       --pred-tol allows them). A map under which the factorisation loses\n"
+    "                       positive definiteness is raised and the kernel refactored\n"
+    "                       (logged); only an all-fp64 failure is an error\n"
     "  --band B             instead of the adaptive map, the paper's bands: tiles with\n"
     "                       i - j <= B (NT - 1) take --diag, the others the lowest of\n"
     "                       --precisions (B in [0, 1])\n"
@@ -116,13 +124,13 @@ static tg_status parse_list(const char *opt, const char *s, double lo, int open_
 static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
     enum {
         O_BFILE = 1, O_PHENO, O_PNAME, O_COVAR, O_CNAME, O_KERNEL, O_GAMMA, O_ALPHA, O_TEST,
-        O_TPHENO, O_TCOVAR, O_FRAC, O_SEED, O_ACC, O_PREC, O_DIAG, O_BAND, O_TILE, O_MAP, O_SAVE,
+        O_TPHENO, O_TCOVAR, O_FRAC, O_SEED, O_ACC, O_PTOL, O_PREC, O_DIAG, O_BAND, O_TILE, O_MAP, O_SAVE,
         O_LOAD, O_GRID, O_HELP
     };
     /* options of a fit, which a loaded model fixes */
     const unsigned fit_only = 1u << O_BFILE | 1u << O_COVAR | 1u << O_CNAME | 1u << O_KERNEL |
                               1u << O_GAMMA | 1u << O_ALPHA | 1u << O_TCOVAR | 1u << O_FRAC |
-                              1u << O_SEED | 1u << O_ACC | 1u << O_PREC | 1u << O_DIAG |
+                              1u << O_SEED | 1u << O_ACC | 1u << O_PTOL | 1u << O_PREC | 1u << O_DIAG |
                               1u << O_BAND | 1u << O_TILE | 1u << O_MAP;
     static const struct option opts[] = {
         {"bfile", required_argument, 0, O_BFILE}, {"pheno", required_argument, 0, O_PHENO},
@@ -133,13 +141,15 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
         {"test-pheno", required_argument, 0, O_TPHENO},
         {"test-covar", required_argument, 0, O_TCOVAR},
         {"test-frac", required_argument, 0, O_FRAC}, {"seed", required_argument, 0, O_SEED},
-        {"accuracy", required_argument, 0, O_ACC}, {"precisions", required_argument, 0, O_PREC},
+        {"accuracy", required_argument, 0, O_ACC}, {"pred-tol", required_argument, 0, O_PTOL},
+        {"precisions", required_argument, 0, O_PREC},
         {"diag", required_argument, 0, O_DIAG}, {"band", required_argument, 0, O_BAND},
         {"tile", required_argument, 0, O_TILE}, {"precision-map", required_argument, 0, O_MAP},
         {"save-model", required_argument, 0, O_SAVE},
         {"load-model", required_argument, 0, O_LOAD}, {"grid", required_argument, 0, O_GRID},
         {"help", no_argument, 0, O_HELP}, TG_CLI_COMMON_OPTIONS, {0, 0, 0, 0}};
-    *o = (krr_opts){.kernel = TG_KERNEL_GAUSSIAN, .test_frac = NAN, .eps = 1e-8, .band = -1,
+    *o = (krr_opts){.kernel = TG_KERNEL_GAUSSIAN, .test_frac = NAN, .eps = 0, .band = -1,
+                    .pred_tol = 1e-3,
                     .seed = 1, .nb = 0, .allowed = 0 /* by the workers: run */,
                     .diag = TG_FP64};
     tg_cli_common_init(&o->c);
@@ -166,9 +176,18 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
                 st = tg_error_set(err, TG_ERR_ARG, "--test-frac %s: must be in (0, 1)", optarg);
             break;
         case O_SEED: st = tg_cli_int("seed", optarg, 0, INT64_MAX / 2, &o->seed, err); break;
-        case O_ACC: st = tg_cli_double("accuracy", optarg, 0, 1, &o->eps, err); break;
+        case O_ACC:
+            st = tg_cli_double("accuracy", optarg, 0, 1, &o->eps, err);
+            o->eps_given = 1;
+            break;
+        case O_PTOL:
+            if (!(st = tg_cli_double("pred-tol", optarg, 0, 1, &o->pred_tol, err)) &&
+                !(o->pred_tol > 0))
+                st = tg_error_set(err, TG_ERR_ARG, "--pred-tol %s: must be > 0", optarg);
+            break;
         case O_PREC: st = tg_cli_precisions(optarg, &o->allowed, err); break;
         case O_DIAG:
+            o->diag_given = 1;
             if (!(st = tg_prec_parse(optarg, &o->diag, err)) && o->diag != TG_FP32 &&
                 o->diag != TG_FP64)
                 st = tg_error_set(err, TG_ERR_ARG, "--diag %s: expected fp32 or fp64", optarg);
@@ -657,6 +676,32 @@ static tg_status keep_weights(krr_data *d, const tg_matrix *B, tg_error *err) {
     return tg_matrix_to_dense(B, d->w, d->ntrain, err);
 }
 
+/* The factorisation's map, its bound and its recoveries, for the log. */
+static void log_factor(const krr_opts *o, const char *gs, double alpha, const tg_chol_report *r,
+                       tg_log *log) {
+    for (int k = 0; k < r->retries; k++) {
+        const tg_chol_retry *t = &r->retry[k];
+        tg_log_printf(log, "%salpha %g: tile Cholesky: tile (%d, %d) not positive definite under "
+                      "the map (tiles fp64 %lld, fp32 %lld, fp16 %lld, fp8 %lld); raised %lld "
+                      "tiles of %s or less to %s; refactoring", gs, alpha, t->tile, t->tile,
+                      (long long)t->tiles[TG_FP64], (long long)t->tiles[TG_FP32],
+                      (long long)t->tiles[TG_FP16], (long long)t->tiles[TG_FP8_E4M3],
+                      (long long)t->raised, tg_prec_name(t->from), tg_prec_name(t->to));
+    }
+    char from[96];
+    if (o->band >= 0) snprintf(from, sizeof from, "--band %g", o->band);
+    else if (o->eps_given) snprintf(from, sizeof from, "--accuracy %g", r->eps);
+    else snprintf(from, sizeof from, "eps %.3g from --pred-tol %g", r->eps, o->pred_tol);
+    tg_log_printf(log, "%salpha %g: precision map (%s): tiles fp64 %lld, fp32 %lld, fp16 %lld, "
+                  "fp8 %lld, diag %s; |K + alpha I|_F %.6g; weights and predictions within "
+                  "(NT + 1) eps_map |K + alpha I|_F / alpha = %.3g relatively of fp64's "
+                  "(eps_map %.3g)%s",
+                  gs, alpha, from, (long long)r->tiles[TG_FP64], (long long)r->tiles[TG_FP32],
+                  (long long)r->tiles[TG_FP16], (long long)r->tiles[TG_FP8_E4M3],
+                  tg_prec_name(r->diag), r->norm, r->bound, r->eps_map,
+                  r->retries ? " after the recoveries above" : "");
+}
+
 /* One (γ, α): K + αI, factor, solve, predict into column block (g, a) of d->pred, metrics.
  * --save-model keeps the factor (d->L) and the weights (d->w). */
 static tg_status fit(const krr_opts *o, krr_data *d, int g, int a, const tg_matrix *Kt,
@@ -666,25 +711,32 @@ static tg_status fit(const krr_opts *o, krr_data *d, int g, int a, const tg_matr
     tg_matrix *K = NULL, *B = NULL;
     tg_chol_opts co = tg_chol_defaults();
     co.eps = o->eps;
+    co.tol = o->eps_given ? 0 : o->pred_tol;
+    co.lower_diag = !o->diag_given;
     co.allowed = o->allowed;
     co.diag = o->diag;
     co.band = o->band;
     co.map_out = d->map;
-    tg_chol_report rep;
+    tg_chol_report rep = {0};
     double *pred = d->pred + (size_t)((g * o->nalpha + a) * d->k) * (size_t)nt;
     char gs[40] = "", what[96]; /* γ in messages: gaussian only */
     if (o->kernel == TG_KERNEL_GAUSSIAN) snprintf(gs, sizeof gs, "gamma %g, ", gamma);
     snprintf(what, sizeof what, "%salpha %g: kernel", gs, alpha);
     tg_status st = kernel(o, d->C, d->gtr, d->gtr, gamma, alpha, &K, what, log, err);
-    if (!st) st = tg_cholesky(K, &co, &rep, err);
+    if (!st) {
+        st = tg_krr_factor(K, d->C, d->gtr, gamma, alpha, &co, &rep, err);
+        if (!st || st == TG_ERR_NUMERIC) log_factor(o, gs, alpha, &rep, log); /* a map was made */
+    }
     double t2 = tg_now();
-    if (!st && !(st = tg_matrix_create(&B, nr, d->k, (int)o->nb, d->k, TG_GENERAL, o->diag, 0, 0, err)) &&
+    /* the solve in the factor's diagonal precision (a recovery may have raised it) */
+    if (!st && !(st = tg_matrix_create(&B, nr, d->k, (int)o->nb, d->k, TG_GENERAL, rep.diag, 0, 0, err)) &&
         !(st = tg_matrix_from_dense(B, d->y, nr, err)))
         st = tg_chol_solve(K, B, err);
     double t3 = tg_now();
     if (!st) st = tg_krr_predict(Kt, B, pred, nt, err);
     if (!st && o->save_model && !(st = keep_weights(d, B, err))) {
         d->L = K; /* one (γ, α) when saving: this is the factor */
+        d->ldiag = rep.diag;
         K = NULL;
     }
     tg_matrix_destroy(B);
@@ -694,14 +746,15 @@ static tg_status fit(const krr_opts *o, krr_data *d, int g, int a, const tg_matr
         return tg_error_set(err, st, "%salpha %g: %s", gs, alpha, e.msg);
     }
     double t4 = tg_now(), n3 = (double)nr * nr * nr / 3;
-    tg_log_printf(log, "%salpha %g: precision map %.3f s (tiles fp64 %lld, fp32 %lld, fp16 "
-                  "%lld, fp8 %lld); factor %.3f s, %.3f TFLOP/s (N^3/3); solve %.3f s; predict "
-                  "%.3f s",
-                  gs, alpha, rep.map_seconds, (long long)rep.tiles[TG_FP64],
-                  (long long)rep.tiles[TG_FP32], (long long)rep.tiles[TG_FP16],
-                  (long long)rep.tiles[TG_FP8_E4M3], rep.factor_seconds,
-                  n3 * 1e-12 / (rep.factor_seconds > 0 ? rep.factor_seconds : 1e-9), t3 - t2,
-                  t4 - t3);
+    char retry[64] = "";
+    if (rep.retries)
+        snprintf(retry, sizeof retry, "; %d recover%s %.3f s", rep.retries,
+                 rep.retries > 1 ? "ies" : "y", rep.retry_seconds);
+    tg_log_printf(log, "%salpha %g: precision map %.3f s; factor %.3f s, %.3f TFLOP/s (N^3/3)%s; "
+                  "solve %.3f s; predict %.3f s",
+                  gs, alpha, rep.map_seconds, rep.factor_seconds,
+                  n3 * 1e-12 / (rep.factor_seconds > 0 ? rep.factor_seconds : 1e-9), retry,
+                  t3 - t2, t4 - t3);
     return pair_metrics(o, d, g, a, t4 - t0, log, err);
 }
 
@@ -749,7 +802,8 @@ static int run(krr_opts *o, krr_data *d, tg_log *log) {
                       !gpus ? "CPU only" : big ? "GPUs in use, 32,768 samples or more" : "GPUs in use");
     }
     if (!o->allowed)
-        o->allowed = tg_cli_default_precisions(log, 1u << TG_FP32 | 1u << TG_FP16, 1u << TG_FP32);
+        o->allowed = tg_cli_default_precisions(
+            log, 1u << TG_FP32 | 1u << TG_FP16 | 1u << TG_FP8_E4M3, 1u << TG_FP32);
     int ntile = (int)((d->ntrain + o->nb - 1) / o->nb);
     tg_matrix *Kt = NULL;
     if (!(d->pred = tg_malloc((size_t)(d->ntest * d->k * o->ngamma * o->nalpha) * sizeof *d->pred, &err)) ||
@@ -817,9 +871,11 @@ int tg_cmd_krr(int argc, char **argv) {
         char allowed[64] = "by the workers"; /* a loaded model's: krr_model_read logs them */
         if (o.allowed) tg_cli_precision_names(o.allowed, allowed, sizeof allowed);
         if (!o.load_model)
-            tg_log_file_only(log, "options: kernel %s, accuracy %g, precisions %s, diag %s, "
+            tg_log_file_only(log, "options: kernel %s, %s %g, precisions %s, diag %s, "
                              "band %g, tile %lld (0: by the workers)", tg_kernel_name(o.kernel),
-                             o.eps, allowed, tg_prec_name(o.diag), o.band, (long long)o.nb);
+                             o.eps_given ? "accuracy" : "pred-tol",
+                             o.eps_given ? o.eps : o.pred_tol, allowed, tg_prec_name(o.diag),
+                             o.band, (long long)o.nb);
         rc = run(&o, &d, log);
     }
     free(o.gamma);

@@ -11,6 +11,9 @@ typedef struct {
     const char *fit_opt; /* the first option given that --load-model refuses */
     tg_kernel kernel;
     double *gamma, *alpha, test_frac, eps, band;
+    double pred_tol; /* --pred-tol: the map's eps from it and α, unless --accuracy is given */
+    int eps_given;   /* --accuracy given: it sets eps, --pred-tol is not used */
+    int diag_given;  /* --diag given: the map keeps it (else --pred-tol may lower fp64 to fp32) */
     int ngamma, nalpha, png;
     int64_t seed, nb;
     unsigned allowed;
@@ -34,6 +37,7 @@ typedef struct {
     /* --save-model, --load-model */
     double *w;            /* the weights W (n_train × k): kept to save, or read from the model */
     tg_matrix *L;         /* the factor: kept to save, or read from the model (--pheno) */
+    tg_prec ldiag;        /* the precision of L's diagonal tiles (a recovery may raise it) */
     double *freq;         /* loaded: the training A1 frequencies; NULL: computed by the fit */
     char *train_given;    /* loaded: the training fileset as given to the fit */
     char **mnames;        /* loaded: the saved phenotypes' names (mk) */

@@ -180,7 +180,7 @@ static void write_model_tsv(const krr_opts *o, const krr_data *d, const char *gi
     fprintf(f, "key\tvalue\n%s\t%d\n%s\t%s\n%s\t%s\n%s\t%s\n", k[K_VERSION], MODEL_VERSION,
             k[K_KERNEL], tg_kernel_name(o->kernel), k[K_GAMMA], g, k[K_ALPHA], a);
     fprintf(f, "%s\t%lld\n%s\t%s\n%s\t%lld\n%s\t%lld\n%s\t%d\n", k[K_TILE], (long long)o->nb,
-            k[K_DIAG], tg_prec_name(o->diag), k[K_NTRAIN], (long long)d->ntrain, k[K_NSNPS],
+            k[K_DIAG], tg_prec_name(d->ldiag), k[K_NTRAIN], (long long)d->ntrain, k[K_NSNPS],
             (long long)d->bed.n_snps, k[K_NPHENO], d->k);
     fprintf(f, "%s\t%s\n%s\t%s\n%s\t%lld\n%s\t%lld.%09lld\n%s\t%016llx\n", k[K_BFILE], given,
             k[K_ABS], abs, k[K_BED_SIZE], (long long)id->bed_size, k[K_BED_MTIME],

@@ -200,6 +200,18 @@ tg_status tg_matrix_convert(tg_matrix *A, const tg_prec *map, const double *scal
     return TG_OK;
 }
 
+void tg_matrix_retype(tg_matrix *A, const tg_prec *map, const double *scale) {
+    for (int j = 0; j < A->nt; j++)
+        for (int i = 0; i < A->mt; i++) {
+            size_t t = tg_tile_index(A, i, j);
+            if (!A->h[t]) continue;
+            starpu_data_unregister_submit(A->h[t]);
+            A->h[t] = register_tile(A, i, j, map[t]);
+            A->prec[t] = map[t];
+            A->scale[t] = scale[t];
+        }
+}
+
 tg_status tg_matrix_tile_read(const tg_matrix *A, int i, int j, void *buf, tg_error *err) {
     if (!owned(A, i, j))
         return tg_error_set(err, TG_ERR_ARG, "tile (%d, %d) is not a stored tile of this rank", i,

@@ -26,4 +26,9 @@ static inline starpu_data_handle_t tg_tile(const tg_matrix *A, int i, int j) {
 /** A temporary tile of @p rows × @p cols in precision @p p, allocated by StarPU where it is
  * first written, owned by rank @p owner (the rank whose task writes it) under StarPU-MPI. */
 starpu_data_handle_t tg_tile_temp(int rows, int cols, tg_prec p, int owner);
+
+/** Gives every stored tile the precision map[i + j·mt] and scale scale[i + j·mt] as fresh
+ * tiles whose content is undefined (nothing converted): for a matrix about to be written
+ * again, such as a factor to be refilled after a failed factorisation. */
+void tg_matrix_retype(tg_matrix *A, const tg_prec *map, const double *scale);
 #endif
