@@ -274,9 +274,9 @@ int tg_have_mpi(void);
  * "predict" (tg_cholesky's factorisation, tg_chol_solve, tg_krr_predict; "flop"), "snpmm"
  * (tg_geno_mul, "flop") and "grm" (tg_grm, "products"). Task phases count the flops of their
  * tasks as each ends (this rank's tasks with several MPI ranks, called on every rank);
- * "grm" counts on the host. Calls for a phase come in order: a first one with total −1 when
- * the total is still being counted as the tasks are submitted (the phase has started), then
- * at most about ten a second, the last one at its end (then done = total unless the phase
+ * "grm" counts on the host. Calls for a phase come in order: a first one with total −1 as it
+ * starts (its total may still be counted as its tasks are submitted), then at most about ten
+ * a second, the last one at its end (then done = total unless the phase
  * failed); never two at once;
  * they may come from a StarPU worker thread (from a task's callback), so the hook must be
  * quick and must not call the library. */

@@ -23,7 +23,7 @@ struct tg_phase {
     int known;                    /* total given at opening */
     int host;                     /* done counted by the host (tg_phase_add), not by tasks */
     int closed;
-    int announced;                /* told the hook it started, its total to come */
+    int announced;                /* told the hook it started (total −1) */
     double last;                  /* when it last reported (its opening before that) */
     struct tg_phase *next;        /* the next phase opened */
 };
@@ -61,11 +61,12 @@ static void report(void) {
     while (prog.head) {
         tg_phase *p = prog.head;
         int over = p->closed && p->pending == 0;
-        if (!over && !p->known && !p->closed) { /* its total is still being counted */
-            if (!p->announced && prog.fn) prog.fn(prog.ctx, p->name, p->unit, p->done, -1);
+        if (!over && !p->announced) { /* it starts (for the hook's clock) */
+            if (prog.fn) prog.fn(prog.ctx, p->name, p->unit, p->done, -1);
             p->announced = 1;
-            return;
+            p->last = now;
         }
+        if (!over && !p->known && !p->closed) return; /* its total is still being counted */
         /* done = total only once: the last call */
         if (over || (p->done < p->total && now - p->last >= REPORT_EVERY)) {
             if (prog.fn) prog.fn(prog.ctx, p->name, p->unit, p->done, p->total);
@@ -88,6 +89,7 @@ static tg_phase *open_phase(const char *name, const char *unit, int64_t total, i
         if (prog.tail) prog.tail->next = p;
         else prog.head = p;
         prog.tail = p;
+        report(); /* its start, when no earlier phase is still running */
     }
     pthread_mutex_unlock(&prog.lock);
     current = p;
@@ -95,13 +97,7 @@ static tg_phase *open_phase(const char *name, const char *unit, int64_t total, i
 }
 
 tg_phase *tg_phase_open(const char *name, const char *unit, int64_t total) {
-    tg_phase *p = open_phase(name, unit, total, 0);
-    if (p) { /* its start, for the rate */
-        pthread_mutex_lock(&prog.lock);
-        report();
-        pthread_mutex_unlock(&prog.lock);
-    }
-    return p;
+    return open_phase(name, unit, total, 0);
 }
 
 tg_phase *tg_phase_open_host(const char *name, const char *unit, int64_t total) {
