@@ -20,6 +20,8 @@
 struct tg_phase {
     const char *name, *unit;
     int64_t done, total, pending; /* pending: tasks attached that have not ended */
+    int busy;                     /* callbacks of its tasks running */
+    int gone;                     /* over: reported and out of the list (freed once not busy) */
     int known;                    /* total given at opening */
     int host;                     /* done counted by the host (tg_phase_add), not by tasks */
     int closed;
@@ -75,7 +77,8 @@ static void report(void) {
         if (!over) return;
         prog.head = p->next;
         if (!prog.head) prog.tail = NULL;
-        free(p);
+        p->gone = 1;
+        if (!p->busy) free(p);
     }
 }
 
@@ -121,19 +124,26 @@ void tg_phase_close(tg_phase *p) {
     pthread_mutex_unlock(&prog.lock);
 }
 
+/* Counts the task before its own callback runs: a host woken by that callback (snpmm's pull)
+ * then closes a phase whose count is complete, and gives its last figures itself. */
 static void task_done(void *arg) {
     struct tg_phase_task *t = arg;
+    tg_phase *p = t->phase;
+    pthread_mutex_lock(&prog.lock);
+    p->done += t->weight;
+    p->pending--;
+    p->busy++;
+    report();
+    pthread_mutex_unlock(&prog.lock);
     tg_phase *saved = current;
-    current = t->phase; /* what the callback submits belongs to the phase (snpmm's pull) */
+    current = p; /* what the callback submits belongs to the phase (snpmm's pull) */
     if (t->func) t->func(t->arg);
     current = saved;
     if (t->free_arg) free(t->arg);
-    pthread_mutex_lock(&prog.lock);
-    t->phase->done += t->weight;
-    t->phase->pending--;
-    report();
-    pthread_mutex_unlock(&prog.lock);
     free(t);
+    pthread_mutex_lock(&prog.lock);
+    if (--p->busy == 0 && p->gone) free(p);
+    pthread_mutex_unlock(&prog.lock);
 }
 
 struct tg_phase_task *tg_phase_attach(struct starpu_task *task) {
@@ -141,18 +151,24 @@ struct tg_phase_task *tg_phase_attach(struct starpu_task *task) {
     if (!p || p->host) return NULL;
     struct tg_phase_task *t = malloc(sizeof *t);
     if (!t) return NULL; /* out of memory: the task runs uncounted */
-    double f = task->flops;
-    *t = (struct tg_phase_task){p, f > 0 && isfinite(f) ? (int64_t)llround(f) : 0,
-                                task->callback_func, task->callback_arg,
-                                (int)task->callback_arg_free};
+    double f = task->flops; /* truncated, as the performance models' sizes (tg_task_work) */
+    *t = (struct tg_phase_task){p, f > 0 && isfinite(f) ? (int64_t)f : 0, task->callback_func,
+                                task->callback_arg, (int)task->callback_arg_free};
+    /* counted before it can end, so that done never passes total */
+    pthread_mutex_lock(&prog.lock);
+    int gone = p->gone; /* a callback's submission after its phase ended: not counted */
+    if (!gone) {
+        p->pending++;
+        if (!p->known) p->total += t->weight;
+    }
+    pthread_mutex_unlock(&prog.lock);
+    if (gone) {
+        free(t);
+        return NULL;
+    }
     task->callback_func = task_done;
     task->callback_arg = t;
     task->callback_arg_free = 0;
-    /* counted before it can end, so that done never passes total */
-    pthread_mutex_lock(&prog.lock);
-    p->pending++;
-    if (!p->known) p->total += t->weight;
-    pthread_mutex_unlock(&prog.lock);
     return t;
 }
 
