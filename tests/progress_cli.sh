@@ -35,7 +35,9 @@ phases_done() {
     --out k >k.out 2>k.err
 rc=$?
 phases_done k.err kernel cholesky solve predict
-report $? "krr (exit $rc): kernel, cholesky, solve, predict each end with done = total: $(tr '\n' ';' <k.err.last)" k.err
+st=$?
+report $st "krr (exit $rc): kernel, cholesky, solve, predict end with done = total: $(
+    tr '\n' ';' <k.err.last)" k.err
 ! grep -q $'\r' k.err && [ "$(tail -c 1 k.err | od -An -c | tr -d ' ')" = '\n' ]
 report $? "krr: stderr not a terminal: whole lines, no \\r"
 
@@ -44,14 +46,18 @@ rc=$?
 want=$(((700 + 63) / 64 * 2))
 phases_done g.err grm && grep -q "^grm $want $want products done$" g.err.last &&
     ! grep -q $'\r' g.err
-report $? "grm (exit $rc): 2*ceil(700/64) = $want products, last line done = total, no \\r: $(cat g.err.last)" g.err
+st=$?
+report $st "grm (exit $rc): 2*ceil(700/64) = $want products, last line done = total, no \\r: $(
+    cat g.err.last)" g.err
 
 "$TG_BIN" epistasis --bfile cc --order 2 --out e >e.out 2>e.err
 rc=$?
 pairs=$((37 * 36 / 2))
 phases_done e.err epistasis && grep -q "^epistasis $pairs $pairs combinations done$" e.err.last &&
     ! grep -q $'\r' e.err
-report $? "epistasis (exit $rc): C(37, 2) = $pairs pairs, last line done = total, no \\r: $(cat e.err.last)" e.err
+st=$?
+report $st "epistasis (exit $rc): C(37, 2) = $pairs pairs, last line done = total, no \\r: $(
+    cat e.err.last)" e.err
 
 "$TG_BIN" krr --quiet --bfile ds --pheno ds.pheno --gamma 0.01 --alpha 1 --test-frac 0.2 \
     --tile 64 --out kq >kq.out 2>kq.err &&

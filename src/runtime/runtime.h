@@ -49,12 +49,14 @@ int tg_task_submit_mpi(struct starpu_task *task);
 
 /* ---- Progress of long phases (progress.c), reported through tg_progress_set's hook. */
 typedef struct tg_phase tg_phase;
-/** Opens phase @p name counting @p unit. @p total < 0: the tasks this thread submits from now
- * on (tg_task_submit), and those their callbacks submit, count their flops (STARPU_FLOPS,
- * which every tg_insert_* sets) into the total as they are submitted and into done as they
- * end; the phase reports only once it is closed (its total complete). @p total ≥ 0: a total
- * known in advance, reported from the start; done counts the tasks' flops likewise. NULL, and nothing counted, when no hook is set, out of memory,
- * or when a phase is already open on this thread (phases do not nest: the outer one counts). */
+/** Opens phase @p name counting @p unit (the hook hears of it at once, with total −1). @p total
+ * < 0: the tasks this thread submits from now on (tg_task_submit), and those their callbacks
+ * submit, count their flops (STARPU_FLOPS, which every tg_insert_* sets) into the total as
+ * they are submitted and into done as they end; its figures are reported once it is closed
+ * (its total complete). @p total ≥ 0: a total known in advance, figures reported from the
+ * start; done counts the tasks' flops likewise. NULL, and nothing counted, when no hook is
+ * set, out of memory, or when a phase is already open on this thread (phases do not nest:
+ * the outer one counts). */
 tg_phase *tg_phase_open(const char *name, const char *unit, int64_t total);
 /** A phase of @p total units whose done count the host adds (tg_phase_add); the tasks this
  * thread submits meanwhile do not count (and open no phase of their own). NULL as above. */
