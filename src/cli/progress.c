@@ -78,7 +78,7 @@ static void print_line(tg_cli_progress *p, double now, int final) {
 }
 
 static void end_locked(tg_cli_progress *p) {
-    if (p->active) print_line(p, p->clock(), 1);
+    if (p->active && p->total >= 0) print_line(p, p->clock(), 1); /* −1: nothing to show */
     p->active = 0;
 }
 
