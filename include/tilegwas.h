@@ -271,6 +271,29 @@ int tg_have_cuda(void);
 int tg_have_mpi(void);
 
 /* ------------------------------------------------------------------------------------------ */
+/** @name Progress of long phases */
+/** Receives the progress of a long phase: @p done of @p total @p unit. Phases and units:
+ * "gram" and "kernel" (the KRR build, tg_kernel_gram and tg_kernel_apply; "op" integer
+ * operations, "flop"), "xtx" (ZᵀZ + λI of tg_ridge_chol, "op"), "cholesky", "solve" and
+ * "predict" (tg_cholesky's factorisation, tg_chol_solve, tg_krr_predict; "flop"), "snpmm"
+ * (tg_geno_mul, "flop") and "grm" (tg_grm, "products"). Task phases count the flops of their
+ * tasks as each ends (this rank's tasks with several MPI ranks, called on every rank);
+ * "grm" counts on the host. Calls for a phase come in order: a first one with total −1 as it
+ * starts (its total may still be counted as its tasks are submitted), then at most about ten
+ * a second, the last one at its end (then done = total unless the phase
+ * failed); never two at once;
+ * they may come from a StarPU worker thread (from a task's callback), so the hook must be
+ * quick and must not call the library. */
+typedef void (*tg_progress_fn)(void *ctx, const char *phase, const char *unit, int64_t done,
+                               int64_t total);
+/** Sets the process-wide progress hook (NULL, the default: none, and no cost). One hook for
+ * the whole library rather than a field in each function's options: the phases are spread over
+ * calls most of which take no options, and progress is a sink, not a choice about the result
+ * (docs/DESIGN-NOTES.md). The CG (tg_cg_opts.progress) and the epistasis search
+ * (tg_epi_opts.progress) keep their own hooks, which carry their own figures. */
+void tg_progress_set(tg_progress_fn fn, void *ctx);
+
+/* ------------------------------------------------------------------------------------------ */
 /** @name Tiled matrices */
 /** Storage shape: general, or symmetric with only the lower tiles (i ≥ j) stored. */
 typedef enum { TG_GENERAL = 0, TG_SYM_LOWER } tg_shape;

@@ -23,8 +23,8 @@ report $? "log names the combinations (4060)"
 grep -q "with missing genotypes" run.log && grep -q "block 8 SNPs, 20 rounds" run.log &&
     grep -q "combinations\*samples/s" run.log && grep -q "options: --bfile good" run.log
 report $? "log: options, mode, block, rounds (C(4 + 2, 3) = 20 for 4 blocks), rate"
-grep -q "4060 / 4060 combinations" run.err
-report $? "progress line on stderr ends at 4060 / 4060"
+grep -q "^epistasis: 4060/4060 combinations (100.0%), .*, done$" run.err && ! grep -q $'\r' run.err
+report $? "progress on stderr ends with a whole line at 4060/4060, no \\r in a file"
 "$TG_BIN" epistasis --bfile good --order 2 --top 3 --score mi --quiet --out q >q.out 2>q.err
 report $(( $? || $(grep -c . q.err) )) "--quiet: nothing on stderr"
 head -1 q.epi2.tsv | grep -q "	MI	N	"

@@ -446,13 +446,16 @@ tg_status tg_kernel_gram(const tg_kgeno *a, const tg_kgeno *b, tg_matrix **C, do
     if ((st = tg_matrix_create(&c, a->n, b->n, a->nb, a->nb, sym ? TG_SYM_LOWER : TG_GENERAL,
                                TG_INT32, 0, 0, err)))
         return st;
+    tg_phase *ph = tg_phase_open("gram", "op", -1);
     for (int j = 0; j < c->nt; j++)
         for (int i = sym ? j : 0; i < c->mt; i++)
             if (tg_insert_gram(a->he[i], b->he[j], tg_tile(c, i, j), 0)) {
+                tg_phase_close(ph);
                 tg_matrix_destroy(c);
                 return tg_error_set(err, TG_ERR_RUNTIME, "cannot submit the gram task of tile "
                                     "(%d, %d)", i, j);
             }
+    tg_phase_close(ph);
     drop_received(a, b);
     if (ops) *ops = tg_kernel_ops(a, b);
     *C = c;
@@ -465,15 +468,19 @@ static tg_status fill(const tg_matrix *C, const tg_kgeno *a, const tg_kgeno *b, 
                       double alpha, tg_matrix *k, tg_error *err) {
     int sym = a == b;
     struct tg_kernelfn_arg arg = {a->kind, k->prec[0], a->ncov, 0, gamma, alpha, a->c0, a->c1};
+    tg_phase *ph = tg_phase_open("kernel", "op", -1);
     for (int j = 0; j < k->nt; j++)
         for (int i = sym ? j : 0; i < k->mt; i++) {
             arg.diag = sym && i == j;
             if (C ? tg_insert_kernelfn(&arg, tg_tile(C, i, j), a->ht[i], b->ht[j], tg_tile(k, i, j), 0)
                   : tg_insert_kernelgram(&arg, a->he[i], b->he[j], a->ht[i], b->ht[j],
-                                         tg_tile(k, i, j), 0))
+                                         tg_tile(k, i, j), 0)) {
+                tg_phase_close(ph);
                 return tg_error_set(err, TG_ERR_RUNTIME, "cannot submit the kernel task of tile "
                                     "(%d, %d)", i, j);
+            }
         }
+    tg_phase_close(ph);
     if (!C) drop_received(a, b);
     return TG_OK;
 }

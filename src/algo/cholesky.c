@@ -339,6 +339,7 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
         st = TG_ERR_NOMEM;
         goto done;
     }
+    tg_phase *ph = tg_phase_open("cholesky", "flop", -1);
     for (int k = 0; k < nt; k++) {
         starpu_variable_data_register(&hinfo[k], STARPU_MAIN_RAM, (uintptr_t)&info[k], sizeof(int));
         tg_runtime_register(hinfo[k], tg_matrix_tile_owner(A, k, k));
@@ -419,6 +420,7 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
             tg_runtime_flush(A->h[tg_tile_index(A, i, k)]);
         }
     }
+    tg_phase_close(ph);
     tg_runtime_wait_all();
     for (int k = 0; k < nt; k++)
         if (hinfo[k]) starpu_data_unregister(hinfo[k]);

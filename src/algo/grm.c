@@ -30,6 +30,9 @@ tg_status tg_grm(tg_geno *g, double *K, int64_t ldk, tg_error *err) {
         st = TG_ERR_NOMEM;
         goto cleanup;
     }
+    /* counted on the host: each product waits for its tasks */
+    tg_phase *ph =
+        tg_phase_open_host("grm", "products", 2 * ((n + TG_CG_MAXK - 1) / TG_CG_MAXK));
     for (int64_t b0 = 0; b0 < n && !st; b0 += TG_CG_MAXK) {
         int64_t k = n - b0 < TG_CG_MAXK ? n - b0 : TG_CG_MAXK;
         /* the block's samples that are this rank's: a = i − b0 for i in both ranges */
@@ -37,11 +40,13 @@ tg_status tg_grm(tg_geno *g, double *K, int64_t ldk, tg_error *err) {
         for (int64_t a = a0; a < a1; a++) e[b0 + a - i0 + a * nl] = 1;
         st = tg_cg_mul(g, 1, k, e, nl, w, m, NULL, NULL, err);
         if (!st) st = tg_cg_mul(g, 0, k, w, m, kb, nl, NULL, NULL, err);
+        if (!st) tg_phase_add(ph, 2);
         if (!st)
             st = tg_runtime_gather_rows(kb, nl, root ? K + b0 * ldk : NULL, ldk, n, k, sizeof *kb,
                                         err);
         for (int64_t a = a0; a < a1; a++) e[b0 + a - i0 + a * nl] = 0;
     }
+    tg_phase_close(ph);
     if (st || !root) goto cleanup;
     /* the two triangles come from different summation orders: average them, so K is exactly
      * symmetric, and divide by m */

@@ -46,6 +46,7 @@ tg_status tg_krr_predict(const tg_matrix *Kt, const tg_matrix *W, double *pred, 
         return st;
     }
     int bad = 0;
+    tg_phase *ph = tg_phase_open("predict", "flop", -1);
     for (int i = 0; i < Kt->mt; i++)
         for (int k = 0; k < Kt->nt; k++) {
             size_t t = tg_tile_index(Kt, i, k);
@@ -65,6 +66,7 @@ tg_status tg_krr_predict(const tg_matrix *Kt, const tg_matrix *W, double *pred, 
              * is sent again for each, rather than kept through the next factorisation) */
             tg_runtime_flush(Kt->h[t]);
         }
+    tg_phase_close(ph);
     tg_runtime_wait_all();
     if (bad)
         st = tg_error_set(err, TG_ERR_RUNTIME, "KRR predict: StarPU refused a task");

@@ -126,6 +126,7 @@ static tg_status panels_make(struct panels *P, tg_error *err) {
 static tg_status build(const struct panels *P, double lambda, tg_matrix *A, tg_error *err) {
     int bad = 0;
     tg_prec prec = A->prec[0];
+    tg_phase *ph = tg_phase_open("xtx", "op", -1);
     for (int K = 0; K < P->np; K++)
         for (int J = K; J < P->np; J++) {
             uint32_t wj = (uint32_t)starpu_matrix_get_ny(P->h[J]),
@@ -139,6 +140,7 @@ static tg_status build(const struct panels *P, double lambda, tg_matrix *A, tg_e
             bad |= tg_insert_xtx(&a, c, P->v[J], P->v[K], tg_tile(A, J, K), prio);
             starpu_data_unregister_submit(c);
         }
+    tg_phase_close(ph);
     tg_runtime_wait_all();
     if (bad) return tg_error_set(err, TG_ERR_RUNTIME, "ridge (Cholesky): StarPU refused a task");
     return TG_OK;

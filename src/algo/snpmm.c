@@ -635,10 +635,16 @@ tg_status tg_geno_mul(tg_geno *g, int trans, int64_t k, tg_prec prec, const void
                             "(output, rows %lld) must be at least the row counts and below 2^32",
                             (long long)ldin, (long long)nt, (long long)ldout, (long long)nr);
     const size_t es = tg_prec_size(prec), mine = (size_t)g->i0 * es;
-    if (trans)
-        return tg_geno_mul_rows(g, 1, k, prec, (const char *)in + mine, ldin, out, ldout, err);
-    tg_status st = tg_geno_mul_rows(g, 0, k, prec, in, ldin, (char *)out + mine, ldout, err);
-    if (!st) st = tg_runtime_gather_rows((char *)out + mine, ldout, out, ldout, g->n, k, es, err);
+    /* the blocks' flops (tg_geno_mul_submit) add up to 2·k per genotype of this rank; the
+     * products of the CG and the GRM, which go through tg_geno_mul_rows, are not phases */
+    tg_phase *ph = tg_phase_open("snpmm", "flop", 2 * g->nl * g->m * k);
+    tg_status st = trans ? tg_geno_mul_rows(g, 1, k, prec, (const char *)in + mine, ldin, out,
+                                            ldout, err)
+                         : tg_geno_mul_rows(g, 0, k, prec, in, ldin, (char *)out + mine, ldout,
+                                            err);
+    tg_phase_close(ph);
+    if (!st && !trans)
+        st = tg_runtime_gather_rows((char *)out + mine, ldout, out, ldout, g->n, k, es, err);
     return st;
 }
 

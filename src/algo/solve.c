@@ -56,6 +56,7 @@ tg_status tg_chol_solve(const tg_matrix *L, tg_matrix *B, tg_error *err) {
     int nt = L->nt, nc = B->nt, bad = 0;
     starpu_data_handle_t *inv = tg_calloc((size_t)nt, sizeof *inv, err);
     if (!inv) return TG_ERR_NOMEM;
+    tg_phase *ph = tg_phase_open("solve", "flop", -1);
     /* inverses of the diagonal tiles, in B's precision, kept for both sweeps */
     for (int k = 0; k < nt; k++) {
         int own, kb, owner = tg_matrix_tile_owner(L, k, k);
@@ -93,6 +94,7 @@ tg_status tg_chol_solve(const tg_matrix *L, tg_matrix *B, tg_error *err) {
             bad |= tg_insert_trsm(b, 'L', 'T', inv[k], NULL, tg_tile(B, k, c), k + 1);
         starpu_data_unregister_submit(inv[k]);
     }
+    tg_phase_close(ph);
     tg_runtime_wait_all();
     free(inv);
     if (bad) return tg_error_set(err, TG_ERR_RUNTIME, "Cholesky solve: StarPU refused a task");

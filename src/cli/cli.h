@@ -3,7 +3,9 @@
 #ifndef TG_CLI_H
 #define TG_CLI_H
 #include <getopt.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "io/out.h"
 #include "tilegwas.h"
@@ -89,6 +91,44 @@ typedef struct {
     "  --quiet          log to PREFIX.log only\n"                                               \
     "  --trace T        every task's worker and times to T.trace.tsv, a Gantt chart to\n"       \
     "                   T.gantt.png (rank 0's tasks with several MPI ranks)\n"
+
+/** Progress of a long phase on a stream (stderr): "LABEL: DONE/TOTAL UNIT (P%), RATE UNIT/s,
+ * T elapsed, ETA T" (the last line of a phase says "done" instead of the ETA). On a terminal
+ * (@p tty) one line rewritten with \r at most every 0.1 s; otherwise whole lines, at most one
+ * every 2 s; always a last whole line. Thread-safe (the library's hook may call it from a
+ * StarPU worker). The clock is injectable for tests. */
+typedef struct {
+    FILE *out;
+    int tty, silent;
+    double (*clock)(void);
+    double every; /* seconds between two lines of a phase */
+    pthread_mutex_t lock;
+    char label[64], unit[32];
+    int64_t done, total;
+    double t0, last; /* the phase's start and its last line */
+    int active;      /* a phase is running */
+    int open;        /* a \r line is on the terminal without its newline */
+} tg_cli_progress;
+void tg_cli_progress_init(tg_cli_progress *p, FILE *out, int tty, int silent,
+                          double (*clock)(void));
+/** Starts a phase (ending the running one with its last line). */
+void tg_cli_progress_start(tg_cli_progress *p, const char *label, int64_t total,
+                           const char *unit);
+/** @p done of the phase's total; done ≥ total ends the phase with its last line. */
+void tg_cli_progress_update(tg_cli_progress *p, int64_t done);
+/** Ends the running phase, if any, with its last line. */
+void tg_cli_progress_end(tg_cli_progress *p);
+/** A tg_progress_fn (ctx: a tg_cli_progress): a new phase name, total or a smaller done
+ * starts a new phase; a total of −1 starts one whose total comes with its next call. */
+void tg_cli_progress_hook(void *ctx, const char *phase, const char *unit, int64_t done,
+                          int64_t total);
+/** The command's reporter: stderr, \r only when stderr is a terminal, silent with --quiet and
+ * on MPI ranks other than 0; set as the library's progress hook. */
+tg_cli_progress *tg_cli_progress_on(const tg_cli_common *c);
+/** Unsets the hook and ends the running phase. */
+void tg_cli_progress_off(void);
+/** Ends a \r line left open, so that an error message starts a line of its own. */
+void tg_cli_progress_interrupt(void);
 
 /** --grid PxQ: the process grid of the tiled matrices; P·Q must equal the MPI rank count. */
 tg_status tg_cli_grid(const char *s, tg_runtime_opts *rt, tg_error *err);

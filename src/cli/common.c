@@ -15,6 +15,7 @@ static int exit_code(const tg_error *err) { return err->status == TG_ERR_ARG ? 2
 static int print_error(const char *cmd, tg_log *log, const tg_error *err, int name_rank) {
     char rank[32] = "";
     if (name_rank) snprintf(rank, sizeof rank, "rank %d: ", tg_runtime_rank());
+    tg_cli_progress_interrupt();
     fprintf(stderr, "tilegwas%s%s: error: %s%s\n", cmd ? " " : "", cmd ? cmd : "", rank,
             err->msg);
     tg_log_file_only(log, "error: %s%s", rank, err->msg);

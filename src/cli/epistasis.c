@@ -136,21 +136,11 @@ static tg_status load_classes(const epi_opts *o, const tg_bed *bed, int8_t *cls,
     return st;
 }
 
-/* Progress on stderr: combinations done / total, rate in combinations·samples/s, ETA. */
-struct progress_ctx {
-    double t0;
-    double samples;
-};
-
+/* The search's progress hook (tg_epi_opts.progress) into the command's reporter. */
 static void progress(void *ctx, uint64_t done, uint64_t total) {
-    const struct progress_ctx *p = ctx;
-    double dt = tg_now() - p->t0, rate = dt > 0 ? (double)done / dt : 0;
-    fprintf(stderr,
-            "\repistasis: %llu / %llu combinations (%.1f%%), %.3g combinations*samples/s, "
-            "ETA %.0f s   %s",
-            (unsigned long long)done, (unsigned long long)total,
-            total ? 100.0 * (double)done / (double)total : 100.0, rate * p->samples,
-            rate > 0 ? (double)(total - done) / rate : 0.0, done == total ? "\n" : "");
+    const uint64_t most = INT64_MAX; /* the reporter counts in int64: larger counts saturate */
+    tg_cli_progress_hook(ctx, "epistasis", "combinations", (int64_t)(done < most ? done : most),
+                         (int64_t)(total < most ? total : most));
 }
 
 static tg_status write_hits(const epi_opts *o, const tg_bed *bed, const tg_epi_report *r,
@@ -221,19 +211,16 @@ int tg_cmd_epistasis(int argc, char **argv) {
     tg_log_file_only(log, "runtime: %s", desc);
     tg_log_file_only(log, "read %s: %lld samples, %lld SNPs (%.2f s)", o.bfile,
                      (long long)bed.n_samples, (long long)bed.n_snps, tg_now() - t0);
-    int64_t used = 0;
-    for (int64_t i = 0; i < bed.n_samples; i++) used += cls[i] >= 0;
-    struct progress_ctx pc = {tg_now(), (double)used};
     const int nranks = tg_runtime_nranks(), rank0 = tg_runtime_rank() == 0;
     if (nranks > 1)
         tg_log_file_only(log,
                          "%d MPI ranks: block round i runs on rank i mod %d; progress on stderr "
                          "counts rank 0's rounds times %d until the exact total at the end",
                          nranks, nranks, nranks);
-    if (!o.c.quiet && rank0) {
-        o.e.progress = progress;
-        o.e.progress_ctx = &pc;
-    }
+    o.e.progress = progress;
+    o.e.progress_ctx = tg_cli_progress_on(&o.c);
+    /* the clock from here, the total with the search's first call */
+    tg_cli_progress_start(o.e.progress_ctx, "epistasis", -1, "combinations");
     if ((st = tg_epistasis(&bed, cls, &o.e, &rep, &err)) ||
         (st = tg_cli_trace_stop(&o.c, "epistasis", log, &err))) {
         rc = tg_cli_fail("epistasis", log, &err);
@@ -264,6 +251,7 @@ int tg_cmd_epistasis(int argc, char **argv) {
     }
     tg_log_printf(log, "wrote %s.epi%d.tsv (%d combinations)", o.c.out, rep.order, rep.nhit);
 cleanup:
+    tg_cli_progress_off();
     tg_epi_report_free(&rep);
     if (started) tg_runtime_stop();
     free(cls);

@@ -82,6 +82,7 @@ static int run(const char *bfile, int cov, int bin, const tg_cli_common *c, tg_l
         return tg_cli_fail("grm", log, &err);
     }
     tg_cli_trace_start(c);
+    tg_cli_progress_on(c);
     tg_cli_log_runtime(log, &c->rt);
     if ((st = tg_geno_from_bed(&bed, !cov, &geno, &err))) goto done;
     if (tg_runtime_nranks() > 1) {
@@ -107,6 +108,7 @@ static int run(const char *bfile, int cov, int bin, const tg_cli_common *c, tg_l
                   c->out, tg_now() - t0);
     tg_cli_log_traffic(log);
 done:
+    tg_cli_progress_off();
     /* the error first: with several ranks it ends them all, where stopping would wait for them */
     rc = st ? tg_cli_fail("grm", log, &err) : 0;
     tg_geno_free(geno);

@@ -791,6 +791,7 @@ static int run(krr_opts *o, krr_data *d, tg_log *log) {
     ro.cpus_help_gpus = 0;
     if ((st = tg_runtime_start(&ro, &err))) return tg_cli_fail("krr", log, &err);
     tg_cli_trace_start(&o->c);
+    tg_cli_progress_on(&o->c);
     tg_cli_log_runtime(log, &ro);
     tg_cli_log_grid(log, "", "genotype panel p read");
     if (!o->nb) { /* GEMM tiles below 2048 waste a GPU; 512 keeps a CPU run's cores busy; from
@@ -837,6 +838,7 @@ static int run(krr_opts *o, krr_data *d, tg_log *log) {
     if (o->save_model) st = krr_model_save(o, d, log, &err);
     if (!st) tg_cli_log_traffic(log);
 done:
+    tg_cli_progress_off();
     /* the error first: with several ranks it ends them all, where stopping would wait for them;
      * except numerical failures (not SPD, predictions not finite), which every rank reaches
      * alike: the Cholesky's info is summed over the ranks, the predictions gathered on all */

@@ -456,9 +456,11 @@ static int run(const rr_opts *o, rr_data *d, tg_log *log) {
     ro.cpus_help_gpus = !o->cholesky;
     if ((st = tg_runtime_start(&ro, &err))) return tg_cli_fail("rr", log, &err);
     tg_cli_trace_start(&o->c);
+    tg_cli_progress_on(&o->c);
     tg_cli_log_runtime(log, &ro);
     st = o->cholesky ? solve_chol(o, d, log, &err) : solve_cg(o, d, log, &err);
     if (!st) st = tg_cli_trace_stop(&o->c, "rr", log, &err);
+    tg_cli_progress_off();
     /* the error first: with several ranks it ends them all, where stopping would wait for them;
      * except numerical failures, which every rank reaches alike: CG's (not converged,
      * breakdown) at the same iteration, its sums having the same bits everywhere, and the tile

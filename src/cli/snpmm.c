@@ -266,6 +266,7 @@ int tg_cmd_snpmm(int argc, char **argv) {
     if ((st = tg_runtime_start(&o.c.rt, &err))) goto fail;
     started = 1;
     tg_cli_trace_start(&o.c);
+    tg_cli_progress_on(&o.c);
     char desc[1024];
     tg_runtime_describe(desc, sizeof desc);
     tg_log_printf(log, "runtime: %s (%.2f s)", desc, tg_now() - t);
@@ -287,6 +288,7 @@ int tg_cmd_snpmm(int argc, char **argv) {
 fail:
     rc = tg_cli_fail("snpmm", log, &err);
 cleanup:
+    tg_cli_progress_off();
     tg_geno_free(g); /* before the runtime stops: it unregisters its blocks */
     if (started) tg_runtime_stop();
     free(in);

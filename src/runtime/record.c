@@ -257,7 +257,12 @@ int tg_task_submit(struct starpu_task *task) {
     task->name = task->cl ? task->cl->name : NULL; /* starpu_task_build names it "task_build" */
     /* heteroprio reads a task's priority as its bucket */
     if (tg_runtime_heteroprio() && task->cl) task->priority = tg_heteroprio_bucket(task->cl->name);
-    if (!rec.on) return submit(task, NULL);
+    struct tg_phase_task *pt = tg_phase_attach(task); /* the progress callback, innermost */
+    if (!rec.on) {
+        int ret = submit(task, NULL);
+        tg_phase_submitted(pt, ret);
+        return ret;
+    }
     /* held across the submission so that the table sees the tasks in StarPU's order */
     pthread_mutex_lock(&rec.dep_lock);
     struct buf *b = NULL;
@@ -278,6 +283,7 @@ int tg_task_submit(struct starpu_task *task) {
     int ret = submit(task, h);
     if (!ret && h) task_accessed(b, nb, rec.next_id++);
     pthread_mutex_unlock(&rec.dep_lock);
+    tg_phase_submitted(pt, ret);
     free(b);
     return ret;
 }

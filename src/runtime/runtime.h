@@ -47,6 +47,32 @@ int tg_task_submit_mpi(struct starpu_task *task);
 #define TG_INSERT(cl, ...) TG_INSERT_LOCAL(cl, __VA_ARGS__)
 #endif
 
+/* ---- Progress of long phases (progress.c), reported through tg_progress_set's hook. */
+typedef struct tg_phase tg_phase;
+/** Opens phase @p name counting @p unit (the hook hears of it at once, with total −1). @p total
+ * < 0: the tasks this thread submits from now on (tg_task_submit), and those their callbacks
+ * submit, count their flops (STARPU_FLOPS, which every tg_insert_* sets) into the total as
+ * they are submitted and into done as they end; its figures are reported once it is closed
+ * (its total complete). @p total ≥ 0: a total known in advance, figures reported from the
+ * start; done counts the tasks' flops likewise. NULL, and nothing counted, when no hook is
+ * set, out of memory, or when a phase is already open on this thread (phases do not nest:
+ * the outer one counts). */
+tg_phase *tg_phase_open(const char *name, const char *unit, int64_t total);
+/** A phase of @p total units whose done count the host adds (tg_phase_add); the tasks this
+ * thread submits meanwhile do not count (and open no phase of their own). NULL as above. */
+tg_phase *tg_phase_open_host(const char *name, const char *unit, int64_t total);
+/** Adds @p n to the done count of a host-counted phase (NULL: nothing). */
+void tg_phase_add(tg_phase *p, int64_t n);
+/** Ends the phase's counting of submissions (NULL: nothing); it never waits: the phase reports
+ * its last figures and is freed when its last task ends (at once when none is pending). Every
+ * opened phase must be closed, since phases report in order. */
+void tg_phase_close(tg_phase *p);
+/** Called by tg_task_submit around the submission of @p task: tg_phase_attach makes the task
+ * count in this thread's open phase (NULL when none), tg_phase_submitted takes the result. */
+struct tg_phase_task;
+struct tg_phase_task *tg_phase_attach(struct starpu_task *task);
+void tg_phase_submitted(struct tg_phase_task *t, int ret);
+
 /* ---- Performance models (perfmodels.c). Every codelet's model is a power-law regression of
  * its time on its work (tg_task_work). */
 /** Before StarPU starts: copies the models of the shipped profile that matches this machine
