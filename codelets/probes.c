@@ -1,7 +1,8 @@
 /* The probes of the codelet families (src/runtime/probe.c): for each codelet that CPUs and GPUs
- * can both run, one task on scratch data whose size grows with a level, shaped like the tasks
- * the workloads submit, so that its time per unit of work is the one the workload will see; the
- * kernels of the same precision that the workloads submit beside it borrow its rate. Kernels
+ * can both run, a task on scratch data shaped like the codelet's first task in the workload
+ * (on GPUs that shape; on cores a smaller one growing with a level, a core taking seconds to
+ * minutes for a GPU's task), so that its time per unit of work is the one the workload will see;
+ * the kernels of the same precision that the workloads submit beside it borrow its rate. Kernels
  * that only GPUs run when a node has any (conversions, tile statistics, kernel functions) need
  * none: a single kind of worker runs them. */
 #include <stdlib.h>
@@ -67,22 +68,26 @@ static void fill_random(uint64_t *w, size_t n, uint64_t seed) {
 }
 
 /* An epistasis round over `order` distinct blocks (the search's usual round) of complete data,
- * K2, top 10, over 4096·4^level samples: on GPUs of the block size the search uses by default
- * (src/algo/epistasis.c); on cores of 8 SNPs, since their rounds would take seconds, so that
- * the samples reach a search's numbers and the planes leave the caches as they do in a search. */
+ * K2, top 10, with the samples of the search's first round (@p like) or 262,144: on GPUs that
+ * round's block size, one level; on cores blocks of 4·2^level SNPs, since a round would take
+ * them minutes. The sample count matters more than anything: at a few thousand samples a GPU
+ * round is all per-combination work and its time per unit was 20 times a search's. */
 static int probe_round(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
-                       tg_probe_task *out) {
+                       const struct starpu_task *like, tg_probe_task *out) {
     const int k = (int)(cl - tg_cl_epi_round) + 2, gpu = type == STARPU_CUDA_WORKER;
     static const int gpu_block[] = {1024, 256, 64};
-    const int B = gpu ? gpu_block[k - 2] : 8;
-    const int64_t n = (int64_t)4096 << (2 * level);
-    if (level > (gpu ? 3 : 4)) return 1;
+    const struct tg_epi_round_arg *l = like ? like->cl_arg : NULL;
+    const int B = gpu ? (l ? l->block : gpu_block[k - 2]) : 4 << level;
+    if (level > (gpu ? 0 : 4)) return 1;
     struct scratch *s = calloc(1, sizeof *s);
     if (!s) return -1;
     struct tg_epi_round_arg a = {.order = k, .block = B, .complete = 1, .score = TG_EPI_K2,
                                  .topk = 10, .search = -2};
-    a.n[0] = a.n[1] = n / 2;
-    a.words[0] = a.words[1] = 4 * ((n / 2 + 255) / 256);
+    for (int c = 0; c < 2; c++) {
+        a.n[c] = l ? l->n[c] : 131072;
+        a.words[c] = 4 * ((a.n[c] + 255) / 256);
+    }
+    const int64_t n = a.n[0] + a.n[1];
     size_t words = (size_t)3 * B * (size_t)(a.words[0] + a.words[1]);
     starpu_data_handle_t blk = scratch_add(s, words, 0, sizeof(uint64_t));
     starpu_data_handle_t tab = scratch_add(s, (size_t)n + 2, 0, sizeof(double));
@@ -109,8 +114,8 @@ static int probe_round(struct starpu_codelet *cl, int level, enum starpu_worker_
                 v[w] = m;
             }
         }
-    /* the score table stays zero: its values do not change a round's time, and lgamma over a
-     * million samples on every core would cost the probe more than its rounds */
+    /* the score table stays zero: its values do not change a round's time, and lgamma over
+     * the samples for every core would cost the probe more than its rounds */
     struct starpu_data_descr d[TG_EPI_MAX_ORDER + 2];
     double combos = 1;
     for (int i = 0; i < k; i++) {
@@ -128,15 +133,23 @@ static int probe_round(struct starpu_codelet *cl, int level, enum starpu_worker_
                   out);
 }
 
-/* A genotype product block (codelets/fivecodes.h) of k = 10 columns: 512-row units, as the
- * products cut them, 8 on GPUs and 1 on cores, over 4^level times 2,560 table rows. */
+/* The rows of matrix buffer @p i of @p like, or @p dflt without one. */
+static size_t like_rows(const struct starpu_task *like, int i, size_t dflt) {
+    return like ? starpu_matrix_get_nx(STARPU_TASK_GET_HANDLE(like, i)) : dflt;
+}
+
+/* A genotype product block (codelets/fivecodes.h) of k = 10 columns over the table rows of the
+ * product's first block (@p like; else 40,960): on GPUs its rows, one level; on cores 4^level
+ * times 128 rows (at most its rows), a block being a core's tens of milliseconds. */
 static int probe_fivecodes(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
-                           tg_probe_task *out) {
+                           const struct starpu_task *like, tg_probe_task *out) {
     const int trans = cl >= tg_cl_fivecodes[1], fp32 = (int)(cl - tg_cl_fivecodes[trans]);
     const int gpu = type == STARPU_CUDA_WORKER;
-    const int64_t rows = gpu ? 8 * 512 : 512, table = (int64_t)2560 << (2 * level),
+    const int64_t real = (int64_t)like_rows(like, 4, 4096), table = (int64_t)like_rows(like, 1, 40960),
                   groups = (table + 4) / 5, k = 10;
-    if (level > (gpu ? 2 : 3)) return 1;
+    int64_t rows = gpu ? real : (int64_t)128 << (2 * level);
+    if (level > (gpu ? 0 : 3) || (!gpu && level && rows / 4 >= real)) return 1;
+    if (rows > real) rows = real;
     const size_t es = fp32 ? sizeof(float) : sizeof(double);
     const int64_t nsnp = trans ? rows : table;
     struct scratch *s = calloc(1, sizeof *s);
@@ -161,13 +174,14 @@ static int probe_fivecodes(struct starpu_codelet *cl, int level, enum starpu_wor
                   out);
 }
 
-/* A tile GEMM of the Cholesky's updates (C ← C − A·Bᵀ; FP8: TN with an FP16 C), tiles of
- * 2^level times 256 (GPUs) or 64 (cores). */
+/* A tile GEMM of the Cholesky's updates (C ← C − A·Bᵀ; FP8: TN with an FP16 C): on GPUs tiles
+ * of the first task's size (@p like, else 2048), one level; on cores 64·2^level, at most that. */
 static int probe_gemm(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
-                      tg_probe_task *out) {
+                      const struct starpu_task *like, tg_probe_task *out) {
     const tg_prec p = (tg_prec)(cl - tg_cl_gemm);
-    const size_t nb = (size_t)(type == STARPU_CUDA_WORKER ? 256 : 64) << level;
-    if (level > 4) return 1;
+    const int gpu = type == STARPU_CUDA_WORKER;
+    const size_t real = like_rows(like, 2, 2048), nb = gpu ? real : (size_t)64 << level;
+    if (level > (gpu ? 0 : 5) || (!gpu && nb > real)) return 1;
     struct scratch *s = calloc(1, sizeof *s);
     if (!s) return -1;
     const int fp8 = p == TG_FP8_E4M3;
@@ -184,12 +198,16 @@ static int probe_gemm(struct starpu_codelet *cl, int level, enum starpu_worker_a
                   out);
 }
 
-/* An INT8 dot-product tile of the KRR build (panels of 8,192 SNPs), tiles of 2^level times 512
- * (GPUs) or 64 (cores). */
+/* An INT8 dot-product tile of the KRR build over the first task's panels (@p like: their SNPs
+ * and samples; else 8,192 × 2,048): on GPUs that tile, one level; on cores 64·2^level samples. */
 static int probe_gram(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
-                      tg_probe_task *out) {
-    const size_t nb = (size_t)(type == STARPU_CUDA_WORKER ? 512 : 64) << level, k = 8192;
-    if (level > 3) return 1;
+                      const struct starpu_task *like, tg_probe_task *out) {
+    (void)cl;
+    const int gpu = type == STARPU_CUDA_WORKER;
+    const size_t k = like_rows(like, 0, 8192),
+                 real = like ? starpu_matrix_get_ny(STARPU_TASK_GET_HANDLE(like, 0)) : 2048,
+                 nb = gpu ? real : (size_t)64 << level;
+    if (level > (gpu ? 0 : 5) || (!gpu && nb > real)) return 1;
     struct scratch *s = calloc(1, sizeof *s);
     if (!s) return -1;
     starpu_data_handle_t a = scratch_add(s, k, nb, 1), b = scratch_add(s, k, nb, 1),
@@ -198,8 +216,8 @@ static int probe_gram(struct starpu_codelet *cl, int level, enum starpu_worker_a
         scratch_release(s);
         return -1;
     }
-    return finish(s, starpu_task_build(cl, STARPU_R, a, STARPU_R, b, STARPU_W, c, STARPU_FLOPS,
-                                       2.0 * (double)(k * nb * nb), 0),
+    return finish(s, starpu_task_build(&tg_cl_gram, STARPU_R, a, STARPU_R, b, STARPU_W, c,
+                                       STARPU_FLOPS, 2.0 * (double)(k * nb * nb), 0),
                   out);
 }
 

@@ -58,8 +58,8 @@ static struct starpu_perfmodel model;
 static void nothing(void *ctx) { (void)ctx; }
 
 static int probe(struct starpu_codelet *c, int level, enum starpu_worker_archtype type,
-                 tg_probe_task *out) {
-    (void)type;
+                 const struct starpu_task *like, tg_probe_task *out) {
+    (void)type, (void)like;
     if (level > 6) return 1;
     built++;
     struct starpu_task *t = starpu_task_build(c, STARPU_FLOPS, 1e5 * (double)(1 << level), 0);

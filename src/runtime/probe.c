@@ -221,13 +221,13 @@ static double median(double *v, int n) {
  * these runs as measurements: the prior is set from them). The median run time in µs and the
  * work, or a negative time when the level is past the probe's last or something failed. */
 static double run_level(const struct entry *e, struct starpu_codelet *copy, const struct kind *k,
-                        int level, double *work) {
+                        const struct starpu_task *tmpl, int level, double *work) {
     tg_probe_task pt[STARPU_NMAXWORKERS];
     double us[STARPU_NMAXWORKERS];
     int n = 0, ok = 1, submitted[STARPU_NMAXWORKERS];
     /* one GPU is enough (identical GPUs share a model); every core, for the bandwidth */
     int nw = k->type == STARPU_CPU_WORKER ? k->nworkers : 1;
-    while (n < nw && !e->fn(e->cl, level, k->type, &pt[n])) n++;
+    while (n < nw && !e->fn(e->cl, level, k->type, tmpl, &pt[n])) n++;
     /* built first, then submitted together: the cores run at once */
     for (int i = 0; i < n; i++) {
         struct starpu_task *t = pt[i].task;
@@ -270,12 +270,12 @@ static double target_us(enum starpu_worker_archtype type) {
 /* The time per unit of work of @p e on kind @p k (µs), from its largest level run; 0 when the
  * probe fails. */
 static double measure(const struct entry *e, struct starpu_codelet *copy, const struct kind *k,
-                      double *work0) {
+                      const struct starpu_task *tmpl, double *work0) {
     double us = -1, w = 0, best = 0, start = starpu_timing_now();
     *work0 = 0;
     for (int level = 0; level < 12 && starpu_timing_now() - start < PROBE_BUDGET_US; level++) {
-        double t = run_level(e, copy, k, level, &w);
-        if (level == 0 && t >= 0) t = run_level(e, copy, k, level, &w); /* a first launch loads code */
+        double t = run_level(e, copy, k, tmpl, level, &w);
+        if (level == 0 && t >= 0) t = run_level(e, copy, k, tmpl, level, &w); /* a first launch loads code */
         if (t < 0 || !(t > 0)) break;
         us = t;
         best = us / w;
@@ -287,7 +287,8 @@ static double measure(const struct entry *e, struct starpu_codelet *copy, const 
 
 /* The measured time per unit of work of the entry @p e on kind @p k, probing it once per
  * runtime; 0 when it cannot be measured. */
-static double rate_of(struct entry *e, const struct kind *k, double *work0) {
+static double rate_of(struct entry *e, const struct kind *k, const struct starpu_task *tmpl,
+                      double *work0) {
     for (int i = 0; i < e->nmeasured; i++)
         if (e->comb[i] == k->comb && e->impl[i] == k->impl) return *work0 = e->work[i], e->us_per_work[i];
     if (!e->fn || e->nmeasured == MAX_KINDS) return 0;
@@ -305,7 +306,7 @@ static double rate_of(struct entry *e, const struct kind *k, double *work0) {
     double t0 = starpu_timing_now();
     int prof = starpu_profiling_status_get();
     if (!prof) starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
-    double r = measure(e, &copy, k, work0);
+    double r = measure(e, &copy, k, tmpl, work0);
     if (!prof) starpu_profiling_status_set(STARPU_PROFILING_DISABLE);
     pr.seconds += (starpu_timing_now() - t0) * 1e-6;
     pr.probed++;
@@ -316,7 +317,8 @@ static double rate_of(struct entry *e, const struct kind *k, double *work0) {
     return r;
 }
 
-void tg_models_ensure(struct starpu_codelet *cl) {
+void tg_models_ensure(const struct starpu_task *task) {
+    struct starpu_codelet *cl = task->cl;
     /* callbacks (worker threads) never wait for a probe: the application thread submitted the
      * codelet's first task, and its models were made ready then */
     if (!cl || !cl->model || pr.off || starpu_worker_get_id() >= 0) return;
@@ -337,7 +339,7 @@ void tg_models_ensure(struct starpu_codelet *cl) {
     if (n >= 2 && missing && src) {
         double us[MAX_KINDS], w0[MAX_KINDS], t[MAX_KINDS], ref = 0, best = INFINITY;
         for (int i = 0; i < n; i++) {
-            us[i] = ready[i] ? 0 : rate_of(src, &k[i], &w0[i]);
+            us[i] = ready[i] ? 0 : rate_of(src, &k[i], src == e ? task : NULL, &w0[i]);
             if (us[i] > 0 && w0[i] > ref) ref = w0[i];
         }
         /* which kind is fastest, at the work of the largest probe */

@@ -253,7 +253,7 @@ static int submit(struct starpu_task *task, struct rec_hook *h) {
 
 int tg_task_submit(struct starpu_task *task) {
     if (!task) return -EINVAL;
-    tg_models_ensure(task->cl);
+    tg_models_ensure(task);
     task->name = task->cl ? task->cl->name : NULL; /* starpu_task_build names it "task_build" */
     /* heteroprio reads a task's priority as its bucket */
     if (tg_runtime_heteroprio() && task->cl) task->priority = tg_heteroprio_bucket(task->cl->name);

@@ -106,19 +106,21 @@ typedef struct {
     void *ctx;
 } tg_probe_task;
 /** Builds a task of codelet @p cl at size @p level (0 the smallest; each level about 4× the
- * work of the one before) with scratch data, for a worker of @p type: 0, or non-zero past the
- * largest level or on failure. */
+ * work of the one before) with scratch data, for a worker of @p type, shaped like @p like (the
+ * codelet's first task, whose data it must not touch; NULL: a shape of the probe's own): 0, or
+ * non-zero past the largest level or on failure. */
 typedef int (*tg_probe_fn)(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
-                           tg_probe_task *out);
+                           const struct starpu_task *like, tg_probe_task *out);
 /** How @p cl is probed (codelet families register at tg_codelets_init): by @p fn, or, when @p fn
  * is NULL, at the time per unit of work measured for the codelet @p like (e.g. syrk as gemm). */
 void tg_probe_register(struct starpu_codelet *cl, tg_probe_fn fn, struct starpu_codelet *like);
 /** At every runtime start: forgets what the last runtime probed (TILEGWAS_PROBE=off turns
  * probing off). */
 void tg_probe_reset(void);
-/** Makes the model of @p cl ready on every kind of worker that can run it (tg_task_submit calls
- * it; nothing from a worker's thread, nothing after the first call for @p cl). */
-void tg_models_ensure(struct starpu_codelet *cl);
+/** Makes the model of @p task's codelet ready on every kind of worker that can run it, probing
+ * with tasks shaped like @p task (tg_task_submit calls it before submitting; nothing from a
+ * worker's thread, nothing after the codelet's first task). */
+void tg_models_ensure(const struct starpu_task *task);
 
 /* ---- Task records, for calibrate, --trace and bench/sched. */
 typedef struct {
