@@ -138,15 +138,16 @@ static size_t like_rows(const struct starpu_task *like, int i, size_t dflt) {
     return like ? starpu_matrix_get_nx(STARPU_TASK_GET_HANDLE(like, i)) : dflt;
 }
 
-/* A genotype product block (codelets/fivecodes.h) of k = 10 columns over the table rows of the
- * product's first block (@p like; else 40,960): on GPUs its rows, one level; on cores 4^level
- * times 128 rows (at most its rows), a block being a core's tens of milliseconds. */
+/* A genotype product block (codelets/fivecodes.h) of the product's first block's columns and
+ * table rows (@p like; else 10 and 40,960): on GPUs its rows, one level; on cores 4^level times
+ * 128 rows (at most its rows), a block being a core's tens of milliseconds. */
 static int probe_fivecodes(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
                            const struct starpu_task *like, tg_probe_task *out) {
     const int trans = cl >= tg_cl_fivecodes[1], fp32 = (int)(cl - tg_cl_fivecodes[trans]);
     const int gpu = type == STARPU_CUDA_WORKER;
     const int64_t real = (int64_t)like_rows(like, 4, 4096), table = (int64_t)like_rows(like, 1, 40960),
-                  groups = (table + 4) / 5, k = 10;
+                  groups = (table + 4) / 5,
+                  k = like ? (int64_t)starpu_matrix_get_ny(STARPU_TASK_GET_HANDLE(like, 1)) : 10;
     int64_t rows = gpu ? real : (int64_t)128 << (2 * level);
     if (level > (gpu ? 0 : 3) || (!gpu && level && rows / 4 >= real)) return 1;
     if (rows > real) rows = real;
