@@ -116,6 +116,7 @@ static int kinds_of(struct starpu_codelet *cl, struct kind *k) {
             if (!can_run(cl, (int)w, impl, t)) continue;
             struct starpu_perfmodel_arch *a = starpu_worker_get_perf_archtype((int)w, STARPU_NMAX_SCHED_CTXS);
             int comb = starpu_perfmodel_arch_comb_get(a->ndevices, a->devices);
+            if (comb < 0) comb = starpu_perfmodel_arch_comb_add(a->ndevices, a->devices);
             int i = 0;
             while (i < n && !(k[i].comb == comb && k[i].impl == impl)) i++;
             if (i == n) {
@@ -218,17 +219,18 @@ static double median(double *v, int n) {
 
 /* Runs one probe level of @p e on every worker of @p k at once (cores share memory bandwidth,
  * as in a run), each task through @p copy, the codelet without its model (StarPU must not record
- * these runs as measurements: the prior is set from them). The median run time in µs and the
- * work, or a negative time when the level is past the probe's last or something failed. */
+ * these runs as measurements: the prior is set from them), @p runs times on the same data (the
+ * first run of a GPU kernel in a process loads its code). The last run's median time in µs and
+ * the work, or a negative time when the level is past the probe's last or something failed. */
 static double run_level(const struct entry *e, struct starpu_codelet *copy, const struct kind *k,
-                        const struct starpu_task *tmpl, int level, double *work) {
+                        const struct starpu_task *tmpl, int level, int runs, double *work) {
     tg_probe_task pt[STARPU_NMAXWORKERS];
     double us[STARPU_NMAXWORKERS];
-    int n = 0, ok = 1, submitted[STARPU_NMAXWORKERS];
+    int n = 0, ok = 1;
     /* one GPU is enough (identical GPUs share a model); every core, for the bandwidth */
     int nw = k->type == STARPU_CPU_WORKER ? k->nworkers : 1;
     while (n < nw && !e->fn(e->cl, level, k->type, tmpl, &pt[n])) n++;
-    /* built first, then submitted together: the cores run at once */
+    ok = n == nw;
     for (int i = 0; i < n; i++) {
         struct starpu_task *t = pt[i].task;
         t->cl = copy;
@@ -237,23 +239,29 @@ static double run_level(const struct entry *e, struct starpu_codelet *copy, cons
         t->priority = STARPU_MAX_PRIO;
         t->detach = 0;
         t->destroy = 0;
-        submitted[i] = n == nw && starpu_task_submit(t) == 0;
-        ok &= submitted[i];
+    }
+    /* built first, then submitted together: the cores run at once; a task that has ended may
+     * be submitted again */
+    for (int r = 0; r < runs && ok; r++) {
+        int submitted = 0;
+        while (submitted < n && starpu_task_submit(pt[submitted].task) == 0) submitted++;
+        for (int i = 0; i < submitted; i++)
+            if (starpu_task_wait(pt[i].task)) ok = 0;
+        ok &= submitted == n;
     }
     for (int i = 0; i < n; i++) {
         struct starpu_task *t = pt[i].task;
-        if (submitted[i] && starpu_task_wait(t)) ok = 0;
         struct starpu_profiling_task_info *p = t->profiling_info;
         us[i] = p ? starpu_timing_timespec_delay_us(&p->start_time, &p->end_time) : NAN;
         *work = t->flops;
         pt[i].release(pt[i].ctx);
         starpu_task_destroy(t);
     }
-    return ok && n == nw ? median(us, n) : -1;
+    return ok ? median(us, n) : -1;
 }
 
-/* Seconds a probe may grow to on a kind: long enough for a GPU kernel to leave its launch
- * latency behind, short enough for a first run not to notice. */
+/* How long (µs) a probe's task may grow to on a kind: long enough for a GPU kernel to leave its
+ * launch latency behind, short enough for a first run not to notice. */
 static double target_us(enum starpu_worker_archtype type) {
     return type == STARPU_CUDA_WORKER ? 1000 : 10000;
 }
@@ -274,9 +282,9 @@ static double measure(const struct entry *e, struct starpu_codelet *copy, const 
     double us = -1, w = 0, best = 0, start = starpu_timing_now();
     *work0 = 0;
     for (int level = 0; level < 12 && starpu_timing_now() - start < PROBE_BUDGET_US; level++) {
-        double t = run_level(e, copy, k, tmpl, level, &w);
-        if (level == 0 && t >= 0) t = run_level(e, copy, k, tmpl, level, &w); /* a first launch loads code */
-        if (t < 0 || !(t > 0)) break;
+        double t = run_level(e, copy, k, tmpl, level,
+                             level == 0 && k->type == STARPU_CUDA_WORKER ? 2 : 1, &w);
+        if (!(t > 0)) break;
         us = t;
         best = us / w;
         *work0 = w;
