@@ -16,9 +16,10 @@
 #include "runtime/runtime.h"
 #include "tap.h"
 
-enum { SLOW = 100, NTASKS = 40 };
-/* units of work of each task: 1 ns of spinning each on the fast kind, 0.5 ms a task (40 tasks
- * take 20 ms on worker 0; one on worker 1 takes 50 ms) */
+enum { SLOW = 100, NTASKS = 10 };
+/* units of work of each task: 1 ns of spinning each on the fast kind, 0.5 ms a task (10 tasks
+ * take 5 ms on worker 0; one on worker 1 takes 50 ms, and its prior says 100: a run under
+ * load, which slows the probes unevenly, still leaves a factor of 20 between them) */
 static const double WORK = 5e5;
 
 static atomic_int ran[2], built;
