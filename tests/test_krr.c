@@ -1,6 +1,6 @@
 /* KRR Predict and the whole KRR pipeline.
  * tg_pred_metrics: a hand case, degenerate cases and random data against closed forms.
- * tg_krr_predict: against a naive double product of the stored values, with W in FP64 and
+ * tg_krr_predict_tiles: against a naive double product of the stored values, with W in FP64 and
  * with W in FP32 and the kernel tiles in every floating precision (scaled FP8 included).
  * Whole KRR (Build, Cholesky, solve, Predict) on a written .bed with missing calls, Gaussian
  * kernel with confounders, N not a multiple of the tile: all FP64 against a dense LAPACK solve
@@ -106,7 +106,7 @@ static void metrics_tests(tg_rng *r) {
     free(pr);
 }
 
-/* ------------------------------------------------------------------ tg_krr_predict */
+/* ------------------------------------------------------------------ tg_krr_predict_tiles */
 
 /* P = Kt·W with Kt nt × n in tiles nb (converted to @p map: tile t gets map[t % 4] with the
  * FP8 tiles scaled by 8), W n × k in tiles nb × 2 of precision @p wp. Reference: the double
@@ -132,7 +132,7 @@ static void predict_test(tg_rng *r, int64_t nt_, int64_t n, int64_t k, int nb, t
     tg_matrix_to_dense(W, w, n, &err);
     double *p = calloc((size_t)(nt_ + 3) * k, sizeof *p), *ref = calloc((size_t)(nt_ * k), sizeof *ref),
            *mag = calloc((size_t)(nt_ * k), sizeof *mag), *got = malloc((size_t)(nt_ * k) * sizeof *got);
-    if (!st) st = tg_krr_predict(Kt, W, p, nt_ + 3, &err);
+    if (!st) st = tg_krr_predict_tiles(Kt, W, p, nt_ + 3, &err);
     for (int64_t c = 0; c < k; c++)
         for (int64_t i = 0; i < nt_; i++) {
             for (int64_t q = 0; q < n; q++) {
@@ -158,11 +158,11 @@ static void predict_errors(void) {
     double p[64];
     tg_matrix_create(&Kt, 5, 20, 8, 8, TG_GENERAL, TG_FP64, 0, 0, &err);
     tg_matrix_create(&W, 20, 2, 10, 2, TG_GENERAL, TG_FP64, 0, 0, &err);
-    tg_status st = tg_krr_predict(Kt, W, p, 5, &err);
+    tg_status st = tg_krr_predict_tiles(Kt, W, p, 5, &err);
     ok(st == TG_ERR_ARG && strstr(err.msg, "tiles of"), "W tiled unlike Kt's columns: %s", err.msg);
     tg_matrix_destroy(W);
     tg_matrix_create(&W, 20, 2, 8, 2, TG_GENERAL, TG_FP16, 0, 0, &err);
-    st = tg_krr_predict(Kt, W, p, 5, &err);
+    st = tg_krr_predict_tiles(Kt, W, p, 5, &err);
     ok(st == TG_ERR_ARG && strstr(err.msg, "fp16"), "W in fp16 refused: %s", err.msg);
     tg_matrix_destroy(W);
     tg_matrix_destroy(Kt);
@@ -295,7 +295,7 @@ static tg_status pipeline(const struct cohort *c, double gamma, double alpha,
         (st = tg_krr_factor(K, C, tr, gamma, alpha, co, rep, err)) ||
         (st = tg_matrix_create(&B, NTR, NPH, NB, NPH, TG_GENERAL, rep->diag, 0, 0, err)) ||
         (st = tg_matrix_from_dense(B, c->y, NTR, err)) || (st = tg_chol_solve(K, B, err)) ||
-        (st = tg_krr_predict(Kt, B, pred, nte, err)) || (st = tg_matrix_to_dense(B, w, NTR, err)))
+        (st = tg_krr_predict_tiles(Kt, B, pred, nte, err)) || (st = tg_matrix_to_dense(B, w, NTR, err)))
         diag("pipeline: %s", err->msg);
     tg_matrix_destroy(B);
     tg_matrix_destroy(Kt);

@@ -92,73 +92,52 @@ static tg_status fileset(const sweep *s, const char *name, int64_t n, int64_t m,
     return st ? st : tg_bed_open(prefix, bed, err);
 }
 
-/* KRR at tile edge nb: the fused build, the kept dot products and kernel function, each
- * precision map's factorisation, the solve and the prediction of a test cohort. */
+/* KRR at tile edge nb through the library's workflow (tg_krr_fit, tg_krr_predict): each
+ * forced precision map's factorisation with fused builds of K and K_t (dot products in the
+ * kernel's task), then an adaptive map over two γ, whose kernels come from kept dot products of
+ * both cohorts; the solve and the prediction of a test cohort every time. */
 static tg_status run_krr(const sweep *s, int nb, tg_error *err) {
     const int64_t n = 3 * (int64_t)nb + nb / 2, snps = nb < 128 ? 256 : 2 * nb, nt = nb + nb / 2;
     tg_bed bed;
     tg_status st = fileset(s, "krr", n + nt, snps, &bed, err);
     if (st) return st;
-    int64_t *train = malloc((size_t)(n + nt) * sizeof *train);
-    double *y = malloc((size_t)n * 4 * sizeof *y), *pred = malloc((size_t)nt * 4 * sizeof *pred);
-    tg_kgeno *g = NULL, *t = NULL;
-    tg_matrix *C = NULL, *K = NULL, *Ct = NULL, *Kt = NULL, *W = NULL;
-    if (!train || !y || !pred) {
-        st = tg_error_set(err, TG_ERR_NOMEM, "calibrate: out of memory");
-        goto done;
-    }
-    for (int64_t i = 0; i < n + nt; i++) train[i] = i;
+    int64_t *rows = malloc((size_t)(n + nt) * sizeof *rows);
+    double *y = malloc((size_t)n * 4 * sizeof *y), *pred = malloc((size_t)nt * 8 * sizeof *pred);
+    if (!rows || !y || !pred) st = tg_error_set(err, TG_ERR_NOMEM, "calibrate: out of memory");
+    for (int64_t i = 0; !st && i < n + nt; i++) rows[i] = i;
     tg_rng rng;
     tg_rng_seed(&rng, 7);
-    for (int64_t i = 0; i < 4 * n; i++) y[i] = tg_rng_normal(&rng);
-    const double gamma = 1.0 / (double)snps, alpha = 1 + 0.1 * sqrt((double)n);
-    if ((st = tg_kgeno_create(&bed, train, n, TG_KERNEL_GAUSSIAN, NULL, NULL, 0, 0, nb, &g, err)) ||
-        (st = tg_kgeno_create(&bed, train + n, nt, TG_KERNEL_GAUSSIAN, tg_kgeno_freq(g), NULL, 0,
-                              0, nb, &t, err)) ||
-        (st = tg_kernel_gram(g, g, &C, NULL, err)) ||
-        (st = tg_kernel_gram(t, g, &Ct, NULL, err)))
-        goto done;
-    /* the factorisations of the forced maps: every precision the adaptive map can choose (FP16
-     * and FP8 tiles below FP32 diagonals: the FP16 panel solve and its scaled copy of L⁻¹,
-     * tg_trsm_fp16 and tg_half_scaled_fp32) */
+    for (int64_t i = 0; !st && i < 4 * n; i++) y[i] = tg_rng_normal(&rng);
+    const double gammas[2] = {1.0 / (double)snps, 2.0 / (double)snps},
+                 alpha = 1 + 0.1 * sqrt((double)n);
+    static const char *const names[4] = {"y1", "y2", "y3", "y4"};
+    /* every precision the adaptive map can choose (FP16 and FP8 tiles below FP32 diagonals: the
+     * FP16 panel solve and its scaled copy of L⁻¹, tg_trsm_fp16 and tg_half_scaled_fp32) */
     static const struct {
         tg_prec diag;
         unsigned low;
     } maps[] = {{TG_FP64, 0}, {TG_FP32, 0}, {TG_FP32, 1u << TG_FP16}, {TG_FP32, 1u << TG_FP8_E4M3},
                 {TG_FP64, 1u << TG_FP32 | 1u << TG_FP16}};
-    for (size_t k = 0; k < sizeof maps / sizeof *maps && !st; k++) {
-        tg_prec p = maps[k].diag;
-        /* fused builds (FP64 and FP32 tiles) on the first two maps, kept dot products after */
-        if ((st = tg_kernel_apply(k > 1 ? C : NULL, g, g, gamma, alpha, p, &K, err))) break;
-        tg_chol_opts o = tg_chol_defaults();
-        o.diag = p;
-        o.allowed = maps[k].low ? maps[k].low : 1u << p;
-        o.band = k + 1 == sizeof maps / sizeof *maps ? -1 : 0; /* the last one adaptive */
-        o.eps = 1e-6;
-        if ((st = tg_cholesky(K, &o, NULL, err)) ||
-            (st = tg_matrix_create(&W, n, 4, nb, nb, TG_GENERAL, p, 0, 0, err)))
-            break;
-        /* the solve overwrites W = B with the weights */
-        double *b = y;
-        if ((st = tg_matrix_from_dense(W, b, n, err)) || (st = tg_chol_solve(K, W, err)) ||
-            (st = tg_kernel_apply(Ct, t, g, gamma, 0, p, &Kt, err)) ||
-            (st = tg_krr_predict(Kt, W, pred, nt, err)))
-            break;
-        tg_matrix_destroy(W), W = NULL;
-        tg_matrix_destroy(Kt), Kt = NULL;
-        tg_matrix_destroy(K), K = NULL;
+    const size_t nmaps = sizeof maps / sizeof *maps;
+    for (size_t k = 0; k < nmaps && !st; k++) {
+        const int last = k + 1 == nmaps; /* adaptive, two γ */
+        tg_krr_opts o = tg_krr_defaults();
+        o.gamma = gammas, o.ngamma = last ? 2 : 1;
+        o.alpha = &alpha, o.nalpha = 1;
+        o.nb = nb;
+        o.diag = maps[k].diag;
+        o.diag_fixed = 1;
+        o.allowed = maps[k].low ? maps[k].low : 1u << maps[k].diag;
+        o.band = last ? -1 : 0;
+        o.accuracy = 1e-6;
+        tg_krr_model *m = NULL;
+        if (!(st = tg_krr_fit(&bed, rows, n, 4, y, n, names, &o, &m, NULL, err)))
+            st = tg_krr_predict(m, &bed, rows + n, nt, NULL, 0, pred, nt, NULL, err);
+        tg_krr_model_free(m);
     }
-done:
-    tg_matrix_destroy(W);
-    tg_matrix_destroy(Kt);
-    tg_matrix_destroy(K);
-    tg_matrix_destroy(Ct);
-    tg_matrix_destroy(C);
-    tg_kgeno_free(t);
-    tg_kgeno_free(g);
     free(pred);
     free(y);
-    free(train);
+    free(rows);
     tg_bed_close(&bed);
     return st;
 }
