@@ -275,7 +275,7 @@ int tg_have_mpi(void);
 /** Receives the progress of a long phase: @p done of @p total @p unit. Phases and units:
  * "gram" and "kernel" (the KRR build, tg_kernel_gram and tg_kernel_apply; "op" integer
  * operations, "flop"), "xtx" (ZᵀZ + λI of tg_ridge_chol, "op"), "cholesky", "solve" and
- * "predict" (tg_cholesky's factorisation, tg_chol_solve, tg_krr_predict; "flop"), "snpmm"
+ * "predict" (tg_cholesky's factorisation, tg_chol_solve, tg_krr_predict_tiles; "flop"), "snpmm"
  * (tg_geno_mul, "flop") and "grm" (tg_grm, "products"). Task phases count the flops of their
  * tasks as each ends (this rank's tasks with several MPI ranks, called on every rank);
  * "grm" counts on the host. Calls for a phase come in order: a first one with total −1 as it
@@ -734,13 +734,198 @@ tg_status tg_krr_factor(tg_matrix *K, const tg_matrix *C, const tg_kgeno *g, dou
 /** Predictions P = K_t·W: @p Kt the test-train kernel (general n_t × n), @p W the weights
  * (general n × nphen, fp64 or fp32 tiles, tg_chol_solve's output) as tile GEMMs in W's
  * precision; P is written to @p pred (n_t × nphen, leading dimension ldp). */
-tg_status tg_krr_predict(const tg_matrix *Kt, const tg_matrix *W, double *pred, int64_t ldp,
-                         tg_error *err);
+tg_status tg_krr_predict_tiles(const tg_matrix *Kt, const tg_matrix *W, double *pred,
+                               int64_t ldp, tg_error *err);
 
 /** Mean square prediction error and Pearson r of @p pred against @p y over the n rows where y
  * is not NAN (*nobs of them; r is NAN when either has zero variance or nobs < 2). */
 void tg_pred_metrics(const double *y, const double *pred, int64_t n, double *mspe, double *r,
                      int64_t *nobs);
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name Kernel ridge regression: the workflow (what `tilegwas krr` runs)
+ * tg_krr_split chooses the samples; tg_krr_fit centres the phenotypes by their training means,
+ * prepares the training genotypes and, for every (γ, α) of the grid, builds K + αI, factors it
+ * under the precision map and solves for the weights W = (K + αI)⁻¹(Y − mean); tg_krr_predict
+ * gives K_t·W + mean for a test cohort; a model is saved to a folder and loaded back
+ * (tg_krr_model_save / _load: model.tsv, train.tsv, snps.tsv, pheno.tsv, weights.tsv,
+ * factor.bin, described in docs/USER-GUIDE.md). Every call that submits tasks needs a started
+ * runtime; with several MPI ranks they are collective and every rank gets the predictions
+ * (saving and loading a model: one rank). */
+typedef struct tg_krr_model tg_krr_model;
+
+/** Options of tg_krr_fit(). */
+typedef struct {
+    tg_kernel kernel;     /**< default gaussian */
+    const double *gamma;  /**< the γ grid, ngamma values > 0 (gaussian; the other kernels
+                           * ignore it and make one pass) */
+    int ngamma;
+    const double *alpha;  /**< the α grid, nalpha values ≥ 0 (at least one) */
+    int nalpha;
+    const double *covar;  /**< gaussian only: confounders, sample rows[i]'s at
+                           * covar[rows[i] + c·ldc] for c < ncov (NULL: none) */
+    int ncov;
+    int64_t ldc;
+    int nb;               /**< tile size; 0 (default): by the workers, see tg_krr_tile() */
+    double pred_tol;      /**< the map keeps the weights and predictions within this relative
+                           * tolerance of an all-fp64 factorisation (tg_chol_opts.tol with α the
+                           * shift; default 1e-3) */
+    double accuracy;      /**< > 0: instead, this eps of the adaptive map (tg_chol_opts.eps) */
+    unsigned allowed;     /**< precisions off-diagonal tiles may take (1u << TG_FP16 | ...); 0
+                           * (default): by the workers, see tg_krr_precisions() */
+    tg_prec diag;         /**< diagonal tiles, the kernels and the solve: fp64 (default) or fp32 */
+    int diag_fixed;       /**< 0 (default): with pred_tol the map may lower an fp64 diagonal to
+                           * fp32 (tg_chol_opts.lower_diag); 1: it keeps @p diag */
+    double band;          /**< ≥ 0: the paper's bands instead of the adaptive map (tg_chol_opts) */
+    int keep_factor;      /**< keep the factor in the model (one γ and one α): for
+                           * tg_krr_model_save */
+} tg_krr_opts;
+
+/** Defaults: gaussian, no grid, no confounders, tile and precisions by the workers, pred_tol
+ * 1e-3, diag fp64 (lowerable), adaptive map, factor not kept. */
+tg_krr_opts tg_krr_defaults(void);
+
+/** The tile size of a fit with @p n training samples on the started runtime's workers: 2048
+ * with GPUs (4096 from 32,768 samples), 512 on CPUs only; @p why (may be NULL) receives the
+ * reason, for logs. */
+int tg_krr_tile(int64_t n, const char **why);
+/** The precisions off-diagonal tiles may take by default: fp32, fp16 and fp8 with GPUs, fp32 on
+ * CPUs only (where fp16 and fp8 tiles save memory, not time); @p why as tg_krr_tile's. */
+unsigned tg_krr_precisions(const char **why);
+
+/** Train/test split of @p n samples with @p k phenotypes (sample i's at y[i + c·ldy], NAN:
+ * missing). @p test_frac in (0, 1): a seeded shuffle of the samples (tg_rng, @p seed), the first
+ * round(test_frac·n) held out (test, in sample order); NAN: none held out (the test cohort is
+ * another fileset). Training samples: the others with every phenotype observed, in order. */
+typedef struct {
+    int64_t *train, ntrain; /**< training samples */
+    int64_t *test, ntest;   /**< held-out samples (NULL, 0 without test_frac) */
+    int64_t candidates;     /**< samples not held out */
+    int64_t dropped;        /**< candidates dropped: a phenotype missing */
+    int empty_pheno;        /**< the first phenotype without a value among the candidates, or -1 */
+} tg_krr_split;
+tg_status tg_krr_split_make(int64_t n, int k, const double *y, int64_t ldy, double test_frac,
+                            uint64_t seed, tg_krr_split *s, tg_error *err);
+void tg_krr_split_free(tg_krr_split *s);
+
+/** What one (γ, α) of a fit did. */
+typedef struct {
+    double gamma, alpha;
+    int stage;             /**< 0 nothing, 1 kernel built, 2 map made (chol valid), 3 solved */
+    int from_kept;         /**< the kernel came from the kept dot products */
+    double kernel_seconds; /**< K + αI, waited for */
+    double kernel_ops;     /**< its integer operations (0 from the kept products) */
+    double solve_seconds;
+    double seconds;        /**< the pair's phases: kernel, map, factor, solve */
+    tg_chol_report chol;   /**< the factorisation (map, recoveries, times) */
+} tg_krr_pair_report;
+
+/** What tg_krr_fit() did; tg_krr_fit_report_free() frees it (filled as far as the fit went
+ * when it fails). */
+typedef struct {
+    int nb;                   /**< the tile size used */
+    const char *nb_why;       /**< NULL when given, else tg_krr_tile's reason */
+    unsigned allowed;         /**< the precisions used */
+    const char *allowed_why;  /**< NULL when given, else tg_krr_precisions' reason */
+    int64_t imputed;          /**< missing calls imputed in the training genotypes */
+    double panel_seconds;     /**< genotype panels */
+    double gram_seconds;      /**< dot products kept for the grid (0: none kept) */
+    double gram_ops;
+    int npairs;               /**< pairs reported, g-major: pair[g·nalpha + a] */
+    tg_krr_pair_report *pair;
+    tg_prec *map;             /**< the last factorisation's precision map, map_nt² entries,
+                               * column-major (upper tiles: the diagonal's precision) */
+    int map_nt;
+} tg_krr_fit_report;
+void tg_krr_fit_report_free(tg_krr_fit_report *r);
+
+/** Fits KRR models of the @p k phenotypes for every (γ, α) of @p o's grid on the training
+ * samples rows[0..n) of @p bed (NULL: the first n), sample rows[i]'s phenotype c at
+ * y[rows[i] + c·ldy] (no NAN: tg_krr_split keeps the observed samples), @p names the
+ * phenotypes' names (for saved models; copied). Genotypes as tg_kgeno_create says; the kernel
+ * is built once per pair from dot products kept for the grid (a single pair computes them in
+ * its tasks). The model keeps the training genotypes and @p bed, which must stay open while the
+ * model is used. @p rep (may be NULL) tells what was done. An error names the pair. */
+tg_status tg_krr_fit(const tg_bed *bed, const int64_t *rows, int64_t n, int k, const double *y,
+                     int64_t ldy, const char *const *names, const tg_krr_opts *o,
+                     tg_krr_model **model, tg_krr_fit_report *rep, tg_error *err);
+
+/** TG_ERR_ARG unless @p test has the SNPs of @p train in the same order with the same A1 (the
+ * message names the first that differs). */
+tg_status tg_krr_check_test(const tg_bed *train, const tg_bed *test, tg_error *err);
+
+/** What tg_krr_predict() did. */
+typedef struct {
+    int64_t imputed;        /**< missing calls imputed in the test genotypes */
+    int64_t train_imputed;  /**< and in the training ones, when the predict prepared them (a
+                             * loaded model) */
+    double panel_seconds;   /**< genotype panels (the training ones too for a loaded model) */
+    double gram_seconds, gram_ops; /**< test-train dot products kept for several γ (0: none) */
+    int ngamma, nalpha;
+    double *kernel_seconds; /**< per γ: the test-train kernel */
+    double *kernel_ops;     /**< per γ: its integer operations (0 from the kept products) */
+    double *seconds;        /**< per pair (g-major): K_t·W and the means */
+} tg_krr_predict_report;
+void tg_krr_predict_report_free(tg_krr_predict_report *r);
+
+/** Predictions K_t·W + mean of the test samples rows[0..n) of @p test (NULL: the first n; the
+ * same SNPs in the same order with the same A1 as the training fileset: TG_ERR_ARG otherwise),
+ * imputed and encoded with the training frequencies; @p covar their confounders as
+ * tg_krr_opts.covar (the model's ncov columns). Column (g·nalpha + a)·k + c of @p pred (n rows,
+ * leading dimension ldp) is phenotype c under (γ_g, α_a). TG_ERR_NUMERIC when a prediction is
+ * not finite (K + αI too ill-conditioned for the map), naming the pair. */
+tg_status tg_krr_predict(tg_krr_model *m, const tg_bed *test, const int64_t *rows, int64_t n,
+                         const double *covar, int64_t ldc, double *pred, int64_t ldp,
+                         tg_krr_predict_report *rep, tg_error *err);
+
+/** A model as fitted or loaded (pointers into the model, valid while it lives). */
+typedef struct {
+    tg_kernel kernel;
+    const double *gamma, *alpha; /**< the grid (a loaded model: one pair; gamma 0 for ibs and
+                                  * linear) */
+    int ngamma, nalpha;
+    int nb;
+    tg_prec diag;                /**< precision of the kernels */
+    int ncov;
+    const tg_bed *bed;           /**< the training fileset */
+    const char *bfile;           /**< as given to the fit (a loaded model: as saved) */
+    const int64_t *rows;         /**< training samples (rows of bed) */
+    int64_t n;
+    int k;                       /**< phenotypes */
+    const char *const *names;
+    const double *mean;          /**< their training means */
+} tg_krr_model_info;
+const tg_krr_model_info *tg_krr_model_describe(const tg_krr_model *m);
+/** The weights of pair (g, a) into @p w (n × k, leading dimension ldw). */
+tg_status tg_krr_model_weights(const tg_krr_model *m, int g, int a, double *w, int64_t ldw,
+                               tg_error *err);
+void tg_krr_model_free(tg_krr_model *m);
+
+/** --save-model's check before any work: creates @p dir when missing; an existing @p dir must
+ * be a writable folder, empty or holding a model (which a save replaces, never other files). */
+tg_status tg_krr_model_check_dir(const char *dir, tg_error *err);
+/** Saves a model with its factor (tg_krr_opts.keep_factor, or a loaded model after
+ * tg_krr_model_solve) into @p dir: each file written as NAME.tmp and renamed into place once
+ * all are, model.tsv last. @p factor_bytes (may be NULL) receives the factor's size. */
+tg_status tg_krr_model_save(const tg_krr_model *m, const char *dir, int64_t *factor_bytes,
+                            tg_error *err);
+/** Reads and checks every file of the model in @p dir (the factor's tiles are read by
+ * tg_krr_model_solve only) and reopens its training fileset, which must be unchanged since the
+ * save (.bed size and time, a hash of the .bim). Needs no runtime. */
+tg_status tg_krr_model_load(const char *dir, tg_krr_model **m, tg_error *err);
+
+/** What tg_krr_model_solve() did. */
+typedef struct {
+    int64_t tiles[TG_NPREC]; /**< the saved factor's tiles per precision */
+    int64_t bytes;           /**< and their bytes */
+    double read_seconds, solve_seconds;
+} tg_krr_solve_report;
+/** New phenotypes of a loaded model's training samples (sample rows[i]'s phenotype c at
+ * y[rows[i] + c·ldy], rows those of tg_krr_model_describe; each must be observed, TG_ERR_ARG
+ * naming the sample otherwise), solved with the saved factor (read on first use; no
+ * factorisation): they replace the model's phenotypes, means and weights. */
+tg_status tg_krr_model_solve(tg_krr_model *m, int k, const double *y, int64_t ldy,
+                             const char *const *names, tg_krr_solve_report *rep, tg_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
 /** @name Ridge regression by the tile Cholesky (the KRR paper's RR baseline, Fig. 2)

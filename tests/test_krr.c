@@ -1,10 +1,11 @@
 /* KRR Predict and the whole KRR pipeline.
  * tg_pred_metrics: a hand case, degenerate cases and random data against closed forms.
- * tg_krr_predict: against a naive double product of the stored values, with W in FP64 and
+ * tg_krr_predict_tiles: against a naive double product of the stored values, with W in FP64 and
  * with W in FP32 and the kernel tiles in every floating precision (scaled FP8 included).
- * Whole KRR (Build, Cholesky, solve, Predict) on a written .bed with missing calls, Gaussian
- * kernel with confounders, N not a multiple of the tile: all FP64 against a dense LAPACK solve
- * (dposv) of (K + αI)W = Y with K built naively here from the decoded, imputed genotypes; FP32
+ * Whole KRR through the library's workflow (tg_krr_fit: Build, Cholesky, solve; tg_krr_predict)
+ * on a written .bed with missing calls, Gaussian kernel with confounders, N not a multiple of
+ * the tile: all FP64 against a dense LAPACK solve (dposv) of (K + αI)W = Y − Ȳ (training
+ * means) with K built naively here from the decoded, imputed genotypes, predictions K_t·W + Ȳ; FP32
  * diagonal + FP16 adaptive map at ε = 1e-4 against the FP64 predictions; the map from a
  * tolerance τ on the predictions (tg_chol_opts.tol, α the shift): its eps, its bound ≤ τ, and
  * the weights and predictions against FP64's within the bound and τ. */
@@ -106,7 +107,7 @@ static void metrics_tests(tg_rng *r) {
     free(pr);
 }
 
-/* ------------------------------------------------------------------ tg_krr_predict */
+/* ------------------------------------------------------------------ tg_krr_predict_tiles */
 
 /* P = Kt·W with Kt nt × n in tiles nb (converted to @p map: tile t gets map[t % 4] with the
  * FP8 tiles scaled by 8), W n × k in tiles nb × 2 of precision @p wp. Reference: the double
@@ -132,7 +133,7 @@ static void predict_test(tg_rng *r, int64_t nt_, int64_t n, int64_t k, int nb, t
     tg_matrix_to_dense(W, w, n, &err);
     double *p = calloc((size_t)(nt_ + 3) * k, sizeof *p), *ref = calloc((size_t)(nt_ * k), sizeof *ref),
            *mag = calloc((size_t)(nt_ * k), sizeof *mag), *got = malloc((size_t)(nt_ * k) * sizeof *got);
-    if (!st) st = tg_krr_predict(Kt, W, p, nt_ + 3, &err);
+    if (!st) st = tg_krr_predict_tiles(Kt, W, p, nt_ + 3, &err);
     for (int64_t c = 0; c < k; c++)
         for (int64_t i = 0; i < nt_; i++) {
             for (int64_t q = 0; q < n; q++) {
@@ -158,11 +159,11 @@ static void predict_errors(void) {
     double p[64];
     tg_matrix_create(&Kt, 5, 20, 8, 8, TG_GENERAL, TG_FP64, 0, 0, &err);
     tg_matrix_create(&W, 20, 2, 10, 2, TG_GENERAL, TG_FP64, 0, 0, &err);
-    tg_status st = tg_krr_predict(Kt, W, p, 5, &err);
+    tg_status st = tg_krr_predict_tiles(Kt, W, p, 5, &err);
     ok(st == TG_ERR_ARG && strstr(err.msg, "tiles of"), "W tiled unlike Kt's columns: %s", err.msg);
     tg_matrix_destroy(W);
     tg_matrix_create(&W, 20, 2, 8, 2, TG_GENERAL, TG_FP16, 0, 0, &err);
-    st = tg_krr_predict(Kt, W, p, 5, &err);
+    st = tg_krr_predict_tiles(Kt, W, p, 5, &err);
     ok(st == TG_ERR_ARG && strstr(err.msg, "fp16"), "W in fp16 refused: %s", err.msg);
     tg_matrix_destroy(W);
     tg_matrix_destroy(Kt);
@@ -266,46 +267,36 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* The rows' confounders as an n × NCOV array. */
-static double *rows_covar(const struct cohort *c, const int64_t *rows, int n) {
-    double *x = malloc((size_t)n * NCOV * sizeof *x);
-    for (int j = 0; j < NCOV; j++)
-        for (int i = 0; i < n; i++) x[i + j * n] = c->covar[rows[i] + j * NS];
-    return x;
-}
-
-/* One run of the library pipeline (tg_krr_factor: α is the map's shift): predictions
- * (NS−NTR) × NPH into @p pred, the weights NTR × NPH into @p w. */
+/* One run of the library's workflow (tg_krr_fit, tg_krr_predict; α is the map's shift) with
+ * the map of @p co: predictions (NS−NTR) × NPH into @p pred, the weights NTR × NPH into @p w. */
 static tg_status pipeline(const struct cohort *c, double gamma, double alpha,
                           const tg_chol_opts *co, tg_chol_report *rep, double *pred, double *w,
                           tg_error *err) {
-    const int nte = NS - NTR;
-    tg_kgeno *tr = NULL, *te = NULL;
-    tg_matrix *C = NULL, *Ct = NULL, *K = NULL, *Kt = NULL, *B = NULL;
-    double *xtr = rows_covar(c, c->train, NTR), *xte = rows_covar(c, c->test, nte), ops = 0;
-    tg_status st;
-    if ((st = tg_kgeno_create(&c->bed, c->train, NTR, TG_KERNEL_GAUSSIAN, NULL, xtr, NCOV, NTR,
-                              NB, &tr, err)) ||
-        (st = tg_kgeno_create(&c->bed, c->test, nte, TG_KERNEL_GAUSSIAN, tg_kgeno_freq(tr), xte,
-                              NCOV, nte, NB, &te, err)) ||
-        (st = tg_kernel_gram(tr, tr, &C, &ops, err)) ||
-        (st = tg_kernel_gram(te, tr, &Ct, NULL, err)) ||
-        (st = tg_kernel_apply(C, tr, tr, gamma, alpha, co->diag, &K, err)) ||
-        (st = tg_kernel_apply(Ct, te, tr, gamma, 0, co->diag, &Kt, err)) ||
-        (st = tg_krr_factor(K, C, tr, gamma, alpha, co, rep, err)) ||
-        (st = tg_matrix_create(&B, NTR, NPH, NB, NPH, TG_GENERAL, rep->diag, 0, 0, err)) ||
-        (st = tg_matrix_from_dense(B, c->y, NTR, err)) || (st = tg_chol_solve(K, B, err)) ||
-        (st = tg_krr_predict(Kt, B, pred, nte, err)) || (st = tg_matrix_to_dense(B, w, NTR, err)))
-        diag("pipeline: %s", err->msg);
-    tg_matrix_destroy(B);
-    tg_matrix_destroy(Kt);
-    tg_matrix_destroy(K);
-    tg_matrix_destroy(Ct);
-    tg_matrix_destroy(C);
-    tg_kgeno_free(te);
-    tg_kgeno_free(tr);
-    free(xtr);
-    free(xte);
+    static const char *const names[NPH] = {"y0", "y1", "y2"};
+    double *y = malloc((size_t)NS * NPH * sizeof *y); /* by .fam row, as the fit reads it */
+    for (int k = 0; k < NPH; k++)
+        for (int i = 0; i < NTR; i++) y[c->train[i] + k * NS] = c->y[i + k * NTR];
+    tg_krr_opts o = tg_krr_defaults();
+    o.gamma = &gamma, o.ngamma = 1, o.alpha = &alpha, o.nalpha = 1;
+    o.covar = c->covar, o.ncov = NCOV, o.ldc = NS;
+    o.nb = NB;
+    o.accuracy = co->tol > 0 ? 0 : co->eps;
+    o.pred_tol = co->tol;
+    o.allowed = co->allowed;
+    o.diag = co->diag;
+    o.diag_fixed = !co->lower_diag;
+    o.band = co->band;
+    tg_krr_model *m = NULL;
+    tg_krr_fit_report fr = {0};
+    tg_status st = tg_krr_fit(&c->bed, c->train, NTR, NPH, y, NS, names, &o, &m, &fr, err);
+    if (fr.npairs) *rep = fr.pair[0].chol;
+    if (!st) st = tg_krr_predict(m, &c->bed, c->test, NS - NTR, c->covar, NS, pred, NS - NTR,
+                                 NULL, err);
+    if (!st) st = tg_krr_model_weights(m, 0, 0, w, NTR, err);
+    if (st) diag("pipeline: %s", err->msg);
+    tg_krr_model_free(m);
+    tg_krr_fit_report_free(&fr);
+    free(y);
     return st;
 }
 
@@ -342,10 +333,16 @@ static void krr_tests(tg_rng *r) {
         LAPACKE_dsyev(LAPACK_COL_MAJOR, 'N', 'L', NTR, a, NTR, ev);
         double kappa = ev[NTR - 1] / ev[0], ffac = fro(k, (size_t)NTR * NTR) / ev[NTR - 1];
         memcpy(a, k, (size_t)NTR * NTR * sizeof *a);
-        memcpy(w, c.y, (size_t)NTR * NPH * sizeof *w);
+        /* the phenotypes centred by their training means, which the predictions add back */
+        double mean[NPH] = {0};
+        for (int q = 0; q < NPH; q++) {
+            for (int i = 0; i < NTR; i++) mean[q] += c.y[i + q * NTR] / NTR;
+            for (int i = 0; i < NTR; i++) w[i + q * NTR] = c.y[i + q * NTR] - mean[q];
+            for (int i = 0; i < nte; i++) ref[i + q * nte] = mean[q];
+        }
         int info = LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', NTR, NPH, a, NTR, w, NTR);
         cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, nte, NPH, NTR, 1, kt, nte, w, NTR,
-                    0, ref, nte);
+                    1, ref, nte);
         double *p = calloc((size_t)nte * NPH, sizeof *p), *p64 = calloc((size_t)nte * NPH, sizeof *p64);
         double *wt = calloc((size_t)NTR * NPH, sizeof *wt), *w64 = calloc((size_t)NTR * NPH, sizeof *w64);
         size_t np = (size_t)nte * NPH;

@@ -28,8 +28,8 @@ static tg_status check(const tg_matrix *Kt, const tg_matrix *W, tg_prec *w, tg_e
     return TG_OK;
 }
 
-tg_status tg_krr_predict(const tg_matrix *Kt, const tg_matrix *W, double *pred, int64_t ldp,
-                         tg_error *err) {
+tg_status tg_krr_predict_tiles(const tg_matrix *Kt, const tg_matrix *W, double *pred, int64_t ldp,
+                               tg_error *err) {
     tg_prec w = TG_FP64;
     tg_status st = check(Kt, W, &w, err);
     if (st) return st;

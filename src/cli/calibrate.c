@@ -11,8 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/rng.h"
-#include "cli/cli.h"
+#include "cli/calibrate.h"
 #include "runtime/runtime.h"
 
 static const char *help =
@@ -37,238 +36,6 @@ static const char *help =
     "                   machine's CPU and GPUs; ship it as perfmodels/NAME/)\n"
     "  --help           this text\n" TG_CLI_COMMON_HELP;
 
-enum { W_KRR = 1, W_RR = 2, W_EPI = 4, W_SNPMM = 8 };
-
-typedef struct {
-    int kind;           /* STARPU_CPU_WORKER or STARPU_CUDA_WORKER */
-    const int *tiles;   /* tile edges, 0-terminated */
-    const int *samples; /* epistasis sample counts, 0-terminated */
-    int reps;
-    const char *dir;    /* scratch directory for the random filesets */
-} sweep;
-
-/* Sizes per worker kind: tile edges of the Cholesky and build kernels (every other size follows
- * from them) and epistasis sample counts. Verification runs the geometric means of neighbours,
- * sizes the calibration never ran. */
-static const int cpu_tiles[] = {64, 128, 256, 512, 0}, cpu_samples[] = {1024, 4096, 16384, 0};
-/* CPU workers of a node with GPUs: also the GPUs' smallest tile size, at which the scheduler
- * weighs a core against a GPU (2048 took 51 s a repetition on the H100 node's cores) */
-static const int cpu_gpu_node_tiles[] = {64, 128, 256, 512, 1024, 0};
-static const int gpu_tiles[] = {256, 512, 1024, 2048, 4096, 0},
-                 gpu_samples[] = {8192, 32768, 131072, 0};
-static const int quick_tiles[] = {32, 64, 128, 0}, quick_samples[] = {256, 1024, 0};
-
-static const int *tiles_of(int kind, int quick, int ngpu) {
-    if (quick) return quick_tiles;
-    if (kind == STARPU_CUDA_WORKER) return gpu_tiles;
-    return ngpu ? cpu_gpu_node_tiles : cpu_tiles;
-}
-
-static int count(const int *v) {
-    int n = 0;
-    while (v[n]) n++;
-    return n;
-}
-
-/* Geometric means of neighbours, rounded to a multiple of @p mult. */
-static void between(const int *v, int *out, int mult) {
-    int n = count(v), k = 0;
-    for (int i = 0; i + 1 < n; i++) {
-        int m = (int)(sqrt((double)v[i] * v[i + 1]) / mult + 0.5) * mult;
-        out[k++] = m > v[i] ? m : v[i] + mult;
-    }
-    out[k] = 0;
-}
-
-/* A random fileset PREFIX = dir/name, written once per run. */
-static tg_status fileset(const sweep *s, const char *name, int64_t n, int64_t m, tg_bed *bed,
-                         tg_error *err) {
-    char prefix[PATH_MAX];
-    snprintf(prefix, sizeof prefix, "%s/%s_%lld_%lld", s->dir, name, (long long)n, (long long)m);
-    char bedpath[PATH_MAX + 8];
-    snprintf(bedpath, sizeof bedpath, "%s.bed", prefix);
-    tg_status st = access(bedpath, R_OK) == 0 ? TG_OK
-                                               : tg_bed_write_random(prefix, n, m, 12345, err);
-    return st ? st : tg_bed_open(prefix, bed, err);
-}
-
-/* KRR at tile edge nb: the fused build, the kept dot products and kernel function, each
- * precision map's factorisation, the solve and the prediction of a test cohort. */
-static tg_status run_krr(const sweep *s, int nb, tg_error *err) {
-    const int64_t n = 3 * (int64_t)nb + nb / 2, snps = nb < 128 ? 256 : 2 * nb, nt = nb + nb / 2;
-    tg_bed bed;
-    tg_status st = fileset(s, "krr", n + nt, snps, &bed, err);
-    if (st) return st;
-    int64_t *train = malloc((size_t)(n + nt) * sizeof *train);
-    double *y = malloc((size_t)n * 4 * sizeof *y), *pred = malloc((size_t)nt * 4 * sizeof *pred);
-    tg_kgeno *g = NULL, *t = NULL;
-    tg_matrix *C = NULL, *K = NULL, *Ct = NULL, *Kt = NULL, *W = NULL;
-    if (!train || !y || !pred) {
-        st = tg_error_set(err, TG_ERR_NOMEM, "calibrate: out of memory");
-        goto done;
-    }
-    for (int64_t i = 0; i < n + nt; i++) train[i] = i;
-    tg_rng rng;
-    tg_rng_seed(&rng, 7);
-    for (int64_t i = 0; i < 4 * n; i++) y[i] = tg_rng_normal(&rng);
-    const double gamma = 1.0 / (double)snps, alpha = 1 + 0.1 * sqrt((double)n);
-    if ((st = tg_kgeno_create(&bed, train, n, TG_KERNEL_GAUSSIAN, NULL, NULL, 0, 0, nb, &g, err)) ||
-        (st = tg_kgeno_create(&bed, train + n, nt, TG_KERNEL_GAUSSIAN, tg_kgeno_freq(g), NULL, 0,
-                              0, nb, &t, err)) ||
-        (st = tg_kernel_gram(g, g, &C, NULL, err)) ||
-        (st = tg_kernel_gram(t, g, &Ct, NULL, err)))
-        goto done;
-    /* the factorisations of the forced maps: every precision the adaptive map can choose (FP16
-     * and FP8 tiles below FP32 diagonals: the FP16 panel solve and its scaled copy of L⁻¹,
-     * tg_trsm_fp16 and tg_half_scaled_fp32) */
-    static const struct {
-        tg_prec diag;
-        unsigned low;
-    } maps[] = {{TG_FP64, 0}, {TG_FP32, 0}, {TG_FP32, 1u << TG_FP16}, {TG_FP32, 1u << TG_FP8_E4M3},
-                {TG_FP64, 1u << TG_FP32 | 1u << TG_FP16}};
-    for (size_t k = 0; k < sizeof maps / sizeof *maps && !st; k++) {
-        tg_prec p = maps[k].diag;
-        /* fused builds (FP64 and FP32 tiles) on the first two maps, kept dot products after */
-        if ((st = tg_kernel_apply(k > 1 ? C : NULL, g, g, gamma, alpha, p, &K, err))) break;
-        tg_chol_opts o = tg_chol_defaults();
-        o.diag = p;
-        o.allowed = maps[k].low ? maps[k].low : 1u << p;
-        o.band = k + 1 == sizeof maps / sizeof *maps ? -1 : 0; /* the last one adaptive */
-        o.eps = 1e-6;
-        if ((st = tg_cholesky(K, &o, NULL, err)) ||
-            (st = tg_matrix_create(&W, n, 4, nb, nb, TG_GENERAL, p, 0, 0, err)))
-            break;
-        /* the solve overwrites W = B with the weights */
-        double *b = y;
-        if ((st = tg_matrix_from_dense(W, b, n, err)) || (st = tg_chol_solve(K, W, err)) ||
-            (st = tg_kernel_apply(Ct, t, g, gamma, 0, p, &Kt, err)) ||
-            (st = tg_krr_predict(Kt, W, pred, nt, err)))
-            break;
-        tg_matrix_destroy(W), W = NULL;
-        tg_matrix_destroy(Kt), Kt = NULL;
-        tg_matrix_destroy(K), K = NULL;
-    }
-done:
-    tg_matrix_destroy(W);
-    tg_matrix_destroy(Kt);
-    tg_matrix_destroy(K);
-    tg_matrix_destroy(Ct);
-    tg_matrix_destroy(C);
-    tg_kgeno_free(t);
-    tg_kgeno_free(g);
-    free(pred);
-    free(y);
-    free(train);
-    tg_bed_close(&bed);
-    return st;
-}
-
-/* RR by the tile Cholesky at SNP tile edge nb: X'X by INT8 panels, FP64 and FP32 factors. */
-static tg_status run_rr(int nb, tg_error *err) {
-    const int64_t n = 2 * (int64_t)nb, m = 3 * (int64_t)nb + nb / 2;
-    int8_t *x = malloc((size_t)(n * m));
-    double *y = malloc((size_t)n * sizeof *y), *beta = malloc((size_t)m * sizeof *beta), mu;
-    tg_status st = TG_OK;
-    if (!x || !y || !beta) st = tg_error_set(err, TG_ERR_NOMEM, "calibrate: out of memory");
-    tg_rng rng;
-    tg_rng_seed(&rng, 11);
-    for (int64_t i = 0; !st && i < n * m; i++) x[i] = (int8_t)(tg_rng_u64(&rng) % 3);
-    for (int64_t i = 0; !st && i < n; i++) y[i] = tg_rng_normal(&rng);
-    for (int d = 0; d < 2 && !st; d++) {
-        tg_ridge_chol_opts o = tg_ridge_chol_defaults();
-        o.lambda = (double)n;
-        o.nb = nb;
-        o.chol.diag = d ? TG_FP32 : TG_FP64;
-        o.chol.allowed = 1u << o.chol.diag;
-        st = tg_ridge_chol(x, n, m, n, 1, 1, y, n, &o, beta, m, &mu, NULL, err);
-    }
-    free(beta);
-    free(y);
-    free(x);
-    return st;
-}
-
-/* Epistasis rounds of every order and score-independent kernel on @p n samples. */
-static tg_status run_epi(const sweep *s, int n, int quick, tg_error *err) {
-    /* [order][GPU, CPU, quick]: the default blocks on GPUs; smaller on CPUs, where a round of
-     * the default blocks takes minutes */
-    static const int blocks[3][3] = {{1024, 256, 128}, {256, 64, 32}, {64, 32, 16}};
-    tg_status st = TG_OK;
-    for (int k = 2; k <= 4 && !st; k++) {
-        int b = blocks[k - 2][quick ? 2 : s->kind == STARPU_CPU_WORKER];
-        /* three blocks: at least C(3 + k − 1, k) ≥ 10 rounds */
-        tg_bed bed;
-        if ((st = fileset(s, "epi", n, 3 * b, &bed, err))) break;
-        int8_t *cls = malloc((size_t)n);
-        if (!cls) st = tg_error_set(err, TG_ERR_NOMEM, "calibrate: out of memory");
-        for (int i = 0; !st && i < n; i++) cls[i] = i >= n / 2;
-        tg_epi_opts o = tg_epi_defaults();
-        o.order = k;
-        o.block = b;
-        tg_epi_report rep = {0};
-        if (!st) st = tg_epistasis(&bed, cls, &o, &rep, err);
-        tg_epi_report_free(&rep);
-        free(cls);
-        tg_bed_close(&bed);
-    }
-    return st;
-}
-
-/* Genotype products, both orientations, FP64 and FP32, k = 1, 16, 64 columns. */
-static tg_status run_snpmm(int nb, tg_error *err) {
-    /* row and SNP blocks stop growing with nb beyond 1024: larger inputs only take longer to
-     * make, the products are split into the same blocks */
-    int e = nb < 1024 ? nb : 1024;
-    const int64_t n = 16 * (int64_t)e + 3, m = 4 * (int64_t)e + 1, len = (n > m ? n : m) * 64;
-    int8_t *x = malloc((size_t)(n * m));
-    double *in = malloc((size_t)len * sizeof *in), *out = malloc((size_t)len * sizeof *out);
-    float *in32 = malloc((size_t)len * sizeof *in32), *out32 = malloc((size_t)len * sizeof *out32);
-    tg_geno *g = NULL;
-    tg_status st = TG_OK;
-    if (!x || !in || !out || !in32 || !out32)
-        st = tg_error_set(err, TG_ERR_NOMEM, "calibrate: out of memory");
-    tg_rng rng;
-    tg_rng_seed(&rng, 13);
-    for (int64_t i = 0; !st && i < n * m; i++) x[i] = (int8_t)(tg_rng_u64(&rng) % 3);
-    for (int64_t i = 0; !st && i < len; i++) in32[i] = (float)(in[i] = tg_rng_normal(&rng));
-    if (!st) st = tg_geno_from_int8(x, n, m, n, 0, &g, err);
-    static const int ks[] = {1, 16, 64};
-    for (int p = 0; p < 2 && !st; p++)
-        for (int trans = 0; trans < 2 && !st; trans++)
-            for (int c = 0; c < 3 && !st; c++)
-                st = tg_geno_mul(g, trans, ks[c], p ? TG_FP32 : TG_FP64, p ? (void *)in32 : in,
-                                 trans ? n : m, p ? (void *)out32 : out, trans ? m : n, err);
-    tg_geno_free(g);
-    free(out32);
-    free(in32);
-    free(out);
-    free(in);
-    free(x);
-    return st;
-}
-
-static tg_status run_sweep(const sweep *s, int workloads, int quick, tg_log *log, tg_error *err) {
-    tg_status st = TG_OK;
-    for (int r = 0; r < s->reps && !st; r++) {
-        for (int i = 0; s->tiles[i] && !st; i++) {
-            double t0 = tg_now();
-            int nb = s->tiles[i];
-            if ((workloads & W_KRR) && (st = run_krr(s, nb, err))) break;
-            if ((workloads & W_RR) && (st = run_rr(nb, err))) break;
-            if ((workloads & W_SNPMM) && (st = run_snpmm(nb, err))) break;
-            tg_log_printf(log, "  %s tile %d: %.2f s", s->kind == STARPU_CPU_WORKER ? "CPU" : "GPU",
-                          nb, tg_now() - t0);
-        }
-        for (int i = 0; (workloads & W_EPI) && s->samples[i] && !st; i++) {
-            double t0 = tg_now();
-            if ((st = run_epi(s, s->samples[i], quick, err))) break;
-            tg_log_printf(log, "  %s epistasis %d samples: %.2f s",
-                          s->kind == STARPU_CPU_WORKER ? "CPU" : "GPU", s->samples[i],
-                          tg_now() - t0);
-        }
-    }
-    return st;
-}
 
 /* One started runtime per worker kind: only those workers, so each kind is measured at every
  * size (under a scheduler the GPU would take nearly every task). */
@@ -361,10 +128,10 @@ static int run(const tg_cli_common *c, int quick, int workloads, int reps, int r
             }
         }
         tg_log_printf(log, "calibrating on the %s workers", kinds[k] == STARPU_CPU_WORKER ? "CPU" : "GPU");
-        sweep s = {kinds[k], tiles_of(kinds[k], quick, nk > 1),
-                   quick ? quick_samples : kinds[k] == STARPU_CPU_WORKER ? cpu_samples : gpu_samples,
+        sweep s = {kinds[k], calibrate_tiles(kinds[k], quick, nk > 1),
+                   calibrate_samples(kinds[k], quick),
                    reps, dir};
-        st = run_sweep(&s, workloads, quick, log, &err);
+        st = calibrate_sweep(&s, workloads, quick, log, &err);
         tg_runtime_stop();
     }
     int nmodels = 0;
@@ -376,16 +143,16 @@ static int run(const tg_cli_common *c, int quick, int workloads, int reps, int r
     setenv("STARPU_CALIBRATE", "0", 1);
     for (int k = 0; k < nk && !st; k++) {
         if ((st = start_kind(c, kinds[k], &err))) break;
-        const int *tiles = tiles_of(kinds[k], quick, nk > 1);
-        const int *samples = quick ? quick_samples : kinds[k] == STARPU_CPU_WORKER ? cpu_samples : gpu_samples;
+        const int *tiles = calibrate_tiles(kinds[k], quick, nk > 1);
+        const int *samples = calibrate_samples(kinds[k], quick);
         int vt[8], vs[8];
-        between(tiles, vt, 16);
-        between(samples, vs, 64);
+        calibrate_between(tiles, vt, 16);
+        calibrate_between(samples, vs, 64);
         /* quick sizes take microseconds, which one time slice of a loaded machine turns into
          * milliseconds: two tasks a size, and the fastest is reported beside the mean */
         sweep s = {kinds[k], vt, vs, quick ? 2 : 1, dir};
         tg_record_start(1);
-        st = run_sweep(&s, workloads, quick, log, &err);
+        st = calibrate_sweep(&s, workloads, quick, log, &err);
         size_t n;
         tg_task_record *r = tg_record_stop(&n);
         row *g = realloc(rows, (nrows + n) * sizeof *g);

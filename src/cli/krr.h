@@ -1,10 +1,10 @@
-/* The krr command's options and state, shared by src/cli/krr.c (the command) and
- * src/cli/krr_model.c (its model folder: --save-model, --load-model). */
+/* The krr command's options and data, shared by src/cli/krr.c (options), src/cli/krr_run.c
+ * (inputs and the library calls) and src/cli/krr_out.c (outputs and log lines). */
 #ifndef TG_CLI_KRR_H
 #define TG_CLI_KRR_H
 #include "cli/cli.h"
 
-/* The options as parsed; with --load-model, krr_model_read sets the fit's from the model. */
+/* The options as parsed (with --load-model the model fixes the fit's). */
 typedef struct {
     const char *bfile, *pheno, *pheno_names, *covar, *covar_names, *test_bfile, *test_pheno,
         *test_covar, *map_path, *save_model, *load_model;
@@ -21,44 +21,39 @@ typedef struct {
     tg_cli_common c;
 } krr_opts;
 
-/* Everything the command allocates, freed at one place. */
+/* Everything a run reads and gets, freed at one place (krr_run.c). */
 typedef struct {
-    tg_bed bed, test;
+    tg_bed bed, test;     /* bed: a fit's training fileset */
+    const tg_bed *train;  /* the training fileset: &bed, or the loaded model's */
     tg_pheno ph, tph, cov, tcov;
     int *pcols, k, *ccols, ncov, *tcols, *tccols;
-    char **names;
-    int64_t *train, ntrain, *rows_test, ntest; /* rows_test: bed rows (--test-frac) or NULL */
-    double *y, *mean, *ytest, *xtr, *xte, *pred;
-    tg_kgeno *gtr, *gte;
-    tg_matrix *C, *Ct;
-    tg_prec *map;
-    char *stats; /* the krr.tsv lines after its header */
+    const char **names;
+    double *y;            /* the k selected phenotypes of every training .fam sample */
+    double *x;            /* the ncov confounders of every training .fam sample */
+    double *xte;          /* those of the --test-bfile cohort */
+    double *ytest;        /* ntest × k test phenotypes (NAN: none) */
+    tg_krr_split split;   /* training samples; held-out ones with --test-frac */
+    int64_t ntest;
+    tg_krr_model *model;
+    tg_krr_fit_report fit;
+    tg_krr_predict_report pr;
+    double solve_seconds; /* --load-model --pheno: the solve with the saved factor */
+    double *pred;         /* ntest × (pairs · k) */
+    char *stats;          /* the krr.tsv lines after its header */
     size_t stats_len;
-    /* --save-model, --load-model */
-    double *w;            /* the weights W (n_train × k): kept to save, or read from the model */
-    tg_matrix *L;         /* the factor: kept to save, or read from the model (--pheno) */
-    tg_prec ldiag;        /* the precision of L's diagonal tiles (a recovery may raise it) */
-    double *freq;         /* loaded: the training A1 frequencies; NULL: computed by the fit */
-    char *train_given;    /* loaded: the training fileset as given to the fit */
-    char **mnames;        /* loaded: the saved phenotypes' names (mk) */
-    int mk;
-    tg_prec *tprec;       /* loaded: factor.bin's tiles, lower tiles by columns: precision */
-    double *tscale;       /*   and scale */
 } krr_data;
 
-/** --save-model DIR, before any work: creates DIR when missing; an existing DIR must be a
- * writable folder, empty or holding a model (which the save replaces, never other files). */
-tg_status krr_model_check_dir(const char *dir, tg_error *err);
-/** --load-model: reads and checks every file of the model in o->load_model (the factor's tiles
- * are only read by krr_model_load_factor), reopens the training fileset into d->bed, which must
- * be unchanged since the save, and sets the options, d->ntrain, d->train, d->freq, the saved
- * phenotypes (d->mk, d->mnames; without --pheno also d->mean, d->w) as the fit had them. */
-tg_status krr_model_read(krr_opts *o, krr_data *d, tg_log *log, tg_error *err);
-/** --load-model --pheno: the saved factor into d->L, tile by tile in its precisions and scales
- * (needs the runtime). */
-tg_status krr_model_load_factor(const krr_opts *o, krr_data *d, tg_log *log, tg_error *err);
-/** --save-model: d->L, d->w, the training samples, SNPs and frequencies (those of d->gtr), the
- * phenotypes' names and means into o->save_model, each file written as NAME.tmp and renamed
- * into place once all are, model.tsv last. */
-tg_status krr_model_save(const krr_opts *o, const krr_data *d, tg_log *log, tg_error *err);
+/* krr_out.c: the log lines of a loaded model, of a solve with its factor, of a fit that
+ * failed (what it did before), of the predictions with their metrics (which also go to
+ * d->stats); PREFIX.pred.tsv and PREFIX.krr.tsv. */
+void krr_log_model(const krr_opts *o, const krr_data *d, double seconds, tg_log *log);
+void krr_log_solve(const krr_data *d, const tg_krr_solve_report *r, tg_log *log);
+void krr_log_fit_failed(const krr_opts *o, const krr_data *d, tg_log *log);
+tg_status krr_log_predictions(const krr_opts *o, krr_data *d, tg_log *log, tg_error *err);
+tg_status krr_write_pred(const krr_opts *o, const krr_data *d, tg_error *err);
+tg_status krr_write_stats(const krr_opts *o, const krr_data *d, tg_error *err);
+
+/* Reads the inputs, fits (or loads) the model, predicts the test cohort and writes the
+ * outputs and the log; returns the exit code. */
+int krr_run(const krr_opts *o, tg_log *log);
 #endif

@@ -1,6 +1,7 @@
-/* The model folder of tilegwas krr (--save-model, --load-model): the files and their format,
- * written after a fit and read back, checked line by line, before a prediction or a solve with
- * the saved factor. See krr.h, and docs/USER-GUIDE.md for the format. */
+/* The KRR model's folder (krr --save-model, --load-model): the files and their format, written
+ * after a fit and read back, checked line by line, before a prediction or a solve with the
+ * saved factor (which is read only then, with the runtime started). See include/tilegwas.h,
+ * and docs/USER-GUIDE.md for the format. */
 #include <dirent.h>
 #include <errno.h>
 #include <libgen.h>
@@ -11,9 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "algo/krr.h"
 #include "base/hash.h"
-#include "cli/krr.h"
 #include "io/idmap.h"
+#include "io/out.h"
 
 /* The model's files, in the order a save writes and renames them: model.tsv last, so that a folder
  * with a model.tsv holds a whole model unless a save was cut off between two renames. */
@@ -106,7 +108,7 @@ static tg_status absolute_prefix(const char *prefix, char *abs, tg_error *err) {
     return st;
 }
 
-tg_status krr_model_check_dir(const char *dir, tg_error *err) {
+tg_status tg_krr_model_check_dir(const char *dir, tg_error *err) {
     char path[PATH_MAX], head[64] = "", want[64];
     DIR *dp = NULL;
     FILE *f = NULL;
@@ -136,13 +138,15 @@ cleanup:
 }
 
 /* The factor: header, tile table, tiles (see factor_magic); @p bytes receives the tiles'. */
-static tg_status write_factor(const krr_opts *o, const tg_matrix *L, FILE *f, const char *path,
-                              int64_t *bytes, tg_error *err) {
+static tg_status write_factor(const tg_krr_model *m, FILE *f, const char *path, int64_t *bytes,
+                              tg_error *err) {
+    const tg_matrix *L = m->L;
+    const int nb = m->info.nb;
     int64_t n, head[3];
     int nt;
     tg_matrix_size(L, &n, NULL, &nt, NULL);
-    head[0] = n, head[1] = o->nb, head[2] = nt;
-    void *buf = tg_malloc((size_t)o->nb * (size_t)o->nb * sizeof(double), err);
+    head[0] = n, head[1] = nb, head[2] = nt;
+    void *buf = tg_malloc((size_t)nb * (size_t)nb * sizeof(double), err);
     tg_status st = buf ? TG_OK : TG_ERR_NOMEM;
     int ok = fwrite(factor_magic, sizeof factor_magic, 1, f) == 1 &&
              fwrite(head, sizeof head, 1, f) == 1;
@@ -171,18 +175,19 @@ static tg_status write_factor(const krr_opts *o, const tg_matrix *L, FILE *f, co
     return st;
 }
 
-static void write_model_tsv(const krr_opts *o, const krr_data *d, const char *given,
-                            const char *abs, const fileset_id *id, FILE *f) {
+static void write_model_tsv(const tg_krr_model *m, const char *abs, const fileset_id *id,
+                            FILE *f) {
+    const tg_krr_model_info *i = &m->info;
     char g[32] = "NA", a[32];
-    if (o->kernel == TG_KERNEL_GAUSSIAN) tg_text_format_double(o->gamma[0], g);
-    tg_text_format_double(o->alpha[0], a);
+    if (i->kernel == TG_KERNEL_GAUSSIAN) tg_text_format_double(m->gamma[0], g);
+    tg_text_format_double(m->alpha[0], a);
     const char *const *k = model_keys;
     fprintf(f, "key\tvalue\n%s\t%d\n%s\t%s\n%s\t%s\n%s\t%s\n", k[K_VERSION], MODEL_VERSION,
-            k[K_KERNEL], tg_kernel_name(o->kernel), k[K_GAMMA], g, k[K_ALPHA], a);
-    fprintf(f, "%s\t%lld\n%s\t%s\n%s\t%lld\n%s\t%lld\n%s\t%d\n", k[K_TILE], (long long)o->nb,
-            k[K_DIAG], tg_prec_name(d->ldiag), k[K_NTRAIN], (long long)d->ntrain, k[K_NSNPS],
-            (long long)d->bed.n_snps, k[K_NPHENO], d->k);
-    fprintf(f, "%s\t%s\n%s\t%s\n%s\t%lld\n%s\t%lld.%09lld\n%s\t%016llx\n", k[K_BFILE], given,
+            k[K_KERNEL], tg_kernel_name(i->kernel), k[K_GAMMA], g, k[K_ALPHA], a);
+    fprintf(f, "%s\t%lld\n%s\t%s\n%s\t%lld\n%s\t%lld\n%s\t%d\n", k[K_TILE], (long long)i->nb,
+            k[K_DIAG], tg_prec_name(m->ldiag), k[K_NTRAIN], (long long)i->n, k[K_NSNPS],
+            (long long)i->bed->n_snps, k[K_NPHENO], i->k);
+    fprintf(f, "%s\t%s\n%s\t%s\n%s\t%lld\n%s\t%lld.%09lld\n%s\t%016llx\n", k[K_BFILE], m->bfile,
             k[K_ABS], abs, k[K_BED_SIZE], (long long)id->bed_size, k[K_BED_MTIME],
             (long long)id->mtime_s, (long long)id->mtime_ns, k[K_BIM_HASH],
             (unsigned long long)id->bim_hash);
@@ -190,21 +195,22 @@ static void write_model_tsv(const krr_opts *o, const krr_data *d, const char *gi
 
 /* The text files: train.tsv, snps.tsv, pheno.tsv, weights.tsv (numbers that read back
  * exactly; a write error is found when the file is closed). */
-static void write_model_text(int file, const krr_data *d, FILE *f) {
+static void write_model_text(int file, const tg_krr_model *m, FILE *f) {
     char num[32];
-    const int64_t nr = d->ntrain;
+    const tg_krr_model_info *i = &m->info;
+    const tg_sample *samples = i->bed->samples;
+    const int64_t nr = i->n, *train = m->rows;
     switch (file) {
     case F_TRAIN:
         fputs("FID\tIID\n", f);
-        for (int64_t i = 0; i < nr; i++)
-            fprintf(f, "%s\t%s\n", d->bed.samples[d->train[i]].fid,
-                    d->bed.samples[d->train[i]].iid);
+        for (int64_t r = 0; r < nr; r++)
+            fprintf(f, "%s\t%s\n", samples[train[r]].fid, samples[train[r]].iid);
         break;
     case F_SNPS: {
-        const double *freq = tg_kgeno_freq(d->gtr);
+        const double *freq = tg_krr_model_freq(m);
         fputs("SNP\tA1\tA2\tfreq\n", f);
-        for (int64_t j = 0; j < d->bed.n_snps; j++) {
-            const tg_snp *s = &d->bed.snps[j];
+        for (int64_t j = 0; j < i->bed->n_snps; j++) {
+            const tg_snp *s = &i->bed->snps[j];
             if (isnan(freq[j])) strcpy(num, "NA");
             else tg_text_format_double(freq[j], num);
             fprintf(f, "%s\t%s\t%s\t%s\n", s->id, s->a1, s->a2, num);
@@ -213,19 +219,19 @@ static void write_model_text(int file, const krr_data *d, FILE *f) {
     }
     case F_PHENO:
         fputs("pheno\tmean\n", f);
-        for (int c = 0; c < d->k; c++) {
-            tg_text_format_double(d->mean[c], num);
-            fprintf(f, "%s\t%s\n", d->names[c], num);
+        for (int c = 0; c < i->k; c++) {
+            tg_text_format_double(m->mean[c], num);
+            fprintf(f, "%s\t%s\n", m->names[c], num);
         }
         break;
     default: /* F_WEIGHTS */
         fputs("FID\tIID", f);
-        for (int c = 0; c < d->k; c++) fprintf(f, "\t%s", d->names[c]);
+        for (int c = 0; c < i->k; c++) fprintf(f, "\t%s", m->names[c]);
         fputc('\n', f);
-        for (int64_t i = 0; i < nr; i++) {
-            fprintf(f, "%s\t%s", d->bed.samples[d->train[i]].fid, d->bed.samples[d->train[i]].iid);
-            for (int c = 0; c < d->k; c++) {
-                tg_text_format_double(d->w[i + c * nr], num);
+        for (int64_t r = 0; r < nr; r++) {
+            fprintf(f, "%s\t%s", samples[train[r]].fid, samples[train[r]].iid);
+            for (int c = 0; c < i->k; c++) {
+                tg_text_format_double(m->w[r + c * nr], num);
                 fprintf(f, "\t%s", num);
             }
             fputc('\n', f);
@@ -233,13 +239,16 @@ static void write_model_text(int file, const krr_data *d, FILE *f) {
     }
 }
 
-tg_status krr_model_save(const krr_opts *o, const krr_data *d, tg_log *log, tg_error *err) {
-    double t0 = tg_now();
-    const char *dir = o->save_model, *given = o->load_model ? d->train_given : o->bfile;
+tg_status tg_krr_model_save(const tg_krr_model *m, const char *dir, int64_t *factor_bytes,
+                            tg_error *err) {
+    const char *given = m->bfile;
     char abs[PATH_MAX], path[PATH_MAX], *tmp[NFILES] = {0};
     fileset_id id;
     int64_t bytes = 0;
-    tg_status st = absolute_prefix(d->bed.prefix, abs, err);
+    if (!m->L || m->info.ngamma * m->info.nalpha != 1)
+        return tg_error_set(err, TG_ERR_ARG, "KRR model save: the model has no factor (fit one "
+                            "gamma and one alpha with keep_factor, or solve a loaded model)");
+    tg_status st = absolute_prefix(m->info.bed->prefix, abs, err);
     if (!st) st = fileset_identify(abs, &id, err);
     if (!st && (strpbrk(given, "\t\n\r") || strpbrk(abs, "\t\n\r")))
         st = tg_error_set(err, TG_ERR_ARG, "--save-model: the training fileset's path %s has a "
@@ -249,9 +258,9 @@ tg_status krr_model_save(const krr_opts *o, const krr_data *d, tg_log *log, tg_e
         char suffix[32];
         snprintf(suffix, sizeof suffix, "/%s.tmp", model_files[fi]);
         if ((st = tg_out_open(dir, suffix, &f, &tmp[fi], err))) break;
-        if (fi == F_FACTOR) st = write_factor(o, d->L, f, tmp[fi], &bytes, err);
-        else if (fi == F_MODEL) write_model_tsv(o, d, given, abs, &id, f);
-        else write_model_text(fi, d, f);
+        if (fi == F_FACTOR) st = write_factor(m, f, tmp[fi], &bytes, err);
+        else if (fi == F_MODEL) write_model_tsv(m, abs, &id, f);
+        else write_model_text(fi, m, f);
         if (st) fclose(f); /* the error is the write's */
         else st = tg_out_close(f, tmp[fi], err);
     }
@@ -263,9 +272,7 @@ tg_status krr_model_save(const krr_opts *o, const krr_data *d, tg_log *log, tg_e
         if (st && tmp[fi]) unlink(tmp[fi]); /* no partial files left (renamed ones are gone) */
         free(tmp[fi]);
     }
-    if (!st)
-        tg_log_printf(log, "saved the model to %s (factor %.1f MB): %.3f s", dir, bytes * 1e-6,
-                      tg_now() - t0);
+    if (!st && factor_bytes) *factor_bytes = bytes;
     return st;
 }
 
@@ -302,10 +309,10 @@ static tg_status model_end(tg_text *t, tg_error *err) {
     return TG_OK;
 }
 
-/* model.tsv into the options (they are the fit's), d->ntrain, d->mk, d->train_given, and the
+/* model.tsv into the model's options (they are the fit's), m->info.n, m->info.k, m->bfile, the
  * training fileset's absolute prefix @p abs, SNP count and identity. */
-static tg_status read_model_tsv(const char *path, krr_opts *o, krr_data *d, char *abs,
-                                int64_t *nsnps, fileset_id *id, tg_error *err) {
+static tg_status read_model_tsv(const char *path, tg_krr_model *m, char *abs, int64_t *nsnps,
+                                fileset_id *id, tg_error *err) {
     tg_text t;
     const char *val[NKEYS] = {0};
     long long at[NKEYS] = {0};
@@ -334,11 +341,11 @@ static tg_status read_model_tsv(const char *path, krr_opts *o, krr_data *d, char
     }
     for (int k = 0; k < NKEYS && !st; k++)
         if (!val[k]) st = tg_error_set(err, TG_ERR_FORMAT, "%s: no %s line", path, model_keys[k]);
-    if (!st && (!(o->gamma = tg_calloc(1, sizeof *o->gamma, err)) ||
-                !(o->alpha = tg_calloc(1, sizeof *o->alpha, err)) ||
-                !(d->train_given = tg_strdup(val[K_BFILE], err))))
+    if (!st && (!(m->gamma = tg_calloc(1, sizeof *m->gamma, err)) ||
+                !(m->alpha = tg_calloc(1, sizeof *m->alpha, err)) ||
+                !(m->bfile = tg_strdup(val[K_BFILE], err))))
         st = TG_ERR_NOMEM;
-    o->ngamma = o->nalpha = 1;
+    m->info.ngamma = m->info.nalpha = 1;
     for (int k = 0; k < NKEYS && !st; k++) {
         const char *v = val[k];
         int64_t x = 0;
@@ -346,22 +353,25 @@ static tg_status read_model_tsv(const char *path, krr_opts *o, krr_data *d, char
         int good = 1;
         switch (k) {
         case K_VERSION: good = tg_text_parse_int64(v, &x) && x == MODEL_VERSION; break;
-        case K_KERNEL: good = !tg_kernel_parse(v, &o->kernel, NULL); break;
+        case K_KERNEL: good = !tg_kernel_parse(v, &m->info.kernel, NULL); break;
         case K_GAMMA:
-            good = o->kernel == TG_KERNEL_GAUSSIAN
-                       ? tg_text_parse_double(v, &o->gamma[0]) && o->gamma[0] > 0
+            good = m->info.kernel == TG_KERNEL_GAUSSIAN
+                       ? tg_text_parse_double(v, &m->gamma[0]) && m->gamma[0] > 0
                        : !strcmp(v, "NA");
             break;
-        case K_ALPHA: good = tg_text_parse_double(v, &o->alpha[0]) && o->alpha[0] >= 0; break;
-        case K_TILE: good = tg_text_parse_int64(v, &o->nb) && o->nb >= 1 && o->nb <= 1 << 16; break;
-        case K_DIAG:
-            good = !tg_prec_parse(v, &o->diag, NULL) && (o->diag == TG_FP64 || o->diag == TG_FP32);
+        case K_ALPHA: good = tg_text_parse_double(v, &m->alpha[0]) && m->alpha[0] >= 0; break;
+        case K_TILE:
+            good = tg_text_parse_int64(v, &x) && x >= 1 && x <= 1 << 16;
+            m->info.nb = (int)x;
             break;
-        case K_NTRAIN: good = tg_text_parse_int64(v, &d->ntrain) && d->ntrain >= 2; break;
+        case K_DIAG:
+            good = !tg_prec_parse(v, &m->info.diag, NULL) && (m->info.diag == TG_FP64 || m->info.diag == TG_FP32);
+            break;
+        case K_NTRAIN: good = tg_text_parse_int64(v, &m->info.n) && m->info.n >= 2; break;
         case K_NSNPS: good = tg_text_parse_int64(v, nsnps) && *nsnps >= 1; break;
         case K_NPHENO:
-            good = tg_text_parse_int64(v, &x) && x >= 1 && x <= d->ntrain;
-            d->mk = (int)x;
+            good = tg_text_parse_int64(v, &x) && x >= 1 && x <= m->info.n;
+            m->info.k = (int)x;
             break;
         case K_BFILE: good = *v != '\0'; break;
         case K_ABS:
@@ -389,18 +399,18 @@ static tg_status read_model_tsv(const char *path, krr_opts *o, krr_data *d, char
     return st;
 }
 
-/* One of train.tsv (into d->train: rows of the training .fam), snps.tsv (d->freq; the SNPs
- * must be the training .bim's), pheno.tsv (d->mnames, d->mean), weights.tsv (d->w; its rows
+/* One of train.tsv (into m->rows: rows of the training .fam), snps.tsv (m->freq; the SNPs
+ * must be the training .bim's), pheno.tsv (m->names, m->mean), weights.tsv (m->w; its rows
  * the training samples in order). */
-static tg_status read_model_text(int file, const char *path, krr_data *d, tg_error *err) {
+static tg_status read_model_text(int file, const char *path, tg_krr_model *m, tg_error *err) {
     static const char *const heads[NFILES][4] = {[F_TRAIN] = {"FID", "IID"},
                                                  [F_SNPS] = {"SNP", "A1", "A2", "freq"},
                                                  [F_PHENO] = {"pheno", "mean"},
                                                  [F_WEIGHTS] = {"FID", "IID"}};
-    const int64_t nr = d->ntrain, nlines = file == F_SNPS    ? d->bed.n_snps
-                                           : file == F_PHENO ? d->mk
+    const int64_t nr = m->info.n, nlines = file == F_SNPS    ? m->bed.n_snps
+                                           : file == F_PHENO ? m->info.k
                                                              : nr;
-    const int nf = file == F_SNPS ? 4 : file == F_WEIGHTS ? 2 + d->mk : 2;
+    const int nf = file == F_SNPS ? 4 : file == F_WEIGHTS ? 2 + m->info.k : 2;
     tg_text t = {0};
     tg_idmap map = {0};
     const char **want = tg_malloc((size_t)nf * sizeof *want, err);
@@ -408,50 +418,50 @@ static tg_status read_model_text(int file, const char *path, krr_data *d, tg_err
     int nomem = !want || !f;
     switch (file) {
     case F_TRAIN:
-        nomem |= !(d->train = tg_malloc((size_t)nr * sizeof *d->train, err)) ||
-                 tg_idmap_init(&map, d->bed.samples, d->bed.n_samples, err);
+        nomem |= !(m->rows = tg_malloc((size_t)nr * sizeof *m->rows, err)) ||
+                 tg_idmap_init(&map, m->bed.samples, m->bed.n_samples, err);
         break;
-    case F_SNPS: nomem |= !(d->freq = tg_malloc((size_t)nlines * sizeof *d->freq, err)); break;
+    case F_SNPS: nomem |= !(m->freq = tg_malloc((size_t)nlines * sizeof *m->freq, err)); break;
     case F_PHENO:
-        nomem |= !(d->mnames = tg_calloc((size_t)d->mk, sizeof *d->mnames, err)) ||
-                 !(d->mean = tg_malloc((size_t)d->mk * sizeof *d->mean, err));
+        nomem |= !(m->names = tg_calloc((size_t)m->info.k, sizeof *m->names, err)) ||
+                 !(m->mean = tg_malloc((size_t)m->info.k * sizeof *m->mean, err));
         break;
-    default: nomem |= !(d->w = tg_malloc((size_t)(nr * d->mk) * sizeof *d->w, err));
+    default: nomem |= !(m->w = tg_malloc((size_t)(nr * m->info.k) * sizeof *m->w, err));
     }
     tg_status st = nomem ? TG_ERR_NOMEM : TG_OK;
     for (int c = 0; c < nf && !st; c++) want[c] = c < 2 || file != F_WEIGHTS ? heads[file][c]
-                                                                             : d->mnames[c - 2];
-    for (int64_t i = 0; file == F_TRAIN && !st && i < d->bed.n_samples; i++)
+                                                                             : m->names[c - 2];
+    for (int64_t i = 0; file == F_TRAIN && !st && i < m->bed.n_samples; i++)
         tg_idmap_insert(&map, i); /* the .fam's IDs are unique (tg_bed_open) */
     if (!st) st = tg_text_read(&t, path, err);
     if (!st) st = model_header(&t, f, want, nf, err);
     for (int64_t i = 0; i < nlines && !st; i++) {
         if ((st = model_line(&t, f, nf, err))) break;
         const long long ln = (long long)t.line_no;
-        const tg_sample *s = file == F_WEIGHTS ? &d->bed.samples[d->train[i]] : NULL;
-        const tg_snp *snp = file == F_SNPS ? &d->bed.snps[i] : NULL;
+        const tg_sample *s = file == F_WEIGHTS ? &m->bed.samples[m->rows[i]] : NULL;
+        const tg_snp *snp = file == F_SNPS ? &m->bed.snps[i] : NULL;
         switch (file) {
         case F_TRAIN:
-            if ((d->train[i] = tg_idmap_find(&map, f[0], f[1])) < 0)
+            if ((m->rows[i] = tg_idmap_find(&map, f[0], f[1])) < 0)
                 st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: sample '%.64s %.64s' (FID "
-                                  "IID) is not in %s.fam", path, ln, f[0], f[1], d->bed.prefix);
+                                  "IID) is not in %s.fam", path, ln, f[0], f[1], m->bed.prefix);
             break;
         case F_SNPS:
             if (strcmp(f[0], snp->id) || strcmp(f[1], snp->a1) || strcmp(f[2], snp->a2))
                 st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: SNP %.64s (A1 %.16s, A2 "
                                   "%.16s), but SNP %lld of %s.bim is %s (A1 %s, A2 %s)", path,
-                                  ln, f[0], f[1], f[2], (long long)i + 1, d->bed.prefix,
+                                  ln, f[0], f[1], f[2], (long long)i + 1, m->bed.prefix,
                                   snp->id, snp->a1, snp->a2);
             else if (!strcmp(f[3], "NA"))
-                d->freq[i] = NAN;
-            else if (!tg_text_parse_double(f[3], &d->freq[i]) || d->freq[i] < 0 || d->freq[i] > 1)
+                m->freq[i] = NAN;
+            else if (!tg_text_parse_double(f[3], &m->freq[i]) || m->freq[i] < 0 || m->freq[i] > 1)
                 st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: frequency '%.64s' is not NA "
                                   "or a number in [0, 1]", path, ln, f[3]);
             break;
         case F_PHENO:
-            if (!(d->mnames[i] = tg_strdup(f[0], err)))
+            if (!(m->names[i] = tg_strdup(f[0], err)))
                 st = TG_ERR_NOMEM;
-            else if (!tg_text_parse_double(f[1], &d->mean[i]))
+            else if (!tg_text_parse_double(f[1], &m->mean[i]))
                 st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: mean '%.64s' is not a "
                                   "number", path, ln, f[1]);
             break;
@@ -460,8 +470,8 @@ static tg_status read_model_text(int file, const char *path, krr_data *d, tg_err
                 st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: sample '%.64s %.64s', but "
                                   "training sample %lld (train.tsv) is '%s %s'", path, ln, f[0],
                                   f[1], (long long)i + 1, s->fid, s->iid);
-            for (int c = 0; c < d->mk && !st; c++)
-                if (!tg_text_parse_double(f[2 + c], &d->w[i + c * nr]))
+            for (int c = 0; c < m->info.k && !st; c++)
+                if (!tg_text_parse_double(f[2 + c], &m->w[i + c * nr]))
                     st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: column %d: '%.64s' is "
                                       "not a number", path, ln, 3 + c, f[2 + c]);
         }
@@ -475,10 +485,9 @@ static tg_status read_model_text(int file, const char *path, krr_data *d, tg_err
 }
 
 /* factor.bin's header and tile table against model.tsv, and its size against the table (a
- * truncated file is found here, before any work); keeps the table in d->tprec, d->tscale. */
-static tg_status read_factor_table(const char *path, const krr_opts *o, krr_data *d,
-                                   tg_error *err) {
-    const int64_t n = d->ntrain, nb = o->nb, nt = (n + nb - 1) / nb, ntiles = nt * (nt + 1) / 2;
+ * truncated file is found here, before any work); keeps the table in m->tprec, m->tscale. */
+static tg_status read_factor_table(const char *path, tg_krr_model *m, tg_error *err) {
+    const int64_t n = m->info.n, nb = m->info.nb, nt = (n + nb - 1) / nb, ntiles = nt * (nt + 1) / 2;
     char magic[sizeof factor_magic];
     int64_t head[3], want = FACTOR_HEAD + FACTOR_ENTRY * ntiles, t = 0;
     struct stat sb;
@@ -488,8 +497,8 @@ static tg_status read_factor_table(const char *path, const krr_opts *o, krr_data
         st = tg_error_set(err, TG_ERR_IO, "cannot open %s: %s", path, strerror(errno));
         goto cleanup;
     }
-    if (!(d->tprec = tg_malloc((size_t)ntiles * sizeof *d->tprec, err)) ||
-        !(d->tscale = tg_malloc((size_t)ntiles * sizeof *d->tscale, err))) {
+    if (!(m->tprec = tg_malloc((size_t)ntiles * sizeof *m->tprec, err)) ||
+        !(m->tscale = tg_malloc((size_t)ntiles * sizeof *m->tscale, err))) {
         st = TG_ERR_NOMEM;
         goto cleanup;
     }
@@ -511,21 +520,21 @@ static tg_status read_factor_table(const char *path, const krr_opts *o, krr_data
             int64_t p, size, rows = i == nt - 1 ? n - i * nb : nb, cols = j == nt - 1 ? n - j * nb
                                                                                     : nb;
             if (fread(&p, sizeof p, 1, f) != 1 ||
-                fread(&d->tscale[t], sizeof *d->tscale, 1, f) != 1 ||
+                fread(&m->tscale[t], sizeof *m->tscale, 1, f) != 1 ||
                 fread(&size, sizeof size, 1, f) != 1)
                 st = tg_error_set(err, TG_ERR_FORMAT, "%s: ends within its tile table "
                                   "(truncated)", path);
-            else if (i == j ? p != o->diag : p < TG_FP64 || p > TG_FP8_E4M3)
+            else if (i == j ? p != m->info.diag : p < TG_FP64 || p > TG_FP8_E4M3)
                 st = tg_error_set(err, TG_ERR_FORMAT, "%s: tile (%lld, %lld) has precision code "
                                   "%lld, expected %s", path, (long long)i, (long long)j,
-                                  (long long)p, i == j ? tg_prec_name(o->diag)
+                                  (long long)p, i == j ? tg_prec_name(m->info.diag)
                                                        : "0-3 (fp64, fp32, fp16, fp8)");
             else if (size != rows * cols * (int64_t)tg_prec_size((tg_prec)p))
                 st = tg_error_set(err, TG_ERR_FORMAT, "%s: tile (%lld, %lld) has %lld bytes, "
                                   "expected %lld × %lld %s", path, (long long)i, (long long)j,
                                   (long long)size, (long long)rows, (long long)cols,
                                   tg_prec_name((tg_prec)p));
-            d->tprec[t] = (tg_prec)p;
+            m->tprec[t] = (tg_prec)p;
             want += size;
         }
     if (!st && (fstat(fileno(f), &sb) || sb.st_size != want))
@@ -537,65 +546,72 @@ cleanup:
     return st;
 }
 
-tg_status krr_model_read(krr_opts *o, krr_data *d, tg_log *log, tg_error *err) {
-    double t0 = tg_now();
-    const char *dir = o->load_model;
+tg_status tg_krr_model_load(const char *dir, tg_krr_model **out, tg_error *err) {
     char path[PATH_MAX], abs[PATH_MAX];
     int64_t nsnps = 0;
     fileset_id saved = {0}, now;
+    tg_krr_model *m = tg_calloc(1, sizeof *m, err);
+    *out = NULL;
+    if (!m) return TG_ERR_NOMEM;
     tg_status st;
     if ((st = model_path(dir, F_MODEL, "", path, err)) ||
-        (st = read_model_tsv(path, o, d, abs, &nsnps, &saved, err)) ||
+        (st = read_model_tsv(path, m, abs, &nsnps, &saved, err)) ||
         (st = fileset_identify(abs, &now, err)))
-        return st;
+        goto cleanup;
     const char *changed = now.bed_size != saved.bed_size ? ".bed size"
                           : now.mtime_s != saved.mtime_s || now.mtime_ns != saved.mtime_ns
                               ? ".bed modification time"
                           : now.bim_hash != saved.bim_hash ? ".bim content"
                                                            : NULL;
-    if (changed)
-        return tg_error_set(err, TG_ERR_ARG, "training fileset %s changed since the model was "
-                            "saved (%s): the model no longer matches it", abs, changed);
-    if ((st = tg_bed_open(abs, &d->bed, err))) return st;
-    if (d->bed.n_snps != nsnps)
-        return tg_error_set(err, TG_ERR_FORMAT, "%s: n_snps %lld, but %s.bim has %lld", path,
-                            (long long)nsnps, abs, (long long)d->bed.n_snps);
-    for (int fi = F_TRAIN; fi <= F_WEIGHTS && !st; fi++)
-        if (!(st = model_path(dir, fi, "", path, err))) st = read_model_text(fi, path, d, err);
-    if (!st && !(st = model_path(dir, F_FACTOR, "", path, err)))
-        st = read_factor_table(path, o, d, err);
-    if (st) return st;
-    if (o->pheno) { /* new phenotypes: the saved ones were only checked */
-        free(d->mean);
-        free(d->w);
-        d->mean = d->w = NULL;
+    if (changed) {
+        st = tg_error_set(err, TG_ERR_ARG, "training fileset %s changed since the model was "
+                          "saved (%s): the model no longer matches it", abs, changed);
+        goto cleanup;
     }
-    char g[40] = "";
-    if (o->kernel == TG_KERNEL_GAUSSIAN) snprintf(g, sizeof g, ", gamma %g", o->gamma[0]);
-    tg_log_printf(log, "model %s: %s kernel%s, alpha %g, tile %lld, diag %s; %lld training "
-                  "samples of %s (unchanged since the fit), %lld SNPs; %d phenotype(s) saved; "
-                  "read and checked in %.3f s", dir, tg_kernel_name(o->kernel), g, o->alpha[0],
-                  (long long)o->nb, tg_prec_name(o->diag), (long long)d->ntrain, abs,
-                  (long long)nsnps, d->mk, tg_now() - t0);
-    return TG_OK;
+    if ((st = tg_bed_open(abs, &m->bed, err))) goto cleanup;
+    m->owns_bed = 1;
+    tg_krr_model_sync(m);
+    if (m->bed.n_snps != nsnps) {
+        st = tg_error_set(err, TG_ERR_FORMAT, "%s: n_snps %lld, but %s.bim has %lld", path,
+                          (long long)nsnps, abs, (long long)m->bed.n_snps);
+        goto cleanup;
+    }
+    for (int fi = F_TRAIN; fi <= F_WEIGHTS && !st; fi++)
+        if (!(st = model_path(dir, fi, "", path, err))) st = read_model_text(fi, path, m, err);
+    if (!st && !(st = model_path(dir, F_FACTOR, "", path, err)))
+        st = read_factor_table(path, m, err);
+    if (!st && (!(m->dir = tg_strdup(dir, err)) ||
+                !(m->wprec = tg_malloc(sizeof *m->wprec, err))))
+        st = TG_ERR_NOMEM;
+    if (!st) {
+        m->wprec[0] = m->ldiag = m->info.diag;
+        tg_krr_model_sync(m);
+        *out = m;
+    }
+cleanup:
+    if (st) tg_krr_model_free(m);
+    return st;
 }
 
-tg_status krr_model_load_factor(const krr_opts *o, krr_data *d, tg_log *log, tg_error *err) {
+tg_status tg_krr_model_read_factor(tg_krr_model *m, tg_krr_solve_report *rep, tg_error *err) {
+    if (m->L) return TG_OK;
     double t0 = tg_now();
+    const int nb = m->info.nb;
     char path[PATH_MAX];
-    int64_t tiles[TG_NPREC] = {0}, bytes = 0, t = 0;
+    int64_t t = 0;
     void *buf = NULL;
     FILE *f = NULL;
     int nt = 0;
-    tg_status st = model_path(o->load_model, F_FACTOR, "", path, err);
-    if (st || (st = tg_matrix_create(&d->L, d->ntrain, d->ntrain, (int)o->nb, (int)o->nb,
-                                     TG_SYM_LOWER, o->diag, 0, 0, err)))
+    tg_status st = m->dir ? model_path(m->dir, F_FACTOR, "", path, err)
+                          : tg_error_set(err, TG_ERR_ARG, "KRR model: no factor kept or saved");
+    if (st || (st = tg_matrix_create(&m->L, m->info.n, m->info.n, nb, nb, TG_SYM_LOWER,
+                                     m->ldiag, 0, 0, err)))
         goto cleanup;
-    if (!(buf = tg_malloc((size_t)o->nb * (size_t)o->nb * sizeof(double), err))) {
+    if (!(buf = tg_malloc((size_t)nb * (size_t)nb * sizeof(double), err))) {
         st = TG_ERR_NOMEM;
         goto cleanup;
     }
-    tg_matrix_size(d->L, NULL, NULL, &nt, NULL);
+    tg_matrix_size(m->L, NULL, NULL, &nt, NULL);
     if (!(f = fopen(path, "rb")) ||
         fseek(f, FACTOR_HEAD + FACTOR_ENTRY * (long)nt * (nt + 1) / 2, SEEK_SET)) {
         st = tg_error_set(err, TG_ERR_IO, "cannot read %s: %s", path, strerror(errno));
@@ -604,26 +620,71 @@ tg_status krr_model_load_factor(const krr_opts *o, krr_data *d, tg_log *log, tg_
     for (int j = 0; j < nt && !st; j++)
         for (int i = j; i < nt && !st; i++, t++) {
             int rows, cols;
-            tg_matrix_tile_dims(d->L, i, j, &rows, &cols);
-            size_t size = (size_t)rows * cols * tg_prec_size(d->tprec[t]);
+            tg_matrix_tile_dims(m->L, i, j, &rows, &cols);
+            size_t size = (size_t)rows * cols * tg_prec_size(m->tprec[t]);
             if (fread(buf, size, 1, f) != 1)
                 st = tg_error_set(err, TG_ERR_FORMAT, "%s: ends within tile (%d, %d)", path, i,
                                   j);
-            else if ((st = tg_matrix_tile_write(d->L, i, j, d->tprec[t], d->tscale[t], buf,
+            else if ((st = tg_matrix_tile_write(m->L, i, j, m->tprec[t], m->tscale[t], buf,
                                                 err))) {
                 tg_error e = *err;
                 st = tg_error_set(err, st, "%s: %s", path, e.msg);
             }
-            tiles[d->tprec[t]]++;
-            bytes += (int64_t)size;
+            rep->tiles[m->tprec[t]]++;
+            rep->bytes += (int64_t)size;
         }
-    if (!st)
-        tg_log_printf(log, "read the saved factor (tiles fp64 %lld, fp32 %lld, fp16 %lld, fp8 "
-                      "%lld; %.1f MB): %.3f s", (long long)tiles[TG_FP64],
-                      (long long)tiles[TG_FP32], (long long)tiles[TG_FP16],
-                      (long long)tiles[TG_FP8_E4M3], bytes * 1e-6, tg_now() - t0);
+    rep->read_seconds = tg_now() - t0;
 cleanup:
+    if (st) { /* read again on a later call, not used half read */
+        tg_matrix_destroy(m->L);
+        m->L = NULL;
+    }
     if (f) fclose(f);
     free(buf);
+    return st;
+}
+
+tg_status tg_krr_model_solve(tg_krr_model *m, int k, const double *y, int64_t ldy,
+                             const char *const *names, tg_krr_solve_report *report,
+                             tg_error *err) {
+    tg_krr_solve_report own;
+    tg_krr_solve_report *rep = report ? report : &own;
+    const int64_t n = m->info.n;
+    *rep = (tg_krr_solve_report){0};
+    /* the factor is for exactly the model's training samples: each needs every value */
+    for (int c = 0; c < k; c++)
+        for (int64_t i = 0; i < n; i++)
+            if (isnan(y[m->rows[i] + c * ldy])) {
+                const tg_sample *s = &m->info.bed->samples[m->rows[i]];
+                return tg_error_set(err, TG_ERR_ARG, "training sample '%s %s' (FID IID) has no "
+                                    "value of %s: the saved factor is for exactly the %lld "
+                                    "training samples of the model", s->fid, s->iid, names[c],
+                                    (long long)n);
+            }
+    if (m->info.ngamma * m->info.nalpha != 1 || k < 1 || k > n)
+        return tg_error_set(err, TG_ERR_ARG, "KRR model solve: %d phenotypes for %lld training "
+                            "samples, or a model of several pairs", k, (long long)n);
+    tg_matrix *B = NULL;
+    double *yc = NULL, *w = NULL;
+    tg_status st = tg_krr_model_read_factor(m, rep, err);
+    if (!st && (!(yc = tg_malloc((size_t)(n * k) * sizeof *yc, err)) ||
+                !(w = tg_malloc((size_t)(n * k) * sizeof *w, err))))
+        st = TG_ERR_NOMEM;
+    if (!st) st = tg_krr_model_set_pheno(m, k, names, err);
+    if (st) goto cleanup;
+    double t0 = tg_now();
+    tg_krr_centre(m, y, ldy, yc);
+    if (!(st = tg_matrix_create(&B, n, k, m->info.nb, k, TG_GENERAL, m->ldiag, 0, 0, err)) &&
+        !(st = tg_matrix_from_dense(B, yc, n, err)) && !(st = tg_chol_solve(m->L, B, err)) &&
+        !(st = tg_matrix_to_dense(B, w, n, err))) {
+        free(m->w);
+        m->w = w, w = NULL;
+        m->wprec[0] = m->ldiag;
+        rep->solve_seconds = tg_now() - t0;
+    }
+cleanup:
+    tg_matrix_destroy(B);
+    free(w);
+    free(yc);
     return st;
 }

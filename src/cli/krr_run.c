@@ -1,0 +1,278 @@
+/* tilegwas krr, the run: reads the inputs, fits with tg_krr_fit (or loads a model, solving new
+ * phenotypes with its factor), predicts the test cohort with tg_krr_predict, and writes
+ * PREFIX.pred.tsv, PREFIX.krr.tsv, the precision map, the model folder and the log (whose
+ * lines come from the library's reports). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/krr.h"
+#include "io/precmap.h"
+
+/* Columns of a test cohort's file with the training names (each must be there). */
+static tg_status match_columns(const char *file, const tg_pheno *ph, const char *const *names,
+                               int k, int **cols, tg_error *err) {
+    if (!(*cols = tg_malloc((size_t)k * sizeof **cols + 1, err))) return TG_ERR_NOMEM;
+    for (int c = 0; c < k; c++) {
+        (*cols)[c] = -1;
+        for (int t = 0; t < ph->n_cols && (*cols)[c] < 0; t++)
+            if (!strcmp(ph->names[t], names[c])) (*cols)[c] = t;
+        if ((*cols)[c] < 0)
+            return tg_error_set(err, TG_ERR_ARG, "%s has no column %s (a training column)", file,
+                                names[c]);
+    }
+    return TG_OK;
+}
+
+/* The columns @p cols[0..k) of @p ph (n rows) as an n × k array. */
+static tg_status select_columns(const tg_pheno *ph, const int *cols, int k, int64_t n,
+                                double **out, tg_error *err) {
+    if (!(*out = tg_malloc((size_t)(n * k) * sizeof **out + 1, err))) return TG_ERR_NOMEM;
+    for (int c = 0; c < k; c++)
+        memcpy(*out + c * n, ph->values + (size_t)cols[c] * (size_t)n, (size_t)n * sizeof **out);
+    return TG_OK;
+}
+
+/* Train/test split (tg_krr_split_make), its errors named by the files and options. */
+static tg_status split(const krr_opts *o, krr_data *d, tg_log *log, tg_error *err) {
+    const int64_t n = d->train->n_samples;
+    tg_krr_split *s = &d->split;
+    tg_status st = tg_krr_split_make(n, d->k, d->y, n, o->test_bfile ? NAN : o->test_frac,
+                                     (uint64_t)o->seed, s, err);
+    if (st) return st;
+    if (!o->test_bfile) d->ntest = s->ntest;
+    if (s->empty_pheno >= 0) /* named, not just "no training sample" */
+        return tg_error_set(err, TG_ERR_ARG, "%s: phenotype %s has no value for the training "
+                            "samples of %s.fam", o->pheno, d->names[s->empty_pheno], o->bfile);
+    if (d->ntest == 0 || s->candidates == 0)
+        return tg_error_set(err, TG_ERR_ARG, "--test-frac %g of %lld samples leaves %s",
+                            o->test_frac, (long long)n,
+                            d->ntest ? "no training sample" : "no test sample");
+    if (s->ntrain < 2)
+        return tg_error_set(err, TG_ERR_ARG, "%lld training sample(s) with every phenotype "
+                            "observed: at least 2 are needed", (long long)s->ntrain);
+    if (d->k > s->ntrain)
+        return tg_error_set(err, TG_ERR_ARG, "%d phenotypes but %lld training samples: more "
+                            "phenotypes than samples", d->k, (long long)s->ntrain);
+    if (s->dropped)
+        tg_log_printf(log, "warning: %lld training sample(s) dropped: a selected phenotype is "
+                      "missing", (long long)s->dropped);
+    tg_log_printf(log, "split: %lld training, %lld test samples%s", (long long)s->ntrain,
+                  (long long)d->ntest, o->test_bfile ? "" : " (--test-frac)");
+    return TG_OK;
+}
+
+/* The test cohort of --test-bfile, its phenotypes and confounders. */
+static tg_status open_test(const krr_opts *o, krr_data *d, tg_error *err) {
+    tg_status st = tg_bed_open(o->test_bfile, &d->test, err);
+    if (!st && (st = tg_krr_check_test(d->train, &d->test, err))) {
+        tg_error e = *err; /* the message starts with the fileset */
+        return tg_error_set(err, st, "--test-bfile %s", e.msg);
+    }
+    if (st) return st;
+    d->ntest = d->test.n_samples;
+    if (o->test_pheno &&
+        ((st = tg_pheno_read(o->test_pheno, d->test.samples, d->ntest, &d->tph, err)) ||
+         (st = match_columns(o->test_pheno, &d->tph, d->names, d->k, &d->tcols, err))))
+        return st;
+    if (o->test_covar) {
+        const char **cn = tg_malloc((size_t)d->ncov * sizeof *cn + 1, err);
+        if (!cn) return TG_ERR_NOMEM;
+        for (int c = 0; c < d->ncov; c++) cn[c] = d->cov.names[d->ccols[c]];
+        st = tg_pheno_read(o->test_covar, d->test.samples, d->ntest, &d->tcov, err);
+        if (!st) st = match_columns(o->test_covar, &d->tcov, cn, d->ncov, &d->tccols, err);
+        if (!st) st = select_columns(&d->tcov, d->tccols, d->ncov, d->ntest, &d->xte, err);
+        free(cn);
+    }
+    return st;
+}
+
+/* The test phenotypes (NAN where absent), for the metrics. */
+static tg_status test_values(krr_data *d, tg_error *err) {
+    const int64_t nt = d->ntest, n = d->train->n_samples;
+    if (!(d->ytest = tg_malloc((size_t)(nt * d->k) * sizeof *d->ytest + 1, err)))
+        return TG_ERR_NOMEM;
+    for (int c = 0; c < d->k; c++)
+        for (int64_t i = 0; i < nt; i++)
+            d->ytest[i + c * nt] = d->split.test ? d->y[d->split.test[i] + c * n]
+                                   : d->tcols    ? d->tph.values[i + d->tcols[c] * nt]
+                                                 : NAN;
+    return TG_OK;
+}
+
+/* Inputs: a fit's, or a saved model's (which fixes the options) and --pheno's. */
+static tg_status read_inputs(const krr_opts *o, krr_data *d, tg_log *log, tg_error *err) {
+    double t0 = tg_now();
+    tg_status st;
+    if (o->load_model) {
+        if ((st = tg_krr_model_load(o->load_model, &d->model, err))) return st;
+        krr_log_model(o, d, tg_now() - t0, log);
+        d->train = tg_krr_model_describe(d->model)->bed;
+    } else if (!(st = tg_bed_open(o->bfile, &d->bed, err))) {
+        d->train = &d->bed;
+    }
+    const int64_t n = d->train ? d->train->n_samples : 0;
+    if (!st && o->pheno &&
+        !(st = tg_pheno_read(o->pheno, d->train->samples, n, &d->ph, err)) &&
+        !(st = tg_cli_columns(o->pheno, "pheno-name", o->pheno_names, &d->ph, &d->pcols, &d->k,
+                              err)))
+        st = select_columns(&d->ph, d->pcols, d->k, n, &d->y, err);
+    if (!st && o->covar &&
+        !(st = tg_pheno_read(o->covar, d->train->samples, n, &d->cov, err)) &&
+        !(st = tg_cli_columns(o->covar, "covar-name", o->covar_names, &d->cov, &d->ccols,
+                              &d->ncov, err)))
+        st = select_columns(&d->cov, d->ccols, d->ncov, n, &d->x, err);
+    if (st) return st;
+    if (!o->pheno) d->k = tg_krr_model_describe(d->model)->k; /* the saved phenotypes */
+    if (!(d->names = tg_malloc((size_t)d->k * sizeof *d->names, err))) return TG_ERR_NOMEM;
+    for (int c = 0; c < d->k; c++)
+        d->names[c] = o->pheno ? d->ph.names[d->pcols[c]]
+                               : tg_krr_model_describe(d->model)->names[c];
+    if (o->pheno)
+        tg_log_printf(log, "%s: %lld samples, %lld SNPs; %s: %d phenotype(s) used",
+                      d->train->prefix, (long long)n, (long long)d->train->n_snps, o->pheno, d->k);
+    if (o->test_bfile && (st = open_test(o, d, err))) return st;
+    if (o->load_model)
+        tg_log_printf(log, "%lld training samples (the model's), %lld test samples",
+                      (long long)tg_krr_model_describe(d->model)->n, (long long)d->ntest);
+    else if ((st = split(o, d, log, err)))
+        return st;
+    if ((st = test_values(d, err))) return st;
+    tg_log_printf(log, "read inputs: %.3f s", tg_now() - t0);
+    return TG_OK;
+}
+
+/* The fit (its log lines even when it fails), or the loaded model with new phenotypes solved. */
+static tg_status fit(const krr_opts *o, krr_data *d, tg_log *log, tg_error *err) {
+    if (o->load_model) {
+        tg_krr_solve_report r = {0};
+        if (!o->pheno) return TG_OK;
+        tg_status st = tg_krr_model_solve(d->model, d->k, d->y, d->train->n_samples,
+                                          d->names, &r, err);
+        if (st == TG_ERR_ARG) { /* a missing value: name the file */
+            tg_error e = *err;
+            return tg_error_set(err, st, "%s: %s", o->pheno, e.msg);
+        }
+        if (!st) krr_log_solve(d, &r, log);
+        d->solve_seconds = r.solve_seconds;
+        return st;
+    }
+    tg_krr_opts ko = tg_krr_defaults();
+    ko.kernel = o->kernel;
+    ko.gamma = o->gamma, ko.ngamma = o->ngamma;
+    ko.alpha = o->alpha, ko.nalpha = o->nalpha;
+    ko.covar = d->x, ko.ncov = d->ncov, ko.ldc = d->train->n_samples;
+    ko.nb = (int)o->nb;
+    ko.pred_tol = o->pred_tol;
+    ko.accuracy = o->eps_given ? o->eps : 0;
+    ko.allowed = o->allowed;
+    ko.diag = o->diag;
+    ko.diag_fixed = o->diag_given;
+    ko.band = o->band;
+    ko.keep_factor = o->save_model != NULL;
+    tg_status st = tg_krr_fit(d->train, d->split.train, d->split.ntrain, d->k, d->y,
+                              d->train->n_samples, d->names, &ko, &d->model, &d->fit, err);
+    if (st) krr_log_fit_failed(o, d, log);
+    return st;
+}
+
+/* Predictions of the test cohort, with every column's metrics in the log and d->stats. */
+static tg_status predict(const krr_opts *o, krr_data *d, tg_log *log, tg_error *err) {
+    const tg_krr_model_info *i = tg_krr_model_describe(d->model);
+    const int ncol = i->ngamma * i->nalpha * d->k;
+    if (!(d->pred = tg_malloc((size_t)(d->ntest * ncol) * sizeof *d->pred + 1, err)))
+        return TG_ERR_NOMEM;
+    const tg_bed *test = o->test_bfile ? &d->test : d->train;
+    const double *x = o->test_bfile ? d->xte : d->x;
+    int64_t ldx = o->test_bfile ? d->ntest : d->train->n_samples;
+    tg_status st = tg_krr_predict(d->model, test, d->split.test, d->ntest, x, ldx, d->pred,
+                                  d->ntest, &d->pr, err);
+    if (!st) st = krr_log_predictions(o, d, log, err);
+    return st;
+}
+
+static void free_data(krr_data *d) {
+    tg_krr_model_free(d->model);
+    tg_krr_fit_report_free(&d->fit);
+    tg_krr_predict_report_free(&d->pr);
+    tg_krr_split_free(&d->split);
+    free(d->stats);
+    free(d->pred);
+    free(d->ytest);
+    free(d->xte);
+    free(d->x);
+    free(d->y);
+    free(d->names);
+    free(d->tccols);
+    free(d->tcols);
+    free(d->ccols);
+    free(d->pcols);
+    tg_pheno_free(&d->tcov);
+    tg_pheno_free(&d->cov);
+    tg_pheno_free(&d->tph);
+    tg_pheno_free(&d->ph);
+    tg_bed_close(&d->test);
+    tg_bed_close(&d->bed);
+}
+
+/* The outputs (rank 0) and the model folder. */
+static tg_status write_outputs(const krr_opts *o, const krr_data *d, tg_log *log,
+                               tg_error *err) {
+    double t0 = tg_now();
+    tg_status st;
+    if (tg_runtime_rank() == 0 &&
+        ((st = krr_write_pred(o, d, err)) || (st = krr_write_stats(o, d, err)) ||
+         (o->map_path && (st = tg_precmap_write(o->map_path, o->png, d->fit.map,
+                                                d->fit.map_nt, err)))))
+        return st;
+    tg_log_printf(log, "wrote %s.pred.tsv, %s.krr.tsv%s%s (%.3f s)", o->c.out, o->c.out,
+                  o->map_path ? ", " : "", o->map_path ? o->map_path : "", tg_now() - t0);
+    if (o->save_model) {
+        int64_t bytes = 0;
+        t0 = tg_now();
+        if ((st = tg_krr_model_save(d->model, o->save_model, &bytes, err))) return st;
+        tg_log_printf(log, "saved the model to %s (factor %.1f MB): %.3f s", o->save_model,
+                      bytes * 1e-6, tg_now() - t0);
+    }
+    return TG_OK;
+}
+
+int krr_run(const krr_opts *o, tg_log *log) {
+    krr_data d = {0};
+    tg_error err = {0};
+    /* a --save-model folder that cannot take the model is an error before the work */
+    tg_status st = o->save_model ? tg_krr_model_check_dir(o->save_model, &err) : TG_OK;
+    if (st || (st = read_inputs(o, &d, log, &err))) {
+        int rc = tg_cli_fail("krr", log, &err);
+        free_data(&d);
+        return rc;
+    }
+    /* the factorisation's CPU workers never got a task on the H100 node, and slowed it */
+    tg_runtime_opts ro = o->c.rt;
+    ro.cpus_help_gpus = 0;
+    if ((st = tg_runtime_start(&ro, &err))) {
+        int rc = tg_cli_fail("krr", log, &err);
+        free_data(&d);
+        return rc;
+    }
+    tg_cli_trace_start(&o->c);
+    tg_cli_progress_on(&o->c);
+    tg_cli_log_runtime(log, &ro);
+    tg_cli_log_grid(log, "", "genotype panel p read");
+    if (!(st = fit(o, &d, log, &err)) && !(st = predict(o, &d, log, &err)) &&
+        !(st = tg_cli_trace_stop(&o->c, "krr", log, &err)) &&
+        !(st = write_outputs(o, &d, log, &err)))
+        tg_cli_log_traffic(log);
+    tg_cli_progress_off();
+    /* the error first: with several ranks it ends them all, where stopping would wait for them;
+     * except numerical failures (not SPD, predictions not finite), which every rank reaches
+     * alike: the Cholesky's info is summed over the ranks, the predictions gathered on all */
+    int rc = !st ? 0 : st == TG_ERR_NUMERIC ? tg_cli_fail_alike("krr", log, &err)
+                                            : tg_cli_fail("krr", log, &err);
+    /* the model's tiles and genotype panels go before the runtime */
+    tg_krr_model_free(d.model);
+    d.model = NULL;
+    tg_runtime_stop();
+    free_data(&d);
+    return rc;
+}
