@@ -12,10 +12,32 @@
  * reserve for its progression thread). */
 int tg_runtime_mpi(void);
 
+/* ---- Scheduling hints (sched.c). The runtime knows no kernel: the layer that starts it
+ * describes heteroprio's buckets, and each codelet family gives its codelets their bucket. */
+/** heteroprio's buckets 0 .. n−1 (n ≤ STARPU_HETEROPRIO_MAX_PRIO): GPUs take them in that
+ * order, CPUs in @c cpu_order (n entries); beside GPUs a CPU takes a task of bucket b only when
+ * b holds more than cpu_slow[b] tasks per GPU, and never when cpu_slow[b] is 0. A codelet given
+ * no bucket is in @c fallback. */
+typedef struct tg_sched_buckets {
+    int n;
+    const int *cpu_order;
+    const float *cpu_slow;
+    int fallback;
+} tg_sched_buckets;
+/** Puts codelet @p cl in heteroprio bucket @p bucket (set when its family's table is built). */
+void tg_sched_hint(const struct starpu_codelet *cl, int bucket);
+/** The bucket of @p cl: its hint, else the fallback bucket. */
+int tg_sched_bucket(const struct starpu_codelet *cl);
 /** Whether the heteroprio scheduler runs; then every task's priority is replaced by its
- * kernel's bucket, tg_heteroprio_bucket(codelet name), which heteroprio requires. */
+ * codelet's bucket (tg_sched_bucket), which heteroprio requires. */
 int tg_runtime_heteroprio(void);
-int tg_heteroprio_bucket(const char *kernel);
+
+/** Starts StarPU (StarPU-MPI with several ranks) with the options of tg_runtime_start and
+ * heteroprio's @p buckets; the codelets are the caller's to register afterwards (src/api.c). */
+tg_status tg_runtime_open(const tg_runtime_opts *opts, const tg_sched_buckets *buckets,
+                          tg_error *err);
+/** Waits for every task and stops what tg_runtime_open started (nothing when not started). */
+void tg_runtime_close(void);
 
 /** Submits a task built by starpu_task_build (NULL: -EINVAL), as starpu_task_insert would,
  * and records it while tg_record_start is on. Every task goes through it (TG_INSERT,
