@@ -153,6 +153,8 @@ void tg_runtime_wait_all(void) {
     starpu_task_wait_for_all();
 }
 
+void tg_runtime_wait_local(void) { starpu_task_wait_for_all(); }
+
 int tg_runtime_heteroprio(void) { return rt.started && !strcmp(rt.sched, "heteroprio"); }
 
 int tg_runtime_ncpu(void) { return (int)starpu_cpu_worker_get_count(); }
