@@ -1,5 +1,9 @@
 /* The runtime layer: the only place that knows whether tasks go through StarPU or StarPU-MPI,
- * and where the per-worker cuBLAS / cuBLASLt handles live. Algorithms and codelets include it. */
+ * and where the per-worker cuBLAS / cuBLASLt handles live. Algorithms and codelets include it;
+ * it includes no codelet and names no kernel (the codelets' hints reach it as data). Files:
+ * runtime.c life cycle, mpi.c MPI, workers.c worker places, cuda.c CUDA handles, host.c host
+ * memory, sched.c scheduling hints, taskset.c task sets, stderr_filter.c, record.c, trace.c,
+ * progress.c, perfmodels.c, probe.c, blas.c. */
 #ifndef TG_RUNTIME_H
 #define TG_RUNTIME_H
 #include <starpu.h>
@@ -44,7 +48,8 @@ void tg_runtime_close(void);
  * TG_INSERT_LOCAL). */
 int tg_task_submit(struct starpu_task *task);
 
-/* A task on this node's own handles: plain StarPU whatever the rank count. */
+/* A task on this node's own handles: plain StarPU whatever the rank count (this rank's own
+ * work, waited for with tg_runtime_wait_local). */
 #define TG_INSERT_LOCAL(cl, ...) tg_task_submit(starpu_task_build((cl), __VA_ARGS__))
 
 #ifdef TG_USE_MPI
