@@ -33,7 +33,7 @@
 
 #include "base/rng.h"
 #include "io/out.h"
-#include "io/trace.h"
+#include "runtime/trace.h"
 #include "runtime/bound.h"
 #include "runtime/runtime.h"
 #ifdef TG_USE_CUDA

@@ -21,11 +21,26 @@ extern "C" {
 #define TG_CUDA_FN(f) NULL
 #endif
 
+/* heteroprio's buckets (tg_sched_buckets; codelets/codelets.c describes them): one per kind of
+ * kernel, in the order a GPU should take them (the panel chain first). */
+enum tg_bucket { TG_B_PANEL, TG_B_TRSM, TG_B_SYRK, TG_B_GEMM, TG_B_MEMORY, TG_B_DOT, TG_B_EPI,
+                 TG_B_GENO, TG_NBUCKETS };
+/** The buckets, for the runtime's start (src/api.c). */
+extern const struct tg_sched_buckets tg_codelet_buckets;
+
+/* A codelet family's scheduling hints, carried by its table row: its heteroprio bucket, and
+ * whether it is memory-bound (it then runs on the GPUs where there are any). */
+struct tg_codelet_hints {
+    enum tg_bucket bucket;
+    int gpus_if_any;
+};
+
 /** Fills one codelet and its regression perfmodel (time = α·work^β) named @p symbol (kept, not
- * copied). The CUDA function is ignored in a build without CUDA. */
+ * copied), and applies its scheduling @p hints. The CUDA function is ignored in a build without
+ * CUDA. */
 void tg_codelet_fill(struct starpu_codelet *cl, struct starpu_perfmodel *model, const char *symbol,
                      starpu_cpu_func_t cpu, starpu_cuda_func_t cuda, int nbuffers,
-                     const enum starpu_data_access_mode *modes);
+                     const enum starpu_data_access_mode *modes, struct tg_codelet_hints hints);
 
 /* A family of codelets indexed by precision: one CPU and one CUDA function that dispatch on
  * the task's argument, and a perfmodel per entry named by fmt with the precision's name. */
@@ -36,6 +51,7 @@ struct tg_codelet_family {
     starpu_cuda_func_t cuda;
     int nbuffers;
     const enum starpu_data_access_mode *modes;
+    struct tg_codelet_hints hints;
 };
 /** Fills the entries @p precs[0..nprec) (every precision when NULL) of the @p nfam families'
  * tables, their perfmodels and symbols kept in @p models and @p symbols (row f for family f). */
@@ -43,8 +59,11 @@ void tg_codelet_families_fill(const struct tg_codelet_family *fam, int nfam, con
                               int nprec, struct starpu_perfmodel (*models)[TG_NPREC],
                               char (*symbols)[TG_NPREC][40]);
 
-/** Builds every codelet table; called once by tg_runtime_start(). */
+/** Builds every codelet table and gives each codelet its scheduling hints; called by
+ * tg_runtime_start() (src/api.c) once the runtime has started. */
 void tg_codelets_init(void);
+/** Builds the conversion and tile-statistics tables below (codelets/convert.c). */
+void tg_convert_codelets_init(void);
 /** Registers each family's probe with the runtime (codelets/probes.c; tg_codelets_init). */
 void tg_codelets_probes_register(void);
 

@@ -197,7 +197,7 @@ void tg_distance_codelets_init(void) {
     static const enum starpu_data_access_mode rrw[3] = {STARPU_R, STARPU_R, STARPU_W},
                                               rw[2] = {STARPU_R, STARPU_W};
     tg_codelet_fill(&tg_cl_gram, &model_gram, "tg_gram_int8", tg_gram_cpu,
-                    TG_CUDA_FN(tg_gram_cuda), 3, rrw);
+                    TG_CUDA_FN(tg_gram_cuda), 3, rrw, (struct tg_codelet_hints){TG_B_DOT, 0});
     tg_codelet_fill(&tg_cl_gram_sym, &model_gram_sym, "tg_gram_sym_int8", tg_gram_sym_cpu,
-                    TG_CUDA_FN(tg_gram_sym_cuda), 2, rw);
+                    TG_CUDA_FN(tg_gram_sym_cuda), 2, rw, (struct tg_codelet_hints){TG_B_DOT, 0});
 }

@@ -26,7 +26,8 @@ void tg_epi_codelets_init(void) {
         for (int i = 0; i < k + 1; i++) m[i] = STARPU_R; /* k plane blocks, the score table */
         m[k + 1] = STARPU_W;                             /* the result */
         tg_codelet_fill(&tg_cl_epi_round[k - 2], &epi_models[k - 2], epi_symbols[k - 2],
-                        tg_epi_round_cpu, TG_CUDA_FN(tg_epi_round_cuda), k + 2, m);
+                        tg_epi_round_cpu, TG_CUDA_FN(tg_epi_round_cuda), k + 2, m,
+                        (struct tg_codelet_hints){TG_B_EPI, 0});
     }
 }
 

@@ -163,7 +163,8 @@ void tg_fivecodes_init(void) {
     for (int t = 0; t < 2; t++)
         for (int p = 0; p < 2; p++)
             tg_codelet_fill(&tg_cl_fivecodes[t][p], &fc_models[t][p], fc_symbols[t][p],
-                            tg_fivecodes_cpu, TG_CUDA_FN(tg_fivecodes_cuda), 5, modes);
+                            tg_fivecodes_cpu, TG_CUDA_FN(tg_fivecodes_cuda), 5, modes,
+                            (struct tg_codelet_hints){TG_B_GENO, 0});
 }
 
 int tg_insert_fivecodes(const struct tg_fivecodes_arg *a, starpu_data_handle_t codes,

@@ -189,15 +189,17 @@ void tg_gemm_codelets_init(void) {
                                               rwo[2] = {STARPU_R, STARPU_W},
                                               rww[3] = {STARPU_R, STARPU_W, STARPU_W};
     static const struct tg_codelet_family fam[4] = {
-        {"tg_gemm_%s", tg_cl_gemm, tg_gemm_cpu, TG_CUDA_FN(tg_gemm_cuda), 3, rrw},
-        {"tg_syrk_%s", tg_cl_syrk, tg_syrk_cpu, TG_CUDA_FN(tg_syrk_cuda), 2, rw},
-        {"tg_trsm_%s", tg_cl_trsm, tg_trsm_cpu, TG_CUDA_FN(tg_trsm_cuda), 2, rw},
-        {"tg_convt_%s_fp8", tg_cl_convt, tg_convert_cpu, TG_CUDA_FN(tg_convert_cuda), 2, rwo},
+        {"tg_gemm_%s", tg_cl_gemm, tg_gemm_cpu, TG_CUDA_FN(tg_gemm_cuda), 3, rrw, {TG_B_GEMM, 0}},
+        {"tg_syrk_%s", tg_cl_syrk, tg_syrk_cpu, TG_CUDA_FN(tg_syrk_cuda), 2, rw, {TG_B_SYRK, 0}},
+        {"tg_trsm_%s", tg_cl_trsm, tg_trsm_cpu, TG_CUDA_FN(tg_trsm_cuda), 2, rw, {TG_B_TRSM, 0}},
+        {"tg_convt_%s_fp8", tg_cl_convt, tg_convert_cpu, TG_CUDA_FN(tg_convert_cuda), 2, rwo,
+         {TG_B_MEMORY, 1}},
     };
     tg_codelet_families_fill(fam, 4, NULL, 0, models, symbols);
     /* trsm's fp16 entry reads T16 and alpha, then X (the family's model and symbol) */
     tg_codelet_fill(&tg_cl_trsm[TG_FP16], &models[2][TG_FP16], symbols[2][TG_FP16], tg_trsm_cpu,
-                    TG_CUDA_FN(tg_trsm_cuda), 3, rrw);
+                    TG_CUDA_FN(tg_trsm_cuda), 3, rrw, fam[2].hints);
     tg_codelet_fill(&tg_cl_half_scaled, &half_scaled_model, "tg_half_scaled_fp32",
-                    tg_half_scaled_cpu, TG_CUDA_FN(tg_half_scaled_cuda), 3, rww);
+                    tg_half_scaled_cpu, TG_CUDA_FN(tg_half_scaled_cuda), 3, rww,
+                    (struct tg_codelet_hints){TG_B_PANEL, 1});
 }

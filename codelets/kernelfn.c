@@ -100,9 +100,9 @@ void tg_kernelfn_codelets_init(void) {
         gram_modes[5] = {STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_W};
     static const struct tg_codelet_family fam[2] = {
         {"tg_kernelfn_%s", tg_cl_kernelfn, tg_kernelfn_cpu, TG_CUDA_FN(tg_kernelfn_cuda), 4,
-         fn_modes},
+         fn_modes, {TG_B_MEMORY, 1}},
         {"tg_kernelgram_%s", tg_cl_kernelgram, tg_kernelgram_cpu, TG_CUDA_FN(tg_kernelgram_cuda),
-         5, gram_modes}};
+         5, gram_modes, {TG_B_DOT, 0}}};
     /* K is built in fp64 or fp32; the Cholesky lowers tiles afterwards */
     static const tg_prec precs[2] = {TG_FP64, TG_FP32};
     tg_codelet_families_fill(fam, 2, precs, 2, models, symbols);

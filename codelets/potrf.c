@@ -61,7 +61,9 @@ void tg_potrf_codelets_init(void) {
     static const enum starpu_data_access_mode potrf_modes[2] = {STARPU_RW, STARPU_W},
                                               trtri_modes[2] = {STARPU_R, STARPU_W};
     static const struct tg_codelet_family fam[2] = {
-        {"tg_potrf_%s", tg_cl_potrf, tg_potrf_cpu, TG_CUDA_FN(tg_potrf_cuda), 2, potrf_modes},
-        {"tg_trtri_%s", tg_cl_trtri, tg_trtri_cpu, TG_CUDA_FN(tg_trtri_cuda), 2, trtri_modes}};
+        {"tg_potrf_%s", tg_cl_potrf, tg_potrf_cpu, TG_CUDA_FN(tg_potrf_cuda), 2, potrf_modes,
+         {TG_B_PANEL, 0}},
+        {"tg_trtri_%s", tg_cl_trtri, tg_trtri_cpu, TG_CUDA_FN(tg_trtri_cuda), 2, trtri_modes,
+         {TG_B_PANEL, 0}}};
     tg_codelet_families_fill(fam, 2, NULL, 0, models, symbols);
 }

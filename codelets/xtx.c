@@ -38,6 +38,7 @@ void tg_xtx_codelets_init(void) {
     static const enum starpu_data_access_mode modes[4] = {STARPU_R, STARPU_R, STARPU_R, STARPU_W};
     static const tg_prec precs[2] = {TG_FP64, TG_FP32};
     static const struct tg_codelet_family fam = {"tg_xtx_%s", tg_cl_xtx, tg_xtx_cpu,
-                                                 TG_CUDA_FN(tg_xtx_cuda), 4, modes};
+                                                 TG_CUDA_FN(tg_xtx_cuda), 4, modes,
+                                                 {TG_B_DOT, 0}};
     tg_codelet_families_fill(&fam, 1, precs, 2, &models, &symbols);
 }

@@ -79,7 +79,8 @@ static int run(void) {
         diag("%s", err.msg);
         return -1;
     }
-    tg_codelet_fill(&cl, &model, "tg_test_probe", fast, NULL, 0, NULL);
+    tg_codelet_fill(&cl, &model, "tg_test_probe", fast, NULL, 0, NULL,
+                    (struct tg_codelet_hints){TG_B_GEMM, 0});
     cl.cpu_funcs[1] = slow;
     cl.can_execute = where;
     tg_probe_register(&cl, probe, NULL);

@@ -59,13 +59,13 @@ static tg_status read_stats(const tg_matrix *A, struct stats *s, tg_error *err) 
     for (int j = 0; j < A->nt; j++)
         for (int i = j; i < A->mt; i++) {
             size_t t = tg_tile_index(A, i, j);
-            starpu_variable_data_register(&h[t], STARPU_MAIN_RAM, (uintptr_t)&v[3 * t], 3 * sizeof *v);
+            tg_handle_variable(&h[t], &v[3 * t], 3 * sizeof *v);
             tg_runtime_register(h[t], tg_matrix_tile_owner(A, i, j));
             bad |= tg_insert_tilestats(A->h[t], h[t], A->prec[t], i == j, 1 / A->scale[t], 0);
         }
     tg_runtime_wait_all();
     for (size_t t = 0; t < n2; t++)
-        if (h[t]) starpu_data_unregister(h[t]); /* brings the values home (on the owner) */
+        if (h[t]) tg_handle_free(h[t]); /* brings the values home (on the owner) */
     /* the other ranks' tiles are zeros here: the sum is every tile's, exactly, on every rank */
     tg_runtime_sum(v, 3 * (int64_t)n2, TG_FP64);
     for (size_t t = 0; t < n2; t++) {
@@ -341,7 +341,7 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
     }
     tg_phase *ph = tg_phase_open("cholesky", "flop", -1);
     for (int k = 0; k < nt; k++) {
-        starpu_variable_data_register(&hinfo[k], STARPU_MAIN_RAM, (uintptr_t)&info[k], sizeof(int));
+        tg_handle_variable(&hinfo[k], &info[k], sizeof(int));
         tg_runtime_register(hinfo[k], tg_matrix_tile_owner(A, k, k));
         int top = 3 * nt - 3 * k; /* critical path first: potrf, then panel, then updates */
         bad |= tg_insert_potrf(d, tg_tile(A, k, k), hinfo[k], top + 2 * nt);
@@ -355,7 +355,7 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
         for (int i = k + 1; i < nt; i++) any16 |= below_fp32(d, A->prec[tg_tile_index(A, i, k)]);
         if (any16) { /* linv's scaled FP16 copy, once for the panel's FP16 solves */
             linv16 = tg_tile_temp(kb, kb, TG_FP16, kowner);
-            starpu_variable_data_register(&alpha, -1, 0, 2 * sizeof(float)); /* alpha, beta */
+            tg_handle_variable(&alpha, NULL, 2 * sizeof(float)); /* alpha, beta */
             tg_runtime_register(alpha, kowner);
             bad |= tg_insert_half_scaled(linv, linv16, alpha, top + 2 * nt);
         }
@@ -377,10 +377,10 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
             if (pn.own_hi[i])
                 bad |= tg_insert_convert(pn.hi[i], A->h[t], d, A->prec[t], A->scale[t], prio);
         }
-        starpu_data_unregister_submit(linv);
+        tg_handle_free_later(linv);
         if (linv16) {
-            starpu_data_unregister_submit(linv16);
-            starpu_data_unregister_submit(alpha);
+            tg_handle_free_later(linv16);
+            tg_handle_free_later(alpha);
         }
         for (int j = k + 1; j < nt; j++) {
             /* a panel tile stored in FP16 (map FP16 or FP8) updates an FP32 diagonal from its
@@ -410,12 +410,12 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
         for (int i = k + 1; i < nt; i++) {
             for (int q = 0; q < TG_NPREC; q++) {
                 size_t c = (size_t)i * TG_NPREC + q;
-                if (pn.own_cp[c]) starpu_data_unregister_submit(pn.cp[c]);
+                if (pn.own_cp[c]) tg_handle_free_later(pn.cp[c]);
                 pn.cp[c] = NULL;
                 pn.own_cp[c] = 0;
             }
-            if (pn.own_hi[i]) starpu_data_unregister_submit(pn.hi[i]);
-            else starpu_data_wont_use(pn.hi[i]);
+            if (pn.own_hi[i]) tg_handle_free_later(pn.hi[i]);
+            else tg_handle_wont_use(pn.hi[i]);
             pn.own_hi[i] = 0;
             tg_runtime_flush(A->h[tg_tile_index(A, i, k)]);
         }
@@ -423,7 +423,7 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
     tg_phase_close(ph);
     tg_runtime_wait_all();
     for (int k = 0; k < nt; k++)
-        if (hinfo[k]) starpu_data_unregister(hinfo[k]);
+        if (hinfo[k]) tg_handle_free(hinfo[k]);
     /* info[k] is set on the owner of A_kk, 0 elsewhere: every rank learns it */
     for (int k = 0; k < nt; k++) linfo[k] = info[k];
     tg_runtime_sum_int64(linfo, nt);

@@ -307,11 +307,11 @@ static tg_status run_wave(struct search *s, const tg_epi_opts *o, struct progres
         sl->combos = combos;
         *expected += combos;
         sl->res = (struct tg_epi_result *)(s->results + (size_t)w * rsize);
-        starpu_vector_data_register(&sl->h, STARPU_MAIN_RAM, (uintptr_t)sl->res, rsize, 1);
+        tg_handle_vector(&sl->h, sl->res, (uint32_t)rsize, 1);
         d[s->k] = (struct starpu_data_descr){s->th, STARPU_R};
         d[s->k + 1] = (struct starpu_data_descr){sl->h, STARPU_W};
-        /* a round is this rank's own work on its own handles: plain StarPU, never
-         * starpu_mpi_task_insert (TG_INSERT), which wants handles registered with StarPU-MPI */
+        /* a round is this rank's own work on its own handles (runtime.h: TG_INSERT_LOCAL and
+         * tg_runtime_wait_local) */
         /* the perfmodel's size: counting costs per combination and sample, scoring and
          * selection per combination about as much as 1,024 samples' counting */
         double work = (double)combos * (double)(s->n[0] + s->n[1] + 1024);
@@ -322,9 +322,9 @@ static tg_status run_wave(struct search *s, const tg_epi_opts *o, struct progres
         w++; /* its handle is registered: unregistered below, submitted or not */
     }
     /* this rank's tasks only: other ranks run other numbers of waves */
-    starpu_task_wait_for_all();
+    tg_runtime_wait_local();
     for (int64_t x = 0; x < w; x++) {
-        starpu_data_unregister(s->slots[x].h);
+        tg_handle_free(s->slots[x].h);
         if (!ret) merge(s->slots[x].res, o->topk, s->best);
     }
     if (ret)
@@ -436,7 +436,7 @@ tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *
                   own = run / s.nranks + (s.rank < run % s.nranks);
     /* enough rounds in flight to feed every worker, results bounded to about 256 MiB */
     int64_t wave = (int64_t)(((size_t)256 << 20) / rsize),
-            busy = 8 * (int64_t)starpu_worker_get_count();
+            busy = 8 * (int64_t)tg_runtime_nworkers();
     if (wave > 4096) wave = 4096;
     if (wave < busy) wave = busy;
     if (wave > own) wave = own;

@@ -61,7 +61,7 @@ tg_status tg_krr_predict_tiles(const tg_matrix *Kt, const tg_matrix *W, double *
             for (int c = 0; c < W->nt; c++)
                 bad |= tg_insert_gemm(w, 'N', 'N', 1, a, 1, tg_tile(W, k, c), 1, 1,
                                       tg_tile(P, i, c), 1, 0);
-            if (own) starpu_data_unregister_submit(a);
+            if (own) tg_handle_free_later(a);
             /* read by the tasks above only: other ranks drop their copies (with several α it
              * is sent again for each, rather than kept through the next factorisation) */
             tg_runtime_flush(Kt->h[t]);

@@ -138,7 +138,7 @@ static tg_status build(const struct panels *P, double lambda, tg_matrix *A, tg_e
             struct tg_xtx_arg a = {prec, P->missing, J == K, (double)P->n, lambda};
             bad |= tg_insert_gram(P->h[J], P->h[K], c, prio);
             bad |= tg_insert_xtx(&a, c, P->v[J], P->v[K], tg_tile(A, J, K), prio);
-            starpu_data_unregister_submit(c);
+            tg_handle_free_later(c);
         }
     tg_phase_close(ph);
     tg_runtime_wait_all();

@@ -698,7 +698,7 @@ static void column_offset(void *ctx, int64_t c) {
 
 tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const void *in,
                            int64_t ldin, void *out, int64_t ldout, tg_error *err) {
-    if (!starpu_is_initialized())
+    if (!tg_runtime_started())
         return tg_error_set(err, TG_ERR_RUNTIME, "tg_geno_mul: the runtime is not started");
     const size_t es = tg_prec_size(prec);
     const int64_t nt = trans ? g->nl : g->m;
@@ -720,23 +720,14 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
     const blocks *bl = trans ? &g->sbl : &g->rbl;
     starpu_data_handle_t hin, *hout = tg_calloc((size_t)nblk, sizeof *hout, err);
     if (!hout) return TG_ERR_NOMEM;
-    starpu_matrix_data_register(&hin, STARPU_MAIN_RAM, (uintptr_t)in, (uint32_t)ldin, (uint32_t)nt,
-                                (uint32_t)k, es);
+    tg_handle_matrix(&hin, in, (uint32_t)ldin, (uint32_t)nt, (uint32_t)k, es);
     for (int64_t b = 0; b < nblk; b++)
-        starpu_matrix_data_register(
-            &hout[b], STARPU_MAIN_RAM, (uintptr_t)((char *)out + (size_t)bl->start[b] * es),
-            (uint32_t)ldout, (uint32_t)block_len(bl, b), (uint32_t)k, es);
-    /* CPU workers only: the workers pull the blocks. dmdas places a task when it is submitted,
-     * from the models' times; with every task submitted at once, a core running slower than
-     * its model (a busy neighbour on a virtual machine) kept its full share and ended the
-     * product last (H100 node, 16 cores: the busiest core 33% above the mean), and with two
-     * tasks per worker in flight it still got the next task as soon as its late one was due.
-     * With a GPU, which takes every task, the scheduler's placement is kept (with a window of
-     * tasks in flight, Z·Λ took 12.5 ms instead of 11.0). */
-    tg_status st = tg_geno_mul_submit(g, trans, (int)k, prec, offset, hin, hout,
-                                      tg_runtime_ngpu() == 0, err);
-    for (int64_t b = 0; b < nblk; b++) starpu_data_unregister(hout[b]); /* waits, copies back */
-    starpu_data_unregister(hin);
+        tg_handle_matrix(&hout[b], (char *)out + (size_t)bl->start[b] * es, (uint32_t)ldout,
+                         (uint32_t)block_len(bl, b), (uint32_t)k, es);
+    /* pulled by the workers where they are CPUs only (tg_runtime_submit_set) */
+    tg_status st = tg_geno_mul_submit(g, trans, (int)k, prec, offset, hin, hout, 1, err);
+    for (int64_t b = 0; b < nblk; b++) tg_handle_free(hout[b]); /* waits, copies back */
+    tg_handle_free(hin);
     free(hout);
     if (!st && trans) st = sum_over_ranks(g, k, prec, out, ldout, err);
     return st;
@@ -744,102 +735,39 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
 
 int64_t tg_geno_nblocks(const tg_geno *g, int trans) { return trans ? g->sbl.count : g->rbl.count; }
 
-/* A product whose CPU workers pull its blocks (tg_geno_mul_submit with pull): each worker
- * starts with one block and, as its task ends, the task's callback submits the next block to
- * the same worker, largest blocks first. */
+/* One product's blocks (tg_geno_mul_submit), as tg_runtime_submit_set submits them. */
 typedef struct {
-    pthread_mutex_t lock;
-    pthread_cond_t all_done;
     tg_geno *g;
     struct tg_fivecodes_arg a;
     starpu_data_handle_t in;
     const starpu_data_handle_t *out;
-    int64_t nt, nblk, next, finished; /* blocks: count, next to submit, ended (or never run) */
-    int err;                          /* the first failed submission's code */
-} pull_state;
+    int64_t nt;
+} product;
 
-static int submit_block(pull_state *p, int64_t b, int worker, void (*done)(void *)) {
+static int submit_block(void *ctx, int64_t b, int worker, void (*done)(void *), void *done_arg) {
+    const product *p = ctx;
     const blocks *bl = p->a.trans ? &p->g->sbl : &p->g->rbl;
     struct tg_fivecodes_arg a = p->a;
     a.r0 = bl->start[b];
     return tg_insert_fivecodes(&a, a.trans ? p->g->ht[b] : p->g->hr[b], p->in, p->g->hcoef,
                                a.trans ? p->g->htm[b] : p->g->hrm[b], p->out[b],
                                2.0 * (double)block_len(bl, b) * (double)p->nt * (double)a.k,
-                               worker, done, done ? p : NULL);
-}
-
-/* Counts @p ended blocks; a failed submission ends every block not yet submitted. */
-static void pull_count(pull_state *p, int64_t ended, int ret) {
-    pthread_mutex_lock(&p->lock);
-    if (ret) {
-        if (!p->err) p->err = ret;
-        ended += p->nblk - p->next;
-        p->next = p->nblk;
-    }
-    p->finished += ended;
-    if (p->finished == p->nblk) pthread_cond_signal(&p->all_done);
-    pthread_mutex_unlock(&p->lock); /* the last touch: the caller may free p after it */
-}
-
-static void pull_next(void *arg) {
-    pull_state *p = arg;
-    pthread_mutex_lock(&p->lock);
-    const int64_t b = p->next < p->nblk ? p->next++ : -1;
-    pthread_mutex_unlock(&p->lock);
-    /* to this worker (to any when the callback runs on another thread) */
-    const int ret = b >= 0 ? submit_block(p, b, starpu_worker_get_id(), pull_next) : 0;
-    pull_count(p, ret ? 2 : 1, ret); /* this callback's block, and block b if it never runs */
+                               worker, done, done_arg);
 }
 
 tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, const double *offset,
                              starpu_data_handle_t in, const starpu_data_handle_t *out_blocks,
                              int pull, tg_error *err) {
     if (!g->registered) register_blocks(g);
-    pull_state p = {.g = g,
-                    .a = {.trans = trans, .prec = prec, .k = k},
-                    .in = in,
-                    .out = out_blocks,
-                    .nt = trans ? g->nl : g->m,
-                    .nblk = tg_geno_nblocks(g, trans)};
+    product p = {.g = g,
+                 .a = {.trans = trans, .prec = prec, .k = k},
+                 .in = in,
+                 .out = out_blocks,
+                 .nt = trans ? g->nl : g->m};
     memcpy(p.a.offset, offset, (size_t)k * sizeof *offset);
-    /* StarPU's submission limits (STARPU_LIMIT_*_SUBMITTED_TASKS) make a submission wait for
-     * tasks to end, which StarPU refuses in a callback: the scheduler then places the blocks */
-    pull = pull && !getenv("STARPU_LIMIT_MAX_SUBMITTED_TASKS") &&
-           !getenv("STARPU_LIMIT_MIN_SUBMITTED_TASKS");
-    int workers[STARPU_NMAXWORKERS];
-    const int nw = pull ? starpu_worker_get_ids_by_type(STARPU_CPU_WORKER, workers,
-                                                        STARPU_NMAXWORKERS)
-                        : 0;
-    if (nw == 0) { /* every block at once, placed by the scheduler */
-        for (int64_t b = 0; b < p.nblk; b++) {
-            int ret = submit_block(&p, b, -1, NULL);
-            if (ret)
-                return tg_error_set(err, TG_ERR_RUNTIME,
-                                    "genotype product: task submission failed (%d)", ret);
-        }
-        return TG_OK;
-    }
-    pthread_mutex_init(&p.lock, NULL);
-    pthread_cond_init(&p.all_done, NULL);
-    /* one block a worker to start with: a second one queued behind it would end the product
-     * late on a core slowed by its neighbours (H100 node, Zᵀ·Λ̃: the cores idle 118 ms of 480
-     * after their last task); the callback's submission costs the worker microseconds */
-    const int64_t first = p.nblk < (int64_t)nw ? p.nblk : (int64_t)nw;
-    p.next = first;
-    for (int64_t b = 0; b < first; b++) {
-        int ret = submit_block(&p, b, workers[b % nw], pull_next);
-        if (ret) { /* blocks b .. first − 1 never run */
-            pull_count(&p, first - b, ret);
-            break;
-        }
-    }
-    pthread_mutex_lock(&p.lock);
-    while (p.finished < p.nblk) pthread_cond_wait(&p.all_done, &p.lock);
-    pthread_mutex_unlock(&p.lock);
-    pthread_cond_destroy(&p.all_done);
-    pthread_mutex_destroy(&p.lock);
-    if (p.err)
+    int ret = tg_runtime_submit_set(tg_geno_nblocks(g, trans), pull, submit_block, &p);
+    if (ret)
         return tg_error_set(err, TG_ERR_RUNTIME, "genotype product: task submission failed (%d)",
-                            p.err);
+                            ret);
     return TG_OK;
 }

@@ -61,12 +61,12 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
  * for trans 1) and out_blocks[b] (matrix, rows of block b × k), so that vectors may stay on
  * the devices across products. @p offset[k] is tg_fivecodes_arg.offset (trans 0: Σ_j c_j·in_j;
  * trans 1: Σ_i in_i over this rank's samples; codelets/fivecodes.h). No argument checks, no
- * sum over the ranks. @p pull (with CPU workers): the CPU workers pull the blocks, largest
- * first, each taking its next one as its task ends, so that a core slower than its model takes
- * fewer; the call then returns when every block's task has run.
+ * sum over the ranks. @p pull, where the workers are CPUs only (tg_runtime_submit_set): they
+ * pull the blocks, largest first, each taking its next one as its task ends, so that a core
+ * slower than its model takes fewer; the call then returns when every block's task has run.
  * With pull the caller must not hold anything those tasks wait for (an acquired handle, a
- * tag), or the wait never ends; not from a task or a callback. Without pull, without CPU
- * workers or with StarPU's submission limits set (STARPU_LIMIT_*_SUBMITTED_TASKS: a callback's
+ * tag), or the wait never ends; not from a task or a callback. Without pull, with GPU workers
+ * or with StarPU's submission limits set (STARPU_LIMIT_*_SUBMITTED_TASKS: a callback's
  * submission would have to wait), it returns once every task is submitted, placed by the
  * scheduler. */
 tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, const double *offset,

@@ -64,7 +64,7 @@ tg_status tg_chol_solve(const tg_matrix *L, tg_matrix *B, tg_error *err) {
         starpu_data_handle_t lkk = in_prec(L, k, k, b, owner, &own, &bad);
         inv[k] = tg_tile_temp(kb, kb, b, owner);
         bad |= tg_insert_trtri(b, lkk, inv[k], 2 * nt - k);
-        if (own) starpu_data_unregister_submit(lkk);
+        if (own) tg_handle_free_later(lkk);
     }
     /* forward: B_k ← L_kk⁻¹·B_k, then B_i −= L_ik·B_k below */
     for (int k = 0; k < nt; k++) {
@@ -76,7 +76,7 @@ tg_status tg_chol_solve(const tg_matrix *L, tg_matrix *B, tg_error *err) {
             for (int c = 0; c < nc; c++)
                 bad |= tg_insert_gemm(b, 'N', 'N', -1, lik, 1, tg_tile(B, k, c), 1, 1,
                                       tg_tile(B, i, c), 1, 2 * nt - k - (i - k));
-            if (own) starpu_data_unregister_submit(lik);
+            if (own) tg_handle_free_later(lik);
         }
     }
     /* backward: B_k −= Σ_{i>k} L_ikᵀ·B_i, then B_k ← L_kk⁻ᵀ·B_k */
@@ -87,12 +87,12 @@ tg_status tg_chol_solve(const tg_matrix *L, tg_matrix *B, tg_error *err) {
             for (int c = 0; c < nc; c++)
                 bad |= tg_insert_gemm(b, 'T', 'N', -1, lik, 1, tg_tile(B, i, c), 1, 1,
                                       tg_tile(B, k, c), 1, k + 1);
-            if (own) starpu_data_unregister_submit(lik);
+            if (own) tg_handle_free_later(lik);
             tg_runtime_flush(tg_tile(L, i, k)); /* read for the last time: copies dropped */
         }
         for (int c = 0; c < nc; c++)
             bad |= tg_insert_trsm(b, 'L', 'T', inv[k], NULL, tg_tile(B, k, c), k + 1);
-        starpu_data_unregister_submit(inv[k]);
+        tg_handle_free_later(inv[k]);
     }
     tg_phase_close(ph);
     tg_runtime_wait_all();

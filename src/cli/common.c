@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "io/trace.h"
+#include "runtime/trace.h"
 
 static int exit_code(const tg_error *err) { return err->status == TG_ERR_ARG ? 2 : 1; }
 

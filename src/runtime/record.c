@@ -256,7 +256,7 @@ int tg_task_submit(struct starpu_task *task) {
     tg_models_ensure(task);
     task->name = task->cl ? task->cl->name : NULL; /* starpu_task_build names it "task_build" */
     /* heteroprio reads a task's priority as its bucket */
-    if (tg_runtime_heteroprio() && task->cl) task->priority = tg_heteroprio_bucket(task->cl->name);
+    if (tg_runtime_heteroprio() && task->cl) task->priority = tg_sched_bucket(task->cl);
     struct tg_phase_task *pt = tg_phase_attach(task); /* the progress callback, innermost */
     if (!rec.on) {
         int ret = submit(task, NULL);

@@ -1,5 +1,9 @@
 /* The runtime layer: the only place that knows whether tasks go through StarPU or StarPU-MPI,
- * and where the per-worker cuBLAS / cuBLASLt handles live. Algorithms and codelets include it. */
+ * and where the per-worker cuBLAS / cuBLASLt handles live. Algorithms and codelets include it;
+ * it includes no codelet and names no kernel (the codelets' hints reach it as data). Files:
+ * runtime.c life cycle, mpi.c MPI, workers.c worker places, cuda.c CUDA handles, host.c host
+ * memory, sched.c scheduling hints, taskset.c task sets, stderr_filter.c, record.c, trace.c,
+ * progress.c, perfmodels.c, probe.c, blas.c. */
 #ifndef TG_RUNTIME_H
 #define TG_RUNTIME_H
 #include <starpu.h>
@@ -12,17 +16,40 @@
  * reserve for its progression thread). */
 int tg_runtime_mpi(void);
 
+/* ---- Scheduling hints (sched.c). The runtime knows no kernel: the layer that starts it
+ * describes heteroprio's buckets, and each codelet family gives its codelets their bucket. */
+/** heteroprio's buckets 0 .. n−1 (n ≤ STARPU_HETEROPRIO_MAX_PRIO): GPUs take them in that
+ * order, CPUs in @c cpu_order (n entries); beside GPUs a CPU takes a task of bucket b only when
+ * b holds more than cpu_slow[b] tasks per GPU, and never when cpu_slow[b] is 0. A codelet given
+ * no bucket is in @c fallback. */
+typedef struct tg_sched_buckets {
+    int n;
+    const int *cpu_order;
+    const float *cpu_slow;
+    int fallback;
+} tg_sched_buckets;
+/** Puts codelet @p cl in heteroprio bucket @p bucket (set when its family's table is built). */
+void tg_sched_hint(const struct starpu_codelet *cl, int bucket);
+/** The bucket of @p cl: its hint, else the fallback bucket. */
+int tg_sched_bucket(const struct starpu_codelet *cl);
 /** Whether the heteroprio scheduler runs; then every task's priority is replaced by its
- * kernel's bucket, tg_heteroprio_bucket(codelet name), which heteroprio requires. */
+ * codelet's bucket (tg_sched_bucket), which heteroprio requires. */
 int tg_runtime_heteroprio(void);
-int tg_heteroprio_bucket(const char *kernel);
+
+/** Starts StarPU (StarPU-MPI with several ranks) with the options of tg_runtime_start and
+ * heteroprio's @p buckets; the codelets are the caller's to register afterwards (src/api.c). */
+tg_status tg_runtime_open(const tg_runtime_opts *opts, const tg_sched_buckets *buckets,
+                          tg_error *err);
+/** Waits for every task and stops what tg_runtime_open started (nothing when not started). */
+void tg_runtime_close(void);
 
 /** Submits a task built by starpu_task_build (NULL: -EINVAL), as starpu_task_insert would,
  * and records it while tg_record_start is on. Every task goes through it (TG_INSERT,
  * TG_INSERT_LOCAL). */
 int tg_task_submit(struct starpu_task *task);
 
-/* A task on this node's own handles: plain StarPU whatever the rank count. */
+/* A task on this node's own handles: plain StarPU whatever the rank count (this rank's own
+ * work, waited for with tg_runtime_wait_local). */
 #define TG_INSERT_LOCAL(cl, ...) tg_task_submit(starpu_task_build((cl), __VA_ARGS__))
 
 #ifdef TG_USE_MPI
@@ -46,6 +73,55 @@ int tg_task_submit_mpi(struct starpu_task *task);
 #else
 #define TG_INSERT(cl, ...) TG_INSERT_LOCAL(cl, __VA_ARGS__)
 #endif
+
+/* ---- Handles and waits: the runtime's vocabulary for algorithms, which never call StarPU for
+ * them (an algorithm knows nothing of whether StarPU or StarPU-MPI runs its tasks). */
+/** Registers @p n elements of @p elem bytes of host memory at @p ptr as a vector handle. */
+static inline void tg_handle_vector(starpu_data_handle_t *h, const void *ptr, uint32_t n,
+                                    size_t elem) {
+    starpu_vector_data_register(h, STARPU_MAIN_RAM, (uintptr_t)ptr, n, elem);
+}
+/** Registers a column-major @p rows × @p cols host matrix at @p ptr (leading dimension @p ld, in
+ * elements of @p elem bytes) as a matrix handle. */
+static inline void tg_handle_matrix(starpu_data_handle_t *h, const void *ptr, uint32_t ld,
+                                    uint32_t rows, uint32_t cols, size_t elem) {
+    starpu_matrix_data_register(h, STARPU_MAIN_RAM, (uintptr_t)ptr, ld, rows, cols, elem);
+}
+/** Registers @p size bytes of host memory at @p ptr as a variable handle; @p ptr NULL: memory
+ * the runtime allocates where the variable is first written. */
+static inline void tg_handle_variable(starpu_data_handle_t *h, const void *ptr, size_t size) {
+    starpu_variable_data_register(h, ptr ? STARPU_MAIN_RAM : -1, (uintptr_t)ptr, size);
+}
+/** Waits for the tasks submitted on @p h, brings its data back to where it was registered
+ * from, and forgets the handle. */
+static inline void tg_handle_free(starpu_data_handle_t h) { starpu_data_unregister(h); }
+/** Forgets @p h once the tasks submitted so far on it have run, without waiting. */
+static inline void tg_handle_free_later(starpu_data_handle_t h) {
+    starpu_data_unregister_submit(h);
+}
+/** Tells the runtime that no task submitted from now on reads @p h for a while: a device copy
+ * may be evicted first. */
+static inline void tg_handle_wont_use(starpu_data_handle_t h) { starpu_data_wont_use(h); }
+/** Whether the runtime is started (tg_runtime_start). */
+static inline int tg_runtime_started(void) { return starpu_is_initialized(); }
+/** The number of workers (CPU and GPU) of this rank. */
+static inline int tg_runtime_nworkers(void) { return (int)starpu_worker_get_count(); }
+
+/** Work that is this rank's own: tasks on handles only this rank registered, as many as it
+ * alone decides (other ranks run other numbers), inserted with TG_INSERT_LOCAL (plain StarPU
+ * whatever the rank count: StarPU-MPI would want every rank to submit them) and waited for by
+ * tg_runtime_wait_local, which waits for this rank's tasks without meeting the other ranks. */
+void tg_runtime_wait_local(void);
+
+/** A set of @p n tasks (a product's blocks) whose only order is submission's: @p submit(ctx,
+ * i, worker, done, done_arg) submits task i, to @p worker (−1: wherever the scheduler puts it),
+ * calling done(done_arg) when it ends (done NULL: nothing). With @p pull and only CPU workers,
+ * each worker pulls the next task as its last one ends, and the call returns when every task has
+ * ended; otherwise every task is submitted at once, placed by the scheduler, and the call
+ * returns (the caller waits on the tasks' handles). 0, or the first failed submission's code
+ * (the tasks not submitted then never run). */
+typedef int (*tg_submit_fn)(void *ctx, int64_t i, int worker, void (*done)(void *), void *done_arg);
+int tg_runtime_submit_set(int64_t n, int pull, tg_submit_fn submit, void *ctx);
 
 /* ---- Progress of long phases (progress.c), reported through tg_progress_set's hook. */
 typedef struct tg_phase tg_phase;

@@ -1,14 +1,13 @@
 /* The tiled matrix: creation (one StarPU handle per stored tile, StarPU-allocated on first use),
- * owner ranks on a 2D block-cyclic grid, dense import/export (tests, outputs), raw tile
- * import/export in the tiles' own precisions (saved factors) and per-tile precision conversion
- * by tasks. */
+ * owner ranks on a 2D block-cyclic grid, dense import/export (tests, outputs) and raw tile
+ * import/export in the tiles' own precisions (saved factors). It submits no task: the
+ * conversion of its tiles by tasks is src/algo/convert.c. */
 #include "tile/matrix.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "codelets/codelets.h"
 #include "runtime/runtime.h"
 
 int tg_matrix_has_tile(const tg_matrix *A, int i, int j) {
@@ -40,7 +39,7 @@ starpu_data_handle_t tg_tile_temp(int rows, int cols, tg_prec p, int owner) {
     return h;
 }
 
-static starpu_data_handle_t register_tile(const tg_matrix *A, int i, int j, tg_prec prec) {
+starpu_data_handle_t tg_matrix_new_tile(const tg_matrix *A, int i, int j, tg_prec prec) {
     int rows, cols;
     tg_matrix_tile_dims(A, i, j, &rows, &cols);
     return tg_tile_temp(rows, cols, prec, tg_matrix_tile_owner(A, i, j));
@@ -85,7 +84,7 @@ tg_status tg_matrix_create(tg_matrix **out, int64_t m, int64_t n, int mb, int nb
             size_t t = tg_tile_index(A, i, j);
             A->prec[t] = prec;
             A->scale[t] = 1;
-            if (tg_matrix_has_tile(A, i, j)) A->h[t] = register_tile(A, i, j, prec);
+            if (tg_matrix_has_tile(A, i, j)) A->h[t] = tg_matrix_new_tile(A, i, j, prec);
         }
     *out = A;
     return TG_OK;
@@ -167,37 +166,9 @@ tg_status tg_matrix_to_dense(const tg_matrix *A, double *a, int64_t lda, tg_erro
 }
 
 /* Powers of two only: scaling is then exact and adds no rounding to the tile's own. */
-static int valid_scale(double s) {
+int tg_tile_scale_valid(double s) {
     int e;
     return s > 0 && isfinite(s) && frexp(s, &e) == 0.5;
-}
-
-tg_status tg_matrix_convert(tg_matrix *A, const tg_prec *map, const double *scale, tg_error *err) {
-    for (size_t t = 0; t < (size_t)A->mt * A->nt; t++) {
-        if (map[t] < 0 || map[t] >= TG_NPREC)
-            return tg_error_set(err, TG_ERR_ARG, "precision map entry %zu: invalid precision %d",
-                                t, (int)map[t]);
-        if (scale && !valid_scale(scale[t]))
-            return tg_error_set(err, TG_ERR_ARG,
-                                "scale of tile %zu: %g is not a positive power of two", t,
-                                scale[t]);
-    }
-    for (int j = 0; j < A->nt; j++)
-        for (int i = 0; i < A->mt; i++) {
-            size_t t = tg_tile_index(A, i, j);
-            double s = scale ? scale[t] : 1;
-            if (!A->h[t] || (map[t] == A->prec[t] && s == A->scale[t])) continue;
-            starpu_data_handle_t h = register_tile(A, i, j, map[t]);
-            int ret = tg_insert_convert(A->h[t], h, A->prec[t], map[t], s / A->scale[t], 0);
-            if (ret)
-                return tg_error_set(err, TG_ERR_RUNTIME, "cannot submit conversion of tile (%d, %d)",
-                                    i, j);
-            starpu_data_unregister_submit(A->h[t]);
-            A->h[t] = h;
-            A->prec[t] = map[t];
-            A->scale[t] = s;
-        }
-    return TG_OK;
 }
 
 void tg_matrix_retype(tg_matrix *A, const tg_prec *map, const double *scale) {
@@ -206,7 +177,7 @@ void tg_matrix_retype(tg_matrix *A, const tg_prec *map, const double *scale) {
             size_t t = tg_tile_index(A, i, j);
             if (!A->h[t]) continue;
             starpu_data_unregister_submit(A->h[t]);
-            A->h[t] = register_tile(A, i, j, map[t]);
+            A->h[t] = tg_matrix_new_tile(A, i, j, map[t]);
             A->prec[t] = map[t];
             A->scale[t] = scale[t];
         }
@@ -236,7 +207,7 @@ tg_status tg_matrix_tile_write(tg_matrix *A, int i, int j, tg_prec prec, double 
     if (prec < TG_FP64 || prec > TG_FP8_E4M3)
         return tg_error_set(err, TG_ERR_ARG, "tile (%d, %d): %s is not fp64, fp32, fp16 or fp8",
                             i, j, tg_prec_name(prec));
-    if (!valid_scale(scale))
+    if (!tg_tile_scale_valid(scale))
         return tg_error_set(err, TG_ERR_ARG, "tile (%d, %d): scale %g is not a positive power of "
                             "two", i, j, scale);
     size_t t = tg_tile_index(A, i, j), es = tg_prec_size(prec);
@@ -244,7 +215,7 @@ tg_status tg_matrix_tile_write(tg_matrix *A, int i, int j, tg_prec prec, double 
      * with the same StarPU-MPI tag everywhere, and the tile's precision and scale */
     if (prec != A->prec[t]) {
         starpu_data_unregister(A->h[t]);
-        A->h[t] = register_tile(A, i, j, prec);
+        A->h[t] = tg_matrix_new_tile(A, i, j, prec);
         A->prec[t] = prec;
     }
     A->scale[t] = scale;

@@ -27,6 +27,13 @@ static inline starpu_data_handle_t tg_tile(const tg_matrix *A, int i, int j) {
  * first written, owned by rank @p owner (the rank whose task writes it) under StarPU-MPI. */
 starpu_data_handle_t tg_tile_temp(int rows, int cols, tg_prec p, int owner);
 
+/** A fresh handle for tile (i, j) of @p A in precision @p p (content undefined, owner as the
+ * tile's): what a tile becomes when its precision changes. */
+starpu_data_handle_t tg_matrix_new_tile(const tg_matrix *A, int i, int j, tg_prec p);
+
+/** Whether @p s is a valid tile scale: a positive power of two. */
+int tg_tile_scale_valid(double s);
+
 /** Gives every stored tile the precision map[i + j·mt] and scale scale[i + j·mt] as fresh
  * tiles whose content is undefined (nothing converted): for a matrix about to be written
  * again, such as a factor to be refilled after a failed factorisation. */

@@ -1,5 +1,5 @@
 /* Task traces as a table and as a Gantt chart (trace.h). */
-#include "io/trace.h"
+#include "runtime/trace.h"
 
 #include <math.h>
 #include <stdio.h>

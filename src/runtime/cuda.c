@@ -1,0 +1,73 @@
+/* Per-worker CUDA library handles: cuBLAS (StarPU's), cuBLASLt and cuSOLVER, and the device
+ * attributes CUDA codelets ask for. */
+#include "runtime/internal.h"
+
+#ifdef TG_USE_CUDA
+#include <starpu_cublas_v2.h>
+/* Library handles of each CUDA worker, created on its thread when the runtime starts (bound to
+ * the worker's stream, which StarPU re-creates at every start) and destroyed when it stops. */
+static cublasLtHandle_t lt_handles[STARPU_NMAXWORKERS];
+static cusolverDnHandle_t solver_handles[STARPU_NMAXWORKERS];
+
+static void handles_create(void *arg) {
+    (void)arg;
+    int w = starpu_worker_get_id_check();
+    if (cublasLtCreate(&lt_handles[w]) != CUBLAS_STATUS_SUCCESS)
+        STARPU_ABORT_MSG("cublasLtCreate failed on worker %d", w);
+    if (cusolverDnCreate(&solver_handles[w]) != CUSOLVER_STATUS_SUCCESS ||
+        cusolverDnSetStream(solver_handles[w], starpu_cuda_get_local_stream()) !=
+            CUSOLVER_STATUS_SUCCESS)
+        STARPU_ABORT_MSG("cusolverDnCreate failed on worker %d", w);
+    /* GEMMs with FP16 output (tile updates, the FP16 panel solve) sum their split-K partials in
+     * FP32, never in FP16 */
+    if (cublasSetMathMode(starpu_cublas_get_local_handle(),
+                          CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION) !=
+        CUBLAS_STATUS_SUCCESS)
+        STARPU_ABORT_MSG("cublasSetMathMode failed on worker %d", w);
+}
+
+static void handles_destroy(void *arg) {
+    (void)arg;
+    int w = starpu_worker_get_id_check();
+    cublasLtDestroy(lt_handles[w]);
+    cusolverDnDestroy(solver_handles[w]);
+}
+
+cublasHandle_t tg_cublas_handle(void) { return starpu_cublas_get_local_handle(); }
+cublasLtHandle_t tg_cublaslt_handle(void) { return lt_handles[starpu_worker_get_id_check()]; }
+cusolverDnHandle_t tg_cusolver_handle(void) { return solver_handles[starpu_worker_get_id_check()]; }
+
+/* Attributes of the calling worker's device, asked once per worker (each touches its own). */
+enum { ATTR_SMEM_OPTIN, ATTR_SMS, NATTR };
+static int worker_attr(int which) {
+    static const enum cudaDeviceAttr attr[NATTR] = {cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                                    cudaDevAttrMultiProcessorCount};
+    static int value[STARPU_NMAXWORKERS][NATTR];
+    int w = starpu_worker_get_id_check();
+    if (!value[w][which]) {
+        int dev;
+        TG_CUDA_CHECK(cudaGetDevice(&dev));
+        TG_CUDA_CHECK(cudaDeviceGetAttribute(&value[w][which], attr[which], dev));
+    }
+    return value[w][which];
+}
+size_t tg_cuda_smem_optin(void) { return (size_t)worker_attr(ATTR_SMEM_OPTIN); }
+int tg_cuda_sm_count(void) { return worker_attr(ATTR_SMS); }
+
+void tg_cuda_handles_create(void) {
+    if (starpu_cuda_worker_get_count() > 0) {
+        starpu_cublas_init();
+        starpu_execute_on_each_worker(handles_create, NULL, STARPU_CUDA);
+    }
+}
+
+void tg_cuda_handles_destroy(void) {
+    if (starpu_cuda_worker_get_count() > 0) {
+        starpu_execute_on_each_worker(handles_destroy, NULL, STARPU_CUDA);
+        starpu_cublas_shutdown();
+    }
+}
+#else
+void tg_cuda_handles_create(void) {}
+void tg_cuda_handles_destroy(void) {}
+#endif

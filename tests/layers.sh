@@ -1,0 +1,54 @@
+# scripts/check-layers: passes on this tree, and fails, naming file and line, on a wrong-way
+# include, a StarPU header in io, and a function over 150 lines planted in a copy of the tree
+# (src/geno, when the tree has none yet, included).
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/tap.sh"
+check="$TG_SRCDIR/scripts/check-layers"
+
+"$check" "$TG_SRCDIR" >out.txt 2>&1
+report $? "the tree's includes point down and its functions are short" out.txt
+
+# plant FILE LINE...: a fresh copy of the tree in t/ with LINEs appended to t/FILE; then the
+# check must fail with a line starting with FILE:N (N the first planted line) and containing WANT
+fails_on() {
+    local desc=$1 file=$2 want=$3
+    shift 3
+    rm -rf t && mkdir t && cp -R "$TG_SRCDIR/src" "$TG_SRCDIR/codelets" "$TG_SRCDIR/tests" t/
+    mkdir -p "t/$(dirname "$file")" && touch "t/$file"
+    local at=$(($(wc -l <"t/$file") + 1))
+    printf '%s\n' "$@" >>"t/$file"
+    "$check" t >out.txt 2>&1
+    local rc=$?
+    [ $rc -eq 1 ] && grep -q "^$file:$at: .*$want" out.txt
+    report $? "$desc: $(head -1 out.txt)" out.txt
+}
+fails_on "runtime including algo" src/runtime/host.c 'wrong-way include "algo/cg.h"' \
+    '#include "algo/cg.h"'
+fails_on "io including runtime" src/io/out.c 'wrong-way include "runtime/runtime.h"' \
+    '#include "runtime/runtime.h"'
+fails_on "tile including codelets" src/tile/matrix.c 'wrong-way include "codelets/codelets.h"' \
+    '#include "codelets/codelets.h"'
+fails_on "codelets including tile" codelets/xtx.c 'wrong-way include "tile/matrix.h"' \
+    '#include "tile/matrix.h"'
+fails_on "a new geno layer including algo" src/geno/source.c 'wrong-way include "algo/snpmm.h"' \
+    '#include "algo/snpmm.h"'
+fails_on "base including StarPU" src/base/rng.c 'no StarPU, MPI or CUDA header' \
+    '#include <starpu.h>'
+fails_on "the api layer including the CLI" src/api.c 'wrong-way include "cli/cli.h"' \
+    '#include "cli/cli.h"'
+
+# a function of 151 lines fails, one of 150 passes (its body's braces included)
+body() { echo "int planted(void) {"; for _ in $(seq $(($1 - 2))); do echo "    ;"; done; echo "}"; }
+mapfile -t long < <(body 151)
+fails_on "a function of 151 lines" src/algo/grm.c "function planted is 151 lines" "${long[@]}"
+rm -rf t && mkdir t && cp -R "$TG_SRCDIR/src" "$TG_SRCDIR/codelets" "$TG_SRCDIR/tests" t/
+body 150 >>t/src/algo/grm.c
+"$check" t >out.txt 2>&1
+report $? "a function of 150 lines passes" out.txt
+# what may be included is not flagged: downward includes in a new geno layer and from algo
+rm -rf t && mkdir t && cp -R "$TG_SRCDIR/src" "$TG_SRCDIR/codelets" "$TG_SRCDIR/tests" t/
+mkdir -p t/src/geno && printf '#include "tile/matrix.h"\n#include "codelets/codelets.h"\n' >t/src/geno/g.c
+echo '#include "geno/g.h"' >>t/src/algo/grm.c
+"$check" t >out.txt 2>&1
+report $? "geno including tile and codelets, algo including geno: allowed" out.txt
+tap_end
