@@ -173,19 +173,47 @@ typedef struct {
     int n_cols;
     char **names;   /**< column names (from the header, or PHENO1, PHENO2, ...) */
     double *values; /**< column-major n_samples × n_cols; NAN where missing or absent */
+    int64_t n_skipped; /**< data lines of samples not in the sample list, skipped (as plink2 and
+                            REGENIE do); the caller logs the count */
 } tg_pheno;
 
-/** Reads a phenotype/covariate file: whitespace-separated, optional header line starting with
- * FID IID (or #FID IID), missing as -9 or NA. Rows are matched to @p samples by FID+IID; an ID
- * not in the sample list, a duplicate ID, a non-numeric value or a short line is an error naming
- * the file and line. Samples absent from the file get NAN.
+/** Which columns tg_pheno_read_opts() keeps; at most one of the two is set. */
+typedef struct {
+    /** plink2's --pheno-col-nums / --covar-col-nums: numbers and ranges such as "3-5,7"
+     * (commas or spaces between), counting the file's columns from 1 with FID as column 1, so
+     * that the first value column is 3, or 2 in a file with an IID-only header. NULL: all. */
+    const char *col_nums;
+    /** plink2's --pheno-name / --covar-name: header names such as "height,bmi", and ranges
+     * "first-last" of consecutive columns (a name containing '-' is taken whole when it is one).
+     * NULL: all. */
+    const char *names;
+} tg_pheno_opts;
+
+/** Options that keep every column. */
+tg_pheno_opts tg_pheno_defaults(void);
+
+/** Reads a phenotype/covariate file: whitespace-separated, plain, gzip or zstd (told by the
+ * first bytes), with an optional header line. Headers: FID IID or #FID IID (any case), then
+ * rows start with FID and IID; #IID or IID alone (plink2's .psam form), then rows start with the
+ * IID only and are matched by IID. Rows are matched to @p samples; a row whose sample is not in
+ * the list is skipped and counted in ph->n_skipped. Errors naming the file and line: a duplicate
+ * row, an IID (IID-only header) that two samples of the list share, a non-numeric value, a short
+ * or long line, a corrupt or truncated compressed file; and a file none of whose rows is in the
+ * list. Samples absent from the file get NAN. Same as tg_pheno_read_opts() with all columns.
  * Details: without a header the columns are PHENO1..PHENOk; every line has the first line's
  * number of fields; missing codes are -9 (any value equal to -9, e.g. -9.0), NA and NaN in any
- * case; infinities are refused; CRLF accepted, blank lines skipped; an empty file, or a header
- * without data lines, is an error. Matching is O(n) (a hash map of FID+IID). On failure @p ph
- * is zeroed. */
+ * case, and '.'; infinities are refused; CRLF accepted, blank lines skipped, and so are lines
+ * starting with '#' before the first line unless they start with #FID or #IID (plink2's comment
+ * lines); an empty file, or a header without data lines, is an error. Matching is O(n) (a hash
+ * map of FID+IID); the file is streamed (memory: the values and one line). On failure @p ph is
+ * zeroed. */
 tg_status tg_pheno_read(const char *path, const tg_sample *samples, int64_t n_samples,
                         tg_pheno *ph, tg_error *err);
+/** tg_pheno_read() keeping the columns that @p opts selects, in the order given (a range in
+ * file order); an unknown name, a number outside the value columns, a column chosen twice, names
+ * without a header line, or both selections set, is TG_ERR_ARG naming the file and the choice. */
+tg_status tg_pheno_read_opts(const char *path, const tg_sample *samples, int64_t n_samples,
+                             const tg_pheno_opts *opts, tg_pheno *ph, tg_error *err);
 void tg_pheno_free(tg_pheno *ph);
 /** Writes a phenotype file with a header "FID IID name...", NA for missing values (tab-separated,
  * one line per sample in @p samples order, values in the fewest digits that read back

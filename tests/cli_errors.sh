@@ -22,8 +22,22 @@ expect_error ".bed size not matching .fam × .bim" "short.bed" "$TG_BIN" info --
 cp good.bed dup.bed; cp good.bim dup.bim
 { head -n -1 good.fam; head -n 1 good.fam; } >dup.fam
 expect_error "duplicate sample IDs" "duplicate" "$TG_BIN" info --bfile dup
+# a row of a sample not in the .fam is skipped (as plink2 and REGENIE do); only a file with no
+# sample of the .fam is refused
 printf 'FID IID P\nF0 I0 1.5\nNOPE NOPE 2\n' >unknown.pheno
-expect_error "phenotype with unknown ID" "unknown.pheno" "$TG_BIN" info --bfile good --pheno unknown.pheno
+"$TG_BIN" info --bfile good --pheno unknown.pheno >out.txt 2>err.txt &&
+    grep -q "^pheno_P	n 1	mean 1.5	" out.txt
+report $? "phenotype row of a sample not in the .fam skipped, the other read" err.txt
+printf 'FID IID P\nNOPE NOPE 2\n' >alien.pheno
+expect_error "phenotype file with no sample of the .fam" "none of its 1 samples" \
+    "$TG_BIN" info --bfile good --pheno alien.pheno
+gzip -c unknown.pheno >unknown.pheno.gz
+"$TG_BIN" info --bfile good --pheno unknown.pheno.gz >out.txt 2>err.txt &&
+    grep -q "^pheno_P	n 1	mean 1.5	" out.txt
+report $? "gzip phenotype file" err.txt
+head -c 20 unknown.pheno.gz >cut.pheno.gz
+expect_error "truncated gzip phenotype file" "cut.pheno.gz: the gzip data ends early" \
+    "$TG_BIN" info --bfile good --pheno cut.pheno.gz
 printf 'FID IID P\nF0 I0 abc\n' >nonnum.pheno
 expect_error "non-numeric phenotype" "line 2" "$TG_BIN" info --bfile good --pheno nonnum.pheno
 expect_error "unwritable --out folder" "no/such/dir" "$TG_BIN" simulate --out no/such/dir/x --n-samples 10 --n-snps 10

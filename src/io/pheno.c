@@ -1,17 +1,23 @@
-/* Phenotype and covariate files (PLINK style: FID IID then value columns), read into columns
- * aligned to a sample list by FID+IID, and written back with a header.
+/* Phenotype and covariate files (PLINK style: FID IID, or IID, then value columns), read into
+ * columns aligned to a sample list, and written back with a header.
  *
- * Format read: whitespace-separated; an optional header line whose first two fields are FID
- * (or #FID) and IID names the value columns, otherwise they are PHENO1..PHENOk; every line has
- * the same number of fields; missing values are -9, NA or NaN (any case), and samples without
- * a line stay NAN. Rows are matched through the FID+IID hash map of idmap.c: O(n) in all. */
+ * Format read: whitespace-separated, plain or compressed (io/lines.c streams it); an optional
+ * header line FID IID (or #FID IID) naming the value columns, or #IID (or IID) naming them in a
+ * file whose rows carry no FID, otherwise the columns are PHENO1..PHENOk; every line has the
+ * same number of fields; missing values are -9, NA, NaN (any case) and '.'. Rows are matched
+ * through the hash map of idmap.c (O(n) in all): by FID+IID, or with an IID-only header by IID
+ * alone through a second map whose keys have an empty FID. Rows of samples that the list lacks
+ * are skipped and counted, as plink2 and REGENIE do (a phenotype file usually covers a cohort,
+ * the genotypes a subset). */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "io/idmap.h"
+#include "io/lines.h"
 #include "tilegwas.h"
 
 void tg_pheno_free(tg_pheno *ph) {
@@ -22,118 +28,329 @@ void tg_pheno_free(tg_pheno *ph) {
     memset(ph, 0, sizeof *ph);
 }
 
-/* Column names from the header fields, or PHENO1..PHENOk. */
-static tg_status set_names(tg_pheno *p, char **header, tg_error *err) {
+tg_pheno_opts tg_pheno_defaults(void) { return (tg_pheno_opts){.col_nums = NULL, .names = NULL}; }
+
+/* The shape of a file, from its first line. */
+typedef struct {
+    const char *path;
+    int nf;     /* fields on every line */
+    int lead;   /* ID fields: 2 (FID IID) or 1 (IID, after an IID-only header) */
+    int header; /* the first line names the columns */
+    char **f;   /* the first line's fields (its header names while that line lasts) */
+} shape;
+
+/* Whether the token at @p s (up to whitespace) is @p w, in any case. */
+static int token_is(const char *s, const char *w) {
+    size_t n = strlen(w);
+    return strncasecmp(s, w, n) == 0 && (!s[n] || strchr(" \t\r\v\f", s[n]));
+}
+
+/* Adds file column @p c (0-based) to the selection; a column chosen twice is refused. */
+static tg_status choose(const shape *sh, const char *spec, int c, int *cols, int *k,
+                        tg_error *err) {
+    for (int a = 0; a < *k; a++)
+        if (cols[a] == c)
+            return tg_error_set(err, TG_ERR_ARG, "%s: column %d is chosen twice in '%s'",
+                                sh->path, c + 1, spec);
+    cols[(*k)++] = c;
+    return TG_OK;
+}
+
+/* The value column named @p name, or -1. */
+static int named(const shape *sh, const char *name) {
+    for (int c = sh->lead; c < sh->nf; c++)
+        if (strcmp(sh->f[c], name) == 0) return c;
+    return -1;
+}
+
+/* One item of a name selection: a name, or "first-last" over consecutive columns. */
+static tg_status choose_name(const shape *sh, const char *spec, char *t, int *cols, int *k,
+                             tg_error *err) {
+    int c = named(sh, t);
+    if (c >= 0) return choose(sh, spec, c, cols, k, err);
+    for (char *d = strchr(t + 1, '-'); d; d = strchr(d + 1, '-')) {
+        *d = '\0';
+        int a = named(sh, t), b = named(sh, d + 1);
+        *d = '-';
+        if (a < 0 || b < 0) continue;
+        if (a > b)
+            return tg_error_set(err, TG_ERR_ARG, "%s: the range '%s' in '%s' runs backwards",
+                                sh->path, t, spec);
+        tg_status st = TG_OK;
+        for (c = a; c <= b && !st; c++) st = choose(sh, spec, c, cols, k, err);
+        return st;
+    }
+    char list[256] = "";
+    for (int j = sh->lead, l = 0; j < sh->nf && l < (int)sizeof list - 1; j++)
+        l += snprintf(list + l, sizeof list - (size_t)l, "%s%s", l ? " " : "", sh->f[j]);
+    return tg_error_set(err, TG_ERR_ARG, "%s has no column named '%s' (its columns: %s)",
+                        sh->path, t, list);
+}
+
+/* One item of a number selection: "n" or "a-b", file columns counted from 1. */
+static tg_status choose_number(const shape *sh, const char *spec, const char *t, int *cols,
+                               int *k, tg_error *err) {
+    char *e;
+    long a = strtol(t, &e, 10), b = a;
+    if (e != t && *e == '-') {
+        const char *u = e + 1;
+        b = strtol(u, &e, 10);
+        if (e == u) e = (char *)t; /* "3-": not a range */
+    }
+    if (e == t || *e || a < 1)
+        return tg_error_set(err, TG_ERR_ARG,
+                            "%s: column numbers '%s': '%s' is not a number or a range such as "
+                            "3-5",
+                            sh->path, spec, t);
+    if (a > b)
+        return tg_error_set(err, TG_ERR_ARG, "%s: the range '%s' in '%s' runs backwards",
+                            sh->path, t, spec);
+    if (a <= sh->lead || b > sh->nf)
+        return tg_error_set(err, TG_ERR_ARG,
+                            "%s: column numbers '%s': '%s' is outside the value columns, %d to %d "
+                            "(%s is column 1)",
+                            sh->path, spec, t, sh->lead + 1, sh->nf, sh->lead == 2 ? "FID" : "IID");
+    tg_status st = TG_OK;
+    for (long c = a; c <= b && !st; c++) st = choose(sh, spec, (int)c - 1, cols, k, err);
+    return st;
+}
+
+/* The file columns to read (0-based), in the order @p o gives them; all value columns without
+ * a selection. @p cols has room for every column. */
+static tg_status select_columns(const shape *sh, const tg_pheno_opts *o, int *cols, int *k,
+                                tg_error *err) {
+    *k = 0;
+    if (o->col_nums && o->names)
+        return tg_error_set(err, TG_ERR_ARG,
+                            "%s: columns chosen both by number ('%s') and by name ('%s'): choose "
+                            "one way",
+                            sh->path, o->col_nums, o->names);
+    const char *spec = o->col_nums ? o->col_nums : o->names;
+    if (!spec) {
+        for (int c = sh->lead; c < sh->nf; c++) cols[(*k)++] = c;
+        return TG_OK;
+    }
+    if (o->names && !sh->header)
+        return tg_error_set(err, TG_ERR_ARG,
+                            "%s has no header line, so its columns cannot be chosen by name "
+                            "('%s'); choose them by number",
+                            sh->path, spec);
+    char *copy = tg_strdup(spec, err), *save = NULL;
+    if (!copy) return TG_ERR_NOMEM;
+    tg_status st = TG_OK;
+    for (char *t = strtok_r(copy, ", \t", &save); t && !st; t = strtok_r(NULL, ", \t", &save))
+        st = o->names ? choose_name(sh, spec, t, cols, k, err)
+                      : choose_number(sh, spec, t, cols, k, err);
+    free(copy);
+    if (!st && *k == 0)
+        st = tg_error_set(err, TG_ERR_ARG, "%s: no column chosen by '%s'", sh->path, spec);
+    return st;
+}
+
+/* Column names from the header fields, or PHENO<k> by the value column's place. */
+static tg_status set_names(tg_pheno *p, const shape *sh, const int *cols, tg_error *err) {
     p->names = tg_calloc((size_t)p->n_cols, sizeof *p->names, err);
     if (!p->names) return TG_ERR_NOMEM;
     for (int c = 0; c < p->n_cols; c++) {
         char gen[32];
-        snprintf(gen, sizeof gen, "PHENO%d", c + 1);
-        if (!(p->names[c] = tg_strdup(header ? header[c] : gen, err))) return TG_ERR_NOMEM;
+        snprintf(gen, sizeof gen, "PHENO%d", cols[c] - sh->lead + 1);
+        if (!(p->names[c] = tg_strdup(sh->header ? sh->f[cols[c]] : gen, err))) return TG_ERR_NOMEM;
     }
     return TG_OK;
 }
 
+/* Sample lookup: by FID+IID, or by IID alone (twin[i]: another sample with sample i's IID, or
+ * -1, so that an ambiguous IID is refused only where a row uses it). */
+typedef struct {
+    tg_idmap full, by_iid;
+    tg_sample *iid_keys; /* the samples with an empty FID: the keys of by_iid */
+    int64_t *twin;
+} lookup;
+
+static tg_status lookup_init(lookup *m, const char *path, const tg_sample *samples, int64_t n,
+                             int iid_only, tg_error *err) {
+    tg_status st = tg_idmap_init(&m->full, samples, n, err);
+    if (st) return st;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t d = tg_idmap_insert(&m->full, i);
+        if (d >= 0)
+            return tg_error_set(err, TG_ERR_ARG,
+                                "reading %s: the sample list has sample '%.64s %.64s' (FID IID) "
+                                "twice (samples %lld and %lld)",
+                                path, samples[i].fid, samples[i].iid, (long long)d, (long long)i);
+    }
+    if (!iid_only) return TG_OK;
+    m->iid_keys = tg_malloc((size_t)n * sizeof *m->iid_keys, err);
+    m->twin = tg_malloc((size_t)n * sizeof *m->twin, err);
+    if (!m->iid_keys || !m->twin || (st = tg_idmap_init(&m->by_iid, m->iid_keys, n, err)))
+        return TG_ERR_NOMEM;
+    for (int64_t i = 0; i < n; i++) {
+        m->iid_keys[i] = (tg_sample){.fid = "", .iid = samples[i].iid};
+        m->twin[i] = -1;
+        int64_t d = tg_idmap_insert(&m->by_iid, i);
+        if (d >= 0 && m->twin[d] < 0) m->twin[d] = i;
+    }
+    return TG_OK;
+}
+
+static void lookup_free(lookup *m) {
+    tg_idmap_free(&m->full);
+    tg_idmap_free(&m->by_iid);
+    free(m->iid_keys);
+    free(m->twin);
+}
+
+/* A value cell: a number, or a missing code (those of tg_text_parse_value, and '.'). */
+static int parse_cell(const char *s, double *v) {
+    if (strcmp(s, ".") == 0) {
+        *v = NAN;
+        return 1;
+    }
+    return tg_text_parse_value(s, v);
+}
+
+/* Reads the first line that is not a comment into @p sh (its fields stay in @p r's buffer
+ * until the next line is read). */
+static tg_status read_shape(tg_lines *r, shape *sh, char **line, tg_error *err) {
+    tg_status st;
+    for (;;) {
+        if ((st = tg_lines_next(r, line, err))) return st;
+        if (!*line)
+            return tg_error_set(err, TG_ERR_FORMAT,
+                                "%s is empty: expected lines of FID IID and one or more values",
+                                sh->path);
+        const char *t = *line + strspn(*line, " \t\r\v\f");
+        /* plink2 skips '#' lines before the first line, except a #FID / #IID header */
+        if (t[0] != '#' || token_is(t + 1, "FID") || token_is(t + 1, "IID")) break;
+    }
+    sh->nf = tg_text_split(*line, NULL, 0); /* counts, leaving the line whole */
+    if (!(sh->f = tg_malloc((size_t)sh->nf * sizeof *sh->f, err))) return TG_ERR_NOMEM;
+    tg_text_split(*line, sh->f, sh->nf);
+    const char *f0 = sh->f[0] + (sh->f[0][0] == '#');
+    sh->lead = token_is(f0, "IID") ? 1 : 2;
+    sh->header = sh->lead == 1 || (token_is(f0, "FID") && sh->nf > 1 && token_is(sh->f[1], "IID"));
+    if (sh->nf < sh->lead + 1)
+        return tg_error_set(err, TG_ERR_FORMAT,
+                            "%s line %lld: expected %s and at least one value column, found %d "
+                            "columns",
+                            sh->path, (long long)r->line_no, sh->lead == 2 ? "FID, IID" : "IID",
+                            sh->nf);
+    return TG_OK;
+}
+
+/* A row's sample for messages: "FID IID", or "IID" after an IID-only header. */
+enum { ROW_ID = 140 };
+static const char *row_id(char buf[ROW_ID], char **f, int iid_only) {
+    if (iid_only)
+        snprintf(buf, ROW_ID, "%.64s", f[0]);
+    else
+        snprintf(buf, ROW_ID, "%.64s %.64s", f[0], f[1]);
+    return buf;
+}
+
 tg_status tg_pheno_read(const char *path, const tg_sample *samples, int64_t n_samples, tg_pheno *ph,
                         tg_error *err) {
-    tg_text t = {0};
-    tg_idmap map = {0};
+    tg_pheno_opts o = tg_pheno_defaults();
+    return tg_pheno_read_opts(path, samples, n_samples, &o, ph, err);
+}
+
+tg_status tg_pheno_read_opts(const char *path, const tg_sample *samples, int64_t n_samples,
+                             const tg_pheno_opts *opts, tg_pheno *ph, tg_error *err) {
+    tg_lines r = {0};
+    lookup map = {0};
+    shape sh = {.path = path};
     tg_pheno p = {0};
     int64_t *seen = NULL; /* seen[i]: file line of sample i, 0 while not seen */
-    char **f = NULL;
+    int *cols = NULL;
+    char *line, first_skipped[ROW_ID] = "";
+    long long first_skipped_line = 0;
     memset(ph, 0, sizeof *ph);
-    tg_status st = tg_text_read(&t, path, err);
-    if (st) goto cleanup;
-    char *line = tg_text_next_line(&t);
-    if (!line) {
-        st = tg_error_set(err, TG_ERR_FORMAT,
-                          "%s is empty: expected lines of FID IID and one or more values", path);
-        goto cleanup;
-    }
-    int nf = tg_text_split(line, NULL, 0); /* counts, leaving the line whole */
-    if (nf < 3) {
-        st = tg_error_set(err, TG_ERR_FORMAT,
-                          "%s line %lld: expected FID, IID and at least one value column, found "
-                          "%d columns",
-                          path, (long long)t.line_no, nf);
-        goto cleanup;
-    }
-    if (!(f = tg_malloc((size_t)nf * sizeof *f, err))) {
+    tg_status st = tg_lines_open(&r, path, err);
+    if (st || (st = read_shape(&r, &sh, &line, err))) goto cleanup;
+    const int iid_only = sh.lead == 1;
+    if (!(cols = tg_malloc((size_t)sh.nf * sizeof *cols, err))) {
         st = TG_ERR_NOMEM;
         goto cleanup;
     }
-    tg_text_split(line, f, nf);
-    int header =
-        (strcmp(f[0], "FID") == 0 || strcmp(f[0], "#FID") == 0) && strcmp(f[1], "IID") == 0;
+    if ((st = select_columns(&sh, opts, cols, &p.n_cols, err))) goto cleanup;
     p.n_samples = n_samples;
-    p.n_cols = nf - 2;
-    if ((st = set_names(&p, header ? f + 2 : NULL, err))) goto cleanup;
+    if ((st = set_names(&p, &sh, cols, err))) goto cleanup;
     p.values = tg_malloc((size_t)n_samples * (size_t)p.n_cols * sizeof *p.values, err);
     seen = tg_calloc((size_t)n_samples, sizeof *seen, err);
-    if (!p.values || !seen || (st = tg_idmap_init(&map, samples, n_samples, err))) {
+    if (!p.values || !seen) {
         st = TG_ERR_NOMEM;
         goto cleanup;
     }
+    if ((st = lookup_init(&map, path, samples, n_samples, iid_only, err))) goto cleanup;
     for (int64_t k = 0; k < n_samples * p.n_cols; k++) p.values[k] = NAN;
-    for (int64_t i = 0; i < n_samples; i++) {
-        int64_t d = tg_idmap_insert(&map, i);
-        if (d >= 0) {
-            st = tg_error_set(err, TG_ERR_ARG,
-                              "reading %s: the sample list has sample '%.64s %.64s' (FID IID) "
-                              "twice (samples %lld and %lld)",
-                              path, samples[i].fid, samples[i].iid, (long long)d, (long long)i);
-            goto cleanup;
-        }
-    }
     int64_t rows = 0;
-    int split = !header; /* a first line of data is split already */
-    if (header) line = tg_text_next_line(&t);
-    for (; line; line = tg_text_next_line(&t), rows++, split = 0) {
-        long long ln = (long long)t.line_no;
-        int k = split ? nf : tg_text_split(line, f, nf);
-        if (k != nf) {
+    int split = !sh.header; /* a first line of data is split already */
+    if (sh.header && (st = tg_lines_next(&r, &line, err))) goto cleanup;
+    char **f = sh.f;
+    const char *ids = iid_only ? "IID" : "FID IID";
+    for (; line; rows++, split = 0) {
+        long long ln = (long long)r.line_no;
+        int k = split ? sh.nf : tg_text_split(line, f, sh.nf);
+        if (k != sh.nf) {
             st = tg_error_set(err, TG_ERR_FORMAT,
-                              "%s line %lld: expected %d columns (FID IID and %d values), found %d",
-                              path, ln, nf, nf - 2, k);
+                              "%s line %lld: expected %d columns (%s and %d values), found %d",
+                              path, ln, sh.nf, ids, sh.nf - sh.lead, k);
             goto cleanup;
         }
-        int64_t i = tg_idmap_find(&map, f[0], f[1]);
-        if (i < 0) {
-            st = tg_error_set(err, TG_ERR_FORMAT,
-                              "%s line %lld: sample '%.64s %.64s' (FID IID) is not in the sample "
-                              "list (.fam)",
-                              path, ln, f[0], f[1]);
-            goto cleanup;
-        }
-        if (seen[i]) {
-            st = tg_error_set(err, TG_ERR_FORMAT,
-                              "%s line %lld: duplicate sample '%.64s %.64s' (FID IID), first on "
-                              "line %lld",
-                              path, ln, f[0], f[1], (long long)seen[i]);
-            goto cleanup;
-        }
-        seen[i] = ln;
-        for (int c = 0; c < p.n_cols; c++)
-            if (!tg_text_parse_value(f[c + 2], &p.values[i + c * n_samples])) {
-                st = tg_error_set(err, TG_ERR_FORMAT,
-                                  "%s line %lld: column %d (%.64s): '%.64s' is not a number or a "
-                                  "missing code (-9, NA)",
-                                  path, ln, c + 3, p.names[c], f[c + 2]);
-                goto cleanup;
+        int64_t i = iid_only ? tg_idmap_find(&map.by_iid, "", f[0])
+                             : tg_idmap_find(&map.full, f[0], f[1]);
+        if (i < 0) { /* not genotyped: skipped, as plink2 does */
+            if (!p.n_skipped++) {
+                row_id(first_skipped, f, iid_only);
+                first_skipped_line = ln;
             }
+        } else if (iid_only && map.twin[i] >= 0) {
+            const tg_sample *a = &samples[i], *b = &samples[map.twin[i]];
+            st = tg_error_set(err, TG_ERR_FORMAT,
+                              "%s line %lld: IID '%.64s' is that of two samples of the sample "
+                              "list, '%.64s %.64s' and '%.64s %.64s' (FID IID); a FID IID header "
+                              "and FIDs on the rows would tell them apart",
+                              path, ln, f[0], a->fid, a->iid, b->fid, b->iid);
+            goto cleanup;
+        } else if (seen[i]) {
+            char id[ROW_ID];
+            st = tg_error_set(err, TG_ERR_FORMAT,
+                              "%s line %lld: duplicate sample '%s' (%s), first on line %lld", path,
+                              ln, row_id(id, f, iid_only), ids, (long long)seen[i]);
+            goto cleanup;
+        } else {
+            seen[i] = ln;
+            for (int c = 0; c < p.n_cols; c++)
+                if (!parse_cell(f[cols[c]], &p.values[i + c * n_samples])) {
+                    st = tg_error_set(err, TG_ERR_FORMAT,
+                                      "%s line %lld: column %d (%.64s): '%.64s' is not a number or "
+                                      "a missing code (-9, NA, nan, .)",
+                                      path, ln, cols[c] + 1, p.names[c], f[cols[c]]);
+                    goto cleanup;
+                }
+        }
+        if ((st = tg_lines_next(&r, &line, err))) goto cleanup;
     }
     if (rows == 0) {
         st = tg_error_set(err, TG_ERR_FORMAT, "%s has a header line but no data lines", path);
+        goto cleanup;
+    }
+    if (p.n_skipped == rows) {
+        st = tg_error_set(err, TG_ERR_FORMAT,
+                          "%s: none of its %lld samples is in the sample list (.fam), the first "
+                          "being '%s' (%s) on line %lld",
+                          path, (long long)rows, first_skipped, ids, first_skipped_line);
         goto cleanup;
     }
     *ph = p;
     memset(&p, 0, sizeof p); /* now owned by *ph */
 cleanup:
     tg_pheno_free(&p);
-    tg_idmap_free(&map);
-    tg_text_free(&t);
+    lookup_free(&map);
+    tg_lines_close(&r);
+    free(sh.f);
     free(seen);
-    free(f);
+    free(cols);
     return st;
 }
 
