@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "codelets/epistasis.h"
+#include "codelets/epistasis_hooks.h"
 #include "io/out.h"
 #include "runtime/runtime.h"
 #include "tilegwas.h"
