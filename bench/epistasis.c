@@ -17,15 +17,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench/common.h"
 #include "codelets/epistasis.h"
+#include "codelets/epistasis_hooks.h"
 #include "io/out.h"
 #include "runtime/runtime.h"
 #include "tilegwas.h"
-
-static void die(const tg_error *err) {
-    fprintf(stderr, "bench/epistasis: %s\n", err->msg);
-    exit(1);
-}
 
 int main(int argc, char **argv) {
     tg_blas_restart_if_generic(argv);
@@ -53,7 +50,7 @@ int main(int argc, char **argv) {
     if (order < 2 || order > 4 || m < order || n < 2) goto usage;
 
     tg_error err = {0};
-    if (tg_runtime_start(&rt, &err)) die(&err);
+    if (tg_runtime_start(&rt, &err)) die(NULL, &err);
     char desc[512];
     tg_runtime_describe(desc, sizeof desc);
     printf("# %s\n", desc);
@@ -104,7 +101,7 @@ int main(int argc, char **argv) {
            tg_now() - t0);
 
     tg_bed bed;
-    if (tg_bed_open(prefix, &bed, &err)) die(&err);
+    if (tg_bed_open(prefix, &bed, &err)) die(NULL, &err);
     int8_t *cls = malloc((size_t)n);
     for (int64_t i = 0; i < n; i++) cls[i] = i < n / 2 ? 0 : 1;
     tg_epi_opts o = tg_epi_defaults();
@@ -114,7 +111,7 @@ int main(int argc, char **argv) {
     o.round_step = round_step;
     tg_epi_report rep;
     t0 = tg_now();
-    if (tg_epistasis(&bed, cls, &o, &rep, &err)) die(&err);
+    if (tg_epistasis(&bed, cls, &o, &rep, &err)) die(NULL, &err);
     double t = tg_now() - t0;
     double cs = (double)rep.combinations * (double)n / t;
     double tops = cs * (1 << order) * 2 / 1e12;

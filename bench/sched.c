@@ -34,7 +34,7 @@
 #include "base/rng.h"
 #include "io/out.h"
 #include "runtime/trace.h"
-#include "runtime/bound.h"
+#include "bench/bound.h"
 #include "runtime/runtime.h"
 #ifdef TG_USE_CUDA
 #include <cuda_runtime.h>

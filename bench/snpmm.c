@@ -25,14 +25,10 @@
 
 #include "algo/snpmm.h"
 #include "base/parallel.h"
+#include "bench/common.h"
 #include "bench/cpuloops.h"
 #include "io/out.h"
 #include "runtime/runtime.h"
-
-static void die(const char *what, const tg_error *err) {
-    fprintf(stderr, "bench/snpmm: %s: %s\n", what, err ? err->msg : "failed");
-    exit(1);
-}
 
 /* Genotypes 0/1/2 from a splitmix64 stream, miss256 in 256 missing: the state of genotypes
  * 8i..8i+7 is seed + (i+1)·γ, so chunks are filled on all cores with the values one pass gives. */

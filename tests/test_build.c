@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "base/rng.h"
-#include "bed_fixture.h"
+#include "common.h"
 #include "tap.h"
 #include "tilegwas.h"
 
@@ -65,10 +65,6 @@ static void make_data(tg_rng *r) {
         }
         freq_ref[j] = obs ? (double)s / (2.0 * obs) : NAN;
     }
-}
-
-static tg_status write_bed(const char *pfx, int m, tg_error *err) {
-    return test_bed_write(pfx, geno, NTOT, m, err);
 }
 
 /* The imputed genotype of .fam sample i at SNP j (training frequencies). */
@@ -399,7 +395,7 @@ int main(void) {
     snprintf(prefix_short, sizeof prefix_short, "%s/short", tmpdir);
     tg_error err = {0};
     tg_bed bed, bed_short;
-    if (write_bed(prefix, M, &err) || write_bed(prefix_short, M - 1, &err) ||
+    if (write_bed(prefix, geno, NTOT, M, &err) || write_bed(prefix_short, geno, NTOT, M - 1, &err) ||
         tg_bed_open(prefix, &bed, &err) || tg_bed_open(prefix_short, &bed_short, &err)) {
         printf("Bail out! %s\n", err.msg);
         return 1;

@@ -10,10 +10,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/rng.h"
-#include "bed_fixture.h"
+#include "common.h"
 #include "tap.h"
 #include "tilegwas.h"
 
@@ -21,16 +20,12 @@ enum { N = 157, M = 83, NPHEN = 3, WIDE_N = 53, WIDE_M = 23, WIDE_K = 70 };
 
 /* Genotypes n × m: SNP 0 monomorphic, SNP 1 all missing, SNP 2 all 2 but a few missing, the
  * rest Hardy-Weinberg draws with p ~ U[0.05, 0.5] and 5% missing calls. */
-static void make_geno(tg_rng *r, int64_t n, int64_t m, int8_t *g) {
-    for (int64_t j = 0; j < m; j++) {
-        double p = 0.05 + 0.45 * tg_rng_uniform(r);
-        for (int64_t i = 0; i < n; i++) {
-            int8_t x = (int8_t)((tg_rng_uniform(r) < p) + (tg_rng_uniform(r) < p));
-            if (j == 0) x = 0;
-            if (j == 2) x = 2;
-            if (j == 1 || (j != 0 && tg_rng_uniform(r) < 0.05)) x = TG_GENO_MISSING;
-            g[i + j * n] = x;
-        }
+static void make_test_geno(tg_rng *r, int64_t n, int64_t m, int8_t *g) {
+    make_geno(r, n, m, 0.05, 0.5, 0.05, g);
+    for (int64_t i = 0; i < n; i++) {
+        g[i] = 0;
+        g[i + n] = TG_GENO_MISSING;
+        if (g[i + 2 * n] != TG_GENO_MISSING) g[i + 2 * n] = 2;
     }
 }
 
@@ -247,7 +242,7 @@ static void check_wide(tg_rng *r, const char *where) {
            *ref = malloc(sizeof(double) * m * k), *dref = malloc(sizeof(double) * m * k),
            *d = malloc(sizeof(double) * m * k), *beta = malloc(sizeof(double) * m * k);
     tg_cg_pheno *pr = malloc(sizeof *pr * k);
-    make_geno(r, n, m, g);
+    make_test_geno(r, n, m, g);
     dense_z(g, n, m, 1, z);
     make_pheno(r, z, n, m, k, y);
     for (int64_t i = 0; i < n; i++) y[i + 5 * n] = 3.5; /* constant: β = 0 */
@@ -357,24 +352,6 @@ static void check_grm(const int8_t *g, int scale, const char *where) {
     free(k);
 }
 
-/* Writes genotypes n × m as PREFIX.bed/.bim/.fam (tests/bed_fixture.h), PREFIX from mkstemp (the
- * empty file it creates is PREFIX itself); SNP ids v0, v1, ... Returns the status. */
-static tg_status write_bed(char *prefix, const int8_t *g, int64_t n, int64_t m, tg_error *err) {
-    int fd = mkstemp(prefix);
-    if (fd < 0) return tg_error_set(err, TG_ERR_IO, "mkstemp %s failed", prefix);
-    close(fd);
-    return test_bed_write(prefix, g, n, m, err);
-}
-
-static void remove_bed(const char *prefix) {
-    const char *ext[] = {"", ".bed", ".bim", ".fam"};
-    char path[64];
-    for (int e = 0; e < 4; e++) {
-        snprintf(path, sizeof path, "%s%s", prefix, ext[e]);
-        remove(path);
-    }
-}
-
 /* The .bed route of the Jacobi diagonal equals the int8 route. */
 static void check_jacobi_bed(tg_rng *r, const int8_t *g) {
     tg_error err = {0};
@@ -385,7 +362,7 @@ static void check_jacobi_bed(tg_rng *r, const int8_t *g) {
            *d1 = malloc(sizeof(double) * M * NPHEN), *d2 = malloc(sizeof(double) * M * NPHEN);
     dense_z(g, N, M, 1, zs);
     make_pheno(r, zs, N, M, NPHEN, y);
-    tg_status st = write_bed(prefix, g, N, M, &err);
+    tg_status st = write_bed_tmp(prefix, g, N, M, &err);
     if (!st) st = tg_bed_open(prefix, &bed, &err);
     if (!st) st = tg_geno_from_bed(&bed, 1, &geno, &err);
     if (!st) st = tg_ridge_jacobi_bed(&bed, geno, 1, NPHEN, y, N, d1, M, &err);
@@ -413,11 +390,11 @@ static void check_test_cohort(tg_rng *r, const int8_t *g, int scale, const char 
     int8_t *gt = malloc(NT * M);
     double *beta = malloc(sizeof(double) * M * K), *pred = malloc(sizeof(double) * NT * K),
            mu[K] = {0.3, -1.2};
-    make_geno(r, NT, M, gt);
+    make_test_geno(r, NT, M, gt);
     for (int64_t i = 0; i < NT; i++) gt[i + 3 * NT] = TG_GENO_MISSING, gt[i + 4 * NT] = 1;
     for (int64_t j = 0; j < M * K; j++) beta[j] = tg_rng_normal(r);
     tg_status st = tg_geno_from_int8(g, N, M, N, scale, &geno, &err);
-    if (!st) st = write_bed(prefix, gt, NT, M, &err);
+    if (!st) st = write_bed_tmp(prefix, gt, NT, M, &err);
     if (!st) st = tg_bed_open(prefix, &bed, &err);
     if (!st)
         st = tg_ridge_predict_bed(geno, scale, &bed, K, beta, M, mu, pred, NT, &err);
@@ -437,7 +414,7 @@ static void check_test_cohort(tg_rng *r, const int8_t *g, int scale, const char 
        "%s scale %d: test cohort predicted with the training centering (rel %.2g) %s", where,
        scale, sqrt(dd / ss), err.msg);
     /* a cohort with other SNPs is refused */
-    if (!st) st = write_bed(prefix2, gt, NT, M - 1, &err);
+    if (!st) st = write_bed_tmp(prefix2, gt, NT, M - 1, &err);
     if (!st) st = tg_bed_open(prefix2, &small, &err);
     tg_status st2 = st ? st : tg_ridge_predict_bed(geno, scale, &small, K, beta, M, mu, pred, NT,
                                                    &err);
@@ -457,7 +434,7 @@ int main(void) {
     tg_rng r;
     tg_rng_seed(&r, tap_seed());
     int8_t *g = malloc(N * M);
-    make_geno(&r, N, M, g);
+    make_test_geno(&r, N, M, g);
     const char *req = getenv("TG_REQUIRE_GPU");
     int require_gpu = req && !strcmp(req, "1");
     tap_plan(2 * 30 + 1); /* per pass: 9 + 8 solve, 2 wide, 5 errors, 2 GRM, 4 cohort; once: .bed */

@@ -20,6 +20,7 @@
 #include "base/rng.h"
 #include "codelets/gemm.h"
 #include "codelets/potrf.h"
+#include "common.h"
 #include "runtime/runtime.h"
 #include "tap.h"
 
@@ -70,12 +71,6 @@ static int run_on(int w, struct starpu_codelet *cl, const void *arg, size_t args
     return starpu_task_submit(t);
 }
 
-static double *rand_mat(int rows, int cols, double lo, double hi, tg_rng *r) {
-    double *x = malloc((size_t)rows * cols * sizeof *x);
-    for (int k = 0; k < rows * cols; k++) x[k] = lo + (hi - lo) * tg_rng_uniform(r);
-    return x;
-}
-
 /* x rounded to precision p and back (what a tile of p with scale s holds, in true values). */
 static void round_to(tg_prec p, double *x, size_t n, double s) {
     for (size_t k = 0; k < n; k++) {
@@ -83,18 +78,6 @@ static void round_to(tg_prec p, double *x, size_t n, double s) {
         tg_prec_store(p, &y, 0, x[k] * s);
         x[k] = tg_prec_load(p, &y, 0) / s;
     }
-}
-
-static double fro(const double *x, size_t n) {
-    double s = 0;
-    for (size_t k = 0; k < n; k++) s += x[k] * x[k];
-    return sqrt(s);
-}
-
-static double fro_diff(const double *x, const double *y, size_t n) {
-    double s = 0;
-    for (size_t k = 0; k < n; k++) s += (x[k] - y[k]) * (x[k] - y[k]);
-    return sqrt(s);
 }
 
 /* What one codelet case gave on one worker: its output (true values), the reference's norm-wise
@@ -580,11 +563,6 @@ static void codelet_tests(uint64_t seed, int *cuda_ran) {
 
 /* ------------------------------------------------------------------ the algorithm */
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Gaussian kernel of n sorted random points in [0, 1] plus alpha·I (SPD: the kernel is PSD).
  * Sorted points put near neighbours in the same tile, so far tiles are small: the structure
  * the adaptive map exploits (the paper's Fig. 4). */
@@ -596,17 +574,6 @@ static double *gauss_kernel(int n, double gamma, double alpha, tg_rng *r) {
             a[i + (size_t)j * n] = exp(-gamma * pow(x[i] - x[j], 2)) + (i == j ? alpha : 0);
     free(x);
     return a;
-}
-
-static tg_matrix *tiled(const double *a, int n, int nb, tg_shape shape, int cols, tg_prec p) {
-    tg_matrix *A = NULL;
-    tg_error err;
-    if (tg_matrix_create(&A, n, cols, nb, shape == TG_SYM_LOWER ? nb : 2, shape, p, 0, 0, &err) ||
-        tg_matrix_from_dense(A, a, n, &err)) {
-        diag("%s", err.msg);
-        exit(1);
-    }
-    return A;
 }
 
 /* 2-norm condition number of an SPD matrix (LAPACK eigenvalues). */
@@ -633,7 +600,7 @@ static struct fs factor_solve(const double *a, int n, int nb, int nrhs, const do
                               tg_chol_report *rep, tg_prec bprec) {
     struct fs f = {INFINITY, INFINITY, INFINITY};
     tg_error err = {0};
-    tg_matrix *A = tiled(a, n, nb, TG_SYM_LOWER, n, TG_FP64);
+    tg_matrix *A = tiled(a, n, n, nb, nb, TG_SYM_LOWER, TG_FP64);
     if (tg_cholesky(A, o, rep, &err)) {
         diag("tg_cholesky: %s", err.msg);
         tg_matrix_destroy(A);
@@ -653,7 +620,7 @@ static struct fs factor_solve(const double *a, int n, int nb, int nrhs, const do
     free(l);
     free(llt);
     free(mag);
-    tg_matrix *B = tiled(y, n, nb, TG_GENERAL, nrhs, bprec);
+    tg_matrix *B = tiled(y, n, nrhs, nb, 2, TG_GENERAL, bprec);
     if (tg_chol_solve(A, B, &err) == TG_OK) {
         double *w = malloc((size_t)n * nrhs * sizeof *w);
         tg_matrix_to_dense(B, w, n, &err);
@@ -794,7 +761,7 @@ static void map_tests(tg_rng *r) {
     tg_chol_report rep;
     tg_prec map[6 * 6];
     o.map_out = map; /* the map, tile (i, j) at i + j·nt: FP8 tiles are stored in FP16 */
-    tg_matrix *A = tiled(a, n, nb, TG_SYM_LOWER, n, TG_FP64);
+    tg_matrix *A = tiled(a, n, n, nb, nb, TG_SYM_LOWER, TG_FP64);
     int st = tg_cholesky(A, &o, &rep, &err), bad = 0, seen[TG_NPREC] = {0};
     for (int tj = 0; tj < nt; tj++)
         for (int ti = tj; ti < nt; ti++) {
@@ -822,7 +789,7 @@ static void map_tests(tg_rng *r) {
     tg_matrix_destroy(A);
 
     o.band = 0.4; /* bands i − j ≤ round(0.4·5) = 2 keep fp32, the rest the lowest allowed */
-    A = tiled(a, n, nb, TG_SYM_LOWER, n, TG_FP64);
+    A = tiled(a, n, n, nb, nb, TG_SYM_LOWER, TG_FP64);
     st = tg_cholesky(A, &o, &rep, &err);
     bad = 0;
     for (int tj = 0; tj < nt; tj++)
@@ -838,7 +805,7 @@ static void map_tests(tg_rng *r) {
     for (int i = 0; i < n; i++) a[i + (size_t)i * n] = 1e5;
     o.band = 0;
     o.allowed = 1u << TG_FP16 | 1u << TG_FP8_E4M3;
-    A = tiled(a, n, nb, TG_SYM_LOWER, n, TG_FP64);
+    A = tiled(a, n, n, nb, nb, TG_SYM_LOWER, TG_FP64);
     st = tg_cholesky(A, &o, &rep, &err);
     ok(st == TG_OK && rep.tiles[TG_FP32] == nt * (nt + 1) / 2,
        "diagonal 1e5: every tile stays fp32, out of FP16's range (%lld fp32 tiles of %d)",
@@ -882,7 +849,7 @@ static void recovery_tests(tg_rng *r, int n, int nb, double gamma, double alpha,
     o.diag = diag;
     tg_chol_report rep;
     tg_error err = {0};
-    tg_matrix *A = tiled(a, n, nb, TG_SYM_LOWER, n, TG_FP64);
+    tg_matrix *A = tiled(a, n, n, nb, nb, TG_SYM_LOWER, TG_FP64);
     tg_status st = tg_cholesky(A, &o, &rep, &err);
     tg_matrix_destroy(A);
     ok(st == TG_ERR_NUMERIC && rep.tiles[first] == nt * (nt - 1) / 2,
@@ -924,7 +891,7 @@ static void non_spd_test(tg_rng *r) {
     const int n = 70, nb = 16;
     double *a = gauss_kernel(n, 30, 1, r);
     a[(2 * nb + 3) * (size_t)(n + 1)] = -50;
-    tg_matrix *A = tiled(a, n, nb, TG_SYM_LOWER, n, TG_FP64);
+    tg_matrix *A = tiled(a, n, n, nb, nb, TG_SYM_LOWER, TG_FP64);
     tg_error err = {0};
     tg_chol_opts o = tg_chol_defaults();
     tg_status st = tg_cholesky(A, &o, NULL, &err);
@@ -939,7 +906,7 @@ static void non_spd_test(tg_rng *r) {
     o.allowed = 1u << TG_FP16;
     o.refill = refill_dense;
     o.refill_ctx = &d;
-    A = tiled(a, n, nb, TG_SYM_LOWER, n, TG_FP64);
+    A = tiled(a, n, n, nb, nb, TG_SYM_LOWER, TG_FP64);
     st = tg_cholesky(A, &o, &rep, &err);
     ok(st == TG_ERR_NUMERIC && strstr(err.msg, "(2, 2)") && strstr(err.msg, "in fp64") &&
            rep.retries >= 1 && rep.diag == TG_FP64 && rep.tiles[TG_FP64] == 15,
@@ -947,7 +914,7 @@ static void non_spd_test(tg_rng *r) {
        err.msg);
     tg_matrix_destroy(A);
     o = tg_chol_defaults();
-    A = tiled(a, n, nb, TG_GENERAL, n, TG_FP64);
+    A = tiled(a, n, n, nb, 2, TG_GENERAL, TG_FP64);
     st = tg_cholesky(A, &o, NULL, &err);
     ok(st == TG_ERR_ARG, "a general matrix is refused: %s", err.msg);
     tg_matrix_destroy(A);

@@ -13,6 +13,7 @@
 
 #include "base/rng.h"
 #include "codelets/epistasis.h"
+#include "codelets/epistasis_hooks.h"
 #include "runtime/runtime.h"
 #include "tap.h"
 

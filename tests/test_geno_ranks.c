@@ -13,24 +13,11 @@
 
 #include "algo/snpmm.h"
 #include "base/hash.h"
+#include "common.h"
 #include "runtime/runtime.h"
 #include "tap.h"
 
 enum { N = 211, M = 97, K = 3 };
-
-/* Genotypes: SNP 0 monomorphic with missing calls, SNP 1 all missing, the rest random with
- * 5% missing calls. */
-static void make_geno(tg_rng *r, int8_t *g) {
-    for (int64_t j = 0; j < M; j++) {
-        double p = 0.05 + 0.9 * tg_rng_uniform(r);
-        for (int64_t i = 0; i < N; i++) {
-            int8_t x = (int8_t)((tg_rng_uniform(r) < p) + (tg_rng_uniform(r) < p));
-            if (j == 0) x = i % 9 ? 2 : TG_GENO_MISSING;
-            if (j == 1 || (j > 1 && tg_rng_uniform(r) < 0.05)) x = TG_GENO_MISSING;
-            g[i + j * N] = x;
-        }
-    }
-}
 
 /* p (the expression tg_geno uses) and the dense Z (N × M) by the definition. */
 static void dense_z(const int8_t *g, int scale, double *p, double *z) {
@@ -282,7 +269,10 @@ int main(void) {
     }
     int8_t *g = malloc(N * M);
     double *z = malloc(sizeof(double) * N * M), *p = malloc(sizeof(double) * M);
-    make_geno(&r, g);
+    /* SNP 0 monomorphic with missing calls, SNP 1 all missing, the rest random with 5% missing
+     * calls */
+    make_geno(&r, N, M, 0.05, 0.95, 0.05, g);
+    for (int64_t i = 0; i < N; i++) g[i] = i % 9 ? 2 : TG_GENO_MISSING, g[i + N] = TG_GENO_MISSING;
     for (int scale = 0; scale <= 1; scale++) {
         dense_z(g, scale, p, z);
         check_products(g, z, p, scale, 7, 11, &r);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "base/rng.h"
+#include "common.h"
 #include "tap.h"
 #include "tilegwas.h"
 
@@ -25,16 +26,11 @@ static const double LAMBDA = 50;
 
 /* Genotypes n × m, Hardy-Weinberg draws with p ~ U[0.05, 0.5], a fraction @p miss missing;
  * SNP 5 monomorphic (0), SNP 40 all missing (all 2 when miss is 0). */
-static void make_geno(tg_rng *r, double miss, int8_t *g) {
-    for (int j = 0; j < M; j++) {
-        double p = 0.05 + 0.45 * tg_rng_uniform(r);
-        for (int i = 0; i < N; i++) {
-            int8_t x = (int8_t)((tg_rng_uniform(r) < p) + (tg_rng_uniform(r) < p));
-            if (j == 5) x = 0;
-            if (j == 40) x = miss > 0 ? TG_GENO_MISSING : 2;
-            if (miss > 0 && tg_rng_uniform(r) < miss) x = TG_GENO_MISSING;
-            g[i + j * N] = x;
-        }
+static void make_test_geno(tg_rng *r, double miss, int8_t *g) {
+    make_geno(r, N, M, 0.05, 0.5, miss, g);
+    for (int i = 0; i < N; i++) {
+        if (g[i + 5 * N] != TG_GENO_MISSING) g[i + 5 * N] = 0;
+        g[i + 40 * N] = miss > 0 ? TG_GENO_MISSING : 2;
     }
 }
 
@@ -111,7 +107,7 @@ static void one_dataset(tg_rng *r, double miss) {
     double *y = malloc(sizeof(double) * N * NPHEN), *a = malloc(sizeof(double) * M * M),
            *b = malloc(sizeof(double) * M * NPHEN), *beta = malloc(sizeof(double) * M * NPHEN),
            *bcg = malloc(sizeof(double) * M * NPHEN), mu[NPHEN];
-    make_geno(r, miss, g);
+    make_test_geno(r, miss, g);
     for (int k = 0; k < N * NPHEN; k++) y[k] = 3 + tg_rng_normal(r);
     const char *what = miss > 0 ? "5% missing" : "complete";
     for (int scale = 0; scale <= 1; scale++) {
@@ -187,7 +183,7 @@ static void one_dataset(tg_rng *r, double miss) {
 static void bad_input(tg_rng *r) {
     int8_t *g = malloc((size_t)N * M);
     double *y = malloc(sizeof(double) * N * NPHEN), *beta = malloc(sizeof(double) * M * NPHEN);
-    make_geno(r, 0.05, g);
+    make_test_geno(r, 0.05, g);
     for (int k = 0; k < N * NPHEN; k++) y[k] = tg_rng_normal(r);
     tg_ridge_chol_opts o = tg_ridge_chol_defaults();
     o.nb = NB;

@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "algo/rr.h"
+#include "common.h"
 #include "runtime/runtime.h"
-#include "bed_fixture.h"
 #include "tap.h"
 
 enum { N = 150, M = 75, NB = 16, NPHEN = 2 };
@@ -81,7 +81,7 @@ int main(void) {
     tg_runtime_opts o = tg_runtime_defaults();
     o.ngpu = 0;
     o.ncpu = 1;
-    if (test_bed_write(prefix, geno, N, M, &err) || tg_bed_open(prefix, &bed, &err) || tg_runtime_start(&o, &err)) {
+    if (write_bed(prefix, geno, N, M, &err) || tg_bed_open(prefix, &bed, &err) || tg_runtime_start(&o, &err)) {
         printf("Bail out! %s\n", err.msg);
         return 1;
     }

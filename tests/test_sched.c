@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "runtime/bound.h"
+#include "bench/bound.h"
 #include "runtime/runtime.h"
 #include "tap.h"
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "algo/snpmm.h"
+#include "common.h"
 #include "runtime/runtime.h"
 #include "tap.h"
 
@@ -225,21 +226,10 @@ static void check_bed_and_repeat(tg_rng *r) {
     }
     char prefix[64];
     snprintf(prefix, sizeof prefix, "%s/g", dir);
-    tg_sample *s = calloc((size_t)d.n, sizeof *s);
-    tg_snp *v = calloc((size_t)d.m, sizeof *v);
-    char ids[64][24], snps[64][24], zero[] = "0", a1[] = "A", a2[] = "C", chr[] = "1";
-    for (int64_t i = 0; i < d.n; i++) {
-        snprintf(ids[i], sizeof ids[i], "S%" PRId64, i);
-        s[i] = (tg_sample){ids[i], ids[i], zero, zero, 0, NAN};
-    }
-    for (int64_t j = 0; j < d.m; j++) {
-        snprintf(snps[j], sizeof snps[j], "rs%" PRId64, j);
-        v[j] = (tg_snp){chr, snps[j], 0, j + 1, a1, a2};
-    }
     tg_error err = {0};
     tg_bed bed;
     tg_geno *ga = NULL, *gb = NULL;
-    int good = tg_bed_write(prefix, s, d.n, v, d.m, d.g, d.n, &err) == TG_OK &&
+    int good = write_bed(prefix, d.g, d.n, d.m, &err) == TG_OK &&
                tg_bed_open(prefix, &bed, &err) == TG_OK;
     if (good) {
         good = tg_geno_from_bed(&bed, 1, &gb, &err) == TG_OK &&
@@ -269,14 +259,8 @@ static void check_bed_and_repeat(tg_rng *r) {
     }
     tg_geno_free(ga);
     tg_geno_free(gb);
-    char path[96];
-    for (int e = 0; e < 3; e++) {
-        snprintf(path, sizeof path, "%s.%s", prefix, (const char *[]){"bed", "bim", "fam"}[e]);
-        unlink(path);
-    }
+    remove_bed(prefix);
     rmdir(dir);
-    free(s);
-    free(v);
     free_data(&d);
 }
 

@@ -1,6 +1,6 @@
 /* Lower bounds on the makespan: the area bound (exact for two worker kinds) and the critical
  * path (bound.h). */
-#include "runtime/bound.h"
+#include "bench/bound.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,7 +1,8 @@
-/* Lower bounds on the makespan of a recorded task graph (bench/sched, docs/SCHEDULING.md): the
- * area bound of its tasks on two kinds of workers and the critical path of its dependencies. */
-#ifndef TG_BOUND_H
-#define TG_BOUND_H
+/* Lower bounds on the makespan of a recorded task graph (bench/sched, tests/test_sched,
+ * docs/SCHEDULING.md): the area bound of its tasks on two kinds of workers and the critical path
+ * of its dependencies. Built into those programs, not into the library. */
+#ifndef TG_BENCH_BOUND_H
+#define TG_BENCH_BOUND_H
 #include <stddef.h>
 
 #include "runtime/runtime.h"
