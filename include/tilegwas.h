@@ -221,6 +221,105 @@ void tg_pheno_free(tg_pheno *ph);
 tg_status tg_pheno_write(const char *path, const tg_sample *samples, const tg_pheno *ph,
                          tg_error *err);
 
+/** Prints a finite double in the fewest digits (15 or 17) that read back exactly, as every
+ * numeric column of the library's and the commands' text outputs (NAN as "nan"). */
+void tg_text_format_double(double x, char buf[32]);
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name Dense matrices in text files (snpmm --matrix) */
+/** Most value columns of a tg_values (tg_geno_mul multiplies at most 64 at once). */
+#define TG_VALUES_MAX_COLS 64
+/** A dense matrix read from a text file, one row per SNP or per sample of a fileset. */
+typedef struct {
+    int64_t rows; /**< the fileset's SNPs or samples */
+    int k;        /**< value columns, 1 .. TG_VALUES_MAX_COLS */
+    int nid;      /**< leading ID columns checked against the fileset: 0, 1 or 2 */
+    char **names; /**< the k column names: the header's, or COL1..COLk */
+    double *v;    /**< rows × k, column-major */
+} tg_values;
+
+/** Reads @p path: whitespace-separated finite numbers, one line per SNP of @p bed in .bim
+ * order (@p by_sample 0) or per sample in .fam order (1), every line with the same number of
+ * fields. An optional header, a first line whose first field is not a number, names the
+ * columns; its leading columns named SNP (or ID) for SNP rows, FID IID (or IID) for sample
+ * rows (in any case, with an optional leading #) are IDs, which must match the .bim/.fam
+ * line by line. Without a header every field is a value. CRLF accepted, blank lines skipped.
+ * Errors name the file and the line (and the column of a value that is not a finite number).
+ * On failure @p t is freed and zeroed. */
+tg_status tg_values_read(const char *path, const tg_bed *bed, int by_sample, tg_values *t,
+                         tg_error *err);
+void tg_values_free(tg_values *t);
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name Simulated cohorts with planted signals (the simulate command)
+ * The model (src/algo/simulate.c): SNP j has A1 frequency p_j ~ U[maf_min, maf_max] and
+ * Hardy-Weinberg genotypes; planted SNPs are distinct. Per phenotype: additive SNPs with
+ * β ~ N(0, 1) on z = (g − 2p)/√(2p(1−p)), non-linear pairs (qt) with w = ±1 on z_a·z_b, both
+ * rescaled together so that the genetic part has variance h2; epistatic sets of k SNPs of
+ * frequency 0.5 acting through s = (−1)^(heterozygous SNPs in the set), with no effect below
+ * order k. qt: y = G + e + E·s; cc: P(case) = Φ((G − t)/√(1−h2)) + E·s, t set so that the mean
+ * is the prevalence. Missing calls are drawn last, completely at random. The same options give
+ * the same cohort. */
+/** Largest sample and SNP counts (IDs F<i>, snp<j> are formatted for them). */
+#define TG_SIM_MAX_DIM ((int64_t)1 << 25)
+/** Largest n·m: the int8 genotypes are held whole. */
+#define TG_SIM_MAX_GENOTYPES ((int64_t)1 << 33)
+#define TG_SIM_MAX_PHENO 1000
+
+typedef enum { TG_SIM_ADDITIVE = 0, TG_SIM_NONLINEAR, TG_SIM_EPISTASIS } tg_sim_kind;
+
+typedef struct {
+    int64_t n, m;           /**< samples, SNPs */
+    int64_t n_pheno;        /**< phenotypes, each with its own planted effects */
+    int64_t additive;       /**< additive SNPs per phenotype */
+    int64_t nl_pairs;       /**< non-linear pairs per phenotype (qt only) */
+    int64_t epi_sets[5];    /**< epistatic sets per phenotype by order k, at index k (2..4) */
+    uint64_t seed;
+    double maf_min, maf_max; /**< range of the A1 frequencies, 0 < maf_min ≤ maf_max ≤ 0.5 */
+    double missing;          /**< rate of missing calls */
+    double h2;               /**< variance of the additive + non-linear part, in (0, 1) */
+    double epi_effect;       /**< E, the effect of each epistatic set */
+    double prevalence;       /**< cc: the expected fraction of cases */
+    int qt;                  /**< 1: quantitative trait; 0: case-control (1 control, 2 case) */
+} tg_sim_opts;
+
+/** One planted effect of one phenotype. */
+typedef struct {
+    int pheno;
+    tg_sim_kind kind;
+    int nsnp;        /**< 1 (additive), 2 (non-linear), k (epistatic set) */
+    int64_t snp[4];  /**< SNP indices, increasing */
+    double effect;   /**< the rescaled coefficient (effect² = variance share), or E */
+} tg_sim_effect;
+
+/** A simulated cohort. */
+typedef struct {
+    int64_t n, m, n_pheno;
+    tg_sample *samples;  /**< FID F<i>, IID I<i> (i from 0), random sex, pheno = PHENO1 */
+    tg_snp *snps;        /**< snp<j> (j from 0), chromosomes 1-22 in blocks, increasing positions */
+    double *freq;        /**< the true A1 frequency of each SNP */
+    int8_t *geno;        /**< n × m column-major: A1 counts, TG_GENO_MISSING */
+    double *pheno;       /**< n × n_pheno column-major */
+    char **pheno_names;  /**< PHENO1, PHENO2, ... */
+    tg_sim_effect *eff;  /**< the planted effects, phenotype by phenotype */
+    int64_t n_eff;
+    double *threshold;   /**< per phenotype: the liability threshold t (cc with a genetic part)
+                          * or NAN */
+    int64_t n_missing;   /**< missing calls drawn */
+    char *sample_ids, *snp_ids; /**< storage of the ID strings */
+} tg_sim;
+
+/** Defaults: 1000 samples, 1 phenotype, seed 1, frequencies in [0.05, 0.5], no missing call,
+ * h2 0.5, E 0.2, prevalence 0.5, case-control, no planted effect (m must be set). */
+tg_sim_opts tg_sim_defaults(void);
+/** Checks @p o (TG_ERR_ARG naming each field by its simulate option, e.g. --maf-min). */
+tg_status tg_sim_check(const tg_sim_opts *o, tg_error *err);
+/** Draws a cohort (tg_sim_check first); free it with tg_sim_free. */
+tg_status tg_simulate(const tg_sim_opts *o, tg_sim *s, tg_error *err);
+void tg_sim_free(tg_sim *s);
+/** "additive", "nonlinear", "epistasis2", "epistasis3" or "epistasis4". */
+const char *tg_sim_kind_name(const tg_sim_effect *e);
+
 /* ------------------------------------------------------------------------------------------ */
 /** @name Runtime (StarPU, StarPU-MPI) */
 typedef struct {

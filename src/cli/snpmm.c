@@ -3,12 +3,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "cli/cli.h"
-#include "io/idmap.h"
-
-#define MAXK 64
 
 static const char *help =
     "usage: tilegwas snpmm --bfile PREFIX --matrix FILE --out PREFIX [options]\n"
@@ -75,116 +71,7 @@ static int parse_options(int argc, char **argv, mm_opts *o, tg_error *err) {
     return TG_OK;
 }
 
-/* The matrix file: values column-major rows × k, column names, and how many ID columns. */
-typedef struct {
-    int64_t rows;
-    int k, nid;
-    char *names[MAXK];
-    double *v;
-    tg_text t;
-} mm_matrix;
-
-static int is_number(const char *s) {
-    char *end;
-    strtod(s, &end); /* nan and inf spellings count as numbers here: refused below by name */
-    return end != s && !*end;
-}
-
-static int id_name(const char *s, const char *want) {
-    if (*s == '#') s++;
-    return !strcasecmp(s, want);
-}
-
-/* Reads FILE; rows must match the .bim (Z·L) or the .fam (Z'·L) in count and, with ID
- * columns, in IDs. */
-static tg_status read_matrix(const char *path, const tg_bed *bed, int transpose, mm_matrix *mx,
-                             tg_error *err) {
-    tg_status st = tg_text_read(&mx->t, path, err);
-    if (st) return st;
-    const int64_t want = transpose ? bed->n_samples : bed->n_snps;
-    const char *unit = transpose ? "sample" : "SNP";
-    char *f[MAXK + 3];
-    char *line = tg_text_next_line(&mx->t);
-    if (!line) return tg_error_set(err, TG_ERR_FORMAT, "%s: empty file", path);
-    int nf = tg_text_split(line, f, MAXK + 3), header = !is_number(f[0]);
-    int64_t header_line = mx->t.line_no;
-    if (header) {
-        if (!transpose && (id_name(f[0], "SNP") || id_name(f[0], "ID"))) mx->nid = 1;
-        if (transpose && id_name(f[0], "FID") && nf > 1 && id_name(f[1], "IID"))
-            mx->nid = 2;
-        else if (transpose && id_name(f[0], "IID"))
-            mx->nid = 1;
-    }
-    mx->k = nf - mx->nid;
-    if (mx->k < 1)
-        return tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: no value columns (k = 0)", path,
-                            (long long)header_line);
-    if (mx->k > MAXK)
-        return tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: %d value columns, at most %d", path,
-                            (long long)header_line, mx->k, MAXK);
-    for (int c = 0; c < mx->k; c++) {
-        char buf[32];
-        snprintf(buf, sizeof buf, "COL%d", c + 1);
-        mx->names[c] = tg_strdup(header ? f[mx->nid + c] : buf, err);
-        if (!mx->names[c]) return TG_ERR_NOMEM;
-    }
-    if (!(mx->v = tg_malloc((size_t)(want * mx->k) * sizeof *mx->v, err))) return TG_ERR_NOMEM;
-    /* f holds the fields of the current line (the first one is split already) */
-    int got = nf;
-    if (header && (line = tg_text_next_line(&mx->t))) got = tg_text_split(line, f, MAXK + 3);
-    int64_t r = 0;
-    for (; line; r++) {
-        long long ln = (long long)mx->t.line_no;
-        if (r >= want)
-            return tg_error_set(err, TG_ERR_FORMAT,
-                                "%s line %lld: more data lines than the %lld %ss of %s", path, ln,
-                                (long long)want, unit, bed->prefix);
-        if (got != nf)
-            return tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: %d fields, expected %d", path,
-                                ln, got, nf);
-        if (mx->nid) {
-            const char *id = transpose ? bed->samples[r].iid : bed->snps[r].id;
-            const char *idf = f[mx->nid - 1];
-            int bad = strcmp(idf, id) || (mx->nid == 2 && strcmp(f[0], bed->samples[r].fid));
-            if (bad)
-                return tg_error_set(
-                    err, TG_ERR_FORMAT,
-                    "%s line %lld: %s '%s%s%s' but %s %lld of %s.%s is '%s%s%s' (rows must follow "
-                    "the .%s order)",
-                    path, ln, unit, mx->nid == 2 ? f[0] : "", mx->nid == 2 ? " " : "", idf, unit,
-                    (long long)r + 1, bed->prefix, transpose ? "fam" : "bim",
-                    mx->nid == 2 ? bed->samples[r].fid : "", mx->nid == 2 ? " " : "", id,
-                    transpose ? "fam" : "bim");
-        }
-        for (int c = 0; c < mx->k; c++) {
-            const char *s = f[mx->nid + c];
-            double x;
-            if (!is_number(s) || !tg_text_parse_double(s, &x))
-                return tg_error_set(err, TG_ERR_FORMAT,
-                                    "%s line %lld, column %d (%s): '%s' is not a finite number%s",
-                                    path, ln, mx->nid + c + 1, mx->names[c], s,
-                                    !mx->nid && c == 0 && !is_number(s)
-                                        ? " (ID columns need a header line naming them)"
-                                        : "");
-            mx->v[r + c * want] = x;
-        }
-        if ((line = tg_text_next_line(&mx->t))) got = tg_text_split(line, f, MAXK + 3);
-    }
-    if (r != want)
-        return tg_error_set(err, TG_ERR_FORMAT,
-                            "%s: %lld data lines, expected %lld (one per %s of %s)", path,
-                            (long long)r, (long long)want, unit, bed->prefix);
-    mx->rows = want;
-    return TG_OK;
-}
-
-static void free_matrix(mm_matrix *mx) {
-    for (int c = 0; c < MAXK; c++) free(mx->names[c]);
-    free(mx->v);
-    tg_text_free(&mx->t);
-}
-
-static tg_status write_output(const mm_opts *o, const tg_bed *bed, const mm_matrix *mx,
+static tg_status write_output(const mm_opts *o, const tg_bed *bed, const tg_values *mx,
                               const void *res, tg_prec prec, tg_error *err) {
     FILE *f;
     char *path;
@@ -220,7 +107,7 @@ int tg_cmd_snpmm(int argc, char **argv) {
     tg_error err = {0};
     tg_log *log = NULL;
     tg_bed bed = {0};
-    mm_matrix mx = {0};
+    tg_values mx = {0};
     tg_geno *g = NULL;
     void *in = NULL, *res = NULL;
     int rc = 0, started = 0;
@@ -234,7 +121,7 @@ int tg_cmd_snpmm(int argc, char **argv) {
     const tg_prec prec = o.fp32 ? TG_FP32 : TG_FP64;
     double t = tg_now();
     if ((st = tg_bed_open(o.bfile, &bed, &err)) ||
-        (st = read_matrix(o.matrix, &bed, o.transpose, &mx, &err)))
+        (st = tg_values_read(o.matrix, &bed, o.transpose, &mx, &err)))
         goto fail;
     tg_log_printf(log, "%s: %lld samples, %lld SNPs; %s: %d column%s%s (%.2f s)", o.bfile,
                   (long long)bed.n_samples, (long long)bed.n_snps, o.matrix, mx.k,
@@ -293,7 +180,7 @@ cleanup:
     if (started) tg_runtime_stop();
     free(in);
     free(res);
-    free_matrix(&mx);
+    tg_values_free(&mx);
     tg_bed_close(&bed);
     tg_log_close(log);
     return rc;

@@ -70,6 +70,5 @@ int tg_text_parse_value(const char *s, double *v);
 /** Parses a whole token as a finite double / a base-10 int64; returns 0 if it is not one. */
 int tg_text_parse_double(const char *s, double *v);
 int tg_text_parse_int64(const char *s, int64_t *v);
-/** Prints a finite double in the fewest digits (15 or 17) that read back exactly. */
-void tg_text_format_double(double x, char buf[32]);
+/* tg_text_format_double, which the commands use too, is declared in tilegwas.h. */
 #endif

@@ -1,0 +1,359 @@
+/* tg_simulate: a synthetic cohort with planted signals (genotypes, phenotypes, the list of
+ * planted effects), so that the association workloads can be tested against a truth; the
+ * `simulate` command writes it as a PLINK fileset, a phenotype file and a truth table.
+ *
+ * Model (also in the --help text; tests and later commands rely on it):
+ * - SNP j has A1 frequency p_j ~ U[maf-min, maf-max]; genotypes (A1 counts) are drawn in
+ *   Hardy–Weinberg proportions (p², 2pq, q²). Planted SNPs are distinct SNPs chosen at random
+ *   (distinct across phenotypes too, so every phenotype's effects are independent).
+ * - Additive: per phenotype C SNPs with β ~ N(0,1) on the standardized genotype
+ *   z = (g − 2p)/√(2p(1−p)) (p the SNP's true frequency).
+ * - Non-linear (qt only): per phenotype P pairs (a, b) with weight w = ±1 on z_a·z_b. A product
+ *   of independent standardized genotypes has mean 0 given either factor, so no linear model on
+ *   single SNPs sees it, while a Gaussian kernel (universal) can.
+ * - The genetic part G = Σ β·z + Σ w·z_a·z_b has population variance Σβ² + Σw² (all terms are
+ *   uncorrelated with variance coefficient²); the coefficients are rescaled together so it is
+ *   h2, hence effect² = variance explained by that term. qt: y = G + e, e ~ N(0, 1 − h2)
+ *   (e ~ N(0, 1) when there is no additive or non-linear part). cc: liability L = G + e, and
+ *   P(case | G) = Φ((G − t)/√(1−h2)) with the threshold t solved (bisection) so that the mean
+ *   of this probability over the sample is the prevalence; without additive SNPs
+ *   P(case) = prevalence.
+ * - Pure k-way epistasis (k = 2, 3, 4): the k SNPs of a set get frequency 0.5, so each is
+ *   heterozygous with probability 1/2 independently; s = (−1)^(number of heterozygous SNPs).
+ *   s is independent of the genotypes of any k−1 of them (the parity of the others is a fair
+ *   coin), so no proper subset of the set has any effect: cc adds E·s to P(case) (prevalence
+ *   ± E·(number of sets) must stay in (0, 1); with additive SNPs too, the probability is
+ *   clipped to [0, 1], which keeps the set free of marginal effects because it still acts only
+ *   through s), qt adds E·s to y (in units where the rest of the trait has variance 1).
+ * - Missing calls: each call is set missing with probability --missing, independently (MCAR),
+ *   at every SNP, after the phenotypes were drawn from the complete genotypes.
+ * - Reproducibility: one seed gives four independent streams (layout and effects, genotypes,
+ *   phenotypes, missingness); the same options and seed give byte-identical files.
+ * Memory: the n × m int8 genotype matrix is held whole, so n·m ≤ 2^33 (8 GiB). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/rng.h"
+#include "tilegwas.h"
+
+/* SNP role during the layout: planted epistatic SNPs get frequency 0.5. */
+enum { ROLE_FREE, ROLE_PLANTED, ROLE_EPISTATIC };
+
+static char no_parent[] = "0";
+static char alleles[4][2] = {"A", "C", "G", "T"};
+#define NCHROM 22
+static char chrom_names[NCHROM][3] = {"1",  "2",  "3",  "4",  "5",  "6",  "7",  "8",
+                                       "9",  "10", "11", "12", "13", "14", "15", "16",
+                                       "17", "18", "19", "20", "21", "22"};
+
+static double norm_cdf(double x) { return 0.5 * erfc(-x / sqrt(2.0)); }
+
+/* The effects each phenotype gets, in this order: additive SNPs, non-linear pairs, then the
+ * epistatic sets of order 2, 3, 4. */
+typedef struct {
+    tg_sim_kind kind;
+    int nsnp;
+    int64_t count;
+} eff_group;
+#define NGROUPS 5
+
+static void effect_groups(const tg_sim_opts *o, eff_group g[NGROUPS]) {
+    g[0] = (eff_group){TG_SIM_ADDITIVE, 1, o->additive};
+    g[1] = (eff_group){TG_SIM_NONLINEAR, 2, o->nl_pairs};
+    for (int k = 2; k <= 4; k++) g[k] = (eff_group){TG_SIM_EPISTASIS, k, o->epi_sets[k]};
+}
+
+static int64_t planted_per_pheno(const tg_sim_opts *o) {
+    eff_group g[NGROUPS];
+    int64_t total = 0;
+    effect_groups(o, g);
+    for (int k = 0; k < NGROUPS; k++) total += g[k].nsnp * g[k].count;
+    return total;
+}
+
+tg_sim_opts tg_sim_defaults(void) {
+    return (tg_sim_opts){.n = 1000, .n_pheno = 1, .seed = 1, .maf_min = 0.05, .maf_max = 0.5,
+                         .h2 = 0.5, .epi_effect = 0.2, .prevalence = 0.5};
+}
+
+/* The messages name each field by its option of the simulate command. */
+tg_status tg_sim_check(const tg_sim_opts *o, tg_error *err) {
+    if (o->n < 1 || o->n > TG_SIM_MAX_DIM || o->m < 1 || o->m > TG_SIM_MAX_DIM)
+        return tg_error_set(err, TG_ERR_ARG, "--n-samples %lld, --n-snps %lld: each must be "
+                            "between 1 and 2^25", (long long)o->n, (long long)o->m);
+    if (o->n * o->m > TG_SIM_MAX_GENOTYPES)
+        return tg_error_set(err, TG_ERR_ARG,
+                            "--n-samples %lld × --n-snps %lld = %lld genotypes: more than the "
+                            "2^33 this command holds in memory",
+                            (long long)o->n, (long long)o->m, (long long)(o->n * o->m));
+    if (o->n_pheno < 1 || o->n_pheno > TG_SIM_MAX_PHENO)
+        return tg_error_set(err, TG_ERR_ARG, "--n-pheno %lld: must be between 1 and %d",
+                            (long long)o->n_pheno, TG_SIM_MAX_PHENO);
+    if (!(o->maf_min > 0))
+        return tg_error_set(err, TG_ERR_ARG, "--maf-min %g: must be greater than 0", o->maf_min);
+    if (o->maf_min > o->maf_max)
+        return tg_error_set(err, TG_ERR_ARG, "--maf-min %g is greater than --maf-max %g",
+                            o->maf_min, o->maf_max);
+    if (!(o->maf_max <= 0.5))
+        return tg_error_set(err, TG_ERR_ARG, "--maf-max %g: must be at most 0.5", o->maf_max);
+    if (!(o->missing >= 0 && o->missing < 1))
+        return tg_error_set(err, TG_ERR_ARG, "--missing %g: must be in [0, 1)", o->missing);
+    if (!(o->h2 > 0 && o->h2 < 1))
+        return tg_error_set(err, TG_ERR_ARG, "--h2 %g: must be strictly between 0 and 1", o->h2);
+    if (!(o->prevalence > 0 && o->prevalence < 1))
+        return tg_error_set(err, TG_ERR_ARG, "--prevalence %g: must be strictly between 0 and 1",
+                            o->prevalence);
+    if (!(o->epi_effect > 0))
+        return tg_error_set(err, TG_ERR_ARG, "--epi-effect %g: must be greater than 0",
+                            o->epi_effect);
+    if (o->nl_pairs && !o->qt) return tg_error_set(err, TG_ERR_ARG, "--nonlinear needs --trait qt");
+    if (o->additive < 0 || o->nl_pairs < 0 || o->epi_sets[2] < 0 || o->epi_sets[3] < 0 ||
+        o->epi_sets[4] < 0)
+        return tg_error_set(err, TG_ERR_ARG, "a negative count of planted effects");
+    double sets = (double)(o->epi_sets[2] + o->epi_sets[3] + o->epi_sets[4]);
+    double lo = o->prevalence - o->epi_effect * sets, hi = o->prevalence + o->epi_effect * sets;
+    if (!o->qt && sets > 0 && (lo <= 0 || hi >= 1))
+        return tg_error_set(err, TG_ERR_ARG,
+                            "--prevalence %g ± --epi-effect %g × %g epistatic sets = [%g, %g]: "
+                            "P(case) must stay strictly between 0 and 1",
+                            o->prevalence, o->epi_effect, sets, lo, hi);
+    int64_t per_pheno = planted_per_pheno(o);
+    if (per_pheno * o->n_pheno > o->m)
+        return tg_error_set(err, TG_ERR_ARG,
+                            "%lld planted SNPs per phenotype × %lld phenotypes is more than "
+                            "--n-snps %lld",
+                            (long long)per_pheno, (long long)o->n_pheno, (long long)o->m);
+    return TG_OK;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Chooses the planted SNPs and the effects: fills d->eff and role (pick: m scratch entries). */
+static void plant_effects(const tg_sim_opts *o, tg_rng *r, tg_sim *d, uint8_t *role,
+                          int64_t *pick) {
+    eff_group grp[NGROUPS];
+    effect_groups(o, grp);
+    int64_t total = planted_per_pheno(o) * o->n_pheno, next = 0;
+    /* Floyd's sampling of `total` distinct SNPs, then a shuffle so the order is random too */
+    for (int64_t j = o->m - total, k = 0; j < o->m; j++) {
+        int64_t t = (int64_t)tg_rng_below(r, (uint64_t)j + 1);
+        if (role[t]) t = j;
+        role[t] = ROLE_PLANTED;
+        pick[k++] = t;
+    }
+    for (int64_t k = total - 1; k > 0; k--) {
+        int64_t t = (int64_t)tg_rng_below(r, (uint64_t)k + 1), x = pick[k];
+        pick[k] = pick[t];
+        pick[t] = x;
+    }
+    d->n_eff = 0;
+    for (int p = 0; p < o->n_pheno; p++) {
+        double ss = 0; /* Σ coefficient² of the genetic part, for the h2 rescaling */
+        int64_t first = d->n_eff;
+        for (int g = 0; g < NGROUPS; g++)
+            for (int64_t c = 0; c < grp[g].count; c++) {
+                tg_sim_effect *e = &d->eff[d->n_eff++];
+                *e = (tg_sim_effect){.pheno = p, .kind = grp[g].kind, .nsnp = grp[g].nsnp};
+                for (int s = 0; s < e->nsnp; s++) {
+                    e->snp[s] = pick[next++];
+                    if (e->kind == TG_SIM_EPISTASIS) role[e->snp[s]] = ROLE_EPISTATIC;
+                }
+                qsort(e->snp, (size_t)e->nsnp, sizeof e->snp[0], cmp_i64);
+                e->effect = e->kind == TG_SIM_ADDITIVE    ? tg_rng_normal(r)
+                            : e->kind == TG_SIM_NONLINEAR ? (tg_rng_below(r, 2) ? 1.0 : -1.0)
+                                                       : o->epi_effect;
+                if (e->kind != TG_SIM_EPISTASIS) ss += e->effect * e->effect;
+            }
+        for (int64_t k = first; k < d->n_eff; k++)
+            if (d->eff[k].kind != TG_SIM_EPISTASIS) d->eff[k].effect *= sqrt(o->h2 / ss);
+    }
+}
+
+/* SNP table, frequencies and sample table (strings in two fixed-stride buffers). */
+static void make_layout(const tg_sim_opts *o, tg_rng *r, tg_sim *d, const uint8_t *role) {
+    int prev_chrom = -1;
+    int64_t pos = 0;
+    for (int64_t j = 0; j < o->m; j++) {
+        tg_snp *s = &d->snps[j];
+        int chrom = (int)(j * NCHROM / o->m);
+        pos = chrom != prev_chrom ? 1 + (int64_t)tg_rng_below(r, 10000)
+                                  : pos + 1 + (int64_t)tg_rng_below(r, 20000);
+        prev_chrom = chrom;
+        int a1 = (int)tg_rng_below(r, 4), a2 = (a1 + 1 + (int)tg_rng_below(r, 3)) % 4;
+        double u = tg_rng_uniform(r); /* drawn for every SNP so the streams stay aligned */
+        d->freq[j] = role[j] == ROLE_EPISTATIC ? 0.5
+                                                  : o->maf_min + (o->maf_max - o->maf_min) * u;
+        char *id = d->snp_ids + 16 * j;
+        snprintf(id, 16, "snp%u", (unsigned)j); /* j < 2^25 */
+        *s = (tg_snp){.chrom = chrom_names[chrom], .id = id, .cm = 0, .pos = pos,
+                      .a1 = alleles[a1], .a2 = alleles[a2]};
+    }
+    for (int64_t i = 0; i < o->n; i++) {
+        tg_sample *s = &d->samples[i];
+        s->fid = d->sample_ids + 24 * i;
+        s->iid = s->fid + 12;
+        snprintf(s->fid, 12, "F%u", (unsigned)i); /* i < 2^25 */
+        snprintf(s->iid, 12, "I%u", (unsigned)i);
+        s->father = s->mother = no_parent;
+        s->sex = 1 + (int)tg_rng_below(r, 2);
+    }
+}
+
+static void draw_genotypes(const tg_sim_opts *o, tg_rng *r, tg_sim *d) {
+    for (int64_t j = 0; j < o->m; j++) {
+        const double p = d->freq[j], two = p * p, one_or_two = 1 - (1 - p) * (1 - p);
+        int8_t *g = d->geno + j * o->n;
+        for (int64_t i = 0; i < o->n; i++) {
+            double u = tg_rng_uniform(r);
+            g[i] = (int8_t)((u < one_or_two) + (u < two));
+        }
+    }
+}
+
+static double zscore(const tg_sim *d, int64_t n, int64_t j, int64_t i) {
+    double p = d->freq[j];
+    return (d->geno[i + j * n] - 2 * p) / sqrt(2 * p * (1 - p));
+}
+
+/* The liability threshold t with mean_i Φ((G_i − t)/σ) = prevalence (decreasing in t). */
+static double solve_threshold(const double *g, int64_t n, double sigma, double prevalence) {
+    double lo = -50, hi = 50;
+    for (int it = 0; it < 64; it++) {
+        double t = 0.5 * (lo + hi), mean = 0;
+        for (int64_t i = 0; i < n; i++) mean += norm_cdf((g[i] - t) / sigma);
+        if (mean / (double)n > prevalence)
+            lo = t;
+        else
+            hi = t;
+    }
+    return 0.5 * (lo + hi);
+}
+
+/* Phenotype column p from the complete genotypes; returns the liability threshold (cc with a
+ * genetic part) or NAN. work holds 2n doubles: G and the epistatic sum. */
+static double draw_phenotype(const tg_sim_opts *o, tg_rng *r, tg_sim *d, int p, double *work) {
+    const int64_t n = o->n;
+    double *g = work, *epi = work + n, *y = d->pheno + p * n, t = NAN;
+    int genetic = 0;
+    memset(work, 0, 2 * (size_t)n * sizeof *work);
+    for (int64_t k = 0; k < d->n_eff; k++) {
+        const tg_sim_effect *e = &d->eff[k];
+        if (e->pheno != p) continue;
+        genetic |= e->kind != TG_SIM_EPISTASIS;
+        for (int64_t i = 0; i < n; i++) {
+            if (e->kind == TG_SIM_ADDITIVE)
+                g[i] += e->effect * zscore(d, n, e->snp[0], i);
+            else if (e->kind == TG_SIM_NONLINEAR)
+                g[i] += e->effect * zscore(d, n, e->snp[0], i) * zscore(d, n, e->snp[1], i);
+            else {
+                int het = 0;
+                for (int s = 0; s < e->nsnp; s++) het += d->geno[i + e->snp[s] * n] == 1;
+                epi[i] += het & 1 ? -e->effect : e->effect;
+            }
+        }
+    }
+    const double sigma = genetic ? sqrt(1 - o->h2) : 1;
+    if (o->qt) {
+        for (int64_t i = 0; i < n; i++) y[i] = g[i] + sigma * tg_rng_normal(r) + epi[i];
+        return t;
+    }
+    if (genetic) t = solve_threshold(g, n, sigma, o->prevalence);
+    for (int64_t i = 0; i < n; i++) {
+        double pr = (genetic ? norm_cdf((g[i] - t) / sigma) : o->prevalence) + epi[i];
+        pr = pr < 0 ? 0 : pr > 1 ? 1 : pr;
+        y[i] = tg_rng_uniform(r) < pr ? 2 : 1;
+    }
+    return t;
+}
+
+static int64_t draw_missing(const tg_sim_opts *o, tg_rng *r, tg_sim *d) {
+    int64_t count = 0;
+    if (o->missing <= 0) return 0;
+    for (int64_t k = 0; k < o->n * o->m; k++)
+        if (tg_rng_uniform(r) < o->missing) {
+            d->geno[k] = TG_GENO_MISSING;
+            count++;
+        }
+    return count;
+}
+
+static tg_status alloc_data(const tg_sim_opts *o, tg_sim *d, tg_error *err) {
+    const size_t n = (size_t)o->n, m = (size_t)o->m, k = (size_t)o->n_pheno;
+    d->n = o->n;
+    d->m = o->m;
+    d->n_pheno = o->n_pheno;
+    if (!(d->samples = tg_calloc(n, sizeof *d->samples, err)) ||
+        !(d->snps = tg_calloc(m, sizeof *d->snps, err)) ||
+        !(d->sample_ids = tg_malloc(24 * n, err)) || !(d->snp_ids = tg_malloc(16 * m, err)) ||
+        !(d->freq = tg_malloc(m * sizeof *d->freq, err)) ||
+        !(d->eff = tg_malloc(m * sizeof *d->eff, err)) || !(d->geno = tg_malloc(n * m, err)) ||
+        !(d->pheno = tg_malloc(n * k * sizeof *d->pheno, err)) ||
+        !(d->threshold = tg_malloc(k * sizeof *d->threshold, err)) ||
+        !(d->pheno_names = tg_calloc(k, sizeof *d->pheno_names, err)))
+        return TG_ERR_NOMEM;
+    for (size_t p = 0; p < k; p++) {
+        if (!(d->pheno_names[p] = tg_malloc(24, err))) return TG_ERR_NOMEM;
+        snprintf(d->pheno_names[p], 24, "PHENO%u", (unsigned)p + 1);
+    }
+    return TG_OK;
+}
+
+void tg_sim_free(tg_sim *d) {
+    if (d->pheno_names)
+        for (int64_t p = 0; p < d->n_pheno; p++) free(d->pheno_names[p]);
+    free(d->pheno_names);
+    free(d->threshold);
+    free(d->pheno);
+    free(d->geno);
+    free(d->eff);
+    free(d->freq);
+    free(d->snp_ids);
+    free(d->sample_ids);
+    free(d->snps);
+    free(d->samples);
+    memset(d, 0, sizeof *d);
+}
+
+const char *tg_sim_kind_name(const tg_sim_effect *e) {
+    static const char *epi[5] = {"", "", "epistasis2", "epistasis3", "epistasis4"};
+    return e->kind == TG_SIM_ADDITIVE    ? "additive"
+           : e->kind == TG_SIM_NONLINEAR ? "nonlinear"
+                                         : epi[e->nsnp];
+}
+
+tg_status tg_simulate(const tg_sim_opts *o, tg_sim *d, tg_error *err) {
+    memset(d, 0, sizeof *d);
+    tg_status st = tg_sim_check(o, err);
+    if (st) return st;
+    uint8_t *role = NULL;
+    int64_t *pick = NULL;
+    double *work = NULL;
+    if ((st = alloc_data(o, d, err)) || !(role = tg_calloc((size_t)o->m, 1, err)) ||
+        !(pick = tg_malloc((size_t)o->m * sizeof *pick, err)) ||
+        !(work = tg_malloc(2 * (size_t)o->n * sizeof *work, err))) {
+        st = TG_ERR_NOMEM;
+        goto cleanup;
+    }
+    tg_rng master, layout, geno, pheno, missing;
+    tg_rng_seed(&master, o->seed);
+    tg_rng_seed(&layout, tg_rng_u64(&master));
+    tg_rng_seed(&geno, tg_rng_u64(&master));
+    tg_rng_seed(&pheno, tg_rng_u64(&master));
+    tg_rng_seed(&missing, tg_rng_u64(&master));
+    plant_effects(o, &layout, d, role, pick);
+    make_layout(o, &layout, d, role);
+    draw_genotypes(o, &geno, d);
+    for (int p = 0; p < o->n_pheno; p++) d->threshold[p] = draw_phenotype(o, &pheno, d, p, work);
+    d->n_missing = draw_missing(o, &missing, d);
+    for (int64_t i = 0; i < o->n; i++) d->samples[i].pheno = d->pheno[i];
+cleanup:
+    free(work);
+    free(pick);
+    free(role);
+    if (st) tg_sim_free(d);
+    return st;
+}

@@ -1,0 +1,134 @@
+/* Dense matrices in text files whose rows follow a fileset: one line per SNP (.bim order) or
+ * per sample (.fam order), an optional header naming the columns, optional ID columns checked
+ * line by line (snpmm --matrix). */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "io/idmap.h"
+
+static int is_number(const char *s) {
+    char *end;
+    strtod(s, &end); /* nan and inf spellings count as numbers here: refused below by name */
+    return end != s && !*end;
+}
+
+static int id_name(const char *s, const char *want) {
+    if (*s == '#') s++;
+    return !strcasecmp(s, want);
+}
+
+/* The header's ID columns: SNP or ID for SNP rows; FID IID or IID for sample rows. */
+static int id_columns(char **f, int nf, int by_sample) {
+    if (!by_sample) return id_name(f[0], "SNP") || id_name(f[0], "ID");
+    if (id_name(f[0], "FID") && nf > 1 && id_name(f[1], "IID")) return 2;
+    return id_name(f[0], "IID");
+}
+
+/* Checks the ID fields of data row r against the fileset. */
+static tg_status check_ids(const char *path, int64_t ln, char **f, int nid, const tg_bed *bed,
+                           int by_sample, int64_t r, tg_error *err) {
+    const char *unit = by_sample ? "sample" : "SNP", *ext = by_sample ? "fam" : "bim";
+    const char *id = by_sample ? bed->samples[r].iid : bed->snps[r].id, *idf = f[nid - 1];
+    if (!strcmp(idf, id) && (nid < 2 || !strcmp(f[0], bed->samples[r].fid))) return TG_OK;
+    return tg_error_set(err, TG_ERR_FORMAT,
+                        "%s line %lld: %s '%s%s%s' but %s %lld of %s.%s is '%s%s%s' (rows must "
+                        "follow the .%s order)",
+                        path, (long long)ln, unit, nid == 2 ? f[0] : "", nid == 2 ? " " : "", idf,
+                        unit, (long long)r + 1, bed->prefix, ext,
+                        nid == 2 ? bed->samples[r].fid : "", nid == 2 ? " " : "", id, ext);
+}
+
+/* Reads the values of data row r (fields f) into column-major t->v of t->rows rows. */
+static tg_status read_row(const char *path, int64_t ln, char **f, tg_values *t, int64_t r,
+                          tg_error *err) {
+    for (int c = 0; c < t->k; c++) {
+        const char *s = f[t->nid + c];
+        double x;
+        if (!is_number(s) || !tg_text_parse_double(s, &x))
+            return tg_error_set(err, TG_ERR_FORMAT,
+                                "%s line %lld, column %d (%s): '%s' is not a finite number%s",
+                                path, (long long)ln, t->nid + c + 1, t->names[c], s,
+                                !t->nid && c == 0 && !is_number(s)
+                                    ? " (ID columns need a header line naming them)"
+                                    : "");
+        t->v[r + c * t->rows] = x;
+    }
+    return TG_OK;
+}
+
+/* The header (or the first data line): ID columns, value columns and their names. */
+static tg_status read_header(const char *path, int64_t ln, char **f, int nf, int header,
+                             int by_sample, tg_values *t, tg_error *err) {
+    t->nid = header ? id_columns(f, nf, by_sample) : 0;
+    t->k = nf - t->nid;
+    if (t->k < 1)
+        return tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: no value columns (k = 0)", path,
+                            (long long)ln);
+    if (t->k > TG_VALUES_MAX_COLS)
+        return tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: %d value columns, at most %d",
+                            path, (long long)ln, t->k, TG_VALUES_MAX_COLS);
+    if (!(t->names = tg_calloc((size_t)t->k, sizeof *t->names, err))) return TG_ERR_NOMEM;
+    for (int c = 0; c < t->k; c++) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "COL%d", c + 1);
+        if (!(t->names[c] = tg_strdup(header ? f[t->nid + c] : buf, err))) return TG_ERR_NOMEM;
+    }
+    return TG_OK;
+}
+
+static tg_status read_values(tg_text *txt, const char *path, const tg_bed *bed, int by_sample,
+                             tg_values *t, tg_error *err) {
+    const int64_t want = by_sample ? bed->n_samples : bed->n_snps;
+    const char *unit = by_sample ? "sample" : "SNP";
+    char *f[TG_VALUES_MAX_COLS + 3];
+    char *line = tg_text_next_line(txt);
+    if (!line) return tg_error_set(err, TG_ERR_FORMAT, "%s: empty file", path);
+    int nf = tg_text_split(line, f, TG_VALUES_MAX_COLS + 3), header = !is_number(f[0]);
+    t->rows = want;
+    tg_status st = read_header(path, txt->line_no, f, nf, header, by_sample, t, err);
+    if (st) return st;
+    if (!(t->v = tg_malloc((size_t)(want * t->k) * sizeof *t->v, err))) return TG_ERR_NOMEM;
+    /* f holds the fields of the current line (the first one is split already) */
+    int got = nf;
+    if (header && (line = tg_text_next_line(txt))) got = tg_text_split(line, f, TG_VALUES_MAX_COLS + 3);
+    int64_t r = 0;
+    for (; line; r++) {
+        const int64_t ln = txt->line_no;
+        if (r >= want)
+            return tg_error_set(err, TG_ERR_FORMAT,
+                                "%s line %lld: more data lines than the %lld %ss of %s", path,
+                                (long long)ln, (long long)want, unit, bed->prefix);
+        if (got != nf)
+            return tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: %d fields, expected %d", path,
+                                (long long)ln, got, nf);
+        if ((t->nid && (st = check_ids(path, ln, f, t->nid, bed, by_sample, r, err))) ||
+            (st = read_row(path, ln, f, t, r, err)))
+            return st;
+        if ((line = tg_text_next_line(txt))) got = tg_text_split(line, f, TG_VALUES_MAX_COLS + 3);
+    }
+    if (r != want)
+        return tg_error_set(err, TG_ERR_FORMAT,
+                            "%s: %lld data lines, expected %lld (one per %s of %s)", path,
+                            (long long)r, (long long)want, unit, bed->prefix);
+    return TG_OK;
+}
+
+tg_status tg_values_read(const char *path, const tg_bed *bed, int by_sample, tg_values *t,
+                         tg_error *err) {
+    tg_text txt;
+    memset(t, 0, sizeof *t);
+    tg_status st = tg_text_read(&txt, path, err);
+    if (st) return st;
+    st = read_values(&txt, path, bed, by_sample, t, err);
+    tg_text_free(&txt);
+    if (st) tg_values_free(t);
+    return st;
+}
+
+void tg_values_free(tg_values *t) {
+    for (int c = 0; t->names && c < t->k; c++) free(t->names[c]);
+    free(t->names);
+    free(t->v);
+    memset(t, 0, sizeof *t);
+}
