@@ -1,0 +1,160 @@
+/* Dense matrices in text files (src/io/values.c, tg_values_read). Files are written here by
+ * hand (fixed text, or fprintf of known values with %.17g) against a fileset built in memory,
+ * and every value read is compared with the value written; then bad inputs, each of which must
+ * name the file and the line (and the column of a bad value) and leave a zeroed tg_values. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "tilegwas.h"
+
+static char tmpdir[64];
+static char path[128];
+
+/* Writes tmpdir/values.txt from a printf format; returns its path. */
+static const char *put(const char *fmt, ...) {
+    snprintf(path, sizeof path, "%s/values.txt", tmpdir);
+    FILE *f = fopen(path, "w");
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    fclose(f);
+    return path;
+}
+
+/* 3 samples (FID f1 f1 f2, IID a b a) and 4 SNPs rs1..rs4, as tg_bed_open would fill them. */
+static tg_sample samples[3] = {{.fid = "f1", .iid = "a"}, {.fid = "f1", .iid = "b"},
+                               {.fid = "f2", .iid = "a"}};
+static tg_snp snps[4] = {{.id = "rs1"}, {.id = "rs2"}, {.id = "rs3"}, {.id = "rs4"}};
+static tg_bed bed = {.prefix = "fs", .n_samples = 3, .n_snps = 4, .samples = samples,
+                     .snps = snps};
+
+static int zeroed(const tg_values *t) { return !t->rows && !t->k && !t->nid && !t->names && !t->v; }
+
+/* A file that must fail with TG_ERR_FORMAT, a message naming the file and holding @p want. */
+static void bad(const char *desc, int by_sample, const char *want, const char *text) {
+    tg_values t;
+    tg_error err = {0};
+    tg_status st = tg_values_read(put("%s", text), &bed, by_sample, &t, &err);
+    ok(st == TG_ERR_FORMAT && strstr(err.msg, path) && strstr(err.msg, want) && zeroed(&t),
+       "%s: %s", desc, err.msg);
+}
+
+/* Every column of @p t equals want (rows × k column-major), names name0, name1, ... */
+static int same_values(const tg_values *t, const double *want, int64_t rows, int k) {
+    if (t->rows != rows || t->k != k) return 0;
+    for (int64_t e = 0; e < rows * k; e++)
+        if (t->v[e] != want[e]) return 0;
+    return 1;
+}
+
+static void good_files(tg_rng *r) {
+    tg_values t;
+    tg_error err = {0};
+    /* no header: every field a value, columns COL1.., CRLF and a blank line */
+    const double v1[8] = {1, -2.5, 3e-3, 4, 0.5, 6, -7, 1e10};
+    tg_status st = tg_values_read(put("1 0.5\r\n-2.5\t6\n\n3e-3   -7\n4 1e10\n"), &bed, 0, &t, &err);
+    ok(!st && same_values(&t, v1, 4, 2) && t.nid == 0 && !strcmp(t.names[0], "COL1") &&
+           !strcmp(t.names[1], "COL2"),
+       "no header: 4 SNP rows x 2 columns read, names COL1 COL2 %s", err.msg);
+    tg_values_free(&t);
+    ok(zeroed(&t), "tg_values_free zeroes");
+
+    /* SNP header with IDs: random values written at full precision read back exactly */
+    double v2[12];
+    char text[2048];
+    int at = snprintf(text, sizeof text, "#snp\tx\ty\tz\n");
+    for (int i = 0; i < 4; i++) {
+        at += snprintf(text + at, sizeof text - (size_t)at, "rs%d", i + 1);
+        for (int c = 0; c < 3; c++) {
+            v2[i + 4 * c] = tg_rng_normal(r) * pow(10, (double)tg_rng_below(r, 20) - 10);
+            at += snprintf(text + at, sizeof text - (size_t)at, "\t%.17g", v2[i + 4 * c]);
+        }
+        at += snprintf(text + at, sizeof text - (size_t)at, "\n");
+    }
+    st = tg_values_read(put("%s", text), &bed, 0, &t, &err);
+    ok(!st && same_values(&t, v2, 4, 3) && t.nid == 1 && !strcmp(t.names[2], "z"),
+       "header #snp x y z: the ID column checked, 12 random values exact %s", err.msg);
+    tg_values_free(&t);
+
+    /* a header without ID columns names the values */
+    const double v3[4] = {1, 2, 3, 4};
+    st = tg_values_read(put("w\n1\n2\n3\n4\n"), &bed, 0, &t, &err);
+    ok(!st && same_values(&t, v3, 4, 1) && t.nid == 0 && !strcmp(t.names[0], "w"),
+       "header 'w': no ID column, one value column named w %s", err.msg);
+    tg_values_free(&t);
+
+    /* sample rows: FID IID, and IID alone */
+    const double v4[3] = {0.25, -1, 8};
+    st = tg_values_read(put("FID IID q\nf1 a 0.25\nf1 b -1\nf2 a 8\n"), &bed, 1, &t, &err);
+    ok(!st && same_values(&t, v4, 3, 1) && t.nid == 2 && !strcmp(t.names[0], "q"),
+       "sample rows with FID IID: 3 values %s", err.msg);
+    tg_values_free(&t);
+    st = tg_values_read(put("iid q\na 0.25\nb -1\na 8\n"), &bed, 1, &t, &err);
+    ok(!st && same_values(&t, v4, 3, 1) && t.nid == 1, "sample rows with IID: 3 values %s",
+       err.msg);
+    tg_values_free(&t);
+
+    /* TG_VALUES_MAX_COLS columns is the most */
+    at = 0;
+    for (int i = 0; i < 4; i++)
+        for (int c = 0; c < TG_VALUES_MAX_COLS; c++)
+            at += snprintf(text + at, sizeof text - (size_t)at, "%d%c", i * 100 + c,
+                           c + 1 < TG_VALUES_MAX_COLS ? ' ' : '\n');
+    st = tg_values_read(put("%s", text), &bed, 0, &t, &err);
+    ok(!st && t.k == TG_VALUES_MAX_COLS && t.v[3 + 4 * 63] == 363,
+       "%d columns read (last value %g) %s", TG_VALUES_MAX_COLS, st ? NAN : t.v[3 + 4 * 63],
+       err.msg);
+    tg_values_free(&t);
+}
+
+static void bad_files(void) {
+    bad("empty file", 0, "empty file", "\n\n");
+    bad("a short line", 0, "line 3: 1 fields, expected 2", "1 2\n3 4\n5\n6 7\n");
+    bad("a long line", 0, "line 2: 3 fields, expected 2", "1 2\n3 4 5\n5 6\n7 8\n");
+    bad("text among the values (the column counted in the file)", 0, "line 4, column 3 (y): 'abc' is not a finite number",
+        "SNP x y\nrs1 1 2\nrs2 3 4\nrs3 5 abc\nrs4 7 8\n");
+    bad("an infinity", 0, "line 1, column 1 (COL1): 'inf'", "inf\n1\n2\n3\n");
+    bad("a NaN", 0, "line 2, column 1 (COL1): 'nan'", "1\nnan\n2\n3\n");
+    bad("IDs without a header", 0, "(ID columns need a header line naming them)",
+        "1 2\nrs2 3\n");
+    bad("a SNP out of order", 0, "line 3: SNP 'rs3' but SNP 2 of fs.bim is 'rs2'",
+        "SNP v\nrs1 1\nrs3 2\nrs2 3\nrs4 4\n");
+    bad("a sample out of order", 1, "line 3: sample 'f2 a' but sample 2 of fs.fam is 'f1 b'",
+        "FID IID v\nf1 a 1\nf2 a 2\nf1 b 3\n");
+    bad("too many lines", 0, "line 5: more data lines than the 4 SNPs of fs", "1\n2\n3\n4\n5\n");
+    bad("too few lines", 1, "2 data lines, expected 3 (one per sample of fs)", "1\n2\n");
+    bad("no value column", 0, "line 1: no value columns", "SNP\nrs1\n");
+    char wide[1024];
+    int at = 0;
+    for (int c = 0; c <= TG_VALUES_MAX_COLS; c++)
+        at += snprintf(wide + at, sizeof wide - (size_t)at, "%d ", c);
+    snprintf(wide + at, sizeof wide - (size_t)at, "\n");
+    bad("65 columns", 0, "line 1: 65 value columns, at most 64", wide);
+
+    tg_values t;
+    tg_error err = {0};
+    snprintf(path, sizeof path, "%s/none.txt", tmpdir);
+    tg_status st = tg_values_read(path, &bed, 0, &t, &err);
+    ok(st == TG_ERR_IO && strstr(err.msg, path) && zeroed(&t), "missing file: %s", err.msg);
+}
+
+int main(void) {
+    tg_rng r;
+    tg_rng_seed(&r, tap_seed());
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/tg_values_XXXXXX");
+    if (!mkdtemp(tmpdir)) return 1;
+    tap_plan(21);
+    good_files(&r);
+    bad_files();
+    unlink(path);
+    snprintf(path, sizeof path, "%s/values.txt", tmpdir);
+    unlink(path);
+    rmdir(tmpdir);
+    return tap_done();
+}
