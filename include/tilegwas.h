@@ -43,6 +43,10 @@ tg_status tg_error_set(tg_error *err, tg_status st, const char *fmt, ...)
 void *tg_malloc(size_t size, tg_error *err);
 void *tg_calloc(size_t n, size_t size, tg_error *err);
 char *tg_strdup(const char *s, tg_error *err);
+/** FNV-1a (64 bits) of @p n bytes, continuing @p h (TG_HASH_INIT to start): a cheap hash for
+ * telling argument lists or files apart, not a checksum against tampering. */
+#define TG_HASH_INIT 0xcbf29ce484222325ULL
+uint64_t tg_hash(uint64_t h, const void *p, size_t n);
 
 /* ------------------------------------------------------------------------------------------ */
 /** @name Precisions */
@@ -396,6 +400,19 @@ void tg_host_free(void *p);
 /** Build features: "cuda", "mpi" flags. */
 int tg_have_cuda(void);
 int tg_have_mpi(void);
+/** Debian's OpenBLAS falls back to slow generic kernels on CPUs it does not know: then
+ * restarts the process once (execv) with OPENBLAS_CORETYPE set from the CPU's features,
+ * saying so on stderr; returns otherwise. A program calls it first, before any thread starts. */
+void tg_blas_restart_if_generic(char **argv);
+
+/** Task traces (--trace): tg_trace_start records every task from then on (collective with
+ * several MPI ranks: each records its own tasks); tg_trace_stop waits for every task, stops
+ * recording, and on rank 0 writes PREFIX.trace.tsv (one row per task: kernel, worker, submit,
+ * start and end times, prediction, work, predecessors) and PREFIX.gantt.png (a Gantt chart
+ * titled "LABEL: N tasks in T s; " and the runtime's description). *ntasks receives the tasks
+ * recorded. Call it before tg_runtime_stop (collective, as tg_trace_start). */
+void tg_trace_start(void);
+tg_status tg_trace_stop(const char *prefix, const char *label, size_t *ntasks, tg_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
 /** @name Progress of long phases */

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "runtime/trace.h"
 
 static int exit_code(const tg_error *err) { return err->status == TG_ERR_ARG ? 2 : 1; }
 
@@ -131,42 +130,19 @@ tg_status tg_cli_check_outputs(const tg_cli_common *c, tg_error *err) {
     return st || !c->trace ? st : tg_out_check_option("trace", c->trace, err);
 }
 
-/* PREFIX SUFFIX, malloc'd */
-static char *joined(const char *prefix, const char *suffix, tg_error *err) {
-    size_t len = strlen(prefix) + strlen(suffix) + 1;
-    char *p = tg_malloc(len, err);
-    if (p) snprintf(p, len, "%s%s", prefix, suffix);
-    return p;
-}
-
 void tg_cli_trace_start(const tg_cli_common *c) {
-    if (c->trace) tg_record_start(0);
+    if (c->trace) tg_trace_start();
 }
 
 tg_status tg_cli_trace_stop(const tg_cli_common *c, const char *cmd, tg_log *log, tg_error *err) {
     if (!c->trace) return TG_OK;
+    char label[64];
     size_t n;
-    tg_task_record *r = tg_record_stop(&n);
-    if (!r) return tg_error_set(err, TG_ERR_NOMEM, "out of memory collecting the task trace");
-    tg_status st = TG_OK;
-    if (tg_runtime_rank() == 0) {
-        char *tsv = NULL, *png = NULL, title[768];
-        double t0 = n ? r[0].start : 0, t1 = 0;
-        for (size_t i = 0; i < n; i++) t0 = fmin(t0, r[i].start), t1 = fmax(t1, r[i].end);
-        char desc[512];
-        tg_runtime_describe(desc, sizeof desc);
-        snprintf(title, sizeof title, "tilegwas %s: %zu tasks in %.3f s; %s", cmd, n, t1 - t0,
-                 desc);
-        if (!(tsv = joined(c->trace, ".trace.tsv", err)) ||
-            !(png = joined(c->trace, ".gantt.png", err)))
-            st = TG_ERR_NOMEM;
-        if (!st && !(st = tg_trace_tsv(tsv, r, n, err)) &&
-            !(st = tg_trace_gantt(png, r, n, title, err)))
-            tg_log_printf(log, "trace: %zu tasks in %s and %s", n, tsv, png);
-        free(tsv);
-        free(png);
-    }
-    free(r);
+    snprintf(label, sizeof label, "tilegwas %s", cmd);
+    tg_status st = tg_trace_stop(c->trace, label, &n, err);
+    if (!st)
+        tg_log_printf(log, "trace: %zu tasks in %s.trace.tsv and %s.gantt.png", n, c->trace,
+                      c->trace);
     return st;
 }
 

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "io/idmap.h"
 
 static const char *help =
     "usage: tilegwas grm --bfile PREFIX --out PREFIX [options]\n"

@@ -4,10 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/hash.h"
 #include "cli/cli.h"
 #include "config.h"
-#include "runtime/runtime.h"
 
 static const tg_command commands[] = {
     {"simulate", tg_cmd_simulate, "write a synthetic dataset with planted signals"},
@@ -35,8 +33,8 @@ static void usage(FILE *f) {
 /* FNV-1a (64 bits) of the arguments after the program name, each with its terminating NUL so
  * that "ab c" and "a bc" differ. The program's path may differ between nodes. */
 static uint64_t args_hash(int argc, char **argv) {
-    uint64_t h = TG_FNV1A_INIT;
-    for (int i = 1; i < argc; i++) h = tg_fnv1a(h, argv[i], strlen(argv[i]) + 1);
+    uint64_t h = TG_HASH_INIT;
+    for (int i = 1; i < argc; i++) h = tg_hash(h, argv[i], strlen(argv[i]) + 1);
     return h;
 }
 

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "io/idmap.h"
 
 static const char *help =
     "usage: tilegwas rr --bfile PREFIX --pheno FILE --lambda L --out PREFIX [options]\n"

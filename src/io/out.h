@@ -1,5 +1,6 @@
 /* Outputs of a command: files PREFIX.<suffix> under --out PREFIX, the run log PREFIX.log
- * (command line, version, devices, timings). */
+ * (command line, version, devices, timings). The one header of src/io that the command-line
+ * tool includes beside tilegwas.h: the log and the output files are the commands' own. */
 #ifndef TG_OUT_H
 #define TG_OUT_H
 #include <stdint.h>

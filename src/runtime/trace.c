@@ -153,3 +153,36 @@ tg_status tg_trace_gantt(const char *path, const tg_task_record *r, size_t n, co
     free(ks);
     return st;
 }
+
+void tg_trace_start(void) { tg_record_start(0); }
+
+/* PREFIX SUFFIX, malloc'd */
+static char *joined(const char *prefix, const char *suffix, tg_error *err) {
+    size_t len = strlen(prefix) + strlen(suffix) + 1;
+    char *p = tg_malloc(len, err);
+    if (p) snprintf(p, len, "%s%s", prefix, suffix);
+    return p;
+}
+
+tg_status tg_trace_stop(const char *prefix, const char *label, size_t *ntasks, tg_error *err) {
+    size_t n;
+    tg_task_record *r = tg_record_stop(&n);
+    if (!r) return tg_error_set(err, TG_ERR_NOMEM, "out of memory collecting the task trace");
+    *ntasks = n;
+    tg_status st = TG_OK;
+    if (tg_runtime_rank() == 0) {
+        char *tsv = NULL, *png = NULL, title[768], desc[512];
+        double t0 = n ? r[0].start : 0, t1 = 0;
+        for (size_t i = 0; i < n; i++) t0 = fmin(t0, r[i].start), t1 = fmax(t1, r[i].end);
+        tg_runtime_describe(desc, sizeof desc);
+        snprintf(title, sizeof title, "%s: %zu tasks in %.3f s; %s", label, n, t1 - t0, desc);
+        if (!(tsv = joined(prefix, ".trace.tsv", err)) ||
+            !(png = joined(prefix, ".gantt.png", err)))
+            st = TG_ERR_NOMEM;
+        if (!st && !(st = tg_trace_tsv(tsv, r, n, err))) st = tg_trace_gantt(png, r, n, title, err);
+        free(tsv);
+        free(png);
+    }
+    free(r);
+    return st;
+}
