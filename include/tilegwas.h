@@ -1113,6 +1113,56 @@ tg_status tg_ridge_chol_bed(const tg_bed *bed, const int64_t *rows, int64_t n, i
                             const tg_ridge_chol_opts *o, double *beta, int64_t ldb, double *mu,
                             tg_chol_report *rep, tg_geno **train, tg_error *err);
 
+/* ------------------------------------------------------------------------------------------ */
+/** @name Ridge regression of a fileset's phenotypes, fit and predictions (the rr command) */
+typedef enum {
+    TG_RR_CG = 0,   /**< tg_ridge_cg: each phenotype on its own observed samples */
+    TG_RR_CHOLESKY  /**< tg_ridge_chol_bed: on the samples observed for every phenotype, the
+                     * frequencies over them */
+} tg_rr_solver;
+
+typedef struct {
+    tg_rr_solver solver;
+    double lambda;           /**< > 0 */
+    int scale;               /**< SNPs scaled by 1/sqrt(2p(1-p)) */
+    tg_cg_opts cg;           /**< TG_RR_CG: tol, max_iter, progress (lambda and the Jacobi
+                              * preconditioner are set by the call) */
+    tg_ridge_chol_opts chol; /**< TG_RR_CHOLESKY: tile size, precision map (lambda set) */
+} tg_rr_opts;
+/** Defaults: cg, λ 1, unscaled, tg_cg_defaults(), tg_ridge_chol_defaults(). */
+tg_rr_opts tg_rr_defaults(void);
+
+/** What tg_rr() computed; free with tg_rr_result_free (after an error too). */
+typedef struct {
+    double *beta;           /**< m × nphen, leading dimension m */
+    double *mu;             /**< the nphen intercepts */
+    double *pred;           /**< the predicted cohort's samples × nphen (leading dimension its
+                             * sample count): whole on MPI rank 0 */
+    tg_cg_pheno *pheno;     /**< cg: per phenotype */
+    tg_cg_report cg;        /**< cg (its pheno is the array above) */
+    tg_chol_report chol;    /**< cholesky */
+    int64_t n_used;         /**< samples fitted: every one (cg), or those observed for every
+                             * phenotype (cholesky) */
+    int64_t excluded;       /**< monomorphic or all-missing SNPs: β 0 */
+    int64_t local_rows;     /**< this rank's samples of the genotype matrix */
+    double seconds_prepare; /**< cg: genotypes and the Jacobi preconditioner */
+    double seconds_solve;   /**< cg: the solve; cholesky: genotypes, ZᵀZ, factorisation, solve */
+    double seconds_predict;
+} tg_rr_result;
+
+/** Checks that @p test has the SNPs of @p train in the same order with the same A1 (the
+ * error names --test-bfile). */
+tg_status tg_rr_check_test(const tg_bed *train, const tg_bed *test, tg_error *err);
+/** Fits the ridge regression of the @p nphen phenotypes @p y (n × nphen, leading dimension
+ * ldy, NAN = missing; at least 2 observed values each) on every SNP of @p bed with the solver
+ * of @p o, then predicts every sample of @p test (NULL: the in-sample fitted values
+ * μ + Zβ of @p bed's samples) with the training frequencies (tg_ridge_predict_bed). Needs a
+ * started runtime; collective with several MPI ranks. A cg phenotype not converged is
+ * TG_ERR_NUMERIC after every result is filled (@p r->pheno says which). */
+tg_status tg_rr(const tg_bed *bed, int64_t nphen, const double *y, int64_t ldy,
+                const tg_bed *test, const tg_rr_opts *o, tg_rr_result *r, tg_error *err);
+void tg_rr_result_free(tg_rr_result *r);
+
 #ifdef __cplusplus
 }
 #endif

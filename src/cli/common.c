@@ -233,3 +233,30 @@ void tg_cli_log_grid(tg_log *log, const char *tiles, const char *panels) {
     tg_log_printf(log, "%d MPI ranks, process grid %dx%d: tile (i, j)%s on rank (i mod %d)*%d + "
                   "(j mod %d); %s by rank p mod %d", r, p, q, tiles, p, q, q, panels, r);
 }
+
+tg_status tg_cli_write_values(const char *prefix, const char *suffix, const tg_bed *bed,
+                              int by_sample, int k, char *const *names, const double *v,
+                              tg_error *err) {
+    FILE *f;
+    char *path = NULL, num[32];
+    tg_status st = tg_out_open(prefix, suffix, &f, &path, err);
+    if (st) return st;
+    const int64_t rows = by_sample ? bed->n_samples : bed->n_snps;
+    fputs(by_sample ? "FID\tIID" : "SNP\tA1", f);
+    for (int c = 0; c < k; c++) fprintf(f, "\t%s", names[c]);
+    fputc('\n', f);
+    for (int64_t i = 0; i < rows; i++) {
+        if (by_sample)
+            fprintf(f, "%s\t%s", bed->samples[i].fid, bed->samples[i].iid);
+        else
+            fprintf(f, "%s\t%s", bed->snps[i].id, bed->snps[i].a1);
+        for (int c = 0; c < k; c++) {
+            tg_text_format_double(v[i + c * rows], num);
+            fprintf(f, "\t%s", num);
+        }
+        fputc('\n', f);
+    }
+    st = tg_out_close(f, path, err);
+    free(path);
+    return st;
+}

@@ -1,8 +1,8 @@
-/* tilegwas rr: ridge regression (SNP-BLUP) of one or more phenotypes on every SNP. The solver is
- * chosen by --solver: `cg` (conjugate gradients over genotype matrix products, ZᵀZ never formed,
- * each phenotype on its own observed samples) or `cholesky` (ZᵀZ + λI from INT8 products, the
- * mixed-precision tile Cholesky: the KRR paper's RR baseline, on the samples observed for every
- * phenotype). */
+/* tilegwas rr: ridge regression (SNP-BLUP) of one or more phenotypes on every SNP (tg_rr). The
+ * solver is chosen by --solver: `cg` (conjugate gradients over genotype matrix products, ZᵀZ
+ * never formed, each phenotype on its own observed samples) or `cholesky` (ZᵀZ + λI from INT8
+ * products, the mixed-precision tile Cholesky: the KRR paper's RR baseline, on the samples
+ * observed for every phenotype). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,117 +144,40 @@ static void on_progress(void *vctx, int iter, int64_t nphen, const double *relre
         tg_log_file_only(p->log, "%s", p->line);
 }
 
-static tg_status write_beta(const char *prefix, const tg_bed *bed, int k, char **names,
-                            const double *beta, tg_error *err) {
-    FILE *f;
-    char *path = NULL, num[32];
-    tg_status st = tg_out_open(prefix, ".beta.tsv", &f, &path, err);
-    if (st) return st;
-    fputs("SNP\tA1", f);
-    for (int c = 0; c < k; c++) fprintf(f, "\t%s", names[c]);
-    fputc('\n', f);
-    for (int64_t j = 0; j < bed->n_snps; j++) {
-        fprintf(f, "%s\t%s", bed->snps[j].id, bed->snps[j].a1);
-        for (int c = 0; c < k; c++) {
-            tg_text_format_double(beta[j + c * bed->n_snps], num);
-            fprintf(f, "\t%s", num);
-        }
-        fputc('\n', f);
-    }
-    st = tg_out_close(f, path, err);
-    free(path);
-    return st;
-}
-
-static tg_status write_pred(const char *prefix, const tg_bed *bed, int k, char **names,
-                            const double *pred, tg_error *err) { /* bed: the cohort predicted */
-    FILE *f;
-    char *path = NULL, num[32];
-    tg_status st = tg_out_open(prefix, ".pred.tsv", &f, &path, err);
-    if (st) return st;
-    fputs("FID\tIID", f);
-    for (int c = 0; c < k; c++) fprintf(f, "\t%s", names[c]);
-    fputc('\n', f);
-    for (int64_t i = 0; i < bed->n_samples; i++) {
-        fprintf(f, "%s\t%s", bed->samples[i].fid, bed->samples[i].iid);
-        for (int c = 0; c < k; c++) {
-            tg_text_format_double(pred[i + c * bed->n_samples], num);
-            fprintf(f, "\t%s", num);
-        }
-        fputc('\n', f);
-    }
-    st = tg_out_close(f, path, err);
-    free(path);
-    return st;
-}
-
-static tg_status write_summary(const char *prefix, int k, char **names, const tg_cg_pheno *pr,
+/* PREFIX.cg.tsv or PREFIX.rr.tsv: one line per phenotype. */
+static tg_status write_summary(const rr_opts *o, int k, char **names, const tg_rr_result *r,
                                tg_error *err) {
     FILE *f;
     char *path = NULL;
-    tg_status st = tg_out_open(prefix, ".cg.tsv", &f, &path, err);
+    tg_status st = tg_out_open(o->c.out, o->cholesky ? ".rr.tsv" : ".cg.tsv", &f, &path, err);
     if (st) return st;
-    fputs("pheno\tn_obs\tmean\titerations\tconverged\trelres\ttrue_relres\n", f);
+    const tg_cg_pheno *p = r->pheno;
+    if (o->cholesky)
+        fputs("pheno\tn_obs\tmean\tlambda\tsolver\n", f);
+    else
+        fputs("pheno\tn_obs\tmean\titerations\tconverged\trelres\ttrue_relres\n", f);
     for (int c = 0; c < k; c++)
-        fprintf(f, "%s\t%lld\t%.17g\t%d\t%d\t%.6e\t%.6e\n", names[c], (long long)pr[c].n_obs,
-                pr[c].mean, pr[c].iterations, pr[c].converged, pr[c].relres, pr[c].true_relres);
+        if (o->cholesky)
+            fprintf(f, "%s\t%lld\t%.17g\t%.17g\tcholesky\n", names[c], (long long)r->n_used,
+                    r->mu[c], o->lambda);
+        else
+            fprintf(f, "%s\t%lld\t%.17g\t%d\t%d\t%.6e\t%.6e\n", names[c], (long long)p[c].n_obs,
+                    p[c].mean, p[c].iterations, p[c].converged, p[c].relres, p[c].true_relres);
     st = tg_out_close(f, path, err);
     free(path);
     return st;
 }
 
-static tg_status write_rr_summary(const char *prefix, int k, char **names, int64_t nk,
-                                  const double *mu, double lambda, tg_error *err) {
-    FILE *f;
-    char *path = NULL;
-    tg_status st = tg_out_open(prefix, ".rr.tsv", &f, &path, err);
-    if (st) return st;
-    fputs("pheno\tn_obs\tmean\tlambda\tsolver\n", f);
-    for (int c = 0; c < k; c++)
-        fprintf(f, "%s\t%lld\t%.17g\t%.17g\tcholesky\n", names[c], (long long)nk, mu[c], lambda);
-    st = tg_out_close(f, path, err);
-    free(path);
-    return st;
-}
-
-/* Everything the command allocates, freed at one place. */
+/* The inputs: the training fileset, the selected phenotypes (at least 2 values each), the test
+ * fileset. */
 typedef struct {
     tg_bed bed, test;
     tg_pheno ph;
-    tg_geno *geno;
     int *cols, k;
     char **names, *line;
     size_t line_len;
-    double *y, *jacobi, *beta, *pred, *mu, *test_pred;
-    tg_cg_pheno *pr;
-    /* --solver cholesky: the kept samples (rows of the .fam) and their phenotypes */
-    int64_t nk, *rows;
-    double *yk;
+    double *y;
 } rr_data;
-
-/* The test cohort: the same SNPs in the same order with the same A1. */
-static tg_status load_test(const rr_opts *o, rr_data *d, tg_log *log, tg_error *err) {
-    tg_status st = tg_bed_open(o->test_bfile, &d->test, err);
-    if (st) return st;
-    if (d->test.n_snps != d->bed.n_snps)
-        return tg_error_set(err, TG_ERR_ARG, "--test-bfile %s: %lld SNPs, %s.bim has %lld",
-                            o->test_bfile, (long long)d->test.n_snps, o->bfile,
-                            (long long)d->bed.n_snps);
-    for (int64_t j = 0; j < d->bed.n_snps; j++) {
-        const tg_snp *a = &d->bed.snps[j], *b = &d->test.snps[j];
-        if (strcmp(a->id, b->id) || strcmp(a->a1, b->a1))
-            return tg_error_set(err, TG_ERR_ARG,
-                                "--test-bfile %s: SNP %lld of the .bim is %s (A1 %s), the "
-                                "training SNP is %s (A1 %s): the same SNPs in the same order "
-                                "with the same A1 are needed",
-                                o->test_bfile, (long long)j + 1, b->id, b->a1, a->id, a->a1);
-    }
-    if (!(d->test_pred = tg_malloc((size_t)(d->test.n_samples * d->k) * sizeof(double), err)))
-        return TG_ERR_NOMEM;
-    tg_log_printf(log, "%s: %lld samples to predict", o->test_bfile,
-                  (long long)d->test.n_samples);
-    return TG_OK;
-}
 
 static tg_status load(const rr_opts *o, rr_data *d, tg_log *log, tg_error *err) {
     double t0 = tg_now();
@@ -262,17 +185,12 @@ static tg_status load(const rr_opts *o, rr_data *d, tg_log *log, tg_error *err) 
     if (!st) st = tg_pheno_read(o->pheno, d->bed.samples, d->bed.n_samples, &d->ph, err);
     if (!st) st = tg_cli_columns(o->pheno, "pheno-name", o->pheno_names, &d->ph, &d->cols, &d->k, err);
     if (st) return st;
-    const int64_t n = d->bed.n_samples, m = d->bed.n_snps, k = d->k;
-    if (!(d->names = tg_malloc((size_t)k * sizeof *d->names, err)) ||
-        !(d->y = tg_malloc((size_t)(n * k) * sizeof *d->y, err)) ||
-        (!o->cholesky && !(d->jacobi = tg_malloc((size_t)(m * k) * sizeof *d->jacobi, err))) ||
-        !(d->beta = tg_malloc((size_t)(m * k) * sizeof *d->beta, err)) ||
-        !(d->pred = tg_malloc((size_t)(n * k) * sizeof *d->pred, err)) ||
-        !(d->pr = tg_calloc((size_t)k, sizeof *d->pr, err)) ||
-        !(d->mu = tg_malloc((size_t)k * sizeof *d->mu, err)))
+    const int64_t n = d->bed.n_samples;
+    if (!(d->names = tg_malloc((size_t)d->k * sizeof *d->names, err)) ||
+        !(d->y = tg_malloc((size_t)(n * d->k) * sizeof *d->y, err)))
         return TG_ERR_NOMEM;
     d->line_len = 64;
-    for (int c = 0; c < k; c++) {
+    for (int c = 0; c < d->k; c++) {
         d->names[c] = d->ph.names[d->cols[c]];
         d->line_len += strlen(d->names[c]) + 16;
         memcpy(d->y + c * n, d->ph.values + d->cols[c] * n, (size_t)n * sizeof *d->y);
@@ -286,167 +204,113 @@ static tg_status load(const rr_opts *o, rr_data *d, tg_log *log, tg_error *err) 
     }
     if (!(d->line = tg_malloc(d->line_len, err))) return TG_ERR_NOMEM;
     tg_log_printf(log, "%s: %lld samples, %lld SNPs; %s: %d phenotype(s) used", o->bfile,
-                  (long long)n, (long long)m, o->pheno, d->k);
-    if (o->test_bfile && (st = load_test(o, d, log, err))) return st;
+                  (long long)n, (long long)d->bed.n_snps, o->pheno, d->k);
+    if (o->test_bfile) {
+        if ((st = tg_bed_open(o->test_bfile, &d->test, err)) ||
+            (st = tg_rr_check_test(&d->bed, &d->test, err)))
+            return st;
+        tg_log_printf(log, "%s: %lld samples to predict", o->test_bfile,
+                      (long long)d->test.n_samples);
+    }
     tg_log_printf(log, "read inputs: %.3f s", tg_now() - t0);
     return TG_OK;
 }
 
-/* --solver cg: every phenotype on its own observed samples. A phenotype not converged is
- * TG_ERR_NUMERIC after the results are written. */
-static tg_status solve_cg(const rr_opts *o, rr_data *d, tg_log *log, tg_error *err) {
-    const int64_t n = d->bed.n_samples, m = d->bed.n_snps;
-    double t0 = tg_now();
-    tg_status st;
-    if ((st = tg_geno_from_bed(&d->bed, o->scale, &d->geno, err)) ||
-        (st = tg_ridge_jacobi_bed(&d->bed, d->geno, o->scale, d->k, d->y, n, d->jacobi, m, err)))
-        return st;
-    if (tg_geno_excluded(d->geno))
+static void log_fit(const rr_opts *o, const rr_data *d, const tg_rr_result *r, tg_log *log) {
+    const int64_t m = d->bed.n_snps;
+    if (r->excluded)
         tg_log_printf(log, "warning: %lld monomorphic or all-missing SNP(s): β = 0",
-                      (long long)tg_geno_excluded(d->geno));
-    if (tg_runtime_nranks() > 1) {
-        int64_t first, rows;
-        tg_geno_local(d->geno, &first, &rows);
+                      (long long)r->excluded);
+    if (o->cholesky) {
+        const tg_chol_report *c = &r->chol;
+        if (tg_runtime_nranks() > 1)
+            tg_log_printf(log, "each rank decoded its own samples' genotypes (rank 0: samples 1 "
+                          "to %lld of the %lld kept) and every kept sample's genotypes of the "
+                          "SNPs of its panels", (long long)r->local_rows, (long long)r->n_used);
+        tg_log_printf(log, "precision map (diagonal %s, accuracy %g): fp64 %lld, fp32 %lld, "
+                      "fp16 %lld, fp8 %lld tiles; %lld panel copies", tg_prec_name(o->diag),
+                      o->accuracy, (long long)c->tiles[TG_FP64], (long long)c->tiles[TG_FP32],
+                      (long long)c->tiles[TG_FP16], (long long)c->tiles[TG_FP8_E4M3],
+                      (long long)c->copies);
+        tg_log_printf(log, "cholesky: %.3f s in all: precision map %.3f s, factorisation %.3f s "
+                      "(%.3g TFLOP/s at m³/3), genotypes, Z'y, build of Z'Z and solve %.3f s",
+                      r->seconds_solve, c->map_seconds, c->factor_seconds,
+                      (double)m * m * m / 3 / c->factor_seconds / 1e12,
+                      r->seconds_solve - c->map_seconds - c->factor_seconds);
+        return;
+    }
+    if (tg_runtime_nranks() > 1)
         tg_log_printf(log, "%d MPI ranks: each holds the genotypes and sample vectors of its own "
                       "samples (rank 0: samples 1 to %lld of %lld), SNP vectors on every rank",
-                      tg_runtime_nranks(), (long long)rows, (long long)n);
-    }
-    tg_log_printf(log, "genotypes and Jacobi preconditioner: %.3f s", tg_now() - t0);
-    progress_ctx pc = {log, d->names, d->line, d->line_len};
-    tg_cg_opts co = tg_cg_defaults();
-    co.lambda = o->lambda;
-    co.tol = o->tol;
-    co.max_iter = (int)o->max_iter;
-    co.jacobi = d->jacobi;
-    co.ldj = m;
-    co.progress = on_progress;
-    co.ctx = &pc;
-    tg_cg_report rep = {.pheno = d->pr};
-    tg_status solve = tg_ridge_cg(d->geno, d->k, d->y, n, &co, d->beta, m, &rep, err);
-    if (solve && solve != TG_ERR_NUMERIC) return solve;
+                      tg_runtime_nranks(), (long long)r->local_rows, (long long)d->bed.n_samples);
+    tg_log_printf(log, "genotypes and Jacobi preconditioner: %.3f s", r->seconds_prepare);
+    const tg_cg_report *cg = &r->cg;
     tg_log_printf(log, "cg: %d iterations, %lld products, %.3f s (products %.3f s; %.3f ms per "
-                  "iteration)",
-                  rep.iterations, (long long)rep.products, rep.seconds, rep.seconds_products,
-                  rep.iterations ? 1e3 * rep.seconds / rep.iterations : 0.0);
+                  "iteration)", cg->iterations, (long long)cg->products, cg->seconds,
+                  cg->seconds_products, cg->iterations ? 1e3 * cg->seconds / cg->iterations : 0.0);
     for (int c = 0; c < d->k; c++)
         tg_log_printf(log, "%s: %lld observed, %d iterations, relative residual %.3e (recomputed "
-                      "%.3e)%s",
-                      d->names[c], (long long)d->pr[c].n_obs, d->pr[c].iterations,
-                      d->pr[c].relres, d->pr[c].true_relres,
-                      d->pr[c].converged ? "" : " NOT CONVERGED");
-    t0 = tg_now();
-    if ((st = tg_ridge_predict(d->geno, d->k, d->y, n, d->beta, m, d->pred, n, d->mu, err)) ||
-        (o->test_bfile &&
-         (st = tg_ridge_predict_bed(d->geno, o->scale, &d->test, d->k, d->beta, m, d->mu,
-                                    d->test_pred, d->test.n_samples, err))))
-        return st;
-    /* rank 0 holds every prediction and writes; every rank has the same β */
-    if (tg_runtime_rank() == 0 &&
-        ((st = write_beta(o->c.out, &d->bed, d->k, d->names, d->beta, err)) ||
-         (st = o->test_bfile
-                   ? write_pred(o->c.out, &d->test, d->k, d->names, d->test_pred, err)
-                   : write_pred(o->c.out, &d->bed, d->k, d->names, d->pred, err)) ||
-         (st = write_summary(o->c.out, d->k, d->names, d->pr, err))))
-        return st;
-    tg_log_printf(log, "wrote %s.beta.tsv, %s.pred.tsv (%s), %s.cg.tsv (%.3f s)", o->c.out,
-                  o->c.out, o->test_bfile ? o->test_bfile : "in-sample", o->c.out, tg_now() - t0);
-    tg_cli_log_traffic(log);
-    if (!solve) return TG_OK;
-    for (int c = 0; c < d->k; c++) /* TG_ERR_NUMERIC: name the first phenotype not converged */
-        if (!d->pr[c].converged)
-            return tg_error_set(err, solve,
-                                "%s did not reach relative residual %g in %lld iterations (last "
-                                "%.3g); results written, flagged in %s.cg.tsv",
-                                d->names[c], o->tol, (long long)o->max_iter, d->pr[c].relres,
-                                o->c.out);
-    return solve;
+                      "%.3e)%s", d->names[c], (long long)r->pheno[c].n_obs,
+                      r->pheno[c].iterations, r->pheno[c].relres, r->pheno[c].true_relres,
+                      r->pheno[c].converged ? "" : " NOT CONVERGED");
 }
 
-/* --solver cholesky: the samples observed for every selected phenotype and their values. */
-static tg_status chol_inputs(rr_data *d, tg_log *log, tg_error *err) {
-    const int64_t n = d->bed.n_samples;
-    if (!(d->rows = tg_malloc((size_t)n * sizeof *d->rows, err))) return TG_ERR_NOMEM;
-    for (int64_t i = 0; i < n; i++) {
-        int all = 1;
-        for (int c = 0; c < d->k; c++) all &= !isnan(d->y[i + c * n]);
-        if (all) d->rows[d->nk++] = i;
+/* Fits, writes (rank 0: it holds every prediction; every rank has the same β) and logs. A cg
+ * phenotype not converged is TG_ERR_NUMERIC after the results are written. */
+static tg_status fit(const rr_opts *o, rr_data *d, tg_rr_result *r, tg_log *log, tg_error *err) {
+    tg_rr_opts ro = tg_rr_defaults();
+    ro.solver = o->cholesky ? TG_RR_CHOLESKY : TG_RR_CG;
+    ro.lambda = o->lambda;
+    ro.scale = o->scale;
+    progress_ctx pc = {log, d->names, d->line, d->line_len};
+    ro.cg.tol = o->tol;
+    ro.cg.max_iter = (int)o->max_iter;
+    ro.cg.progress = on_progress;
+    ro.cg.ctx = &pc;
+    ro.chol.nb = (int)o->tile;
+    ro.chol.chol.eps = o->accuracy;
+    ro.chol.chol.diag = o->diag;
+    if (o->cholesky) {
+        tg_cli_log_grid(log, " of Z'Z", "SNP panel p built");
+        ro.chol.chol.allowed =
+            o->allowed ? o->allowed
+                       : tg_cli_default_precisions(log, 1u << TG_FP64 | 1u << TG_FP32 |
+                                                            1u << TG_FP16,
+                                                   1u << TG_FP64 | 1u << TG_FP32);
     }
-    if (d->nk < n)
+    const tg_bed *cohort = o->test_bfile ? &d->test : &d->bed;
+    tg_status st = tg_rr(&d->bed, d->k, d->y, d->bed.n_samples, o->test_bfile ? &d->test : NULL,
+                         &ro, r, err);
+    if (o->cholesky && r->n_used < d->bed.n_samples)
         tg_log_printf(log, "warning: %lld sample(s) with a selected phenotype missing dropped "
                       "(--solver cholesky uses the samples observed for every phenotype); %lld "
-                      "kept", (long long)(n - d->nk), (long long)d->nk);
-    if (d->nk < 2)
-        return tg_error_set(err, TG_ERR_ARG,
-                            "--solver cholesky: %lld sample(s) have every selected phenotype "
-                            "observed; at least 2 are needed",
-                            (long long)d->nk);
-    if (!(d->yk = tg_malloc((size_t)(d->nk * d->k) * sizeof *d->yk, err))) return TG_ERR_NOMEM;
-    for (int c = 0; c < d->k; c++)
-        for (int64_t r = 0; r < d->nk; r++) d->yk[r + c * d->nk] = d->y[d->rows[r] + c * n];
-    return TG_OK;
-}
-
-static tg_status solve_chol(const rr_opts *o, rr_data *d, tg_log *log, tg_error *err) {
-    const int64_t m = d->bed.n_snps;
-    tg_status st = chol_inputs(d, log, err);
-    if (st) return st;
-    tg_cli_log_grid(log, " of Z'Z", "SNP panel p built");
-    tg_ridge_chol_opts ro = tg_ridge_chol_defaults();
-    ro.lambda = o->lambda;
-    ro.nb = (int)o->tile;
-    ro.chol.eps = o->accuracy;
-    ro.chol.allowed = o->allowed ? o->allowed
-                                 : tg_cli_default_precisions(log, 1u << TG_FP64 | 1u << TG_FP32 |
-                                                                      1u << TG_FP16,
-                                                             1u << TG_FP64 | 1u << TG_FP32);
-    ro.chol.diag = o->diag;
-    tg_chol_report rep;
+                      "kept", (long long)(d->bed.n_samples - r->n_used), (long long)r->n_used);
+    if (st && st != TG_ERR_NUMERIC) return st;
+    log_fit(o, d, r, log);
     double t0 = tg_now();
-    if ((st = tg_ridge_chol_bed(&d->bed, d->rows, d->nk, o->scale, d->k, d->yk, d->nk, &ro,
-                                d->beta, m, d->mu, &rep, &d->geno, err)))
-        return st;
-    double total = tg_now() - t0;
-    if (tg_runtime_nranks() > 1) {
-        int64_t first, rows;
-        tg_geno_local(d->geno, &first, &rows);
-        tg_log_printf(log, "each rank decoded its own samples' genotypes (rank 0: samples 1 to "
-                      "%lld of the %lld kept) and every kept sample's genotypes of the SNPs of "
-                      "its panels", (long long)rows, (long long)d->nk);
-    }
-    tg_log_printf(log, "precision map (diagonal %s, accuracy %g): fp64 %lld, fp32 %lld, fp16 "
-                  "%lld, fp8 %lld tiles; %lld panel copies",
-                  tg_prec_name(o->diag), o->accuracy, (long long)rep.tiles[TG_FP64],
-                  (long long)rep.tiles[TG_FP32], (long long)rep.tiles[TG_FP16],
-                  (long long)rep.tiles[TG_FP8_E4M3], (long long)rep.copies);
-    tg_log_printf(log, "cholesky: %.3f s in all: precision map %.3f s, factorisation %.3f s "
-                  "(%.3g TFLOP/s at m³/3), genotypes, Z'y, build of Z'Z and solve %.3f s",
-                  total, rep.map_seconds, rep.factor_seconds,
-                  (double)m * m * m / 3 / rep.factor_seconds / 1e12,
-                  total - rep.map_seconds - rep.factor_seconds);
-    /* the predictions use the training frequencies: the kept samples', in d->geno */
-    t0 = tg_now();
-    if (tg_geno_excluded(d->geno))
-        tg_log_printf(log, "warning: %lld monomorphic or all-missing SNP(s): β = 0",
-                      (long long)tg_geno_excluded(d->geno));
-    const tg_bed *cohort = o->test_bfile ? &d->test : &d->bed;
-    double *pred = o->test_bfile ? d->test_pred : d->pred;
-    if ((st = tg_ridge_predict_bed(d->geno, o->scale, cohort, d->k, d->beta, m, d->mu, pred,
-                                   cohort->n_samples, err)))
-        return st;
-    /* rank 0 holds every prediction and writes; every rank has the same β */
+    tg_status wst;
     if (tg_runtime_rank() == 0 &&
-        ((st = write_beta(o->c.out, &d->bed, d->k, d->names, d->beta, err)) ||
-         (st = write_pred(o->c.out, cohort, d->k, d->names, pred, err)) ||
-         (st = write_rr_summary(o->c.out, d->k, d->names, d->nk, d->mu, o->lambda, err))))
-        return st;
-    tg_log_printf(log, "wrote %s.beta.tsv, %s.pred.tsv (%s), %s.rr.tsv (%.3f s)", o->c.out,
-                  o->c.out, o->test_bfile ? o->test_bfile : "in-sample", o->c.out, tg_now() - t0);
+        ((wst = tg_cli_write_values(o->c.out, ".beta.tsv", &d->bed, 0, d->k, d->names, r->beta, err)) ||
+         (wst = tg_cli_write_values(o->c.out, ".pred.tsv", cohort, 1, d->k, d->names, r->pred, err)) ||
+         (wst = write_summary(o, d->k, d->names, r, err))))
+        return wst;
+    tg_log_printf(log, "wrote %s.beta.tsv, %s.pred.tsv (%s), %s.%s.tsv (%.3f s)", o->c.out,
+                  o->c.out, o->test_bfile ? o->test_bfile : "in-sample", o->c.out,
+                  o->cholesky ? "rr" : "cg", r->seconds_predict + tg_now() - t0);
     tg_cli_log_traffic(log);
-    return TG_OK;
+    for (int c = 0; c < d->k && st; c++) /* TG_ERR_NUMERIC: name the first not converged */
+        if (!r->pheno[c].converged)
+            return tg_error_set(err, st,
+                                "%s did not reach relative residual %g in %lld iterations (last "
+                                "%.3g); results written, flagged in %s.cg.tsv",
+                                d->names[c], o->tol, (long long)o->max_iter, r->pheno[c].relres,
+                                o->c.out);
+    return st;
 }
 
 static int run(const rr_opts *o, rr_data *d, tg_log *log) {
     tg_error err = {0};
+    tg_rr_result r = {0};
     tg_status st = load(o, d, log, &err);
     if (st) return tg_cli_fail("rr", log, &err);
     /* the tile Cholesky's CPU workers never got a task on the H100 node, and slowed it; the
@@ -457,7 +321,7 @@ static int run(const rr_opts *o, rr_data *d, tg_log *log) {
     tg_cli_trace_start(&o->c);
     tg_cli_progress_on(&o->c);
     tg_cli_log_runtime(log, &ro);
-    st = o->cholesky ? solve_chol(o, d, log, &err) : solve_cg(o, d, log, &err);
+    st = fit(o, d, &r, log, &err);
     if (!st) st = tg_cli_trace_stop(&o->c, "rr", log, &err);
     tg_cli_progress_off();
     /* the error first: with several ranks it ends them all, where stopping would wait for them;
@@ -469,8 +333,7 @@ static int run(const rr_opts *o, rr_data *d, tg_log *log) {
         rc = tg_cli_fail_alike("rr", log, &err);
     else if (st)
         rc = tg_cli_fail("rr", log, &err);
-    tg_geno_free(d->geno);
-    d->geno = NULL;
+    tg_rr_result_free(&r);
     tg_runtime_stop();
     return rc;
 }
@@ -496,15 +359,7 @@ int tg_cmd_rr(int argc, char **argv) {
                          o.lambda, o.tol, (long long)o.max_iter,
                          o.scale ? "scaled SNPs" : "centered SNPs");
     int rc = run(&o, &d, log);
-    free(d.rows);
-    free(d.yk);
     free(d.line);
-    free(d.test_pred);
-    free(d.mu);
-    free(d.pr);
-    free(d.pred);
-    free(d.beta);
-    free(d.jacobi);
     free(d.y);
     free(d.names);
     free(d.cols);

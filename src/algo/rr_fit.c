@@ -1,0 +1,159 @@
+/* The rr command's workflow as one call (tg_rr): ridge regression of several phenotypes on
+ * every SNP of a fileset, by conjugate gradients (tg_ridge_cg, each phenotype on its observed
+ * samples, Jacobi-preconditioned) or by the tile Cholesky (tg_ridge_chol_bed, on the samples
+ * observed for every phenotype), then the predictions of the training cohort or of a test
+ * cohort (tg_ridge_predict_bed, the training frequencies). The genotype matrix lives only
+ * inside the call. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/out.h"
+#include "tilegwas.h"
+
+tg_rr_opts tg_rr_defaults(void) {
+    return (tg_rr_opts){.solver = TG_RR_CG, .lambda = 1, .cg = tg_cg_defaults(),
+                        .chol = tg_ridge_chol_defaults()};
+}
+
+tg_status tg_rr_check_test(const tg_bed *train, const tg_bed *test, tg_error *err) {
+    if (test->n_snps != train->n_snps)
+        return tg_error_set(err, TG_ERR_ARG, "--test-bfile %s: %lld SNPs, %s.bim has %lld",
+                            test->prefix, (long long)test->n_snps, train->prefix,
+                            (long long)train->n_snps);
+    for (int64_t j = 0; j < train->n_snps; j++) {
+        const tg_snp *a = &train->snps[j], *b = &test->snps[j];
+        if (strcmp(a->id, b->id) || strcmp(a->a1, b->a1))
+            return tg_error_set(err, TG_ERR_ARG,
+                                "--test-bfile %s: SNP %lld of the .bim is %s (A1 %s), the "
+                                "training SNP is %s (A1 %s): the same SNPs in the same order "
+                                "with the same A1 are needed",
+                                test->prefix, (long long)j + 1, b->id, b->a1, a->id, a->a1);
+    }
+    return TG_OK;
+}
+
+void tg_rr_result_free(tg_rr_result *r) {
+    free(r->beta);
+    free(r->mu);
+    free(r->pred);
+    free(r->pheno);
+    memset(r, 0, sizeof *r);
+}
+
+/* TG_RR_CG: every phenotype on its own observed samples. A phenotype not converged is
+ * TG_ERR_NUMERIC after the predictions are made. */
+static tg_status fit_cg(const tg_bed *bed, int64_t k, const double *y, int64_t ldy,
+                        const tg_bed *test, const tg_rr_opts *o, tg_rr_result *r, tg_geno **geno,
+                        tg_error *err) {
+    const int64_t n = bed->n_samples, m = bed->n_snps;
+    double *jacobi = tg_malloc((size_t)(m * k) * sizeof *jacobi, err), *in_sample = NULL;
+    if (!jacobi) return TG_ERR_NOMEM;
+    double t0 = tg_now();
+    tg_status st;
+    if ((st = tg_geno_from_bed(bed, o->scale, geno, err)) ||
+        (st = tg_ridge_jacobi_bed(bed, *geno, o->scale, k, y, ldy, jacobi, m, err)))
+        goto done;
+    r->seconds_prepare = tg_now() - t0;
+    tg_cg_opts co = o->cg;
+    co.lambda = o->lambda;
+    co.jacobi = jacobi;
+    co.ldj = m;
+    r->cg = (tg_cg_report){.pheno = r->pheno};
+    tg_status solve = tg_ridge_cg(*geno, k, y, ldy, &co, r->beta, m, &r->cg, err);
+    r->seconds_solve = r->cg.seconds;
+    if (solve && solve != TG_ERR_NUMERIC) {
+        st = solve;
+        goto done;
+    }
+    t0 = tg_now();
+    /* the in-sample fit gives the intercepts; with a test cohort its values are not kept */
+    in_sample = test ? tg_malloc((size_t)(n * k) * sizeof *in_sample, err) : r->pred;
+    if (!in_sample) {
+        st = TG_ERR_NOMEM;
+        goto done;
+    }
+    if (!(st = tg_ridge_predict(*geno, k, y, ldy, r->beta, m, in_sample, n, r->mu, err)) && test)
+        st = tg_ridge_predict_bed(*geno, o->scale, test, k, r->beta, m, r->mu, r->pred,
+                                  test->n_samples, err);
+    r->seconds_predict = tg_now() - t0;
+    if (!st) st = solve;
+done:
+    if (in_sample != r->pred) free(in_sample);
+    free(jacobi);
+    return st;
+}
+
+/* TG_RR_CHOLESKY: the samples observed for every phenotype, their values into *yk. */
+static tg_status complete_cases(const tg_bed *bed, int64_t k, const double *y, int64_t ldy,
+                                tg_rr_result *r, int64_t **rows, double **yk, tg_error *err) {
+    const int64_t n = bed->n_samples;
+    if (!(*rows = tg_malloc((size_t)n * sizeof **rows, err))) return TG_ERR_NOMEM;
+    int64_t nk = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int all = 1;
+        for (int64_t c = 0; c < k; c++) all &= !isnan(y[i + c * ldy]);
+        if (all) (*rows)[nk++] = i;
+    }
+    r->n_used = nk;
+    if (nk < 2)
+        return tg_error_set(err, TG_ERR_ARG,
+                            "--solver cholesky: %lld sample(s) have every selected phenotype "
+                            "observed; at least 2 are needed",
+                            (long long)nk);
+    if (!(*yk = tg_malloc((size_t)(nk * k) * sizeof **yk, err))) return TG_ERR_NOMEM;
+    for (int64_t c = 0; c < k; c++)
+        for (int64_t i = 0; i < nk; i++) (*yk)[i + c * nk] = y[(*rows)[i] + c * ldy];
+    return TG_OK;
+}
+
+static tg_status fit_chol(const tg_bed *bed, int64_t k, const double *y, int64_t ldy,
+                          const tg_bed *test, const tg_rr_opts *o, tg_rr_result *r,
+                          tg_geno **geno, tg_error *err) {
+    const int64_t m = bed->n_snps;
+    int64_t *rows = NULL;
+    double *yk = NULL;
+    tg_status st = complete_cases(bed, k, y, ldy, r, &rows, &yk, err);
+    if (st) goto done;
+    tg_ridge_chol_opts ro = o->chol;
+    ro.lambda = o->lambda;
+    double t0 = tg_now();
+    if ((st = tg_ridge_chol_bed(bed, rows, r->n_used, o->scale, k, yk, r->n_used, &ro, r->beta,
+                                m, r->mu, &r->chol, geno, err)))
+        goto done;
+    r->seconds_solve = tg_now() - t0;
+    /* the predictions use the training frequencies: the kept samples', in *geno */
+    t0 = tg_now();
+    const tg_bed *cohort = test ? test : bed;
+    st = tg_ridge_predict_bed(*geno, o->scale, cohort, k, r->beta, m, r->mu, r->pred,
+                              cohort->n_samples, err);
+    r->seconds_predict = tg_now() - t0;
+done:
+    free(yk);
+    free(rows);
+    return st;
+}
+
+tg_status tg_rr(const tg_bed *bed, int64_t nphen, const double *y, int64_t ldy,
+                const tg_bed *test, const tg_rr_opts *o, tg_rr_result *r, tg_error *err) {
+    memset(r, 0, sizeof *r);
+    const int64_t m = bed->n_snps, np = test ? test->n_samples : bed->n_samples;
+    tg_status st = test ? tg_rr_check_test(bed, test, err) : TG_OK;
+    if (st) return st;
+    if (!(r->beta = tg_malloc((size_t)(m * nphen) * sizeof *r->beta, err)) ||
+        !(r->mu = tg_malloc((size_t)nphen * sizeof *r->mu, err)) ||
+        !(r->pred = tg_malloc((size_t)(np * nphen) * sizeof *r->pred, err)) ||
+        !(r->pheno = tg_calloc((size_t)nphen, sizeof *r->pheno, err)))
+        return TG_ERR_NOMEM;
+    r->n_used = bed->n_samples;
+    tg_geno *geno = NULL;
+    st = o->solver == TG_RR_CHOLESKY ? fit_chol(bed, nphen, y, ldy, test, o, r, &geno, err)
+                                     : fit_cg(bed, nphen, y, ldy, test, o, r, &geno, err);
+    if (geno) {
+        int64_t first;
+        tg_geno_local(geno, &first, &r->local_rows);
+        r->excluded = tg_geno_excluded(geno);
+    }
+    tg_geno_free(geno);
+    return st;
+}
