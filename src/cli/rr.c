@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cli/rr.h"
 
 static const char *help =
     "usage: tilegwas rr --bfile PREFIX --pheno FILE --lambda L --out PREFIX [options]\n"
@@ -46,16 +46,6 @@ static const char *help =
     "  --diag P           cholesky: diagonal tiles and the solve in fp64 (default) or fp32\n"
     "  --help             this text\n" TG_CLI_GRID_HELP TG_CLI_COMMON_HELP
     "\nThe preconditioner is Jacobi: diag(Z'Z) + L over each phenotype's samples, exact.\n";
-
-typedef struct {
-    const char *bfile, *pheno, *pheno_names, *test_bfile, *precisions;
-    double lambda, tol, accuracy;
-    int64_t max_iter, tile;
-    int scale, cholesky;
-    unsigned allowed; /* bit set of --precisions; 0: by the workers (solve_chol) */
-    tg_prec diag;
-    tg_cli_common c;
-} rr_opts;
 
 /* Returns TG_OK, an error, or -1 after printing the help. */
 static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
@@ -123,138 +113,6 @@ static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
     return TG_OK;
 }
 
-/* Per-iteration residuals: every iteration to the log file, every 10th (and the first) to
- * stderr as progress. */
-typedef struct {
-    tg_log *log;
-    char **names;
-    char *line;
-    size_t len;
-} progress_ctx;
-
-static void on_progress(void *vctx, int iter, int64_t nphen, const double *relres) {
-    progress_ctx *p = vctx;
-    size_t at = (size_t)snprintf(p->line, p->len, "cg iteration %d: relative residual", iter);
-    for (int64_t c = 0; c < nphen && at < p->len; c++) /* p->len fits every name */
-        if (!isnan(relres[c]))
-            at += (size_t)snprintf(p->line + at, p->len - at, " %s %.3e", p->names[c], relres[c]);
-    if (iter == 1 || iter % 10 == 0)
-        tg_log_printf(p->log, "%s", p->line);
-    else
-        tg_log_file_only(p->log, "%s", p->line);
-}
-
-/* PREFIX.cg.tsv or PREFIX.rr.tsv: one line per phenotype. */
-static tg_status write_summary(const rr_opts *o, int k, char **names, const tg_rr_result *r,
-                               tg_error *err) {
-    FILE *f;
-    char *path = NULL;
-    tg_status st = tg_out_open(o->c.out, o->cholesky ? ".rr.tsv" : ".cg.tsv", &f, &path, err);
-    if (st) return st;
-    const tg_cg_pheno *p = r->pheno;
-    if (o->cholesky)
-        fputs("pheno\tn_obs\tmean\tlambda\tsolver\n", f);
-    else
-        fputs("pheno\tn_obs\tmean\titerations\tconverged\trelres\ttrue_relres\n", f);
-    for (int c = 0; c < k; c++)
-        if (o->cholesky)
-            fprintf(f, "%s\t%lld\t%.17g\t%.17g\tcholesky\n", names[c], (long long)r->n_used,
-                    r->mu[c], o->lambda);
-        else
-            fprintf(f, "%s\t%lld\t%.17g\t%d\t%d\t%.6e\t%.6e\n", names[c], (long long)p[c].n_obs,
-                    p[c].mean, p[c].iterations, p[c].converged, p[c].relres, p[c].true_relres);
-    st = tg_out_close(f, path, err);
-    free(path);
-    return st;
-}
-
-/* The inputs: the training fileset, the selected phenotypes (at least 2 values each), the test
- * fileset. */
-typedef struct {
-    tg_bed bed, test;
-    tg_pheno ph;
-    int *cols, k;
-    char **names, *line;
-    size_t line_len;
-    double *y;
-} rr_data;
-
-static tg_status load(const rr_opts *o, rr_data *d, tg_log *log, tg_error *err) {
-    double t0 = tg_now();
-    tg_status st = tg_bed_open(o->bfile, &d->bed, err);
-    if (!st) st = tg_pheno_read(o->pheno, d->bed.samples, d->bed.n_samples, &d->ph, err);
-    if (!st) st = tg_cli_columns(o->pheno, "pheno-name", o->pheno_names, &d->ph, &d->cols, &d->k, err);
-    if (st) return st;
-    const int64_t n = d->bed.n_samples;
-    if (!(d->names = tg_malloc((size_t)d->k * sizeof *d->names, err)) ||
-        !(d->y = tg_malloc((size_t)(n * d->k) * sizeof *d->y, err)))
-        return TG_ERR_NOMEM;
-    d->line_len = 64;
-    for (int c = 0; c < d->k; c++) {
-        d->names[c] = d->ph.names[d->cols[c]];
-        d->line_len += strlen(d->names[c]) + 16;
-        memcpy(d->y + c * n, d->ph.values + d->cols[c] * n, (size_t)n * sizeof *d->y);
-        int64_t obs = 0;
-        for (int64_t i = 0; i < n; i++) obs += !isnan(d->y[i + c * n]);
-        if (obs < 2)
-            return tg_error_set(err, TG_ERR_ARG,
-                                "%s: phenotype %s has %lld value(s) for the samples of %s.fam, at "
-                                "least 2 are needed",
-                                o->pheno, d->names[c], (long long)obs, o->bfile);
-    }
-    if (!(d->line = tg_malloc(d->line_len, err))) return TG_ERR_NOMEM;
-    tg_log_printf(log, "%s: %lld samples, %lld SNPs; %s: %d phenotype(s) used", o->bfile,
-                  (long long)n, (long long)d->bed.n_snps, o->pheno, d->k);
-    if (o->test_bfile) {
-        if ((st = tg_bed_open(o->test_bfile, &d->test, err)) ||
-            (st = tg_rr_check_test(&d->bed, &d->test, err)))
-            return st;
-        tg_log_printf(log, "%s: %lld samples to predict", o->test_bfile,
-                      (long long)d->test.n_samples);
-    }
-    tg_log_printf(log, "read inputs: %.3f s", tg_now() - t0);
-    return TG_OK;
-}
-
-static void log_fit(const rr_opts *o, const rr_data *d, const tg_rr_result *r, tg_log *log) {
-    const int64_t m = d->bed.n_snps;
-    if (r->excluded)
-        tg_log_printf(log, "warning: %lld monomorphic or all-missing SNP(s): β = 0",
-                      (long long)r->excluded);
-    if (o->cholesky) {
-        const tg_chol_report *c = &r->chol;
-        if (tg_runtime_nranks() > 1)
-            tg_log_printf(log, "each rank decoded its own samples' genotypes (rank 0: samples 1 "
-                          "to %lld of the %lld kept) and every kept sample's genotypes of the "
-                          "SNPs of its panels", (long long)r->local_rows, (long long)r->n_used);
-        tg_log_printf(log, "precision map (diagonal %s, accuracy %g): fp64 %lld, fp32 %lld, "
-                      "fp16 %lld, fp8 %lld tiles; %lld panel copies", tg_prec_name(o->diag),
-                      o->accuracy, (long long)c->tiles[TG_FP64], (long long)c->tiles[TG_FP32],
-                      (long long)c->tiles[TG_FP16], (long long)c->tiles[TG_FP8_E4M3],
-                      (long long)c->copies);
-        tg_log_printf(log, "cholesky: %.3f s in all: precision map %.3f s, factorisation %.3f s "
-                      "(%.3g TFLOP/s at m³/3), genotypes, Z'y, build of Z'Z and solve %.3f s",
-                      r->seconds_solve, c->map_seconds, c->factor_seconds,
-                      (double)m * m * m / 3 / c->factor_seconds / 1e12,
-                      r->seconds_solve - c->map_seconds - c->factor_seconds);
-        return;
-    }
-    if (tg_runtime_nranks() > 1)
-        tg_log_printf(log, "%d MPI ranks: each holds the genotypes and sample vectors of its own "
-                      "samples (rank 0: samples 1 to %lld of %lld), SNP vectors on every rank",
-                      tg_runtime_nranks(), (long long)r->local_rows, (long long)d->bed.n_samples);
-    tg_log_printf(log, "genotypes and Jacobi preconditioner: %.3f s", r->seconds_prepare);
-    const tg_cg_report *cg = &r->cg;
-    tg_log_printf(log, "cg: %d iterations, %lld products, %.3f s (products %.3f s; %.3f ms per "
-                  "iteration)", cg->iterations, (long long)cg->products, cg->seconds,
-                  cg->seconds_products, cg->iterations ? 1e3 * cg->seconds / cg->iterations : 0.0);
-    for (int c = 0; c < d->k; c++)
-        tg_log_printf(log, "%s: %lld observed, %d iterations, relative residual %.3e (recomputed "
-                      "%.3e)%s", d->names[c], (long long)r->pheno[c].n_obs,
-                      r->pheno[c].iterations, r->pheno[c].relres, r->pheno[c].true_relres,
-                      r->pheno[c].converged ? "" : " NOT CONVERGED");
-}
-
 /* Fits, writes (rank 0: it holds every prediction; every rank has the same β) and logs. A cg
  * phenotype not converged is TG_ERR_NUMERIC after the results are written. */
 static tg_status fit(const rr_opts *o, rr_data *d, tg_rr_result *r, tg_log *log, tg_error *err) {
@@ -265,7 +123,7 @@ static tg_status fit(const rr_opts *o, rr_data *d, tg_rr_result *r, tg_log *log,
     progress_ctx pc = {log, d->names, d->line, d->line_len};
     ro.cg.tol = o->tol;
     ro.cg.max_iter = (int)o->max_iter;
-    ro.cg.progress = on_progress;
+    ro.cg.progress = rr_on_progress;
     ro.cg.ctx = &pc;
     ro.chol.nb = (int)o->tile;
     ro.chol.chol.eps = o->accuracy;
@@ -286,13 +144,13 @@ static tg_status fit(const rr_opts *o, rr_data *d, tg_rr_result *r, tg_log *log,
                       "(--solver cholesky uses the samples observed for every phenotype); %lld "
                       "kept", (long long)(d->bed.n_samples - r->n_used), (long long)r->n_used);
     if (st && st != TG_ERR_NUMERIC) return st;
-    log_fit(o, d, r, log);
+    rr_log_fit(o, d, r, log);
     double t0 = tg_now();
     tg_status wst;
     if (tg_runtime_rank() == 0 &&
         ((wst = tg_cli_write_values(o->c.out, ".beta.tsv", &d->bed, 0, d->k, d->names, r->beta, err)) ||
          (wst = tg_cli_write_values(o->c.out, ".pred.tsv", cohort, 1, d->k, d->names, r->pred, err)) ||
-         (wst = write_summary(o, d->k, d->names, r, err))))
+         (wst = rr_write_summary(o, d->k, d->names, r, err))))
         return wst;
     tg_log_printf(log, "wrote %s.beta.tsv, %s.pred.tsv (%s), %s.%s.tsv (%.3f s)", o->c.out,
                   o->c.out, o->test_bfile ? o->test_bfile : "in-sample", o->c.out,
@@ -311,7 +169,7 @@ static tg_status fit(const rr_opts *o, rr_data *d, tg_rr_result *r, tg_log *log,
 static int run(const rr_opts *o, rr_data *d, tg_log *log) {
     tg_error err = {0};
     tg_rr_result r = {0};
-    tg_status st = load(o, d, log, &err);
+    tg_status st = rr_load(o, d, log, &err);
     if (st) return tg_cli_fail("rr", log, &err);
     /* the tile Cholesky's CPU workers never got a task on the H100 node, and slowed it; the
      * genotype products of CG share the work */
