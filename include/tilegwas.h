@@ -547,6 +547,12 @@ tg_epi_opts tg_epi_defaults(void);
  * controls. */
 tg_status tg_epi_classes(const tg_sample *samples, const double *values, int64_t n,
                          const char *source, int8_t *cls, tg_error *err);
+/** tg_epi_classes of the samples of @p bed (cls: n_samples entries) from column @p pheno_name
+ * (NULL: the first) of the phenotype file @p pheno read against the .fam (tg_pheno_read), or
+ * from the .fam's column 6 when @p pheno is NULL. An absent column is TG_ERR_ARG naming the
+ * file. */
+tg_status tg_epi_classes_bed(const tg_bed *bed, const char *pheno, const char *pheno_name,
+                            int8_t *cls, tg_error *err);
 
 /** Exhaustive search of every combination of opts->order SNPs of @p bed over the samples with
  * cls[i] ∈ {0 control, 1 case} (−1 excluded), as StarPU round tasks (runtime started). Missing

@@ -95,47 +95,6 @@ static int parse_options(int argc, char **argv, epi_opts *o, tg_error *err) {
     return TG_OK;
 }
 
-/* Case-control classes from --pheno (column --pheno-name) or the .fam. */
-static tg_status load_classes(const epi_opts *o, const tg_bed *bed, int8_t *cls, tg_error *err) {
-    size_t len = strlen(bed->prefix) + 64;
-    char *source = tg_malloc(
-        len + (o->pheno ? strlen(o->pheno) : 0) + (o->pheno_name ? strlen(o->pheno_name) : 0), err);
-    if (!source) return TG_ERR_NOMEM;
-    tg_status st;
-    if (!o->pheno) {
-        double *v = tg_malloc((size_t)bed->n_samples * sizeof *v, err);
-        if (!v) {
-            free(source);
-            return TG_ERR_NOMEM;
-        }
-        for (int64_t i = 0; i < bed->n_samples; i++) v[i] = bed->samples[i].pheno;
-        sprintf(source, "%s.fam column 6", bed->prefix);
-        st = tg_epi_classes(bed->samples, v, bed->n_samples, source, cls, err);
-        free(v);
-        free(source);
-        return st;
-    }
-    tg_pheno ph;
-    if ((st = tg_pheno_read(o->pheno, bed->samples, bed->n_samples, &ph, err))) {
-        free(source);
-        return st;
-    }
-    int col = 0;
-    if (o->pheno_name) {
-        while (col < ph.n_cols && strcmp(ph.names[col], o->pheno_name)) col++;
-        if (col == ph.n_cols)
-            st = tg_error_set(err, TG_ERR_ARG, "%s: no column named %s", o->pheno, o->pheno_name);
-    }
-    if (!st) {
-        sprintf(source, "%s column %s", o->pheno, ph.names[col]);
-        st = tg_epi_classes(bed->samples, ph.values + (size_t)col * (size_t)ph.n_samples,
-                            ph.n_samples, source, cls, err);
-    }
-    tg_pheno_free(&ph);
-    free(source);
-    return st;
-}
-
 /* The search's progress hook (tg_epi_opts.progress) into the command's reporter. */
 static void progress(void *ctx, uint64_t done, uint64_t total) {
     const uint64_t most = INT64_MAX; /* the reporter counts in int64: larger counts saturate */
@@ -200,7 +159,7 @@ int tg_cmd_epistasis(int argc, char **argv) {
     double t0 = tg_now();
     if ((st = tg_bed_open(o.bfile, &bed, &err)) ||
         !(cls = tg_malloc((size_t)bed.n_samples + 1, &err)) ||
-        (st = load_classes(&o, &bed, cls, &err)) || (st = tg_runtime_start(&o.c.rt, &err))) {
+        (st = tg_epi_classes_bed(&bed, o.pheno, o.pheno_name, cls, &err)) || (st = tg_runtime_start(&o.c.rt, &err))) {
         rc = tg_cli_fail("epistasis", log, &err);
         goto cleanup;
     }
