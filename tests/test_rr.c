@@ -14,13 +14,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bed_fixture.h"
+#include "common.h"
 #include "tap.h"
 
 enum { N = 61, NT = 23, M = 45, K = 2, DROP = 7 };
 static const double LAMBDA = 20;
 
-static void make_geno(tg_rng *r, int64_t n, int8_t *g) {
+/* Both cohorts draw SNP j from the same frequency, 5% of the calls missing. */
+static void cohort_geno(tg_rng *r, int64_t n, int8_t *g) {
     for (int j = 0; j < M; j++) {
         double p = 0.05 + 0.45 * (double)((j * 7919) % 97) / 97; /* the same in both cohorts */
         for (int64_t i = 0; i < n; i++) {
@@ -94,8 +95,8 @@ int main(void) {
     int64_t rows[N], nk = 0;
     tg_error err = {0};
     if (!mkdtemp(dir)) return 1;
-    make_geno(&r, N, g);
-    make_geno(&r, NT, gt);
+    cohort_geno(&r, N, g);
+    cohort_geno(&r, NT, gt);
     memcpy(go, gt, sizeof go);
     for (int64_t i = 0; i < N; i++) {
         y[i] = tg_rng_normal(&r) + g[i + 3 * N] * (g[i + 3 * N] >= 0);
@@ -108,8 +109,8 @@ int main(void) {
     tg_bed bed, test, other;
     tg_runtime_opts ro = tg_runtime_defaults();
     ro.ncpu = 2;
-    if (test_bed_write(train_p, g, N, M, &err) || test_bed_write(test_p, gt, NT, M, &err) ||
-        test_bed_write(other_p, go, NT, M - 1, &err) || tg_bed_open(train_p, &bed, &err) ||
+    if (write_bed(train_p, g, N, M, &err) || write_bed(test_p, gt, NT, M, &err) ||
+        write_bed(other_p, go, NT, M - 1, &err) || tg_bed_open(train_p, &bed, &err) ||
         tg_bed_open(test_p, &test, &err) || tg_bed_open(other_p, &other, &err) ||
         tg_runtime_start(&ro, &err)) {
         printf("Bail out! %s\n", err.msg);
@@ -174,13 +175,9 @@ int main(void) {
     tg_bed_close(&bed);
     tg_bed_close(&test);
     tg_bed_close(&other);
-    const char *ext[] = {"bed", "bim", "fam"};
-    for (int e = 0; e < 3; e++) {
-        char p[96];
-        snprintf(p, sizeof p, "%s.%s", train_p, ext[e]), unlink(p);
-        snprintf(p, sizeof p, "%s.%s", test_p, ext[e]), unlink(p);
-        snprintf(p, sizeof p, "%s.%s", other_p, ext[e]), unlink(p);
-    }
+    remove_bed(train_p);
+    remove_bed(test_p);
+    remove_bed(other_p);
     rmdir(dir);
     return tap_done();
 }
