@@ -1,7 +1,7 @@
 # Every StarPU scheduler tilegwas offers runs every workload, and the results do not depend on
 # it: krr (all-FP64 tiles, the CPU codelets: each tile's operations in the same order whoever
 # runs them) and the epistasis top list are byte-identical to the default scheduler's. This
-# covers heteroprio, whose buckets tilegwas describes (src/runtime/runtime.c).
+# covers heteroprio, whose buckets tilegwas describes (each codelet family's table row, applied by src/runtime/sched.c).
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/tap.sh"
 "$TG_BIN" simulate --quiet --out ds --trait qt --nonlinear --nl-pairs 2 --n-samples 300 \

@@ -1,5 +1,5 @@
-/* Shared plumbing of the sample-keyed text readers (.fam, .bim, phenotype files), internal to
- * src/io: the FID+IID → sample index hash map (the one implementation, used for .fam duplicate
+/* Shared plumbing of the text readers (.fam, .bim, the value matrix, model folders; phenotype
+ * files stream through io/lines.h instead), internal to the library: the FID+IID → sample index hash map (the one implementation, used for .fam duplicate
  * detection and for phenotype row matching), whole-file text reading with in-place line and
  * field splitting (no line-length limit, CRLF and blank lines handled), and the parsing and
  * printing of numeric values with PLINK's missing codes. */
