@@ -283,6 +283,10 @@ void tg_bed_decode(const tg_bed *bed, int64_t i0, int64_t ni, int64_t j0, int64_
     }
 }
 
+double tg_a1_freq(int64_t a1, int64_t calls) {
+    return calls ? (double)a1 / (2.0 * (double)calls) : NAN;
+}
+
 void tg_bed_stats(const tg_bed *bed, tg_snp_stats *stats) {
     const int64_t n = bed->n_samples, full = n / 4;
     const int rem = (int)(n % 4);
@@ -302,7 +306,7 @@ void tg_bed_stats(const tg_bed *bed, tg_snp_stats *stats) {
         }
         int64_t obs = n - (int64_t)miss;
         stats[j].n_obs = obs;
-        stats[j].freq = obs ? (double)a1 / (2.0 * (double)obs) : NAN;
+        stats[j].freq = tg_a1_freq((int64_t)a1, obs);
         stats[j].missing = (double)miss / (double)n;
     }
 }
