@@ -117,7 +117,7 @@ static void check_pass(const tg_geno_source *src, const sel *s) {
     tg_geno_counts c;
     tg_error err;
     int64_t bad = 0;
-    tg_status st = tg_geno_pass(src, r, 2, 1, NULL, NULL, &c, &err);
+    tg_status st = tg_geno_pass(src, r, 2, 0, NULL, NULL, &c, &err);
     for (int64_t j = 0; !st && j < s->m; j++)
         bad += c.obs[j] != want.obs[j] || c.a1[j] != want.a1[j] ||
                !same_double(c.freq[j], want.freq[j]);
@@ -175,7 +175,7 @@ static void check_kpanels(const tg_geno_source *src, const sel *s, tg_kernel kin
     const tg_geno_encoder e = {tg_kpanels_chunk, &kp, TG_KPANELS_SNPS};
     tg_geno_counts c;
     tg_error err;
-    tg_status st = tg_geno_pass(src, r, nr, 1, given, &e, &c, &err);
+    tg_status st = tg_geno_pass(src, r, nr, !given, given, &e, &c, &err);
     const tg_geno_range all = {0, s->n};
     ncounts want;
     naive_counts(s, &all, 1, &want);

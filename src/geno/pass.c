@@ -163,9 +163,8 @@ tg_status tg_geno_pass(const tg_geno_source *s, const tg_geno_range *ranges, int
         tg_geno_counts_free(c);
         return st;
     }
-    int64_t rows = 0; /* every rank's rows */
-    for (int r = 0; r < nranges; r++) rows += ranges[r].hi - ranges[r].lo;
-    if (collective) tg_runtime_sum_int64(&rows, 1);
+    int64_t rows = collective ? s->n : 0; /* collective: the ranks read every selected row */
+    for (int r = 0; !collective && r < nranges; r++) rows += ranges[r].hi - ranges[r].lo;
     for (int64_t j = 0; j < m; j++) c->missing += rows - c->obs[j];
     return TG_OK;
 }
