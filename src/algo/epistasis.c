@@ -1,6 +1,6 @@
 /* Exhaustive epistasis search (issue 4; paper: epistasis-4th-order-tensor-cores, sections 2–3).
- * The genotypes become bit planes per class (geno/planes.h; codelets/epistasis.h has the
- * layout), one StarPU vector per block of B SNPs; every tuple of blocks b_1 ≤ … ≤ b_k is one round task that scores
+ * The genotypes become bit planes per class (codelets/epistasis.h has the layout), one StarPU
+ * vector per block of B SNPs; every tuple of blocks b_1 ≤ … ≤ b_k is one round task that scores
  * all its combinations and keeps its best top-k. Rounds go out in waves (bounding the result
  * memory), each wave's results are merged on the CPU, and the reported hits get their full
  * table recounted here from the planes, which must give the round's key again (a check of the

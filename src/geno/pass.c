@@ -43,9 +43,12 @@ static void lower_to(int64_t *at, int64_t c) {
 }
 
 static void read_rows(const pass_job *jb, int64_t j0, int64_t nj, int8_t *x) {
-    for (int r = 0, off = 0; r < jb->nranges; off += (int)(jb->ranges[r].hi - jb->ranges[r].lo), r++)
-        tg_geno_source_read(jb->s, jb->ranges[r].lo, jb->ranges[r].hi - jb->ranges[r].lo, j0, nj,
-                            x + off, jb->nl);
+    int64_t off = 0;
+    for (int r = 0; r < jb->nranges; r++) {
+        const int64_t len = jb->ranges[r].hi - jb->ranges[r].lo;
+        tg_geno_source_read(jb->s, jb->ranges[r].lo, len, j0, nj, x + off, jb->nl);
+        off += len;
+    }
 }
 
 static void pass_chunk(void *ctx, int64_t c) {
@@ -61,14 +64,21 @@ static void pass_chunk(void *ctx, int64_t c) {
     read_rows(jb, j0, nj, x);
     for (int64_t t = 0; jb->count && t < nj; t++) {
         const int8_t *col = x + t * n;
-        if (first_bad(col, n) >= 0) {
+        /* one branch-free sweep (the compiler vectorises it): values outside −1..2 flagged,
+         * calls and A1 alleles counted */
+        int64_t obs = 0, a1 = 0;
+        uint8_t bad = 0;
+        for (int64_t i = 0; i < n; i++) {
+            const int8_t v = col[i];
+            bad |= (uint8_t)(v + 1) > 3;
+            obs += v != TG_GENO_MISSING;
+            a1 += v > 0 ? v : 0;
+        }
+        if (bad) {
             lower_to(&jb->bad, c);
             free(x);
             return;
         }
-        int64_t obs = 0, a1 = 0;
-        for (int64_t i = 0; i < n; i++)
-            if (col[i] != TG_GENO_MISSING) obs++, a1 += col[i];
         jb->c->obs[j0 + t] = obs;
         jb->c->a1[j0 + t] = a1;
         if (jb->set_freq) jb->c->freq[j0 + t] = tg_a1_freq(a1, obs);
@@ -95,7 +105,8 @@ static tg_status bad_value(const pass_job *jb, int64_t c, tg_error *err) {
         if ((k = first_bad(col, jb->nl)) < 0) continue;
         int64_t i = k; /* the k-th row read: row lo + i of a range */
         int r = 0;
-        for (; i >= jb->ranges[r].hi - jb->ranges[r].lo; r++) i -= jb->ranges[r].hi - jb->ranges[r].lo;
+        for (; i >= jb->ranges[r].hi - jb->ranges[r].lo; r++)
+            i -= jb->ranges[r].hi - jb->ranges[r].lo;
         st = tg_error_set(err, TG_ERR_ARG,
                           "%s: genotype of sample %lld at SNP %lld is %d: expected 0, 1, 2 or "
                           "TG_GENO_MISSING (-1)",

@@ -34,9 +34,10 @@ typedef struct {
 /** Reads the rows of @p ranges (@p nranges of them, this rank's) of every selected SNP of @p s
  * once, counts, and feeds @p enc (may be NULL). @p collective: the ranks' ranges partition the
  * selected rows (every row read by one rank) and the counts are summed over them (integer sums:
- * every rank's frequencies are one rank's, bit for bit); then, with several ranks and no @p freq, the rows are read twice (the counts
- * first, the encodings once the sums are known). @p freq (may be NULL): frequencies given
- * (a test cohort's are its training cohort's), used instead of the counted ones.
+ * every rank's frequencies are one rank's, bit for bit); then, with several ranks and no
+ * @p freq, the rows are read twice (the counts first, the encodings once the sums are known).
+ * @p freq (may be NULL): frequencies given (a test cohort's are its training cohort's), used
+ * instead of the counted ones.
  * A value other than 0, 1, 2 and TG_GENO_MISSING is TG_ERR_ARG naming the sample and SNP. */
 tg_status tg_geno_pass(const tg_geno_source *s, const tg_geno_range *ranges, int nranges,
                        int collective, const double *freq, const tg_geno_encoder *enc,
