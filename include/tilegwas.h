@@ -135,6 +135,11 @@ void tg_bed_close(tg_bed *bed);
 void tg_bed_decode(const tg_bed *bed, int64_t i0, int64_t ni, int64_t j0, int64_t nj, int8_t *out,
                    int64_t ld);
 
+/** tg_bed_decode of the samples rows[0..ni) (any order, repeats allowed) into rows 0..ni−1 of
+ * @p out: scattered samples without decoding the rows between them. Thread-safe. */
+void tg_bed_decode_rows(const tg_bed *bed, const int64_t *rows, int64_t ni, int64_t j0,
+                        int64_t nj, int8_t *out, int64_t ld);
+
 /** Checks that the samples rows[0..n) (NULL: the first n) are samples of @p bed; the error
  * names the first that is not. */
 tg_status tg_bed_check_rows(const tg_bed *bed, const int64_t *rows, int64_t n, tg_error *err);

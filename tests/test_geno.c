@@ -3,9 +3,10 @@
  * 00 → 2, 01 → missing, 10 → 1, 11 → 0). A fileset of 203 samples (padding codes in the last
  * byte) × 57 SNPs, 8% missing calls, one monomorphic SNP, one all-missing, one all-homozygous-A1;
  * three sample selections (every sample; scattered samples with a repeat and a reversed stretch,
- * which the source reads by decoding their span and gathering; long runs, read run by run)
- * and a SNP selection with a repeat and a reversed stretch:
- *  - tg_geno_source_read, whole and at cut points, gives the selected genotypes;
+ * which the source decodes one by one, tg_bed_decode_rows; long runs, read run by run) and a
+ * SNP selection with a repeat and a reversed stretch:
+ *  - tg_geno_source_read, whole and at cut points, gives the selected genotypes, from the .bed
+ *    and (scattered) from the same genotypes as an int8 array;
  *  - the one pass over two ranges of rows gives each SNP's calls, A1 alleles, frequency (the
  *    double a1 / 2·calls, bit for bit) and the missing calls; tg_geno_source_stats and
  *    tg_bed_stats give the same statistics over every sample;
@@ -344,7 +345,7 @@ static void check_planes(const tg_geno_source *src, const sel *s, int64_t n0) {
 int main(void) {
     tg_rng r;
     tg_rng_seed(&r, tap_seed());
-    tap_plan(3 * 11 + 3); /* per selection: 11 results (check_codes5 gives two) */
+    tap_plan(3 * 11 + 4); /* per selection: 11 results (check_codes5 gives two) */
     static int8_t geno[N * M];
     for (int j = 0; j < M; j++) {
         const double p = 0.05 + 0.9 * tg_rng_uniform(&r);
@@ -409,10 +410,23 @@ int main(void) {
         tg_geno_source_free(src);
     }
 
+    /* the scattered selection of the same genotypes held as an int8 array */
+    tg_geno_source *src;
+    int8_t *got = malloc((size_t)(ns * nc));
+    int64_t wrong = 0;
+    tg_status st = tg_geno_source_int8(geno, N, M, N, &src, &err);
+    if (!st) st = tg_geno_source_select(src, scat, ns, cols, nc, &err);
+    if (!st) tg_geno_source_read(src, 0, ns, 0, nc, got, ns);
+    for (int64_t j = 0; !st && j < nc; j++)
+        for (int64_t i = 0; i < ns; i++) wrong += got[i + j * ns] != val(&sels[1], i, j);
+    ok(!st && !wrong, "int8 array, scattered samples: the selected genotypes (%lld wrong; %s)",
+       (long long)wrong, st ? err.msg : "ok");
+    tg_geno_source_free(src);
+    free(got);
+
     /* a value that is not a genotype, in an int8 array, named by its sample and SNP */
     geno[17 + 30 * N] = 3;
-    tg_geno_source *src;
-    tg_status st = tg_geno_source_int8(geno, N, M, N, &src, &err);
+    st = tg_geno_source_int8(geno, N, M, N, &src, &err);
     tg_geno_counts c;
     const tg_geno_range all = {0, N};
     if (!st) st = tg_geno_pass(src, &all, 1, 0, NULL, NULL, &c, &err);

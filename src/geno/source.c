@@ -1,8 +1,8 @@
 /* Genotype sources: the .bed (through io/plink.c's decoder) and caller-held int8 arrays behind
  * one decoder each, and the selection of samples and SNPs, applied here once so that every
  * encoder reads selected rows and columns only. A read is cut into runs of consecutive
- * selected samples and SNPs, one decoder call each: few runs when few samples or SNPs are
- * dropped. */
+ * selected samples and SNPs, one decoder call each (few runs when few samples or SNPs are
+ * dropped), or, when the samples' runs are short, decodes the scattered samples directly. */
 #include "geno/source.h"
 
 #include <stdlib.h>
@@ -24,12 +24,19 @@ static void decode_bed(const void *ctx, int64_t i0, int64_t ni, int64_t j0, int6
     tg_bed_decode(ctx, i0, ni, j0, nj, out, ld);
 }
 
+static void decode_bed_rows(const void *ctx, const int64_t *rows, int64_t ni, int64_t j0,
+                            int64_t nj, int8_t *out, int64_t ld) {
+    tg_bed_decode_rows(ctx, rows, ni, j0, nj, out, ld);
+}
+
 tg_status tg_geno_source_bed(const tg_bed *bed, tg_geno_source **out, tg_error *err) {
     if (!bed) return tg_error_set(err, TG_ERR_ARG, "genotype source: NULL fileset");
     tg_status st = tg_geno_source_new(decode_bed, bed, bed->n_samples, bed->n_snps, bed->prefix,
                                       out, err);
-    if (!st) (*out)->bed = bed;
-    return st;
+    if (st) return st;
+    (*out)->bed = bed;
+    (*out)->decode_rows = decode_bed_rows;
+    return TG_OK;
 }
 
 static void decode_int8(const void *ctx, int64_t i0, int64_t ni, int64_t j0, int64_t nj,
@@ -37,6 +44,15 @@ static void decode_int8(const void *ctx, int64_t i0, int64_t ni, int64_t j0, int
     const tg_geno_source *s = ctx;
     for (int64_t t = 0; t < nj; t++)
         memcpy(out + t * ld, s->g + (size_t)(j0 + t) * (size_t)s->ld + (size_t)i0, (size_t)ni);
+}
+
+static void decode_int8_rows(const void *ctx, const int64_t *rows, int64_t ni, int64_t j0,
+                             int64_t nj, int8_t *out, int64_t ld) {
+    const tg_geno_source *s = ctx;
+    for (int64_t t = 0; t < nj; t++) {
+        const int8_t *col = s->g + (size_t)(j0 + t) * (size_t)s->ld;
+        for (int64_t i = 0; i < ni; i++) out[i + t * ld] = col[rows[i]];
+    }
 }
 
 tg_status tg_geno_source_int8(const int8_t *g, int64_t n, int64_t m, int64_t ld,
@@ -48,6 +64,7 @@ tg_status tg_geno_source_int8(const int8_t *g, int64_t n, int64_t m, int64_t ld,
     tg_status st = tg_geno_source_new(decode_int8, NULL, n, m, "genotype array", out, err);
     if (st) return st;
     (*out)->ctx = *out;
+    (*out)->decode_rows = decode_int8_rows;
     (*out)->g = g;
     (*out)->ld = ld;
     return TG_OK;
@@ -114,28 +131,13 @@ static int64_t run_end(const int64_t *idx, int64_t a, int64_t b) {
     return idx ? e : b;
 }
 
-/* Selected rows [i0, i0 + ni) of the format's SNPs [fj, fj + nj) when their runs are short
- * (samples of two interleaved classes, a random test split): the span of format rows they
- * cover, decoded at once, then gathered; 1 when done, 0 when the runs are long (one decoder
- * call each is then cheaper) or there is no memory for the span. */
-static int read_gathered(const tg_geno_source *s, int64_t i0, int64_t ni, int64_t fj, int64_t nj,
-                         int8_t *out, int64_t ld) {
-    const int64_t *rows = s->rows + i0;
-    int64_t lo = rows[0], hi = rows[0], runs = 1;
-    for (int64_t i = 1; i < ni; i++) {
-        runs += rows[i] != rows[i - 1] + 1;
-        lo = rows[i] < lo ? rows[i] : lo;
-        hi = rows[i] > hi ? rows[i] : hi;
-    }
-    const int64_t span = hi - lo + 1;
-    if (runs * 16 <= ni) return 0;
-    int8_t *t = malloc((size_t)(span * nj));
-    if (!t) return 0;
-    s->decode(s->ctx, lo, span, fj, nj, t, span);
-    for (int64_t j = 0; j < nj; j++)
-        for (int64_t i = 0; i < ni; i++) out[i + j * ld] = t[rows[i] - lo + j * span];
-    free(t);
-    return 1;
+/* Whether selected rows [i0, i0 + ni) are better read scattered, by the format's decode_rows,
+ * than run by run: runs shorter than 16 on average (samples of two interleaved classes, a
+ * random test split), where a decoder call per run would cost more than its samples. */
+static int scattered(const tg_geno_source *s, int64_t i0, int64_t ni) {
+    int64_t runs = 1;
+    for (int64_t i = i0 + 1; i < i0 + ni; i++) runs += s->rows[i] != s->rows[i - 1] + 1;
+    return s->decode_rows && runs * 16 > ni;
 }
 
 void tg_geno_source_read(const tg_geno_source *s, int64_t i0, int64_t ni, int64_t j0, int64_t nj,
@@ -144,7 +146,10 @@ void tg_geno_source_read(const tg_geno_source *s, int64_t i0, int64_t ni, int64_
         jb = run_end(s->cols, ja, j0 + nj);
         const int64_t fj = s->cols ? s->cols[ja] : ja;
         int8_t *o = out + (ja - j0) * ld;
-        if (ni > 0 && s->rows && read_gathered(s, i0, ni, fj, jb - ja, o, ld)) continue;
+        if (ni > 0 && s->rows && scattered(s, i0, ni)) {
+            s->decode_rows(s->ctx, s->rows + i0, ni, fj, jb - ja, o, ld);
+            continue;
+        }
         for (int64_t ia = i0, ib; ia < i0 + ni; ia = ib) {
             ib = run_end(s->rows, ia, i0 + ni);
             s->decode(s->ctx, s->rows ? s->rows[ia] : ia, ib - ia, fj, jb - ja, o + (ia - i0), ld);

@@ -10,8 +10,13 @@
 typedef void (*tg_geno_decode_fn)(const void *ctx, int64_t i0, int64_t ni, int64_t j0, int64_t nj,
                                   int8_t *out, int64_t ld);
 
+/** Optional: the format's samples rows[0..ni) (scattered) × SNPs [j0, j0 + nj), as above. */
+typedef void (*tg_geno_decode_rows_fn)(const void *ctx, const int64_t *rows, int64_t ni,
+                                       int64_t j0, int64_t nj, int8_t *out, int64_t ld);
+
 struct tg_geno_source {
     tg_geno_decode_fn decode;
+    tg_geno_decode_rows_fn decode_rows; /* NULL: scattered samples are read run by run */
     const void *ctx;
     const tg_bed *bed;    /* sample and SNP ids (NULL: an int8 array has none) */
     const int8_t *g;      /* an int8 array (the context of its decoder) */
