@@ -139,6 +139,11 @@ void tg_bed_close(tg_bed *bed);
 void tg_bed_decode(const tg_bed *bed, int64_t i0, int64_t ni, int64_t j0, int64_t nj, int8_t *out,
                    int64_t ld);
 
+/** tg_bed_decode of the samples rows[0..ni) (any order, repeats allowed) into rows 0..ni−1 of
+ * @p out: scattered samples without decoding the rows between them. Thread-safe. */
+void tg_bed_decode_rows(const tg_bed *bed, const int64_t *rows, int64_t ni, int64_t j0,
+                        int64_t nj, int8_t *out, int64_t ld);
+
 /** Checks that the samples rows[0..n) (NULL: the first n) are samples of @p bed; the error
  * names the first that is not. */
 tg_status tg_bed_check_rows(const tg_bed *bed, const int64_t *rows, int64_t n, tg_error *err);
@@ -152,6 +157,10 @@ typedef struct {
 
 /** Fills stats[j] for every SNP (missing = missing calls / n_samples). */
 void tg_bed_stats(const tg_bed *bed, tg_snp_stats *stats);
+
+/** The A1 frequency of @p a1 A1 alleles in @p calls called genotypes, a1 / (2·calls), NAN
+ * without a call: the one frequency rule of every statistic and workload. */
+double tg_a1_freq(int64_t a1, int64_t calls);
 
 /** Writes PREFIX.bed/.bim/.fam from column-major genotypes (A1 counts 0/1/2 or
  * TG_GENO_MISSING; sample i of SNP j at geno[i + j·ld]). The .bim and .fam are tab-separated,
@@ -168,6 +177,38 @@ tg_status tg_bed_write(const char *prefix, const tg_sample *samples, int64_t n_s
  * genotypes, no missing call; the same files for the same @p seed. Streams SNP by SNP. */
 tg_status tg_bed_write_random(const char *prefix, int64_t n, int64_t m, uint64_t seed,
                               tg_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name Genotype sources (src/geno)
+ * What the workloads read genotypes through: a format (a .bed today) and a selection of its
+ * samples and SNPs, applied once. Every workload's frequencies and missing-call counts come from
+ * one pass over a source (tg_geno_source_stats is that pass with nothing encoded). */
+typedef struct tg_geno_source tg_geno_source;
+/** A source over an open fileset (not copied: keep it open while the source is used). */
+tg_status tg_geno_source_bed(const tg_bed *bed, tg_geno_source **out, tg_error *err);
+/** A source over an n × m column-major int8 array (leading dimension ld ≥ n) of A1 counts or
+ * TG_GENO_MISSING (not copied); its samples and SNPs have no ids. */
+tg_status tg_geno_source_int8(const int8_t *g, int64_t n, int64_t m, int64_t ld,
+                              tg_geno_source **out, tg_error *err);
+/** Selects samples samples[0..n) and SNPs snps[0..m) of the input, in that order (indices into
+ * the .fam / .bim, repeats allowed; NULL: the first n, or m), replacing any earlier selection.
+ * An index outside the input is TG_ERR_ARG naming it. */
+tg_status tg_geno_source_select(tg_geno_source *s, const int64_t *samples, int64_t n,
+                                const int64_t *snps, int64_t m, tg_error *err);
+void tg_geno_source_free(tg_geno_source *s);
+/** Selected samples and SNPs. */
+int64_t tg_geno_source_n(const tg_geno_source *s);
+int64_t tg_geno_source_m(const tg_geno_source *s);
+/** The .fam / .bim entry of selected sample @p i / SNP @p j (NULL for an int8 array). */
+const tg_sample *tg_geno_source_sample(const tg_geno_source *s, int64_t i);
+const tg_snp *tg_geno_source_snp(const tg_geno_source *s, int64_t j);
+/** Decodes selected samples [i0, i0+ni) × selected SNPs [j0, j0+nj) into column-major @p out
+ * (leading dimension ld ≥ ni), as tg_bed_decode. Thread-safe. */
+void tg_geno_source_read(const tg_geno_source *s, int64_t i0, int64_t ni, int64_t j0, int64_t nj,
+                         int8_t *out, int64_t ld);
+/** stats[j] of every selected SNP over the selected samples (missing = missing calls / n), by
+ * the one pass the workloads use; a value that is not a genotype is TG_ERR_ARG. */
+tg_status tg_geno_source_stats(const tg_geno_source *s, tg_snp_stats *stats, tg_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
 /** @name Phenotype and covariate files */
@@ -584,6 +625,9 @@ typedef struct tg_geno tg_geno; /* a genotype matrix prepared for repeated produ
 /* From a .bed (every sample, every SNP). scale: 1 to scale columns by 1/sqrt(2p(1-p)).
  * Monomorphic or all-missing SNPs get a zero column; their count is tg_geno_excluded(). */
 tg_status tg_geno_from_bed(const tg_bed *bed, int scale, tg_geno **out, tg_error *err);
+/** From the selected samples and SNPs of a genotype source (tg_geno_source_select), as
+ * tg_geno_from_bed. */
+tg_status tg_geno_from_source(const tg_geno_source *src, int scale, tg_geno **out, tg_error *err);
 /* From an n×m column-major int8 array (0,1,2 = A1 counts, TG_GENO_MISSING = missing), leading
  * dimension ld >= n. */
 tg_status tg_geno_from_int8(const int8_t *g, int64_t n, int64_t m, int64_t ld, int scale,

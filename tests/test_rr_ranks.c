@@ -18,6 +18,7 @@
 
 #include "algo/rr.h"
 #include "common.h"
+#include "geno/source.h"
 #include "runtime/runtime.h"
 #include "tap.h"
 
@@ -28,18 +29,18 @@ static char dir[64], prefix[80];
 
 /* A source that marks every (sample, SNP) it returns, then reads the .bed rows. */
 typedef struct {
-    tg_bed_rows rows;
+    tg_geno_source *rows;
     int64_t n;
     uint8_t *seen; /* n × M */
 } marking;
 
 static void marking_source(const void *ctx, int64_t i0, int64_t ni, int64_t j0, int64_t nj,
-                           int8_t *buf) {
+                           int8_t *buf, int64_t ld) {
     const marking *k = ctx;
     for (int64_t j = j0; j < j0 + nj; j++)
         for (int64_t i = i0; i < i0 + ni; i++)
             __atomic_store_n(&k->seen[i + j * k->n], 1, __ATOMIC_RELAXED);
-    tg_geno_source_bed_rows(&k->rows, i0, ni, j0, nj, buf);
+    tg_geno_source_read(k->rows, i0, ni, j0, nj, buf, ld);
 }
 
 static int same(const double *a, const double *b, size_t count) {
@@ -92,9 +93,15 @@ int main(void) {
     ro.chol.allowed = 1u << TG_FP64;
     double beta[M * NPHEN], b2[M * NPHEN], mu[NPHEN], mu2[NPHEN];
 
-    marking mk = {{&bed, rows}, n, calloc((size_t)n * M, 1)};
-    tg_status st = tg_ridge_chol_source(n, M, 1, marking_source, &mk, "marked", NPHEN, yk, n, &ro,
-                                        beta, M, mu, NULL, NULL, &err);
+    marking mk = {NULL, n, calloc((size_t)n * M, 1)};
+    tg_geno_source *marked = NULL;
+    tg_status st = tg_geno_source_bed(&bed, &mk.rows, &err);
+    if (!st) st = tg_geno_source_select(mk.rows, rows, n, NULL, M, &err);
+    if (!st) st = tg_geno_source_new(marking_source, &mk, n, M, "marked", &marked, &err);
+    if (!st)
+        st = tg_ridge_chol_source(marked, 1, NPHEN, yk, n, &ro, beta, M, mu, NULL, NULL, &err);
+    tg_geno_source_free(marked);
+    tg_geno_source_free(mk.rows);
     int64_t first, count, wrong = 0, read = 0;
     tg_runtime_split(n, me, &first, &count);
     for (int64_t j = 0; j < M; j++)

@@ -1,5 +1,5 @@
 /* The KRR Build phase (the paper's Algorithms 2 and 5, section V-B.1): a cohort's genotypes as
- * int8 encoding panels of nb samples (decoded from the .bed on every core; with several MPI ranks
+ * int8 encoding panels of nb samples (geno/panels.h, from the one pass; with several MPI ranks
  * panel p is read and held by rank p mod R alone, and StarPU-MPI sends it to the ranks whose
  * tiles need it), the INT8 dot-product
  * tiles of two cohorts (tg_kernel_gram: one gram task per stored tile) and the kernel matrix
@@ -13,11 +13,12 @@
 #include "base/parallel.h"
 #include "codelets/distance.h"
 #include "codelets/kernelfn.h"
+#include "geno/panels.h"
 #include "runtime/runtime.h"
 #include "tile/matrix.h"
 
 /* Encodings are padded with zeros to a multiple of this (INT8 GEMM tiles on tensor cores). */
-enum { ENC_ALIGN = 16, SNP_CHUNK = 64 };
+enum { ENC_ALIGN = 16 };
 
 struct tg_kgeno {
     tg_kernel kind;
@@ -73,107 +74,6 @@ void tg_kgeno_free(tg_kgeno *g) {
     free(g->terms);
     free(g->freq);
     free(g);
-}
-
-/* ---- encoding: parallel over chunks of SNPs, each writing its own rows of this rank's panels */
-
-struct enc_job {
-    const tg_bed *bed;
-    const int64_t *rows;
-    tg_kgeno *g;
-    /* per panel: the .fam rows [lo, lo + ld) that hold its samples and, for this rank's
-     * panels, where that range starts in a chunk's buffer of span rows */
-    int64_t *lo, *ld, *off, span;
-    int64_t *sum, *obs; /* counting: A1 alleles and calls per SNP over this rank's panels;
-                        * NULL: the frequencies are known */
-    int encode;         /* write the encodings (after counting: one rank, whose counts are
-                         * every sample's, so p follows from each chunk's own) */
-    int64_t imputed; /* atomic */
-    int nomem;       /* atomic */
-};
-
-static int64_t row_of(const struct enc_job *jb, int64_t r) { return jb->rows ? jb->rows[r] : r; }
-
-/* The .fam rows [*lo, *hi) that hold panel p's samples. */
-static void panel_range(const struct enc_job *jb, int p, int64_t *lo, int64_t *hi) {
-    int64_t r0 = (int64_t)p * jb->g->nb, r1 = r0 + panel_rows(jb->g, p);
-    *lo = *hi = row_of(jb, r0);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t f = row_of(jb, r);
-        if (f < *lo) *lo = f;
-        if (f > *hi) *hi = f;
-    }
-    ++*hi;
-}
-
-/* The integer nearest 2p (halves up): a missing call's value, and the linear kernel's shift. */
-static double nearest_2p(double p) { return floor(2 * p + 0.5); }
-
-/* The A1 frequency from the counts over every sample (NAN without a call). */
-static double freq_of(int64_t sum, int64_t obs) {
-    return obs ? (double)sum / (2.0 * (double)obs) : NAN;
-}
-
-static void enc_chunk(void *ctx, int64_t c) {
-    struct enc_job *jb = ctx;
-    tg_kgeno *g = jb->g;
-    const int64_t j0 = c * SNP_CHUNK, nj = g->n_snps - j0 < SNP_CHUNK ? g->n_snps - j0 : SNP_CHUNK;
-    const int64_t w = g->kind == TG_KERNEL_IBS ? 2 : 1;
-    int8_t *x = malloc((size_t)(jb->span * nj));
-    if (!x) {
-        __atomic_store_n(&jb->nomem, 1, __ATOMIC_RELAXED);
-        return;
-    }
-    /* each of this rank's panels decoded once: its range's nj SNPs at x + off·nj */
-    for (int p = 0; p < g->np; p++)
-        if (mine(p)) tg_bed_decode(jb->bed, jb->lo[p], jb->ld[p], j0, nj, x + jb->off[p] * nj, jb->ld[p]);
-    if (jb->sum) { /* this chunk's SNPs are its own: no other thread adds to them */
-        for (int p = 0; p < g->np; p++) {
-            if (!mine(p)) continue;
-            const int8_t *xp = x + jb->off[p] * nj;
-            for (int64_t j = 0; j < nj; j++)
-                for (int64_t r = (int64_t)p * g->nb, r1 = r + panel_rows(g, p); r < r1; r++) {
-                    int8_t v = xp[j * jb->ld[p] + row_of(jb, r) - jb->lo[p]];
-                    if (v != TG_GENO_MISSING) jb->sum[j0 + j] += v, jb->obs[j0 + j]++;
-                }
-        }
-        for (int64_t j = 0; jb->encode && j < nj; j++)
-            g->freq[j0 + j] = freq_of(jb->sum[j0 + j], jb->obs[j0 + j]);
-    }
-    int64_t imputed = 0;
-    /* per SNP: the value of a missing call and the shift (linear: centred by the integer
-     * nearest 2p, exactly; see tilegwas.h); an SNP without training calls is 0 for every
-     * sample, so it adds nothing to any kernel */
-    int8_t fill[SNP_CHUNK], shift[SNP_CHUNK], keep[SNP_CHUNK];
-    for (int64_t j = 0; jb->encode && j < nj; j++) {
-        double p = g->freq[j0 + j];
-        keep[j] = !isnan(p);
-        fill[j] = keep[j] ? (int8_t)nearest_2p(p) : 0;
-        shift[j] = g->kind == TG_KERNEL_LINEAR ? fill[j] : 0;
-    }
-    for (int p = 0; jb->encode && p < g->np; p++) {
-        if (!mine(p)) continue;
-        const int64_t r0 = (int64_t)p * g->nb, r1 = r0 + panel_rows(g, p), ld = jb->ld[p];
-        const int8_t *xp = x + jb->off[p] * nj;
-        /* sample by sample: each writes its chunk of one panel column contiguously */
-        for (int64_t r = r0; r < r1; r++) {
-            const int8_t *xr = xp + (row_of(jb, r) - jb->lo[p]);
-            int8_t *e = g->enc[p] + (r - r0) * g->enc_pad + j0 * w;
-            for (int64_t j = 0; j < nj; j++) {
-                int8_t v = xr[j * ld];
-                if (v == TG_GENO_MISSING) v = fill[j], imputed++;
-                v = keep[j] ? (int8_t)(v - shift[j]) : 0;
-                if (w == 1) {
-                    e[j] = v;
-                } else { /* ibs: ([g ≥ 1], [g ≥ 2]), so Σ(e_i − e_j)² = Σ|g_i − g_j| */
-                    e[2 * j] = v >= 1;
-                    e[2 * j + 1] = v >= 2;
-                }
-            }
-        }
-    }
-    __atomic_fetch_add(&jb->imputed, imputed, __ATOMIC_RELAXED);
-    free(x);
 }
 
 /* ---- per-sample terms: parallel over panels */
@@ -300,65 +200,44 @@ tg_status tg_kgeno_create(const tg_bed *bed, const int64_t *rows, int64_t n, tg_
     g->np = (int)((n + nb - 1) / nb);
     g->ncov = ncov;
     double *off = NULL;
-    if (!(g->freq = tg_malloc((size_t)g->n_snps * sizeof *g->freq, err)) ||
-        !(off = tg_malloc((size_t)g->n_snps * sizeof *off, err))) {
+    tg_geno_source *src = NULL;
+    tg_geno_range *ranges = NULL;
+    int64_t *first = NULL;
+    if (!(off = tg_malloc((size_t)g->n_snps * sizeof *off, err)) ||
+        !(ranges = tg_malloc((size_t)g->np * sizeof *ranges, err)) ||
+        !(first = tg_malloc((size_t)g->np * sizeof *first, err))) {
         st = TG_ERR_NOMEM;
         goto fail;
     }
-    if ((st = alloc_panels(g, err))) goto fail;
-
-    struct enc_job ej = {.bed = bed, .rows = rows, .g = g, .encode = 1};
-    if (!(ej.lo = tg_malloc(3 * (size_t)g->np * sizeof *ej.lo, err))) {
-        st = TG_ERR_NOMEM;
+    if ((st = alloc_panels(g, err)) || (st = tg_geno_source_bed(bed, &src, err)) ||
+        (st = tg_geno_source_select(src, rows, n, NULL, bed->n_snps, err)))
         goto fail;
-    }
-    ej.ld = ej.lo + g->np;
-    ej.off = ej.ld + g->np;
-    for (int p = 0; p < g->np; p++) {
-        int64_t hi;
-        panel_range(&ej, p, &ej.lo[p], &hi);
-        ej.ld[p] = hi - ej.lo[p];
-        ej.off[p] = ej.span;
-        if (mine(p)) ej.span += ej.ld[p];
-    }
-    const int64_t nchunks = (g->n_snps + SNP_CHUNK - 1) / SNP_CHUNK;
-    int64_t *cnt = NULL;
-    if (freq) {
-        memcpy(g->freq, freq, (size_t)g->n_snps * sizeof *freq);
-    } else if (!(cnt = tg_calloc(2 * (size_t)g->n_snps, sizeof *cnt, err))) {
-        st = TG_ERR_NOMEM;
-    } else {
-        ej.sum = cnt;
-        ej.obs = cnt + g->n_snps;
-        /* one rank counts every sample: p, then the encodings, in one pass over the .bed.
-         * Several count their own samples first; integer sums over the ranks are exact, so
-         * every rank's p is one rank's, bit for bit */
-        if (tg_runtime_nranks() > 1) {
-            ej.encode = 0;
-            tg_parallel_for(nchunks, enc_chunk, &ej);
-            tg_runtime_sum_int64(cnt, 2 * g->n_snps);
-            for (int64_t j = 0; j < g->n_snps; j++) g->freq[j] = freq_of(ej.sum[j], ej.obs[j]);
-            ej.sum = ej.obs = NULL;
-            ej.encode = 1;
+    /* this rank's panels, in order, are the rows the pass reads (every panel with one rank) */
+    int nr = 0;
+    for (int64_t p = 0, at = 0; p < g->np; p++)
+        if (mine((int)p)) {
+            ranges[nr++] = (tg_geno_range){p * nb, p * nb + panel_rows(g, (int)p)};
+            first[p] = at;
+            at += panel_rows(g, (int)p);
         }
-    }
-    if (!st && !ej.nomem) tg_parallel_for(nchunks, enc_chunk, &ej);
-    free(cnt);
-    free(ej.lo);
-    if (st) goto fail;
-    if (ej.nomem) {
-        st = tg_error_set(err, TG_ERR_NOMEM, "out of memory decoding %s.bed", bed->prefix);
-        goto fail;
-    }
-    g->imputed = ej.imputed;
-    tg_runtime_sum_int64(&g->imputed, 1);
+    /* one pass: with one rank (or the training frequencies given) each chunk of SNPs is
+     * counted and encoded at once; several ranks count their panels' samples first, then
+     * encode (integer sums over the ranks: every rank's p is one rank's, bit for bit) */
+    tg_kpanels kp = {kind, n, g->enc_pad, nb, g->np, g->enc, first};
+    const tg_geno_encoder enc = {tg_kpanels_chunk, &kp, TG_KPANELS_SNPS};
+    tg_geno_counts cnt;
+    if ((st = tg_geno_pass(src, ranges, nr, 1, freq, &enc, &cnt, err))) goto fail;
+    g->freq = cnt.freq;
+    cnt.freq = NULL;
+    g->imputed = cnt.missing; /* every missing call is imputed */
+    tg_geno_counts_free(&cnt);
 
     /* the kernel's constants; linear: SNPs without a frequency are 0 everywhere and left out
      * of Σp(1−p) */
     struct csum c0 = {0, 0}, var = {0, 0};
     for (int64_t k = 0; k < g->n_snps; k++) {
         double p = g->freq[k];
-        off[k] = isnan(p) ? 0 : 2 * p - nearest_2p(p); /* exact (Sterbenz) */
+        off[k] = isnan(p) ? 0 : 2 * p - tg_geno_nearest_2p(p); /* exact (Sterbenz) */
         csum_add_prod(&c0, off[k], off[k]);
         if (!isnan(p)) { /* p(1 − p) = p − p² */
             csum_add(&var, p);
@@ -378,6 +257,9 @@ tg_status tg_kgeno_create(const tg_bed *bed, const int64_t *rows, int64_t n, tg_
     struct term_job tj = {g, covar, ldc, off};
     tg_parallel_for(g->np, term_panel, &tj);
     free(off);
+    free(ranges);
+    free(first);
+    tg_geno_source_free(src);
 
     /* other ranks' panels: StarPU allocates them where StarPU-MPI receives them */
     for (int p = 0; p < g->np; p++) {
@@ -394,6 +276,9 @@ tg_status tg_kgeno_create(const tg_bed *bed, const int64_t *rows, int64_t n, tg_
     return TG_OK;
 fail:
     free(off);
+    free(ranges);
+    free(first);
+    tg_geno_source_free(src);
     tg_kgeno_free(g);
     return st;
 }

@@ -24,6 +24,7 @@
 #include "algo/cg.h"
 #include "algo/snpmm.h"
 #include "base/parallel.h"
+#include "geno/pass.h"
 #include "io/out.h"
 #include "runtime/runtime.h"
 
@@ -55,8 +56,7 @@ enum { GENO_BLOCK = 256 };
  * summed over the ranks as integers, so the diagonal is one rank's bit for bit. The counts are
  * taken GENO_BLOCK SNPs at a time on every core (one pass over the rank's rows of the .bed). */
 struct jacobi_job {
-    tg_geno_source src;
-    const void *ctx;
+    const tg_geno_source *src;
     int64_t i0, nl, m, nphen;
     const int64_t *nmiss, *miss; /* this rank's samples each phenotype lacks (local indices) */
     int64_t *cnt; /* cnt[3·(j + c·m) + x]: samples of O_c with genotype x at SNP j */
@@ -73,7 +73,7 @@ static void jacobi_chunk(void *ctx, int64_t chunk) {
         __atomic_store_n(&jb->nomem, 1, __ATOMIC_RELAXED);
         return;
     }
-    jb->src(jb->ctx, jb->i0, n, j0, nj, buf);
+    tg_geno_source_read(jb->src, jb->i0, n, j0, nj, buf, n);
     for (int64_t jj = 0; jj < nj; jj++) {
         const int8_t *x = buf + jj * n;
         int64_t all[4] = {0}; /* by genotype + 1: missing, 0, 1, 2 */
@@ -87,7 +87,7 @@ static void jacobi_chunk(void *ctx, int64_t chunk) {
     free(buf);
 }
 
-static tg_status jacobi(tg_geno_source src, const void *ctx, const tg_geno *g, int scale,
+static tg_status jacobi(const tg_geno_source *src, const tg_geno *g, int scale,
                         int64_t nphen, const double *y, int64_t ldy, double *d, int64_t ldd,
                         tg_error *err) {
     const int64_t n = tg_geno_n(g), m = tg_geno_m(g);
@@ -123,7 +123,7 @@ static tg_status jacobi(tg_geno_source src, const void *ctx, const tg_geno *g, i
     for (int64_t c = 0, at = 0; c < nphen; c++)
         for (int64_t i = 0; i < nl; i++)
             if (isnan(y[i0 + i + c * ldy])) miss[at++] = i;
-    struct jacobi_job jb = {src, ctx, i0, nl, m, nphen, nmiss, miss, cnt, 0};
+    struct jacobi_job jb = {src, i0, nl, m, nphen, nmiss, miss, cnt, 0};
     tg_parallel_for((m + GENO_BLOCK - 1) / GENO_BLOCK, jacobi_chunk, &jb);
     if (jb.nomem) {
         st = tg_error_set(err, TG_ERR_NOMEM, "ridge Jacobi: out of memory");
@@ -134,7 +134,7 @@ static tg_status jacobi(tg_geno_source src, const void *ctx, const tg_geno *g, i
     for (int64_t j = 0; j < m; j++) {
         const double p = freq[j];
         double z[3] = {0, 0, 0};
-        if (p > 0 && p < 1) /* monomorphic / all-missing SNPs have a zero column */
+        if (tg_geno_polymorphic(p)) /* monomorphic / all-missing SNPs have a zero column */
             for (int x = 0; x < 3; x++)
                 z[x] = (x - 2 * p) * (scale ? 1 / sqrt(2 * p * (1 - p)) : 1);
         for (int64_t c = 0; c < nphen; c++) {
@@ -166,7 +166,11 @@ tg_status tg_ridge_jacobi_bed(const tg_bed *bed, const tg_geno *g, int scale, in
                             "%lld × %lld",
                             bed->prefix, (long long)bed->n_samples, (long long)bed->n_snps,
                             (long long)tg_geno_n(g), (long long)tg_geno_m(g));
-    return jacobi(tg_geno_source_bed, bed, g, scale, nphen, y, ldy, d, ldd, err);
+    tg_geno_source *s;
+    tg_status st = tg_geno_source_bed(bed, &s, err);
+    if (!st) st = jacobi(s, g, scale, nphen, y, ldy, d, ldd, err);
+    tg_geno_source_free(s);
+    return st;
 }
 
 tg_status tg_ridge_jacobi_int8(const int8_t *geno, int64_t ld, const tg_geno *g, int scale,
@@ -175,8 +179,11 @@ tg_status tg_ridge_jacobi_int8(const int8_t *geno, int64_t ld, const tg_geno *g,
     if (ld < tg_geno_n(g))
         return tg_error_set(err, TG_ERR_ARG, "ridge Jacobi: leading dimension %lld < n %lld",
                             (long long)ld, (long long)tg_geno_n(g));
-    tg_int8_geno s = {geno, ld};
-    return jacobi(tg_geno_source_int8, &s, g, scale, nphen, y, ldy, d, ldd, err);
+    tg_geno_source *s;
+    tg_status st = tg_geno_source_int8(geno, tg_geno_n(g), tg_geno_m(g), ld, &s, err);
+    if (!st) st = jacobi(s, g, scale, nphen, y, ldy, d, ldd, err);
+    tg_geno_source_free(s);
+    return st;
 }
 
 /* ---- The solver. */
@@ -587,7 +594,7 @@ tg_status tg_ridge_predict_bed(tg_geno *train, int scale, const tg_bed *test, in
     for (int64_t c = 0; c < nphen; c++) {
         double total = 0;
         for (int64_t j = 0; j < m; j++) {
-            double sj = !(p[j] > 0 && p[j] < 1) ? 0 : scale ? 1 / sqrt(2 * p[j] * (1 - p[j])) : 1;
+            double sj = !tg_geno_polymorphic(p[j]) ? 0 : scale ? 1 / sqrt(2 * p[j] * (1 - p[j])) : 1;
             w[j + c * m] = sj * beta[j + c * ldb];
             /* all-missing in the cohort (q NAN): nothing is called, no term */
             dj[j + c * m] = isnan(q[j]) ? 0 : 2 * (q[j] - p[j]) * w[j + c * m];

@@ -15,6 +15,8 @@
 
 #include "base/parallel.h"
 #include "codelets/epistasis.h"
+#include "geno/pass.h"
+#include "geno/planes.h"
 #include "io/out.h"
 #include "runtime/runtime.h"
 
@@ -109,85 +111,37 @@ struct search {
     char *gathered;             /* every rank's merged result, on rank 0 */
 };
 
-/* Planes are built a chunk of SNPs at a time on every core: distinct SNPs own distinct plane
- * words, so chunks never write the same word. Up to 64 SNPs a chunk, fewer when that would
- * leave cores idle (256 SNPs in chunks of 64 kept 4 of the H100 node's 16 cores busy: 0.08 s of
- * a 0.27 s order-4 search, 0.03 s in chunks of 8). */
+/* Planes are built by the one pass (geno/planes.h) a chunk of SNPs at a time on every core: up
+ * to 64 SNPs a chunk, fewer when that would leave cores idle (256 SNPs in chunks of 64 kept 4 of
+ * the H100 node's 16 cores busy: 0.08 s of a 0.27 s order-4 search, 0.03 s in chunks of 8). The
+ * pass reads the samples of a class (controls, then cases) and counts the missing calls. */
 enum { SNP_CHUNK = 64 };
-
-struct plane_job {
-    const tg_bed *bed;
-    const int64_t *idx[2]; /* the samples of each class, in sample order */
-    struct search *s;
-    int64_t chunk;         /* SNPs a chunk */
-    int64_t missing;       /* atomic */
-    int nomem;             /* atomic */
-};
-
-/* Each plane word is assembled in registers from the 64 samples of its class that it holds,
- * and stored once (setting bits sample by sample in memory took 0.16 s for 512 SNPs × 262,144
- * samples on the H100 node's 16 cores, and 1.26–1.55 s for 8,192 SNPs: most of an order-2
- * search). */
-static void plane_chunk(void *ctx, int64_t c) {
-    struct plane_job *jb = ctx;
-    struct search *s = jb->s;
-    const int64_t n = jb->bed->n_samples, j0 = c * jb->chunk;
-    const int64_t nj = s->m - j0 < jb->chunk ? s->m - j0 : jb->chunk;
-    int8_t *g = malloc((size_t)(n * nj));
-    if (!g) {
-        __atomic_store_n(&jb->nomem, 1, __ATOMIC_RELAXED);
-        return;
-    }
-    tg_bed_decode(jb->bed, 0, n, j0, nj, g, n);
-    int64_t missing = 0;
-    for (int64_t j = j0; j < j0 + nj; j++) {
-        uint64_t *blk = s->planes + (j / s->B) * s->block_words;
-        const int snp = (int)(j % s->B);
-        const int8_t *col = g + (j - j0) * n;
-        for (int cl = 0; cl < 2; cl++) {
-            uint64_t *p0 = blk + tg_epi_plane_offset(s->B, s->words, cl, snp, 0),
-                     *p1 = blk + tg_epi_plane_offset(s->B, s->words, cl, snp, 1),
-                     *pv = blk + tg_epi_plane_offset(s->B, s->words, cl, snp, 2);
-            const int64_t *idx = jb->idx[cl];
-            for (int64_t i0 = 0; i0 < s->n[cl]; i0 += 64) {
-                const int64_t nt = s->n[cl] - i0 < 64 ? s->n[cl] - i0 : 64;
-                uint64_t w0 = 0, w1 = 0, wv = 0;
-                for (int64_t t = 0; t < nt; t++) {
-                    const int8_t x = col[idx[i0 + t]];
-                    w0 |= (uint64_t)(x == 0) << t;
-                    w1 |= (uint64_t)(x == 1) << t;
-                    wv |= (uint64_t)(x != TG_GENO_MISSING) << t;
-                }
-                p0[i0 / 64] = w0;
-                p1[i0 / 64] = w1;
-                pv[i0 / 64] = wv;
-                missing += nt - __builtin_popcountll(wv);
-            }
-        }
-    }
-    __atomic_fetch_add(&jb->missing, missing, __ATOMIC_RELAXED);
-    free(g);
-}
 
 static tg_status build_planes(const tg_bed *bed, const int8_t *cls, struct search *s,
                               tg_epi_report *rep, tg_error *err) {
-    const int64_t n = bed->n_samples;
-    int64_t *idx = tg_malloc((size_t)n * sizeof *idx, err), cnt[2] = {0, 0};
+    const int64_t n = bed->n_samples, used = s->n[0] + s->n[1];
+    int64_t *idx = tg_malloc((size_t)n * sizeof *idx, err);
     if (!idx) return TG_ERR_NOMEM;
-    for (int64_t i = 0; i < n; i++)
-        if (cls[i] >= 0) cnt[cls[i]]++;
-    for (int64_t i = 0, at[2] = {0, cnt[0]}; i < n; i++)
+    for (int64_t i = 0, at[2] = {0, s->n[0]}; i < n; i++)
         if (cls[i] >= 0) idx[at[cls[i]]++] = i;
-    struct plane_job jb = {bed, {idx, idx + cnt[0]}, s, 1, 0, 0};
+    tg_planes pl = {s->planes, s->B, {s->words[0], s->words[1]}, {s->n[0], s->n[1]},
+                    s->block_words};
     const int64_t th = tg_parallel_threads();
-    jb.chunk = (s->m + 2 * th - 1) / (2 * th); /* two chunks a thread at least */
-    jb.chunk = jb.chunk < 1 ? 1 : jb.chunk > SNP_CHUNK ? SNP_CHUNK : jb.chunk;
-    tg_parallel_for((s->m + jb.chunk - 1) / jb.chunk, plane_chunk, &jb);
+    int64_t chunk = (s->m + 2 * th - 1) / (2 * th); /* two chunks a thread at least */
+    chunk = chunk < 1 ? 1 : chunk > SNP_CHUNK ? SNP_CHUNK : chunk;
+    const tg_geno_encoder enc = {tg_planes_chunk, &pl, chunk};
+    const tg_geno_range all = {0, used};
+    tg_geno_source *src = NULL;
+    tg_geno_counts cnt;
+    tg_status st = tg_geno_source_bed(bed, &src, err);
+    if (!st) st = tg_geno_source_select(src, idx, used, NULL, s->m, err);
+    if (!st) st = tg_geno_pass(src, &all, 1, 0, NULL, &enc, &cnt, err);
+    tg_geno_source_free(src);
     free(idx);
-    if (jb.nomem)
-        return tg_error_set(err, TG_ERR_NOMEM, "out of memory decoding %s.bed", bed->prefix);
-    rep->complete = jb.missing == 0;
-    rep->missing_rate = (double)jb.missing / ((double)s->m * (double)(cnt[0] + cnt[1]));
+    if (st) return st;
+    rep->complete = cnt.missing == 0;
+    rep->missing_rate = (double)cnt.missing / ((double)s->m * (double)used);
+    tg_geno_counts_free(&cnt);
     return TG_OK;
 }
 

@@ -21,6 +21,7 @@
 #include "base/parallel.h"
 #include "codelets/distance.h"
 #include "codelets/xtx.h"
+#include "geno/panels.h"
 #include "runtime/runtime.h"
 #include "tile/matrix.h"
 
@@ -33,8 +34,7 @@ tg_ridge_chol_opts tg_ridge_chol_defaults(void) {
  * (w_J = nb_J, or 2·nb_J as [X0_J | M_J] with missing calls; rows n..n_pad−1 zero: the INT8
  * product needs a multiple of 16) and a vector of μ then s of those SNPs. */
 struct panels {
-    tg_geno_source src; /* every sample of the panel's SNPs is read through it */
-    const void *ctx;
+    const tg_geno_source *src; /* every sample of the panel's SNPs is read through it */
     int64_t n, m, npad;
     int nb, np, missing, scale;
     const double *freq; /* A1 frequencies of the tg_geno */
@@ -55,26 +55,8 @@ static int mine(int J) { return panel_owner(J) == tg_runtime_rank(); }
 static void fill_panel(void *ctx, int64_t J) {
     struct panels *P = ctx;
     if (!mine((int)J)) return;
-    int nbj = panel_snps(P, (int)J), w = P->missing ? 2 * nbj : nbj;
-    int8_t *x = P->data[J];
-    double *mu = P->vec[J], *s = mu + nbj;
-    memset(x, 0, (size_t)(P->npad * w));
-    for (int t = 0; t < nbj; t++) {
-        int64_t j = J * P->nb + t;
-        /* the mask columns follow the genotype columns, only in the [X0 | M] layout */
-        int8_t *col = x + t * P->npad, *mask = P->missing ? x + (nbj + t) * P->npad : NULL;
-        P->src(P->ctx, 0, P->n, j, 1, col);
-        for (int64_t i = 0; i < P->n; i++) {
-            int obs = col[i] != TG_GENO_MISSING;
-            if (!obs) col[i] = 0;
-            if (mask) mask[i] = (int8_t)obs;
-        }
-        /* monomorphic or all-missing (p NAN): a zero column, and μ 0 so that 0·μ stays 0 */
-        double p = P->freq[j];
-        int excluded = !(p > 0 && p < 1);
-        mu[t] = excluded ? 0 : 2 * p;
-        s[t] = excluded ? 0 : P->scale ? 1 / sqrt(2 * p * (1 - p)) : 1;
-    }
+    tg_geno_ridge_panel(P->src, P->freq, P->scale, J * P->nb, panel_snps(P, (int)J), P->npad,
+                        P->missing, P->data[J], P->vec[J]);
 }
 
 static void panels_free(struct panels *P) {
@@ -175,11 +157,11 @@ static tg_status check_args(int64_t n, int64_t m, int64_t nphen, const double *y
     return TG_OK;
 }
 
-tg_status tg_ridge_chol_source(int64_t n, int64_t m, int scale, tg_geno_source src,
-                               const void *ctx, const char *what, int64_t nphen, const double *y,
-                               int64_t ldy, const tg_ridge_chol_opts *opts, double *beta,
-                               int64_t ldb, double *mu, tg_chol_report *rep, tg_geno **train,
-                               tg_error *err) {
+tg_status tg_ridge_chol_source(const tg_geno_source *src, int scale, int64_t nphen,
+                               const double *y, int64_t ldy, const tg_ridge_chol_opts *opts,
+                               double *beta, int64_t ldb, double *mu, tg_chol_report *rep,
+                               tg_geno **train, tg_error *err) {
+    const int64_t n = tg_geno_source_n(src), m = tg_geno_source_m(src);
     tg_ridge_chol_opts o = opts ? *opts : tg_ridge_chol_defaults();
     if (train) *train = NULL;
     tg_status st = check_args(n, m, nphen, y, ldy, &o, ldb, err);
@@ -187,12 +169,12 @@ tg_status tg_ridge_chol_source(int64_t n, int64_t m, int scale, tg_geno_source s
     tg_geno *g = NULL;
     tg_matrix *A = NULL, *B = NULL;
     double *yc = NULL, *b = NULL;
-    struct panels P = {.src = src, .ctx = ctx, .n = n, .m = m, .npad = (n + 15) / 16 * 16,
+    struct panels P = {.src = src, .n = n, .m = m, .npad = (n + 15) / 16 * 16,
                        .nb = o.nb < m ? o.nb : (int)m, .scale = scale};
     P.np = (int)((m + P.nb - 1) / P.nb);
     /* this rank's samples: the frequencies (integer counts summed over the ranks) and its
      * share of Zᵀy */
-    if ((st = tg_geno_from_source(n, m, scale, src, ctx, what, &g, err))) return st;
+    if ((st = tg_geno_from_source(src, scale, &g, err))) return st;
     P.freq = tg_geno_freq(g);
     /* the panel layout: [X0 | M] when any call of an SNP in Z is missing */
     int64_t missing = tg_geno_missing(g);
@@ -252,9 +234,12 @@ tg_status tg_ridge_chol(const int8_t *geno, int64_t n, int64_t m, int64_t ld, in
     if (!geno || ld < n)
         return tg_error_set(err, TG_ERR_ARG, "ridge (Cholesky): genotype array %s, ld %lld < n "
                             "%lld", geno ? "given" : "NULL", (long long)ld, (long long)n);
-    tg_int8_geno s = {geno, ld};
-    return tg_ridge_chol_source(n, m, scale, tg_geno_source_int8, &s, "genotype array", nphen, y,
-                                ldy, opts, beta, ldb, mu, rep, NULL, err);
+    tg_geno_source *s;
+    tg_status st = tg_geno_source_int8(geno, n, m, ld, &s, err);
+    if (!st)
+        st = tg_ridge_chol_source(s, scale, nphen, y, ldy, opts, beta, ldb, mu, rep, NULL, err);
+    tg_geno_source_free(s);
+    return st;
 }
 
 tg_status tg_ridge_chol_bed(const tg_bed *bed, const int64_t *rows, int64_t n, int scale,
@@ -265,9 +250,10 @@ tg_status tg_ridge_chol_bed(const tg_bed *bed, const int64_t *rows, int64_t n, i
     if (!bed) return tg_error_set(err, TG_ERR_ARG, "ridge (Cholesky): NULL fileset");
     tg_status st = tg_bed_check_rows(bed, rows, n, err);
     if (st) return st;
-    tg_bed_rows s = {bed, rows};
-    return tg_ridge_chol_source(n, bed->n_snps, scale,
-                                rows ? tg_geno_source_bed_rows : tg_geno_source_bed,
-                                rows ? (const void *)&s : bed, bed->prefix, nphen, y, ldy, opts,
-                                beta, ldb, mu, rep, train, err);
+    tg_geno_source *s;
+    if ((st = tg_geno_source_bed(bed, &s, err))) return st;
+    if (!(st = tg_geno_source_select(s, rows, n, NULL, bed->n_snps, err)))
+        st = tg_ridge_chol_source(s, scale, nphen, y, ldy, opts, beta, ldb, mu, rep, train, err);
+    tg_geno_source_free(s);
+    return st;
 }

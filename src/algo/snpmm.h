@@ -1,50 +1,19 @@
-/* Internal view of the genotype product: the block sizes (tests cover block edges with small
- * blocks; the benchmark reports them), the genotype sources the preparation and the ridge
- * Jacobi read, and the product on this rank's rows or on caller-held StarPU handles. */
+/* Internal view of the genotype product: the blocks (tests cover block edges with small blocks,
+ * made by tg_geno_from_int8_blocks of geno/codes5.h; the benchmark reports them) and the product
+ * on this rank's rows or on caller-held StarPU handles. */
 #ifndef TG_ALGO_SNPMM_H
 #define TG_ALGO_SNPMM_H
 #include <starpu.h>
 
+#include "geno/codes5.h"
 #include "tilegwas.h"
 
-/** tg_geno_from_int8 with @p rows_per_block samples per Z·Λ task and @p snps_per_block SNPs per
- * Zᵀ·Λ̃ task (0: the default, see the header comment of src/algo/snpmm.c); with several ranks
- * the blocks cut each rank's own samples. */
-tg_status tg_geno_from_int8_blocks(const int8_t *g, int64_t n, int64_t m, int64_t ld, int scale,
-                                   int64_t rows_per_block, int64_t snps_per_block, tg_geno **out,
-                                   tg_error *err);
 /** Output blocks of a product on this rank: row blocks of its samples (trans 0) or blocks of
  * SNPs (trans 1). */
 int64_t tg_geno_nblocks(const tg_geno *g, int trans);
 /** The first row of block @p b (local sample or SNP); b = tg_geno_nblocks gives the row count. */
 int64_t tg_geno_block_start(const tg_geno *g, int trans, int64_t b);
 
-/** A genotype source: fills @p buf (ni × nj, column-major, leading dimension ni) with samples
- * [i0, i0 + ni) of SNPs [j0, j0 + nj), A1 counts or TG_GENO_MISSING. Thread-safe. */
-typedef void (*tg_geno_source)(const void *ctx, int64_t i0, int64_t ni, int64_t j0, int64_t nj,
-                               int8_t *buf);
-/** The context of tg_geno_source_int8: a column-major array with leading dimension ld. */
-typedef struct {
-    const int8_t *g;
-    int64_t ld;
-} tg_int8_geno;
-void tg_geno_source_int8(const void *ctx, int64_t i0, int64_t ni, int64_t j0, int64_t nj,
-                         int8_t *buf);
-/** @p ctx a tg_bed. */
-void tg_geno_source_bed(const void *ctx, int64_t i0, int64_t ni, int64_t j0, int64_t nj,
-                        int8_t *buf);
-/** The context of tg_geno_source_bed_rows: sample i is row rows[i] of the .bed (.fam order). */
-typedef struct {
-    const tg_bed *bed;
-    const int64_t *rows;
-} tg_bed_rows;
-void tg_geno_source_bed_rows(const void *ctx, int64_t i0, int64_t ni, int64_t j0, int64_t nj,
-                             int8_t *buf);
-
-/** A genotype matrix of @p n samples × @p m SNPs read through @p src (this rank's samples
- * only), as tg_geno_from_bed; @p what names the input in errors. Collective likewise. */
-tg_status tg_geno_from_source(int64_t n, int64_t m, int scale, tg_geno_source src,
-                              const void *ctx, const char *what, tg_geno **out, tg_error *err);
 /** The missing calls among this rank's samples, SNPs excluded from Z (monomorphic or all
  * missing) left out. */
 int64_t tg_geno_missing(const tg_geno *g);

@@ -283,6 +283,19 @@ void tg_bed_decode(const tg_bed *bed, int64_t i0, int64_t ni, int64_t j0, int64_
     }
 }
 
+void tg_bed_decode_rows(const tg_bed *bed, const int64_t *rows, int64_t ni, int64_t j0,
+                        int64_t nj, int8_t *out, int64_t ld) {
+    for (int64_t j = 0; j < nj; j++) {
+        const uint8_t *col = bed->geno + (size_t)(j0 + j) * bed->bytes_per_snp;
+        int8_t *o = out + j * ld;
+        for (int64_t i = 0; i < ni; i++) o[i] = dec_table[col[rows[i] >> 2]][rows[i] & 3];
+    }
+}
+
+double tg_a1_freq(int64_t a1, int64_t calls) {
+    return calls ? (double)a1 / (2.0 * (double)calls) : NAN;
+}
+
 void tg_bed_stats(const tg_bed *bed, tg_snp_stats *stats) {
     const int64_t n = bed->n_samples, full = n / 4;
     const int rem = (int)(n % 4);
@@ -302,7 +315,7 @@ void tg_bed_stats(const tg_bed *bed, tg_snp_stats *stats) {
         }
         int64_t obs = n - (int64_t)miss;
         stats[j].n_obs = obs;
-        stats[j].freq = obs ? (double)a1 / (2.0 * (double)obs) : NAN;
+        stats[j].freq = tg_a1_freq((int64_t)a1, obs);
         stats[j].missing = (double)miss / (double)n;
     }
 }

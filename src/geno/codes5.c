@@ -1,0 +1,365 @@
+/* The 5codes encoder (geno/codes5.h): blocks of this rank's samples with SNPs grouped by five
+ * and blocks of SNPs with samples grouped by five, both filled from each chunk of the one pass;
+ * the missing calls listed per block by output row. The SNPs the centring excludes (monomorphic
+ * or all missing: tg_geno_polymorphic) are all zeros, without codes or corrections. */
+#include "geno/codes5.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "geno/pass.h"
+#include "geno/source.h"
+#include "runtime/runtime.h"
+
+/* A growable list of int32 whose element 0 is the number of (r, t) pairs after it: the missing
+ * calls of one chunk of SNPs, as the preparation finds them. */
+typedef struct {
+    int32_t *a;
+    size_t len, cap;
+} miss_list;
+
+static int64_t clamp64(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : x > hi ? hi : x; }
+
+
+/* Cuts @p total rows into blocks: of @p size rows each when given (the last one shorter), else
+ * about @p target blocks of whole units of 512 rows, 2 units on average at least, at most 16,
+ * shrinking from about 1.5 to 0.5 times the mean: block b of c takes the units up to
+ * units·b(3c − b)/(2c²), so that the last tasks of a product, when workers are freed at
+ * different times, are the short ones. 0 or -1 out of memory. */
+static int blocks_make(blocks *bl, int64_t total, int64_t size, int64_t target) {
+    const int64_t unit = size > 0 ? (size < total ? size : total) : 512;
+    const int64_t units = cdiv(total, unit);
+    const int64_t most = units / 2 > 1 ? units / 2 : 1; /* 2 units on average at least */
+    const int64_t count = size > 0 ? units : clamp64(target, cdiv(3 * units, 32), most);
+    bl->unit = unit;
+    bl->count = count;
+    bl->start = malloc((size_t)(count + 1) * sizeof *bl->start);
+    bl->of_unit = malloc((size_t)units * sizeof *bl->of_unit);
+    if (!bl->start || !bl->of_unit) return -1;
+    for (int64_t b = 0, u = 0; b < count; b++) {
+        const int64_t end = size > 0 ? b + 1
+                                     : (int64_t)((__int128)units * (b + 1) * (3 * count - b - 1) /
+                                                 (2 * (__int128)count * count));
+        bl->start[b] = u * unit;
+        for (; u < end; u++) bl->of_unit[u] = (int32_t)b;
+    }
+    bl->start[count] = total;
+    return 0;
+}
+
+/* 0, or -1 out of memory, or -2 when the count (an int32, as the codelets read it) is full */
+static int miss_push(miss_list *l, int64_t r, int64_t t) {
+    if (l->a[0] == INT32_MAX) return -2;
+    if (l->len + 2 > l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 64;
+        int32_t *a = realloc(l->a, cap * sizeof *a);
+        if (!a) return -1;
+        l->a = a;
+        l->cap = cap;
+    }
+    l->a[l->len++] = (int32_t)r;
+    l->a[l->len++] = (int32_t)t;
+    l->a[0]++;
+    return 0;
+}
+
+static tg_status miss_error(int e, const char *what, tg_error *err) {
+    return tg_error_set(err, e == -1 ? TG_ERR_NOMEM : TG_ERR_ARG,
+                        e == -1 ? "%s: out of memory for the missing calls"
+                                : "%s: more than 2^31-1 missing calls in one block of samples or "
+                                  "SNPs",
+                        what);
+}
+
+static int miss_init(miss_list *l) {
+    l->a = malloc(64 * sizeof *l->a);
+    l->cap = 64;
+    l->len = 1;
+    if (l->a) l->a[0] = 0;
+    return l->a ? 0 : -1;
+}
+
+void tg_geno_codes_release(tg_geno *g) {
+    for (int64_t b = 0; g->rmiss && b < g->rbl.count; b++) free(g->rmiss[b].a);
+    for (int64_t b = 0; g->tmiss && b < g->sbl.count; b++) free(g->tmiss[b].a);
+    free(g->rcodes);
+    free(g->tcodes);
+    free(g->rmiss);
+    free(g->tmiss);
+    free(g->hr);
+    free(g->ht);
+    free(g->hrm);
+    free(g->htm);
+    free(g->freq);
+    free(g->coef);
+    free(g->rbl.start);
+    free(g->rbl.of_unit);
+    free(g->sbl.start);
+    free(g->sbl.of_unit);
+    free(g);
+}
+
+
+/* @p n: this rank's samples; @p rb, @p sb: the block sizes asked for (0: the defaults) */
+static tg_status alloc_geno(int64_t n, int64_t m, int64_t rb, int64_t sb, tg_geno **out,
+                            tg_error *err) {
+    tg_geno *g = tg_calloc(1, sizeof *g, err);
+    if (!g) return TG_ERR_NOMEM;
+    g->nl = n;
+    g->m = m;
+    int ok = !blocks_make(&g->rbl, n, rb, 64) && !blocks_make(&g->sbl, m, sb, 48);
+    int64_t ng = cdiv(m, 5), nh = cdiv(n, 5);
+    ok = ok && (g->coef = malloc(2 * (size_t)m * sizeof *g->coef)) &&
+             (g->rcodes = calloc((size_t)g->rbl.count, sizeof *g->rcodes)) &&
+             (g->tcodes = calloc((size_t)g->sbl.count, sizeof *g->tcodes)) &&
+             (g->rmiss = calloc((size_t)g->rbl.count, sizeof *g->rmiss)) &&
+             (g->tmiss = calloc((size_t)g->sbl.count, sizeof *g->tmiss)) &&
+             (g->hr = calloc((size_t)g->rbl.count, sizeof *g->hr)) &&
+             (g->hrm = calloc((size_t)g->rbl.count, sizeof *g->hrm)) &&
+             (g->ht = calloc((size_t)g->sbl.count, sizeof *g->ht)) &&
+             (g->htm = calloc((size_t)g->sbl.count, sizeof *g->htm));
+    for (int64_t b = 0; ok && b < g->rbl.count; b++) {
+        int64_t rows = block_len(&g->rbl, b);
+        g->rmiss[b].len = (size_t)rows + 1;
+        ok = (g->rcodes[b] = calloc((size_t)(rows * ng), 1)) &&
+             (g->rmiss[b].a = calloc((size_t)rows + 1, sizeof(int32_t)));
+    }
+    for (int64_t b = 0; ok && b < g->sbl.count; b++) {
+        int64_t cols = block_len(&g->sbl, b);
+        g->tmiss[b].len = (size_t)cols + 1;
+        ok = (g->tcodes[b] = calloc((size_t)(cols * nh), 1)) &&
+             (g->tmiss[b].a = calloc((size_t)cols + 1, sizeof(int32_t)));
+    }
+    if (!ok) {
+        tg_geno_codes_release(g);
+        return tg_error_set(err, TG_ERR_NOMEM,
+                            "out of memory for the 5codes genotypes (%lld samples × %lld SNPs: "
+                            "%.2f GB)",
+                            (long long)n, (long long)m, 0.4e-9 * (double)n * (double)m);
+    }
+    *out = g;
+    return TG_OK;
+}
+
+/* SNPs decoded per chunk: a multiple of 5 (whole groups), enough consecutive bytes per sample
+ * group in the SNP-block copy. */
+#define CHUNK 40
+
+/* SNPs j0.. of buf become digits 0/1/2; the missing calls of SNPs not excluded are appended to
+ * @p cm as (sample, SNP). */
+static tg_status chunk_prepare(tg_geno *g, int64_t j0, int64_t nj, int8_t *buf, miss_list *cm,
+                               const char *what, tg_error *err) {
+    const int64_t n = g->nl;
+    for (int64_t t = 0; t < nj; t++) {
+        const int64_t j = j0 + t;
+        const int excluded = g->coef[2 * j] == 0; /* w_j is positive for every other SNP */
+        int8_t *col = buf + t * n;
+        /* an excluded SNP is all zeros: no codes, no corrections */
+        for (int64_t i = 0; i < n; i++) {
+            if (excluded) {
+                col[i] = 0;
+            } else if (col[i] == TG_GENO_MISSING) {
+                int e = miss_push(cm, i, j);
+                if (e) return miss_error(e, what, err);
+                col[i] = 0;
+            }
+        }
+    }
+    return TG_OK;
+}
+
+/* 5codes of SNPs j0..j0+nj−1 (j0 a multiple of 5) into both copies. */
+static void chunk_encode(tg_geno *g, int64_t j0, int64_t nj, const int8_t *d) {
+    const int64_t n = g->nl, nh = cdiv(n, 5);
+    for (int64_t q = 0; q < nj; q += 5) { /* SNP groups: samples in row blocks */
+        int64_t grp = (j0 + q) / 5, w = nj - q < 5 ? nj - q : 5;
+        for (int64_t b = 0; b < g->rbl.count; b++) {
+            int64_t i0 = g->rbl.start[b], rows = block_len(&g->rbl, b);
+            uint8_t *dst = g->rcodes[b] + grp * rows;
+            for (int64_t i = 0; i < rows; i++) {
+                int code = 0;
+                for (int64_t t = w - 1; t >= 0; t--) code = 3 * code + d[(q + t) * n + i0 + i];
+                dst[i] = (uint8_t)code;
+            }
+        }
+    }
+    for (int64_t t = 0; t < nj; t++) { /* SNPs: sample groups */
+        int64_t j = j0 + t, b = block_of(&g->sbl, j), cols = block_len(&g->sbl, b),
+                jl = j - g->sbl.start[b];
+        const int8_t *col = d + t * n;
+        uint8_t *dst = g->tcodes[b] + jl;
+        for (int64_t h = 0; h < nh; h++) {
+            int code = 0;
+            for (int64_t u = (n - 5 * h < 5 ? n - 5 * h : 5) - 1; u >= 0; u--)
+                code = 3 * code + col[5 * h + u];
+            dst[h * cols] = (uint8_t)code;
+        }
+    }
+}
+
+/* Counts (@p fill 0) or places (@p fill 1) one missing call in row r of @p l. Counting: a[r + 1]
+ * counts row r, -2 when the block would pass 2^31-1 calls. Placing: a[r] is row r's next free
+ * slot among the table rows, which start at a + rows + 1. */
+static int rows_add(miss_rows *l, int64_t rows, int64_t r, int32_t t, int fill) {
+    if (fill) {
+        l->a[rows + 1 + l->a[r]++] = t;
+        return 0;
+    }
+    if (l->len >= (size_t)INT32_MAX) return -2;
+    l->a[r + 1]++;
+    l->len++;
+    return 0;
+}
+
+/* The encoder's state: the missing calls of each chunk, merged in chunk order at the end, so
+ * that the lists (hence the rounding of the products) do not depend on the number of threads. */
+typedef struct {
+    tg_geno *g;
+    int scale;
+    const char *what;
+    miss_list *cmiss;
+} codes_job;
+
+/* Per chunk: the centring coefficients of its SNPs (each chunk owns its SNPs), then the codes. */
+static tg_status codes_chunk(void *ctx, const double *freq, int64_t j0, int64_t nj, int8_t *x,
+                             int64_t ld, tg_error *err) {
+    codes_job *jb = ctx;
+    tg_geno *g = jb->g;
+    (void)ld; /* the pass reads this rank's rows: ld is g->nl */
+    for (int64_t j = j0; j < j0 + nj; j++) {
+        const double p = freq[j];
+        const int used = tg_geno_polymorphic(p);
+        const double w = !used ? 0 : jb->scale ? 1 / sqrt(2 * p * (1 - p)) : 1;
+        g->coef[2 * j] = w;
+        g->coef[2 * j + 1] = used ? 2 * p * w : 0;
+    }
+    tg_status st = chunk_prepare(g, j0, nj, x, &jb->cmiss[j0 / CHUNK], jb->what, err);
+    if (!st) chunk_encode(g, j0, nj, x);
+    return st;
+}
+
+/* Sorts the chunks' missing calls into the block lists by output row: one pass counts, one
+ * places them in chunk order (table rows ascending within a row). */
+static tg_status merge_missing(tg_geno *g, const miss_list *cmiss, int64_t nchunks,
+                               const char *what, tg_error *err) {
+    for (int fill = 0; fill < 2; fill++) {
+        for (int64_t c = 0; c < nchunks; c++) {
+            const int32_t *a = cmiss[c].a;
+            for (int32_t e = 0; e < a[0]; e++) {
+                int64_t i = a[1 + 2 * e], j = a[2 + 2 * e];
+                int64_t rbk = block_of(&g->rbl, i), sbk = block_of(&g->sbl, j);
+                int r = rows_add(&g->rmiss[rbk], block_len(&g->rbl, rbk), i - g->rbl.start[rbk],
+                                 (int32_t)j, fill);
+                if (!r)
+                    r = rows_add(&g->tmiss[sbk], block_len(&g->sbl, sbk), j - g->sbl.start[sbk],
+                                 (int32_t)i, fill);
+                if (r) return miss_error(r, what, err);
+            }
+        }
+        for (int trans = 0; trans < 2; trans++) {
+            const blocks *bl = trans ? &g->sbl : &g->rbl;
+            for (int64_t b = 0; b < bl->count; b++) {
+                miss_rows *l = trans ? &g->tmiss[b] : &g->rmiss[b];
+                int64_t rows = block_len(bl, b);
+                if (!fill) { /* counts to starts, then room for the table rows */
+                    for (int64_t r = 0; r < rows; r++) l->a[r + 1] += l->a[r];
+                    int32_t *a = realloc(l->a, l->len * sizeof *a);
+                    if (!a) return miss_error(-1, what, err);
+                    l->a = a;
+                } else { /* each a[r] went from row r's start to its end: back to the starts */
+                    memmove(l->a + 1, l->a, (size_t)rows * sizeof *l->a);
+                    l->a[0] = 0;
+                }
+            }
+        }
+    }
+    return TG_OK;
+}
+
+/* Collective with several ranks: the frequencies are summed over them. */
+tg_status tg_geno_from_source_blocks(const tg_geno_source *s, int scale, int64_t rb, int64_t sb,
+                                     tg_geno **out, tg_error *err) {
+    *out = NULL;
+    const int64_t n = s->n, m = s->m;
+    const char *what = s->what;
+    if (n < 1 || m < 1 || n >= INT32_MAX || m >= INT32_MAX)
+        return tg_error_set(err, TG_ERR_ARG,
+                            "%s: %lld samples × %lld SNPs: both must be in 1..2^31-2", what,
+                            (long long)n, (long long)m);
+    /* the ranks share the samples: their count is needed now */
+    tg_status st = tg_runtime_init_mpi(err);
+    if (st) return st;
+    if (n < tg_runtime_nranks())
+        return tg_error_set(err, TG_ERR_ARG,
+                            "%s: %lld samples for %d MPI ranks: every rank needs at least one",
+                            what, (long long)n, tg_runtime_nranks());
+    int64_t i0, nl;
+    tg_runtime_split(n, tg_runtime_rank(), &i0, &nl);
+    tg_geno *g = NULL;
+    st = alloc_geno(nl, m, rb, sb, &g, err);
+    if (st) return st;
+    g->n = n;
+    g->i0 = i0;
+    const int64_t nchunks = cdiv(m, CHUNK);
+    codes_job jb = {.g = g, .scale = scale, .what = what,
+                    .cmiss = tg_calloc((size_t)nchunks, sizeof *jb.cmiss, err)};
+    int ok = jb.cmiss != NULL;
+    for (int64_t c = 0; ok && c < nchunks; c++) ok = !miss_init(&jb.cmiss[c]);
+    if (!ok) st = tg_error_set(err, TG_ERR_NOMEM, "%s: out of memory", what);
+    const tg_geno_range mine = {i0, i0 + nl};
+    const tg_geno_encoder enc = {codes_chunk, &jb, CHUNK};
+    tg_geno_counts cnt;
+    if (!st && !(st = tg_geno_pass(s, &mine, 1, 1, NULL, &enc, &cnt, err))) {
+        g->freq = cnt.freq; /* the one pass's frequencies, kept */
+        cnt.freq = NULL;
+        tg_geno_counts_free(&cnt);
+        for (int64_t j = 0; j < m; j++) g->excluded += g->coef[2 * j] == 0;
+        st = merge_missing(g, jb.cmiss, nchunks, what, err);
+    }
+    for (int64_t c = 0; jb.cmiss && c < nchunks; c++) free(jb.cmiss[c].a);
+    free(jb.cmiss);
+    if (st) {
+        tg_geno_codes_release(g);
+        return st;
+    }
+    *out = g;
+    return TG_OK;
+}
+
+tg_status tg_geno_from_int8_blocks(const int8_t *geno, int64_t n, int64_t m, int64_t ld, int scale,
+                                   int64_t rows_per_block, int64_t snps_per_block, tg_geno **out,
+                                   tg_error *err) {
+    if (!geno || !out) return tg_error_set(err, TG_ERR_ARG, "tg_geno_from_int8: NULL argument");
+    if (ld < n)
+        return tg_error_set(err, TG_ERR_ARG, "tg_geno_from_int8: ld %lld < n %lld", (long long)ld,
+                            (long long)n);
+    tg_geno_source *s;
+    tg_status st = tg_geno_source_int8(geno, n, m, ld, &s, err);
+    if (!st) st = tg_geno_from_source_blocks(s, scale, rows_per_block, snps_per_block, out, err);
+    tg_geno_source_free(s);
+    return st;
+}
+
+tg_status tg_geno_from_int8(const int8_t *g, int64_t n, int64_t m, int64_t ld, int scale,
+                            tg_geno **out, tg_error *err) {
+    return tg_geno_from_int8_blocks(g, n, m, ld, scale, 0, 0, out, err);
+}
+
+tg_status tg_geno_from_source(const tg_geno_source *s, int scale, tg_geno **out, tg_error *err) {
+    if (!s || !out) return tg_error_set(err, TG_ERR_ARG, "tg_geno_from_source: NULL argument");
+    return tg_geno_from_source_blocks(s, scale, 0, 0, out, err);
+}
+
+tg_status tg_geno_from_bed(const tg_bed *bed, int scale, tg_geno **out, tg_error *err) {
+    if (!bed || !out) return tg_error_set(err, TG_ERR_ARG, "tg_geno_from_bed: NULL argument");
+    tg_geno_source *s;
+    tg_status st = tg_geno_source_bed(bed, &s, err);
+    if (st) {
+        *out = NULL;
+        return st;
+    }
+    st = tg_geno_from_source_blocks(s, scale, 0, 0, out, err);
+    tg_geno_source_free(s);
+    return st;
+}

@@ -1,0 +1,194 @@
+/* The one pass (geno/pass.h): chunks of SNPs on every core, each decoded once for the rows
+ * read, its values checked and counted, its frequencies set, then handed to the encoder. A
+ * chunk owns its SNPs' counts, so no two threads write one counter. */
+#include "geno/pass.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/parallel.h"
+#include "geno/source.h"
+#include "runtime/runtime.h"
+
+typedef struct {
+    const tg_geno_source *s;
+    const tg_geno_range *ranges;
+    int nranges;
+    int64_t nl, chunk, nchunks;
+    int count;                  /* count (and check) the chunk's values */
+    int set_freq;               /* the frequencies follow from this chunk's counts */
+    const tg_geno_encoder *enc; /* NULL: count only */
+    tg_geno_counts *c;
+    int64_t bad;                /* the lowest chunk holding a value that is not a genotype */
+    pthread_mutex_t lock;
+    int64_t failed;             /* the lowest chunk whose encoder failed (nchunks: none) */
+    tg_error err;
+    int nomem;                  /* atomic */
+} pass_job;
+
+/* The first value of @p col (n rows) that is not a genotype, or -1. */
+static int64_t first_bad(const int8_t *col, int64_t n) {
+    for (int64_t i = 0; i < n; i++)
+        if (col[i] != TG_GENO_MISSING && (col[i] < 0 || col[i] > 2)) return i;
+    return -1;
+}
+
+static void lower_to(int64_t *at, int64_t c) {
+    int64_t cur = __atomic_load_n(at, __ATOMIC_RELAXED);
+    while (c < cur &&
+           !__atomic_compare_exchange_n(at, &cur, c, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
+
+static void read_rows(const pass_job *jb, int64_t j0, int64_t nj, int8_t *x) {
+    int64_t off = 0;
+    for (int r = 0; r < jb->nranges; r++) {
+        const int64_t len = jb->ranges[r].hi - jb->ranges[r].lo;
+        tg_geno_source_read(jb->s, jb->ranges[r].lo, len, j0, nj, x + off, jb->nl);
+        off += len;
+    }
+}
+
+static void pass_chunk(void *ctx, int64_t c) {
+    pass_job *jb = ctx;
+    const int64_t n = jb->nl, j0 = c * jb->chunk, m = jb->s->m;
+    const int64_t nj = m - j0 < jb->chunk ? m - j0 : jb->chunk;
+    if (c > __atomic_load_n(&jb->bad, __ATOMIC_RELAXED)) return; /* the error is known */
+    int8_t *x = malloc((size_t)(n * nj) + 1);
+    if (!x) {
+        __atomic_store_n(&jb->nomem, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    read_rows(jb, j0, nj, x);
+    for (int64_t t = 0; jb->count && t < nj; t++) {
+        const int8_t *col = x + t * n;
+        /* one branch-free sweep (the compiler vectorises it): values outside −1..2 flagged,
+         * calls and A1 alleles counted */
+        int64_t obs = 0, a1 = 0;
+        uint8_t bad = 0;
+        for (int64_t i = 0; i < n; i++) {
+            const int8_t v = col[i];
+            bad |= (uint8_t)(v + 1) > 3;
+            obs += v != TG_GENO_MISSING;
+            a1 += v > 0 ? v : 0;
+        }
+        if (bad) {
+            lower_to(&jb->bad, c);
+            free(x);
+            return;
+        }
+        jb->c->obs[j0 + t] = obs;
+        jb->c->a1[j0 + t] = a1;
+        if (jb->set_freq) jb->c->freq[j0 + t] = tg_a1_freq(a1, obs);
+    }
+    tg_error e;
+    if (jb->enc && jb->enc->chunk(jb->enc->ctx, jb->c->freq, j0, nj, x, n, &e)) {
+        pthread_mutex_lock(&jb->lock);
+        if (c < jb->failed) {
+            jb->failed = c;
+            jb->err = e;
+        }
+        pthread_mutex_unlock(&jb->lock);
+    }
+    free(x);
+}
+
+/* The message of the first bad value of chunk @p c (in SNP order, then sample order). */
+static tg_status bad_value(const pass_job *jb, int64_t c, tg_error *err) {
+    int8_t *col = tg_malloc((size_t)jb->nl, err);
+    if (!col) return TG_ERR_NOMEM;
+    tg_status st = TG_OK;
+    for (int64_t j = c * jb->chunk, k = -1; k < 0 && j < jb->s->m; j++) {
+        read_rows(jb, j, 1, col);
+        if ((k = first_bad(col, jb->nl)) < 0) continue;
+        int64_t i = k; /* the k-th row read: row lo + i of a range */
+        int r = 0;
+        for (; i >= jb->ranges[r].hi - jb->ranges[r].lo; r++)
+            i -= jb->ranges[r].hi - jb->ranges[r].lo;
+        st = tg_error_set(err, TG_ERR_ARG,
+                          "%s: genotype of sample %lld at SNP %lld is %d: expected 0, 1, 2 or "
+                          "TG_GENO_MISSING (-1)",
+                          jb->s->what, (long long)(jb->ranges[r].lo + i), (long long)j, col[k]);
+    }
+    free(col);
+    return st;
+}
+
+/* One run of the chunks: counting and/or encoding. */
+static tg_status run(pass_job *jb, tg_error *err) {
+    jb->bad = jb->failed = jb->nchunks;
+    jb->nomem = 0;
+    pthread_mutex_init(&jb->lock, NULL);
+    tg_parallel_for(jb->nchunks, pass_chunk, jb);
+    pthread_mutex_destroy(&jb->lock);
+    if (jb->nomem)
+        return tg_error_set(err, TG_ERR_NOMEM, "%s: out of memory decoding the genotypes",
+                            jb->s->what);
+    if (jb->bad < jb->failed) return bad_value(jb, jb->bad, err);
+    if (jb->failed < jb->nchunks) {
+        *err = jb->err;
+        return jb->err.status;
+    }
+    return TG_OK;
+}
+
+void tg_geno_counts_free(tg_geno_counts *c) {
+    free(c->obs);
+    free(c->freq);
+    memset(c, 0, sizeof *c);
+}
+
+tg_status tg_geno_pass(const tg_geno_source *s, const tg_geno_range *ranges, int nranges,
+                       int collective, const double *freq, const tg_geno_encoder *enc,
+                       tg_geno_counts *c, tg_error *err) {
+    const int64_t m = s->m;
+    memset(c, 0, sizeof *c);
+    c->m = m;
+    pass_job jb = {.s = s, .ranges = ranges, .nranges = nranges, .c = c,
+                   .chunk = enc ? enc->snps : 64};
+    for (int r = 0; r < nranges; r++) jb.nl += ranges[r].hi - ranges[r].lo;
+    jb.nchunks = (m + jb.chunk - 1) / jb.chunk;
+    if (!(c->obs = tg_calloc(2 * (size_t)m, sizeof *c->obs, err)) ||
+        !(c->freq = tg_malloc((size_t)m * sizeof *c->freq, err))) {
+        tg_geno_counts_free(c);
+        return TG_ERR_NOMEM;
+    }
+    c->a1 = c->obs + m;
+    if (freq) memcpy(c->freq, freq, (size_t)m * sizeof *freq);
+    /* the frequencies must be every rank's before any encoding: then a first run counts */
+    const int split = collective && tg_runtime_nranks() > 1 && !freq;
+    jb.count = 1;
+    jb.set_freq = !freq && !split;
+    jb.enc = split ? NULL : enc;
+    tg_status st = run(&jb, err);
+    if (!st && collective) tg_runtime_sum_int64(c->obs, 2 * m);
+    for (int64_t j = 0; !st && split && j < m; j++) c->freq[j] = tg_a1_freq(c->a1[j], c->obs[j]);
+    if (!st && split && enc) {
+        jb.count = jb.set_freq = 0;
+        jb.enc = enc;
+        st = run(&jb, err);
+    }
+    if (st) {
+        tg_geno_counts_free(c);
+        return st;
+    }
+    int64_t rows = collective ? s->n : 0; /* collective: the ranks read every selected row */
+    for (int r = 0; !collective && r < nranges; r++) rows += ranges[r].hi - ranges[r].lo;
+    for (int64_t j = 0; j < m; j++) c->missing += rows - c->obs[j];
+    return TG_OK;
+}
+
+tg_status tg_geno_source_stats(const tg_geno_source *s, tg_snp_stats *stats, tg_error *err) {
+    const tg_geno_range all = {0, s->n};
+    tg_geno_counts c;
+    tg_status st = tg_geno_pass(s, &all, 1, 0, NULL, NULL, &c, err);
+    if (st) return st;
+    for (int64_t j = 0; j < s->m; j++)
+        stats[j] = (tg_snp_stats){.freq = c.freq[j],
+                                  .missing = (double)(s->n - c.obs[j]) / (double)s->n,
+                                  .n_obs = c.obs[j]};
+    tg_geno_counts_free(&c);
+    return TG_OK;
+}
