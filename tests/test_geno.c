@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "base/rng.h"
-#include "bed_fixture.h"
+#include "common.h"
 #include "codelets/epistasis.h"
 #include "geno/codes5.h"
 #include "geno/panels.h"
@@ -365,7 +365,7 @@ int main(void) {
     snprintf(prefix, sizeof prefix, "%s/g", dir);
     tg_error err;
     tg_bed bed;
-    if (test_bed_write(prefix, geno, N, M, &err) || tg_bed_open(prefix, &bed, &err)) {
+    if (write_bed(prefix, geno, N, M, &err) || tg_bed_open(prefix, &bed, &err)) {
         printf("Bail out! %s\n", err.msg);
         return 1;
     }
