@@ -853,6 +853,12 @@ typedef struct {
  * (TG_ERR_ARG with several). */
 tg_status tg_cholesky(tg_matrix *A, const tg_chol_opts *o, tg_chol_report *r, tg_error *err);
 
+/** Writes a precision map @p map (nt × nt, column-major, as tg_chol_opts.map_out) to @p path:
+ * with @p png a heat map of ⌊256/nt⌋ (at least 1) pixels per tile, tile (0, 0) top left (fp64
+ * dark red, fp32 orange, fp16 light blue, fp8 dark blue, upper triangle white; the KRR paper's
+ * Fig. 4); otherwise TSV lines (tile row, tile column, precision) of the lower tiles. */
+tg_status tg_precmap_write(const char *path, int png, const tg_prec *map, int nt, tg_error *err);
+
 /** Solves L·Lᵀ·W = B in place for every column of @p B (TG_GENERAL, n × nrhs, the row tiling of
  * @p L, every tile FP64 or every tile FP32: the precision the solve runs in), L from
  * tg_cholesky(). Forward then backward substitution by tiles: triangular solves by the inverse
