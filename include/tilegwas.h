@@ -463,8 +463,8 @@ typedef struct {
     int reps;            /**< repetitions of each size (default 3) */
     int reset;           /**< forget the models calibrated so far (STARPU_CALIBRATE=2) */
     int bus;             /**< measure the bus again (STARPU_BUS_CALIBRATE=1) */
-    const char *export;  /**< NULL, or an existing folder that receives the models as a profile
-                          * (machine.txt and one file per model) */
+    const char *export_dir; /**< NULL, or an existing folder that receives the models as a
+                             * profile (machine.txt and one file per model) */
     /** Receives each line of the run's account (may be NULL): the runtime, each size's time,
      * the models calibrated; @p detail: a line for a log file rather than a screen (StarPU's
      * bus bandwidths). */

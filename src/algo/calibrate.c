@@ -172,7 +172,7 @@ tg_status tg_calibrate(const tg_calibrate_opts *o, tg_calibrate_report *rep, tg_
     tg_calibration_env user; /* the user's own settings come back after each forced one */
     tg_calibration_begin(&user);
     st = calibrate_kinds(o, kinds, nk, dir, &user, err);
-    if (!st) st = tg_perfmodels_finish(o->export, &rep->nmodels, err);
+    if (!st) st = tg_perfmodels_finish(o->export_dir, &rep->nmodels, err);
     if (!st)
         tg_calibrate_log(o, 0, "calibrated %d models in %.1f s; checking them on sizes never run",
                          rep->nmodels, tg_now() - t0);

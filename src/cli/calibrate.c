@@ -47,7 +47,8 @@ static void log_medians(tg_log *log, const tg_calibrate_report *rep) {
                     !strcmp(rows[j].worker, rows[i].worker);
              j++) {
             double x = fabs(rows[j].predicted / rows[j].measured - 1);
-            if (ne < 256 && isfinite(x)) e[ne++] = x; /* sizes without a prediction: counted apart */
+            /* sizes without a prediction: counted in the summary line */
+            if (ne < 256 && isfinite(x)) e[ne++] = x;
         }
         for (int a = 1; a < ne; a++)
             for (int b = a; b > 0 && e[b] < e[b - 1]; b--) {
@@ -60,8 +61,8 @@ static void log_medians(tg_log *log, const tg_calibrate_report *rep) {
 }
 
 /* PREFIX.calibrate.tsv, then the medians and a summary in the log. */
-static tg_status write_table(const char *out, const tg_calibrate_report *rep, const char *export,
-                             double t0, tg_log *log, tg_error *err) {
+static tg_status write_table(const char *out, const tg_calibrate_report *rep,
+                             const char *export_dir, double t0, tg_log *log, tg_error *err) {
     FILE *f = NULL;
     char *path = NULL;
     tg_status st = tg_out_open(out, ".calibrate.tsv", &f, &path, err);
@@ -80,9 +81,10 @@ static tg_status write_table(const char *out, const tg_calibrate_report *rep, co
         return st;
     }
     log_medians(log, rep);
-    tg_log_printf(log, "%zu kernel sizes checked (%d without a prediction); wrote %s (%.1f s in all)",
+    tg_log_printf(log,
+                  "%zu kernel sizes checked (%d without a prediction); wrote %s (%.1f s in all)",
                   rep->nrows, bad, path, tg_now() - t0);
-    if (export) tg_log_printf(log, "profile written to %s", export);
+    if (export_dir) tg_log_printf(log, "profile written to %s", export_dir);
     free(path);
     return TG_OK;
 }
@@ -115,7 +117,7 @@ static int run(const tg_cli_common *c, tg_calibrate_opts *o, tg_log *log) {
     o->log_ctx = log;
     tg_calibrate_report rep;
     tg_status st = tg_calibrate(o, &rep, &err);
-    if (!st) st = write_table(c->out, &rep, o->export, t0, log, &err);
+    if (!st) st = write_table(c->out, &rep, o->export_dir, t0, log, &err);
     tg_calibrate_report_free(&rep);
     return st ? tg_cli_fail("calibrate", log, &err) : 0;
 }
@@ -142,7 +144,7 @@ int tg_cmd_calibrate(int argc, char **argv) {
         case O_REPS: st = tg_cli_int("reps", optarg, 1, 100, &reps, &err); break;
         case O_RESET: cal.reset = 1; break;
         case O_BUS: cal.bus = 1; break;
-        case O_EXPORT: cal.export = optarg; break;
+        case O_EXPORT: cal.export_dir = optarg; break;
         case O_HELP: fputs(help, stdout); return 0;
         case '?':
         case ':': st = tg_cli_bad_option(argv, &err); break;
@@ -154,9 +156,9 @@ int tg_cmd_calibrate(int argc, char **argv) {
     if (!st) st = tg_calibrate_check(&cal, &err);
     if (st) return tg_cli_fail_options("calibrate", &err);
     if ((st = tg_out_check_prefix(c.out, &err))) return tg_cli_fail("calibrate", NULL, &err);
-    if (cal.export && mkdir(cal.export, 0755) && errno != EEXIST) {
-        tg_error_set(&err, TG_ERR_IO, "--export %s: cannot create the directory: %s", cal.export,
-                     strerror(errno));
+    if (cal.export_dir && mkdir(cal.export_dir, 0755) && errno != EEXIST) {
+        tg_error_set(&err, TG_ERR_IO, "--export %s: cannot create the directory: %s",
+                     cal.export_dir, strerror(errno));
         return tg_cli_fail("calibrate", NULL, &err);
     }
     tg_log *log = NULL;
