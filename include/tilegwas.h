@@ -479,6 +479,65 @@ typedef void (*tg_progress_fn)(void *ctx, const char *phase, const char *unit, i
 void tg_progress_set(tg_progress_fn fn, void *ctx);
 
 /* ------------------------------------------------------------------------------------------ */
+/** @name Calibration of the performance models (the calibrate command)
+ * tg_calibrate runs every kernel of the chosen workloads over a range of sizes on each worker
+ * kind of this machine (the CPUs, then the GPUs, each kind in a runtime of its own: under a
+ * scheduler the GPUs would take nearly every task) until StarPU's models of them are
+ * calibrated; makes each fitted model valid for every size (tg_perfmodels_finish); then runs
+ * the kernels at sizes between those calibrated and reports, per kernel, worker kind and size,
+ * the predicted and measured times. It starts and stops the runtime itself (none may be
+ * running) and runs on one MPI rank. Models are kept where StarPU keeps them, under this
+ * host's name, for every later run. */
+/** Workloads whose kernels tg_calibrate runs (a bit set). */
+enum {
+    TG_CALIBRATE_KRR = 1,       /**< KRR build, tile Cholesky of every precision map, solve,
+                                 * prediction */
+    TG_CALIBRATE_RR = 2,        /**< RR's ZᵀZ by INT8 panels, FP64 and FP32 factors */
+    TG_CALIBRATE_EPISTASIS = 4, /**< epistasis rounds of order 2, 3, 4 */
+    TG_CALIBRATE_SNPMM = 8,     /**< genotype products, both orientations, FP64 and FP32 */
+    TG_CALIBRATE_ALL = 15
+};
+typedef struct {
+    tg_runtime_opts rt;  /**< the workers (ncpu 0: no CPU pass; ngpu 0: no GPU pass) */
+    unsigned workloads;  /**< TG_CALIBRATE_* (default all) */
+    int quick;           /**< small sizes only (a minute or two on 2 cores) */
+    int reps;            /**< repetitions of each size (default 3) */
+    int reset;           /**< forget the models calibrated so far (STARPU_CALIBRATE=2) */
+    int bus;             /**< measure the bus again (STARPU_BUS_CALIBRATE=1) */
+    const char *export_dir; /**< NULL, or an existing folder that receives the models as a
+                             * profile (machine.txt and one file per model) */
+    /** Receives each line of the run's account (may be NULL): the runtime, each size's time,
+     * the models calibrated; @p detail: a line for a log file rather than a screen (StarPU's
+     * bus bandwidths). */
+    void (*log_line)(void *ctx, int detail, const char *line);
+    void *log_ctx;
+} tg_calibrate_opts;
+/** Defaults: the runtime's defaults, every workload, 3 repetitions, no reset, no export. */
+tg_calibrate_opts tg_calibrate_defaults(void);
+/** Checks @p o (TG_ERR_ARG: an empty or unknown workload set, reps < 1, several MPI ranks). */
+tg_status tg_calibrate_check(const tg_calibrate_opts *o, tg_error *err);
+
+/** A kernel size checked: its tasks at that size on one worker kind. */
+typedef struct {
+    const char *kernel; /**< the model's symbol, e.g. "tg_gemm_fp16" (static) */
+    const char *worker; /**< "cpu" or "cuda" */
+    double work;        /**< the model's size: the task's flops, else its data bytes */
+    int64_t tasks;
+    double measured;    /**< mean seconds per task, measured */
+    double predicted;   /**< mean seconds per task, predicted (NAN: no prediction) */
+    double fastest;     /**< the fastest task's seconds */
+} tg_calibrate_row;
+/** What tg_calibrate measured; free with tg_calibrate_report_free (after an error too). */
+typedef struct {
+    tg_calibrate_row *rows; /**< sorted by kernel, worker and work */
+    size_t nrows;
+    int nmodels;            /**< models calibrated */
+} tg_calibrate_report;
+/** Calibrates (see the section's head); @p rep receives the check on sizes never run. */
+tg_status tg_calibrate(const tg_calibrate_opts *o, tg_calibrate_report *rep, tg_error *err);
+void tg_calibrate_report_free(tg_calibrate_report *rep);
+
+/* ------------------------------------------------------------------------------------------ */
 /** @name Tiled matrices */
 /** Storage shape: general, or symmetric with only the lower tiles (i ≥ j) stored. */
 typedef enum { TG_GENERAL = 0, TG_SYM_LOWER } tg_shape;
@@ -837,6 +896,12 @@ typedef struct {
  * global row, and A's content is undefined. One rank only for now
  * (TG_ERR_ARG with several). */
 tg_status tg_cholesky(tg_matrix *A, const tg_chol_opts *o, tg_chol_report *r, tg_error *err);
+
+/** Writes a precision map @p map (nt × nt, column-major, as tg_chol_opts.map_out) to @p path:
+ * with @p png a heat map of ⌊256/nt⌋ (at least 1) pixels per tile, tile (0, 0) top left (fp64
+ * dark red, fp32 orange, fp16 light blue, fp8 dark blue, upper triangle white; the KRR paper's
+ * Fig. 4); otherwise TSV lines (tile row, tile column, precision) of the lower tiles. */
+tg_status tg_precmap_write(const char *path, int png, const tg_prec *map, int nt, tg_error *err);
 
 /** Solves L·Lᵀ·W = B in place for every column of @p B (TG_GENERAL, n × nrhs, the row tiling of
  * @p L, every tile FP64 or every tile FP32: the precision the solve runs in), L from

@@ -1,5 +1,6 @@
 # scripts/check-layers: passes on this tree, and fails, naming file and line, on a wrong-way
-# include, a StarPU header in io, and a function over 150 lines planted in a copy of the tree
+# include, a StarPU header in io, a CLI file including a library header other than io/out.h,
+# and a function over 150 lines planted in a copy of the tree
 # (src/geno, when the tree has none yet, included).
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/tap.sh"
@@ -36,6 +37,14 @@ fails_on "base including StarPU" src/base/rng.c 'no StarPU, MPI or CUDA header' 
     '#include <starpu.h>'
 fails_on "the api layer including the CLI" src/api.c 'wrong-way include "cli/cli.h"' \
     '#include "cli/cli.h"'
+# the CLI parses, calls the library and writes: no runtime header, no io header but out.h, no
+# algo header, though each is below it
+fails_on "the CLI including the runtime" src/cli/calibrate.c \
+    '#include "runtime/runtime.h": the CLI includes only' '#include "runtime/runtime.h"'
+fails_on "the CLI including io/idmap.h" src/cli/krr_out.c \
+    '#include "io/idmap.h": the CLI includes only' '#include "io/idmap.h"'
+fails_on "the CLI including an algo header" src/cli/rr.c \
+    '#include "algo/rr.h": the CLI includes only' '#include "algo/rr.h"'
 
 # a function of 151 lines fails, one of 150 passes (its body's braces included)
 body() { echo "int planted(void) {"; for _ in $(seq $(($1 - 2))); do echo "    ;"; done; echo "}"; }
@@ -49,6 +58,7 @@ report $? "a function of 150 lines passes" out.txt
 rm -rf t && mkdir t && cp -R "$TG_SRCDIR/src" "$TG_SRCDIR/codelets" "$TG_SRCDIR/tests" t/
 mkdir -p t/src/geno && printf '#include "tile/matrix.h"\n#include "codelets/codelets.h"\n' >t/src/geno/g.c
 echo '#include "geno/g.h"' >>t/src/algo/grm.c
+printf '#include "io/out.h"\n#include "cli/cli.h"\n#include "config.h"\n' >>t/src/cli/info.c
 "$check" t >out.txt 2>&1
-report $? "geno including tile and codelets, algo including geno: allowed" out.txt
+report $? "geno including tile and codelets, algo including geno, the CLI including io/out.h, cli/ and config.h: allowed" out.txt
 tap_end

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "cli/krr.h"
-#include "io/idmap.h" /* tg_text_format_double */
 
 /* "gamma G, " for the gaussian kernel (the others have no γ). */
 static void gamma_words(tg_kernel kernel, double gamma, char *buf, size_t size) {

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "cli/krr.h"
-#include "io/precmap.h"
 
 /* Columns of a test cohort's file with the training names (each must be there). */
 static tg_status match_columns(const char *file, const tg_pheno *ph, const char *const *names,

@@ -1,11 +1,11 @@
-/* The precision map of a tile Cholesky as TSV or as a heat map PNG (see precmap.h). */
-#include "io/precmap.h"
-
+/* The precision map of a tile Cholesky as TSV or as a heat map PNG (tg_precmap_write, declared in
+ * tilegwas.h). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "io/out.h"
 #include "io/png.h"
+#include "tilegwas.h"
 
 tg_status tg_precmap_write(const char *path, int png, const tg_prec *map, int nt, tg_error *err) {
     if (!png) {

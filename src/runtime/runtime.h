@@ -3,7 +3,7 @@
  * it includes no codelet and names no kernel (the codelets' hints reach it as data). Files:
  * runtime.c life cycle, mpi.c MPI, workers.c worker places, cuda.c CUDA handles, host.c host
  * memory, sched.c scheduling hints, taskset.c task sets, stderr_filter.c, record.c, trace.c,
- * progress.c, perfmodels.c, probe.c, blas.c. */
+ * progress.c, perfmodels.c, probe.c, blas.c, calibration.c (what tg_calibrate needs). */
 #ifndef TG_RUNTIME_H
 #define TG_RUNTIME_H
 #include <starpu.h>
@@ -223,6 +223,39 @@ void tg_record_start(int predict);
 tg_task_record *tg_record_stop(size_t *count);
 /** The perfmodel size of a task (every codelet's size_base): its flops, else its data bytes. */
 size_t tg_task_work(struct starpu_task *task, unsigned nimpl);
+
+/* ---- Calibration of the performance models (calibration.c), for tg_calibrate. */
+/** The user's STARPU_CALIBRATE and STARPU_BUS_CALIBRATE, kept while calibrate sets its own. */
+typedef struct {
+    char *calibrate, *bus;
+} tg_calibration_env;
+void tg_calibration_begin(tg_calibration_env *user);
+/** For the runtimes started from now on: StarPU's calibration @p mode (0 use the models, 1 also
+ * measure every task, 2 forget them first) and, with @p bus, a new measure of the bus. */
+void tg_calibration_set(int mode, int bus);
+/** After a start: the user's bus setting back (a new measure of the bus is for one start). */
+void tg_calibration_started(const tg_calibration_env *user);
+/** Every setting back to the user's. */
+void tg_calibration_end(tg_calibration_env *user);
+/** StarPU's bus bandwidths and latencies as it prints them (malloc'd; NULL when out of
+ * memory). Needs a started runtime. */
+char *tg_runtime_bus_text(void);
+/** CUDA devices present (0 without CUDA or when none answers). */
+int tg_cuda_device_count(void);
+typedef enum { TG_WORKER_CPU = 0, TG_WORKER_CUDA } tg_worker_kind;
+/** Task records summed per kernel (its model's symbol, one pointer per codelet), worker kind
+ * and work. */
+typedef struct {
+    const char *kernel;
+    tg_worker_kind kind;
+    double work;
+    int64_t tasks;
+    double measured, predicted; /* sums of the tasks' measured and predicted seconds */
+    double fastest;             /* the fastest task's seconds */
+} tg_record_sum;
+/** Adds the @p n records @p r to the @p nsums sums at @p sums (room for nsums + n); returns
+ * the new count. */
+size_t tg_record_sums(const tg_task_record *r, size_t n, tg_record_sum *sums, size_t nsums);
 
 #ifdef TG_USE_CUDA
 #include "runtime/cuda.h"

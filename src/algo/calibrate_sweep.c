@@ -1,4 +1,4 @@
-/* tilegwas calibrate, the sweeps: the sizes calibrated per worker kind and the workloads run at
+/* The sweeps of tg_calibrate: the sizes calibrated per worker kind and the workloads run at
  * each (KRR through the library's workflow, RR by the tile Cholesky, epistasis rounds, genotype
  * products) on random filesets written once per run. */
 #include <limits.h>
@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "algo/calibrate.h"
 #include "base/rng.h"
-#include "cli/calibrate.h"
-#include "runtime/runtime.h"
+#include "io/out.h"
 
 /* Sizes per worker kind: tile edges of the Cholesky and build kernels (every other size follows
  * from them) and epistasis sample counts. Verification runs the geometric means of neighbours,
@@ -21,14 +21,14 @@ static const int gpu_tiles[] = {256, 512, 1024, 2048, 4096, 0},
                  gpu_samples[] = {8192, 32768, 131072, 0};
 static const int quick_tiles[] = {32, 64, 128, 0}, quick_samples[] = {256, 1024, 0};
 
-const int *calibrate_tiles(int kind, int quick, int ngpu) {
+const int *tg_calibrate_tiles(tg_worker_kind kind, int quick, int ngpu) {
     if (quick) return quick_tiles;
-    if (kind == STARPU_CUDA_WORKER) return gpu_tiles;
+    if (kind == TG_WORKER_CUDA) return gpu_tiles;
     return ngpu ? cpu_gpu_node_tiles : cpu_tiles;
 }
 
-const int *calibrate_samples(int kind, int quick) {
-    return quick ? quick_samples : kind == STARPU_CPU_WORKER ? cpu_samples : gpu_samples;
+const int *tg_calibrate_samples(tg_worker_kind kind, int quick) {
+    return quick ? quick_samples : kind == TG_WORKER_CPU ? cpu_samples : gpu_samples;
 }
 
 static int count(const int *v) {
@@ -37,7 +37,7 @@ static int count(const int *v) {
     return n;
 }
 
-void calibrate_between(const int *v, int *out, int mult) {
+void tg_calibrate_between(const int *v, int *out, int mult) {
     int n = count(v), k = 0;
     for (int i = 0; i + 1 < n; i++) {
         int m = (int)(sqrt((double)v[i] * v[i + 1]) / mult + 0.5) * mult;
@@ -47,8 +47,8 @@ void calibrate_between(const int *v, int *out, int mult) {
 }
 
 /* A random fileset PREFIX = dir/name, written once per run. */
-static tg_status fileset(const sweep *s, const char *name, int64_t n, int64_t m, tg_bed *bed,
-                         tg_error *err) {
+static tg_status fileset(const tg_calibrate_pass *s, const char *name, int64_t n, int64_t m,
+                         tg_bed *bed, tg_error *err) {
     char prefix[PATH_MAX];
     snprintf(prefix, sizeof prefix, "%s/%s_%lld_%lld", s->dir, name, (long long)n, (long long)m);
     char bedpath[PATH_MAX + 8];
@@ -62,7 +62,7 @@ static tg_status fileset(const sweep *s, const char *name, int64_t n, int64_t m,
  * forced precision map's factorisation with fused builds of K and K_t (dot products in the
  * kernel's task), then an adaptive map over two γ, whose kernels come from kept dot products of
  * both cohorts; the solve and the prediction of a test cohort every time. */
-static tg_status run_krr(const sweep *s, int nb, tg_error *err) {
+static tg_status run_krr(const tg_calibrate_pass *s, int nb, tg_error *err) {
     const int64_t n = 3 * (int64_t)nb + nb / 2, snps = nb < 128 ? 256 : 2 * nb, nt = nb + nb / 2;
     tg_bed bed;
     tg_status st = fileset(s, "krr", n + nt, snps, &bed, err);
@@ -134,13 +134,13 @@ static tg_status run_rr(int nb, tg_error *err) {
 }
 
 /* Epistasis rounds of every order and score-independent kernel on @p n samples. */
-static tg_status run_epi(const sweep *s, int n, int quick, tg_error *err) {
+static tg_status run_epi(const tg_calibrate_pass *s, int n, int quick, tg_error *err) {
     /* [order][GPU, CPU, quick]: the default blocks on GPUs; smaller on CPUs, where a round of
      * the default blocks takes minutes */
     static const int blocks[3][3] = {{1024, 256, 128}, {256, 64, 32}, {64, 32, 16}};
     tg_status st = TG_OK;
     for (int k = 2; k <= 4 && !st; k++) {
-        int b = blocks[k - 2][quick ? 2 : s->kind == STARPU_CPU_WORKER];
+        int b = blocks[k - 2][quick ? 2 : s->kind == TG_WORKER_CPU];
         /* three blocks: at least C(3 + k − 1, k) ≥ 10 rounds */
         tg_bed bed;
         if ((st = fileset(s, "epi", n, 3 * b, &bed, err))) break;
@@ -192,24 +192,25 @@ static tg_status run_snpmm(int nb, tg_error *err) {
     return st;
 }
 
-tg_status calibrate_sweep(const sweep *s, int workloads, int quick, tg_log *log, tg_error *err) {
+tg_status tg_calibrate_sweep(const tg_calibrate_pass *s, const tg_calibrate_opts *o,
+                             tg_error *err) {
+    const unsigned w = o->workloads;
+    const char *kind = s->kind == TG_WORKER_CPU ? "CPU" : "GPU";
     tg_status st = TG_OK;
     for (int r = 0; r < s->reps && !st; r++) {
         for (int i = 0; s->tiles[i] && !st; i++) {
             double t0 = tg_now();
             int nb = s->tiles[i];
-            if ((workloads & W_KRR) && (st = run_krr(s, nb, err))) break;
-            if ((workloads & W_RR) && (st = run_rr(nb, err))) break;
-            if ((workloads & W_SNPMM) && (st = run_snpmm(nb, err))) break;
-            tg_log_printf(log, "  %s tile %d: %.2f s", s->kind == STARPU_CPU_WORKER ? "CPU" : "GPU",
-                          nb, tg_now() - t0);
+            if ((w & TG_CALIBRATE_KRR) && (st = run_krr(s, nb, err))) break;
+            if ((w & TG_CALIBRATE_RR) && (st = run_rr(nb, err))) break;
+            if ((w & TG_CALIBRATE_SNPMM) && (st = run_snpmm(nb, err))) break;
+            tg_calibrate_log(o, 0, "  %s tile %d: %.2f s", kind, nb, tg_now() - t0);
         }
-        for (int i = 0; (workloads & W_EPI) && s->samples[i] && !st; i++) {
+        for (int i = 0; (w & TG_CALIBRATE_EPISTASIS) && s->samples[i] && !st; i++) {
             double t0 = tg_now();
-            if ((st = run_epi(s, s->samples[i], quick, err))) break;
-            tg_log_printf(log, "  %s epistasis %d samples: %.2f s",
-                          s->kind == STARPU_CPU_WORKER ? "CPU" : "GPU", s->samples[i],
-                          tg_now() - t0);
+            if ((st = run_epi(s, s->samples[i], o->quick, err))) break;
+            tg_calibrate_log(o, 0, "  %s epistasis %d samples: %.2f s", kind, s->samples[i],
+                             tg_now() - t0);
         }
     }
     return st;
