@@ -573,6 +573,10 @@ tg_status tg_matrix_to_dense(const tg_matrix *A, double *a, int64_t lda, tg_erro
  * map) and the scale scale[i + j·mt] (a positive power of two, so scaling is exact; NULL for
  * 1) as StarPU tasks on any worker. */
 tg_status tg_matrix_convert(tg_matrix *A, const tg_prec *map, const double *scale, tg_error *err);
+/** The rule behind every workload's default precisions (bit sets of 1u << tg_prec): @p with_gpus
+ * when the started runtime has GPU workers, else @p cpu_only (fp16 and fp8 tiles save memory,
+ * not time, on CPUs); @p why (may be NULL) receives the reason, for logs. */
+unsigned tg_precisions_by_workers(unsigned with_gpus, unsigned cpu_only, const char **why);
 /** The stored content of tile (i, j), which this rank owns, copied as it is (no rounding):
  * rows·cols elements of the tile's precision (tg_matrix_tile_prec; fp16 and fp8 as their bits)
  * holding value·scale (tg_matrix_tile_scale), column-major without padding, into @p buf of
@@ -1049,7 +1053,7 @@ tg_krr_opts tg_krr_defaults(void);
  * reason, for logs. */
 int tg_krr_tile(int64_t n, const char **why);
 /** The precisions off-diagonal tiles may take by default: fp32, fp16 and fp8 with GPUs, fp32 on
- * CPUs only (where fp16 and fp8 tiles save memory, not time); @p why as tg_krr_tile's. */
+ * CPUs only; tg_precisions_by_workers() with those sets. */
 unsigned tg_krr_precisions(const char **why);
 
 /** Train/test split of @p n samples with @p k phenotypes (sample i's at y[i + c·ldy], NAN:

@@ -4,6 +4,12 @@
 #include "runtime/runtime.h"
 #include "tile/matrix.h"
 
+unsigned tg_precisions_by_workers(unsigned with_gpus, unsigned cpu_only, const char **why) {
+    const int gpus = tg_runtime_ngpu() > 0;
+    if (why) *why = gpus ? "GPUs in use" : "CPU only: fp16 and fp8 tiles would save memory, not time";
+    return gpus ? with_gpus : cpu_only;
+}
+
 tg_status tg_matrix_convert(tg_matrix *A, const tg_prec *map, const double *scale, tg_error *err) {
     for (size_t t = 0; t < (size_t)A->mt * A->nt; t++) {
         if (map[t] < 0 || map[t] >= TG_NPREC)

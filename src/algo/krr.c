@@ -27,9 +27,8 @@ int tg_krr_tile(int64_t n, const char **why) {
 }
 
 unsigned tg_krr_precisions(const char **why) {
-    int gpus = tg_runtime_ngpu() > 0;
-    if (why) *why = gpus ? "GPUs in use" : "CPU only: fp16 and fp8 tiles would save memory, not time";
-    return gpus ? 1u << TG_FP32 | 1u << TG_FP16 | 1u << TG_FP8_E4M3 : 1u << TG_FP32;
+    return tg_precisions_by_workers(1u << TG_FP32 | 1u << TG_FP16 | 1u << TG_FP8_E4M3,
+                                    1u << TG_FP32, why);
 }
 
 tg_status tg_krr_split_make(int64_t n, int k, const double *y, int64_t ldy, double test_frac,

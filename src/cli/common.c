@@ -199,12 +199,11 @@ void tg_cli_precision_names(unsigned set, char *buf, size_t len) {
 }
 
 unsigned tg_cli_default_precisions(tg_log *log, unsigned with_gpus, unsigned without) {
-    const int gpus = tg_runtime_ngpu() > 0;
-    const unsigned a = gpus ? with_gpus : without;
+    const char *why;
+    const unsigned a = tg_precisions_by_workers(with_gpus, without, &why);
     char names[64];
     tg_cli_precision_names(a, names, sizeof names);
-    tg_log_printf(log, "precisions %s (%s)", names,
-                  gpus ? "GPUs in use" : "CPU only: fp16 and fp8 tiles would save memory, not time");
+    tg_log_printf(log, "precisions %s (%s)", names, why);
     return a;
 }
 
