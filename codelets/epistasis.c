@@ -8,6 +8,7 @@
 
 #include "codelets/epistasis.h"
 
+#include <errno.h>
 #include <immintrin.h>
 #include <math.h>
 #include <stdlib.h>
@@ -29,6 +30,23 @@ void tg_epi_codelets_init(void) {
                         tg_epi_round_cpu, TG_CUDA_FN(tg_epi_round_cuda), k + 2, m,
                         (struct tg_codelet_hints){TG_B_EPI, 0});
     }
+}
+
+int tg_insert_epi_round(const struct tg_epi_round_arg *a, const starpu_data_handle_t blk[],
+                        starpu_data_handle_t table, starpu_data_handle_t result, double work,
+                        void (*done)(void *), void *done_arg) {
+    /* the argument goes to the task as is (both codelets read it by a cast); StarPU frees it */
+    struct tg_epi_round_arg *arg = malloc(sizeof *arg);
+    if (!arg) return -ENOMEM;
+    *arg = *a;
+    /* as many plane blocks as the order: the handles go as an array */
+    struct starpu_data_descr d[TG_EPI_MAX_ORDER + 2];
+    for (int i = 0; i < a->order; i++) d[i] = (struct starpu_data_descr){blk[i], STARPU_R};
+    d[a->order] = (struct starpu_data_descr){table, STARPU_R};
+    d[a->order + 1] = (struct starpu_data_descr){result, STARPU_W};
+    return TG_INSERT_LOCAL(&tg_cl_epi_round[a->order - 2], STARPU_CL_ARGS, arg, sizeof *arg,
+                           STARPU_DATA_MODE_ARRAY, d, a->order + 2, STARPU_CALLBACK_WITH_ARG_NFREE,
+                           done, done_arg, STARPU_FLOPS, work, 0);
 }
 
 /* ---------------------------------------------------------------------------------------- */

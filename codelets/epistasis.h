@@ -89,6 +89,13 @@ void tg_epi_round_cuda(void *buffers[], void *cl_arg);
  * tg_epi_codelets_init(), called from tg_codelets_init(). */
 extern struct starpu_codelet tg_cl_epi_round[TG_EPI_MAX_ORDER - 1];
 void tg_epi_codelets_init(void);
+/** Inserts a round of order a->order on the plane blocks @p blk[0 .. order−1] and the score
+ * table @p table, writing @p result, as this rank's own work (TG_INSERT_LOCAL: the rounds a rank
+ * runs and their handles are its own); @p work: the perfmodel's size; done(done_arg) once it
+ * has run. 0, or a negative errno (−ENOMEM: no memory for the task's copy of @p a). */
+int tg_insert_epi_round(const struct tg_epi_round_arg *a, const starpu_data_handle_t blk[],
+                        starpu_data_handle_t table, starpu_data_handle_t result, double work,
+                        void (*done)(void *), void *done_arg);
 
 /** Fills the score table t (length n0 + n1 + 2) of a score kind (zeros for χ²). */
 void tg_epi_score_table(enum tg_epi_score score, int64_t n, double *t);

@@ -1,6 +1,7 @@
 # scripts/check-layers: passes on this tree, and fails, naming file and line, on a wrong-way
-# include, a StarPU header in io, a CLI file including a library header other than io/out.h,
-# and a function over 150 lines planted in a copy of the tree
+# include, a StarPU header in io or algo, a CLI file including a library header other than
+# io/out.h, a StarPU identifier in algo or geno code, and a function over 150 lines planted in a
+# copy of the tree
 # (src/geno, when the tree has none yet, included).
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/tap.sh"
@@ -45,6 +46,15 @@ fails_on "the CLI including io/idmap.h" src/cli/krr_out.c \
     '#include "io/idmap.h": the CLI includes only' '#include "io/idmap.h"'
 fails_on "the CLI including an algo header" src/cli/rr.c \
     '#include "algo/rr.h": the CLI includes only' '#include "algo/rr.h"'
+# algorithms and genotypes reach StarPU through the runtime's vocabulary and tg_insert_*
+fails_on "an algorithm calling StarPU" src/algo/grm.c \
+    'starpu_task_wait_for_all: algo and geno name no StarPU identifier' \
+    'static void planted(void) { starpu_task_wait_for_all(); }'
+fails_on "geno naming a StarPU constant" src/geno/pass.c \
+    'STARPU_MAIN_RAM: algo and geno name no StarPU identifier' \
+    'static const int planted = STARPU_MAIN_RAM;'
+fails_on "an algorithm including StarPU" src/algo/cg.c 'no StarPU, MPI or CUDA header' \
+    '#include <starpu.h>'
 
 # a function of 151 lines fails, one of 150 passes (its body's braces included)
 body() { echo "int planted(void) {"; for _ in $(seq $(($1 - 2))); do echo "    ;"; done; echo "}"; }
@@ -59,6 +69,10 @@ rm -rf t && mkdir t && cp -R "$TG_SRCDIR/src" "$TG_SRCDIR/codelets" "$TG_SRCDIR/
 mkdir -p t/src/geno && printf '#include "tile/matrix.h"\n#include "codelets/codelets.h"\n' >t/src/geno/g.c
 echo '#include "geno/g.h"' >>t/src/algo/grm.c
 printf '#include "io/out.h"\n#include "cli/cli.h"\n#include "config.h"\n' >>t/src/cli/info.c
+# a StarPU setting named in a comment or a message, and a name that merely contains starpu_
+printf '%s\n' '/* STARPU_NCPU: */' 'static const char *planted = "set STARPU_NCPU"; // starpu_malloc' \
+    'int tg_starpu_x;' >>t/src/algo/grm.c
 "$check" t >out.txt 2>&1
-report $? "geno including tile and codelets, algo including geno, the CLI including io/out.h, cli/ and config.h: allowed" out.txt
+report $? "geno including tile and codelets, algo including geno, the CLI including io/out.h, \
+cli/ and config.h, StarPU named in algo comments and strings: allowed" out.txt
 tap_end

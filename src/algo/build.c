@@ -29,7 +29,7 @@ struct tg_kgeno {
     double c0, c1;       /* the kernel's constants (struct tg_kernelfn_arg) */
     int8_t **enc;        /* np panels: enc_pad × rows, one sample per column */
     double **terms;      /* np panels: rows × (1 + ncov), s_i then the confounders */
-    starpu_data_handle_t *he, *ht;
+    tg_handle *he, *ht;
 };
 
 static const char *const kernel_names[] = {"gaussian", "ibs", "linear"};
@@ -63,10 +63,10 @@ static int mine(int p) { return panel_owner(p) == tg_runtime_rank(); }
 void tg_kgeno_free(tg_kgeno *g) {
     if (!g) return;
     for (int p = 0; p < g->np; p++) {
-        if (g->he && g->he[p]) starpu_data_unregister(g->he[p]);
-        if (g->ht && g->ht[p]) starpu_data_unregister(g->ht[p]);
-        if (g->enc && g->enc[p]) starpu_free(g->enc[p]);
-        if (g->terms && g->terms[p]) starpu_free(g->terms[p]);
+        if (g->he && g->he[p]) tg_handle_free(g->he[p]);
+        if (g->ht && g->ht[p]) tg_handle_free(g->ht[p]);
+        if (g->enc) tg_host_free(g->enc[p]);
+        if (g->terms) tg_host_free(g->terms[p]);
     }
     free(g->he);
     free(g->ht);
@@ -158,7 +158,7 @@ static tg_status check_create(const tg_bed *bed, const int64_t *rows, int64_t n,
         if (!isnan(freq[j]) && !(freq[j] >= 0 && freq[j] <= 1))
             return tg_error_set(err, TG_ERR_ARG, "%s: A1 frequency %g of SNP %s is outside [0, 1]",
                                 bed->prefix, freq[j], bed->snps[j].id);
-    if (!starpu_is_initialized())
+    if (!tg_runtime_started())
         return tg_error_set(err, TG_ERR_RUNTIME, "kernel genotypes: the runtime is not started");
     return TG_OK;
 }
@@ -174,8 +174,8 @@ static tg_status alloc_panels(tg_kgeno *g, tg_error *err) {
         if (!mine(p)) continue;
         size_t rows = (size_t)panel_rows(g, p), eb = rows * (size_t)g->enc_pad,
                tb = rows * (size_t)(1 + g->ncov) * sizeof(double);
-        /* starpu_malloc: pinned when CUDA is in use, so panels reach the GPUs by DMA */
-        if (starpu_malloc((void **)&g->enc[p], eb) || starpu_malloc((void **)&g->terms[p], tb))
+        /* pinned when CUDA is in use, so panels reach the GPUs by DMA */
+        if (!(g->enc[p] = tg_host_alloc(eb, NULL)) || !(g->terms[p] = tg_host_alloc(tb, NULL)))
             return tg_error_set(err, TG_ERR_NOMEM, "out of memory for a genotype panel of %zu "
                                 "samples × %lld encodings", rows, (long long)g->enc_pad);
         memset(g->enc[p], 0, eb);
@@ -261,14 +261,11 @@ tg_status tg_kgeno_create(const tg_bed *bed, const int64_t *rows, int64_t n, tg_
     free(first);
     tg_geno_source_free(src);
 
-    /* other ranks' panels: StarPU allocates them where StarPU-MPI receives them */
+    /* other ranks' panels (NULL here): the runtime allocates them where this rank receives them */
     for (int p = 0; p < g->np; p++) {
         uint32_t r = (uint32_t)panel_rows(g, p);
-        int home = mine(p) ? STARPU_MAIN_RAM : -1;
-        starpu_matrix_data_register(&g->he[p], home, (uintptr_t)g->enc[p],
-                                    (uint32_t)g->enc_pad, (uint32_t)g->enc_pad, r, 1);
-        starpu_matrix_data_register(&g->ht[p], home, (uintptr_t)g->terms[p], r, r,
-                                    (uint32_t)(1 + ncov), sizeof(double));
+        tg_handle_matrix(&g->he[p], g->enc[p], (uint32_t)g->enc_pad, (uint32_t)g->enc_pad, r, 1);
+        tg_handle_matrix(&g->ht[p], g->terms[p], r, r, (uint32_t)(1 + ncov), sizeof(double));
         tg_runtime_register(g->he[p], panel_owner(p));
         tg_runtime_register(g->ht[p], panel_owner(p));
     }

@@ -49,7 +49,7 @@ struct stats {
 static tg_status read_stats(const tg_matrix *A, struct stats *s, tg_error *err) {
     size_t n2 = (size_t)A->mt * A->nt;
     double *v = tg_calloc(3 * n2, sizeof *v, err);
-    starpu_data_handle_t *h = tg_calloc(n2, sizeof *h, err);
+    tg_handle *h = tg_calloc(n2, sizeof *h, err);
     int bad = 0;
     if (!v || !h) {
         free(v);
@@ -274,7 +274,7 @@ static int below_fp32(tg_prec d, tg_prec p) { return d == TG_FP32 && p == TG_FP1
  * copy raised to the diagonal precision); cp[i][q] the copy in precision q the trailing updates
  * read. */
 struct panel {
-    starpu_data_handle_t *hi, *cp; /* cp: nt × TG_NPREC */
+    tg_handle *hi, *cp; /* cp: nt × TG_NPREC */
     unsigned char *own_hi, *own_cp;
     double *cp_scale;
 };
@@ -289,7 +289,7 @@ static double solved_scale(const tg_matrix *A, const struct panel *pn, int i, in
 }
 
 /* The copy of panel tile (i, k) in precision q, made on first request. */
-static starpu_data_handle_t panel_copy(tg_matrix *A, struct panel *pn, const double *s8, int i,
+static tg_handle panel_copy(tg_matrix *A, struct panel *pn, const double *s8, int i,
                                        int k, tg_prec q, tg_prec d, int prio, int64_t *copies,
                                        int *bad) {
     size_t c = (size_t)i * TG_NPREC + q, t = tg_tile_index(A, i, k);
@@ -326,7 +326,7 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
     int nt = A->nt;
     tg_prec d = o->diag;
     struct panel pn = {0};
-    starpu_data_handle_t *hinfo = tg_calloc((size_t)nt, sizeof *hinfo, err);
+    tg_handle *hinfo = tg_calloc((size_t)nt, sizeof *hinfo, err);
     int64_t *linfo = tg_calloc((size_t)nt, sizeof *linfo, err);
     pn.hi = tg_calloc((size_t)nt, sizeof *pn.hi, err);
     pn.cp = tg_calloc((size_t)nt * TG_NPREC, sizeof *pn.cp, err);
@@ -349,7 +349,7 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
         int kb;
         tg_matrix_tile_dims(A, k, k, &kb, &kb);
         int kowner = tg_matrix_tile_owner(A, k, k);
-        starpu_data_handle_t linv = tg_tile_temp(kb, kb, d, kowner), linv16 = NULL, alpha = NULL;
+        tg_handle linv = tg_tile_temp(kb, kb, d, kowner), linv16 = NULL, alpha = NULL;
         bad |= tg_insert_trtri(d, tg_tile(A, k, k), linv, top + 2 * nt);
         int any16 = 0;
         for (int i = k + 1; i < nt; i++) any16 |= below_fp32(d, A->prec[tg_tile_index(A, i, k)]);
@@ -386,7 +386,7 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
             /* a panel tile stored in FP16 (map FP16 or FP8) updates an FP32 diagonal from its
              * FP16 storage, on tensor cores */
             tg_prec sp = below_fp32(d, A->prec[tg_tile_index(A, j, k)]) ? TG_FP16 : d;
-            starpu_data_handle_t aj =
+            tg_handle aj =
                 sp == d ? pn.hi[j]
                         : panel_copy(A, &pn, s8, j, k, sp, d, top - 2 * (j - k), &r->copies, &bad);
             bad |= tg_insert_syrk(sp, aj, tg_tile(A, j, j), top - 2 * (j - k));
@@ -394,7 +394,7 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
                 size_t t = tg_tile_index(A, i, j);
                 tg_prec q = map[t]; /* FP8 tiles: FP8 operands, updates into their FP16 */
                 int prio = top - (i - k) - (j - k);
-                starpu_data_handle_t a = panel_copy(A, &pn, s8, i, k, q, d, prio, &r->copies, &bad),
+                tg_handle a = panel_copy(A, &pn, s8, i, k, q, d, prio, &r->copies, &bad),
                                      b = panel_copy(A, &pn, s8, j, k, q, d, prio, &r->copies, &bad);
                 double sa = pn.cp_scale[(size_t)i * TG_NPREC + q],
                        sb = pn.cp_scale[(size_t)j * TG_NPREC + q];

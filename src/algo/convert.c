@@ -25,7 +25,7 @@ tg_status tg_matrix_convert(tg_matrix *A, const tg_prec *map, const double *scal
             size_t t = tg_tile_index(A, i, j);
             double s = scale ? scale[t] : 1;
             if (!A->h[t] || (map[t] == A->prec[t] && s == A->scale[t])) continue;
-            starpu_data_handle_t h = tg_matrix_new_tile(A, i, j, map[t]);
+            tg_handle h = tg_matrix_new_tile(A, i, j, map[t]);
             int ret = tg_insert_convert(A->h[t], h, A->prec[t], map[t], s / A->scale[t], 0);
             if (ret)
                 return tg_error_set(err, TG_ERR_RUNTIME, "cannot submit conversion of tile (%d, %d)",

@@ -75,7 +75,7 @@ struct progress {
 struct slot {
     struct progress *p;
     uint64_t combos;
-    starpu_data_handle_t h;
+    tg_handle h;
     struct tg_epi_result *res;
 };
 
@@ -104,7 +104,7 @@ struct search {
     int64_t id;                        /* this search, among the process's (tg_epi_round_arg) */
     uint64_t *planes;
     double *table;
-    starpu_data_handle_t *blk, th;
+    tg_handle *blk, th;
     struct slot *slots;
     char *results;
     struct tg_epi_result *best; /* the rounds' results merged (tg_epi_result_size(topk)) */
@@ -237,42 +237,30 @@ static tg_status run_wave(struct search *s, const tg_epi_opts *o, struct progres
                                      .search = s->id};
         memcpy(a.words, s->words, sizeof a.words);
         memcpy(a.n, s->n, sizeof a.n);
-        struct starpu_data_descr d[TG_EPI_MAX_ORDER + 2];
+        tg_handle blocks[TG_EPI_MAX_ORDER];
         uint64_t combos = 1;
         const int64_t *b = s->b;
         for (int i = 0; i < s->k; i++) {
             a.first[i] = b[i] * s->B;
             a.nsnp[i] = (int32_t)(s->m - a.first[i] < s->B ? s->m - a.first[i] : s->B);
-            d[i] = (struct starpu_data_descr){s->blk[b[i]], STARPU_R};
+            blocks[i] = s->blk[b[i]];
             /* a group of equal blocks contributes C(nsnp, multiplicity) */
             int mult = 1;
             while (i + mult < s->k && b[i + mult] == b[i]) mult++;
             if (i == 0 || b[i - 1] != b[i]) combos *= (uint64_t)choose(a.nsnp[i], mult);
         }
-        /* the argument goes to the task as is (both codelets read it by a cast); StarPU frees it */
-        struct tg_epi_round_arg *arg = malloc(sizeof *arg);
-        if (!arg) {
-            ret = -ENOMEM;
-            break;
-        }
-        *arg = a;
         struct slot *sl = &s->slots[w];
         sl->p = p;
         sl->combos = combos;
         *expected += combos;
         sl->res = (struct tg_epi_result *)(s->results + (size_t)w * rsize);
         tg_handle_vector(&sl->h, sl->res, (uint32_t)rsize, 1);
-        d[s->k] = (struct starpu_data_descr){s->th, STARPU_R};
-        d[s->k + 1] = (struct starpu_data_descr){sl->h, STARPU_W};
-        /* a round is this rank's own work on its own handles (runtime.h: TG_INSERT_LOCAL and
-         * tg_runtime_wait_local) */
+        /* a round is this rank's own work on its own handles (tg_insert_epi_round, waited for
+         * by tg_runtime_wait_local) */
         /* the perfmodel's size: counting costs per combination and sample, scoring and
          * selection per combination about as much as 1,024 samples' counting */
         double work = (double)combos * (double)(s->n[0] + s->n[1] + 1024);
-        ret = TG_INSERT_LOCAL(&tg_cl_epi_round[s->k - 2], STARPU_CL_ARGS, arg, sizeof *arg,
-                              STARPU_DATA_MODE_ARRAY, d, s->k + 2,
-                              STARPU_CALLBACK_WITH_ARG_NFREE, round_done, sl, STARPU_FLOPS,
-                              work, 0);
+        ret = tg_insert_epi_round(&a, blocks, s->th, sl->h, work, round_done, sl);
         w++; /* its handle is registered: unregistered below, submitted or not */
     }
     /* this rank's tasks only: other ranks run other numbers of waves */
@@ -291,10 +279,10 @@ static tg_status run_wave(struct search *s, const tg_epi_opts *o, struct progres
 static void search_free(struct search *s) {
     if (s->blk)
         for (int64_t b = 0; b < s->nb; b++)
-            if (s->blk[b]) starpu_data_unregister(s->blk[b]);
-    if (s->th) starpu_data_unregister(s->th);
+            if (s->blk[b]) tg_handle_free(s->blk[b]);
+    if (s->th) tg_handle_free(s->th);
     free(s->blk);
-    if (s->planes) starpu_free(s->planes);
+    tg_host_free(s->planes);
     free(s->table);
     free(s->slots);
     free(s->results);
@@ -371,11 +359,9 @@ tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *
 
     double t0 = tg_now();
     size_t bytes = (size_t)(s.nb * s.block_words) * sizeof *s.planes;
-    if (starpu_malloc((void **)&s.planes, bytes)) {
-        s.planes = NULL;
+    if (!(s.planes = tg_host_alloc(bytes, NULL)))
         return tg_error_set(err, TG_ERR_NOMEM, "cannot allocate %.3g GiB of genotype planes",
                             (double)bytes / (1 << 30));
-    }
     memset(s.planes, 0, bytes);
     if ((st = build_planes(bed, cls, &s, rep, err))) goto done;
     s.complete = rep->complete;
@@ -404,12 +390,10 @@ tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *
         goto done;
     }
     tg_epi_score_table((enum tg_epi_score)o->score, s.n[0] + s.n[1], s.table);
-    starpu_vector_data_register(&s.th, STARPU_MAIN_RAM, (uintptr_t)s.table, (uint32_t)nt,
-                                sizeof *s.table);
+    tg_handle_vector(&s.th, s.table, (uint32_t)nt, sizeof *s.table);
     for (int64_t b = 0; b < s.nb; b++)
-        starpu_vector_data_register(&s.blk[b], STARPU_MAIN_RAM,
-                                    (uintptr_t)(s.planes + b * s.block_words),
-                                    (uint32_t)s.block_words, sizeof *s.planes);
+        tg_handle_vector(&s.blk[b], s.planes + b * s.block_words, (uint32_t)s.block_words,
+                         sizeof *s.planes);
     struct progress p = {.o = o,
                          .total = all,
                          .nranks = s.nranks,

@@ -50,7 +50,7 @@ tg_status tg_krr_predict_tiles(const tg_matrix *Kt, const tg_matrix *W, double *
     for (int i = 0; i < Kt->mt; i++)
         for (int k = 0; k < Kt->nt; k++) {
             size_t t = tg_tile_index(Kt, i, k);
-            starpu_data_handle_t a = Kt->h[t];
+            tg_handle a = Kt->h[t];
             int own = Kt->prec[t] != w || Kt->scale[t] != 1;
             if (own) {
                 int rows, cols;

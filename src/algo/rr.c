@@ -40,7 +40,7 @@ struct panels {
     const double *freq; /* A1 frequencies of the tg_geno */
     int8_t **data;
     double **vec;
-    starpu_data_handle_t *h, *v;
+    tg_handle *h, *v;
 };
 
 static int panel_snps(const struct panels *P, int J) {
@@ -61,9 +61,9 @@ static void fill_panel(void *ctx, int64_t J) {
 
 static void panels_free(struct panels *P) {
     for (int J = 0; J < P->np; J++) {
-        if (P->h && P->h[J]) starpu_data_unregister(P->h[J]);
-        if (P->v && P->v[J]) starpu_data_unregister(P->v[J]);
-        if (P->data && P->data[J]) starpu_free(P->data[J]);
+        if (P->h && P->h[J]) tg_handle_free(P->h[J]);
+        if (P->v && P->v[J]) tg_handle_free(P->v[J]);
+        if (P->data) tg_host_free(P->data[J]);
         if (P->vec) free(P->vec[J]);
     }
     free(P->data);
@@ -84,19 +84,18 @@ static tg_status panels_make(struct panels *P, tg_error *err) {
     for (int J = 0; J < np; J++) {
         if (!mine(J)) continue;
         int nbj = panel_snps(P, J), w = P->missing ? 2 * nbj : nbj;
-        if (starpu_malloc((void **)&P->data[J], (size_t)(P->npad * w)))
+        if (!(P->data[J] = tg_host_alloc((size_t)(P->npad * w), NULL)))
             return tg_error_set(err, TG_ERR_NOMEM, "ridge (Cholesky): no memory for SNP panel %d "
                                 "(%lld × %d int8)", J, (long long)P->npad, w);
         if (!(P->vec[J] = tg_malloc(2 * (size_t)nbj * sizeof(double), err))) return TG_ERR_NOMEM;
     }
     tg_parallel_for(np, fill_panel, P);
-    /* other ranks' panels: StarPU allocates them where StarPU-MPI receives them */
+    /* other ranks' panels (NULL here): the runtime allocates them where this rank receives them */
     for (int J = 0; J < np; J++) {
-        int nbj = panel_snps(P, J), w = P->missing ? 2 * nbj : nbj, home = mine(J) ? STARPU_MAIN_RAM : -1;
-        starpu_matrix_data_register(&P->h[J], home, (uintptr_t)P->data[J],
-                                    (uint32_t)P->npad, (uint32_t)P->npad, (uint32_t)w, 1);
-        starpu_vector_data_register(&P->v[J], home, (uintptr_t)P->vec[J],
-                                    (uint32_t)(2 * nbj), sizeof(double));
+        int nbj = panel_snps(P, J), w = P->missing ? 2 * nbj : nbj;
+        tg_handle_matrix(&P->h[J], P->data[J], (uint32_t)P->npad, (uint32_t)P->npad, (uint32_t)w,
+                         1);
+        tg_handle_vector(&P->v[J], P->vec[J], (uint32_t)(2 * nbj), sizeof(double));
         tg_runtime_register(P->h[J], panel_owner(J));
         tg_runtime_register(P->v[J], panel_owner(J));
     }
@@ -111,9 +110,9 @@ static tg_status build(const struct panels *P, double lambda, tg_matrix *A, tg_e
     tg_phase *ph = tg_phase_open("xtx", "op", -1);
     for (int K = 0; K < P->np; K++)
         for (int J = K; J < P->np; J++) {
-            uint32_t wj = (uint32_t)starpu_matrix_get_ny(P->h[J]),
-                     wk = (uint32_t)starpu_matrix_get_ny(P->h[K]);
-            starpu_data_handle_t c = tg_tile_temp((int)wj, (int)wk, TG_INT32,
+            uint32_t wj = (uint32_t)tg_handle_cols(P->h[J]),
+                     wk = (uint32_t)tg_handle_cols(P->h[K]);
+            tg_handle c = tg_tile_temp((int)wj, (int)wk, TG_INT32,
                                                   tg_matrix_tile_owner(A, J, K));
             /* tiles of early panels first: the factorisation starts there */
             int prio = P->np - K;

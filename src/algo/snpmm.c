@@ -45,15 +45,15 @@
 
 void tg_geno_free(tg_geno *g) {
     if (!g) return;
-    if (g->registered && starpu_is_initialized()) {
-        starpu_data_unregister(g->hcoef);
+    if (g->registered && tg_runtime_started()) {
+        tg_handle_free(g->hcoef);
         for (int64_t b = 0; b < g->rbl.count; b++) {
-            starpu_data_unregister(g->hr[b]);
-            starpu_data_unregister(g->hrm[b]);
+            tg_handle_free(g->hr[b]);
+            tg_handle_free(g->hrm[b]);
         }
         for (int64_t b = 0; b < g->sbl.count; b++) {
-            starpu_data_unregister(g->ht[b]);
-            starpu_data_unregister(g->htm[b]);
+            tg_handle_free(g->ht[b]);
+            tg_handle_free(g->htm[b]);
         }
     }
     tg_geno_codes_release(g);
@@ -79,21 +79,16 @@ int64_t tg_geno_block_start(const tg_geno *g, int trans, int64_t b) {
 /* Registers every block once; StarPU then keeps valid copies on the devices that read them. */
 static void register_blocks(tg_geno *g) {
     int64_t ng = cdiv(g->m, 5), nh = cdiv(g->nl, 5);
-    starpu_vector_data_register(&g->hcoef, STARPU_MAIN_RAM, (uintptr_t)g->coef, 2 * (uint32_t)g->m,
-                                sizeof(double));
+    tg_handle_vector(&g->hcoef, g->coef, 2 * (uint32_t)g->m, sizeof(double));
     for (int64_t b = 0; b < g->rbl.count; b++) {
         uint32_t rows = (uint32_t)block_len(&g->rbl, b);
-        starpu_matrix_data_register(&g->hr[b], STARPU_MAIN_RAM, (uintptr_t)g->rcodes[b], rows, rows,
-                                    (uint32_t)ng, 1);
-        starpu_vector_data_register(&g->hrm[b], STARPU_MAIN_RAM, (uintptr_t)g->rmiss[b].a,
-                                    (uint32_t)g->rmiss[b].len, sizeof(int32_t));
+        tg_handle_matrix(&g->hr[b], g->rcodes[b], rows, rows, (uint32_t)ng, 1);
+        tg_handle_vector(&g->hrm[b], g->rmiss[b].a, (uint32_t)g->rmiss[b].len, sizeof(int32_t));
     }
     for (int64_t b = 0; b < g->sbl.count; b++) {
         uint32_t cols = (uint32_t)block_len(&g->sbl, b);
-        starpu_matrix_data_register(&g->ht[b], STARPU_MAIN_RAM, (uintptr_t)g->tcodes[b], cols, cols,
-                                    (uint32_t)nh, 1);
-        starpu_vector_data_register(&g->htm[b], STARPU_MAIN_RAM, (uintptr_t)g->tmiss[b].a,
-                                    (uint32_t)g->tmiss[b].len, sizeof(int32_t));
+        tg_handle_matrix(&g->ht[b], g->tcodes[b], cols, cols, (uint32_t)nh, 1);
+        tg_handle_vector(&g->htm[b], g->tmiss[b].a, (uint32_t)g->tmiss[b].len, sizeof(int32_t));
     }
     g->registered = 1;
 }
@@ -199,7 +194,7 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
         }
     const int64_t nblk = tg_geno_nblocks(g, trans);
     const blocks *bl = trans ? &g->sbl : &g->rbl;
-    starpu_data_handle_t hin, *hout = tg_calloc((size_t)nblk, sizeof *hout, err);
+    tg_handle hin, *hout = tg_calloc((size_t)nblk, sizeof *hout, err);
     if (!hout) return TG_ERR_NOMEM;
     tg_handle_matrix(&hin, in, (uint32_t)ldin, (uint32_t)nt, (uint32_t)k, es);
     for (int64_t b = 0; b < nblk; b++)
@@ -220,8 +215,8 @@ int64_t tg_geno_nblocks(const tg_geno *g, int trans) { return trans ? g->sbl.cou
 typedef struct {
     tg_geno *g;
     struct tg_fivecodes_arg a;
-    starpu_data_handle_t in;
-    const starpu_data_handle_t *out;
+    tg_handle in;
+    const tg_handle *out;
     int64_t nt;
 } product;
 
@@ -237,7 +232,7 @@ static int submit_block(void *ctx, int64_t b, int worker, void (*done)(void *), 
 }
 
 tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, const double *offset,
-                             starpu_data_handle_t in, const starpu_data_handle_t *out_blocks,
+                             tg_handle in, const tg_handle *out_blocks,
                              int pull, tg_error *err) {
     if (!g->registered) register_blocks(g);
     product p = {.g = g,

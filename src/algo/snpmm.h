@@ -1,11 +1,10 @@
 /* Internal view of the genotype product: the blocks (tests cover block edges with small blocks,
  * made by tg_geno_from_int8_blocks of geno/codes5.h; the benchmark reports them) and the product
- * on this rank's rows or on caller-held StarPU handles. */
+ * on this rank's rows or on caller-held runtime handles. */
 #ifndef TG_ALGO_SNPMM_H
 #define TG_ALGO_SNPMM_H
-#include <starpu.h>
-
 #include "geno/codes5.h"
+#include "runtime/runtime.h"
 #include "tilegwas.h"
 
 /** Output blocks of a product on this rank: row blocks of its samples (trans 0) or blocks of
@@ -39,6 +38,6 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
  * submission would have to wait), it returns once every task is submitted, placed by the
  * scheduler. */
 tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, const double *offset,
-                             starpu_data_handle_t in, const starpu_data_handle_t *out_blocks,
+                             tg_handle in, const tg_handle *out_blocks,
                              int pull, tg_error *err);
 #endif

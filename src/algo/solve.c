@@ -15,14 +15,14 @@
 
 /* L tile (i, k) in precision b: the tile itself or a copy raised on rank @p owner (*own set:
  * unregister after). */
-static starpu_data_handle_t in_prec(const tg_matrix *L, int i, int k, tg_prec b, int owner,
+static tg_handle in_prec(const tg_matrix *L, int i, int k, tg_prec b, int owner,
                                     int *own, int *bad) {
     size_t t = tg_tile_index(L, i, k);
     *own = L->prec[t] != b || L->scale[t] != 1;
     if (!*own) return L->h[t];
     int rows, cols;
     tg_matrix_tile_dims(L, i, k, &rows, &cols);
-    starpu_data_handle_t h = tg_tile_temp(rows, cols, b, owner);
+    tg_handle h = tg_tile_temp(rows, cols, b, owner);
     *bad |= tg_insert_convert(L->h[t], h, L->prec[t], b, 1 / L->scale[t], 0);
     return h;
 }
@@ -54,14 +54,14 @@ tg_status tg_chol_solve(const tg_matrix *L, tg_matrix *B, tg_error *err) {
     tg_status st = check(L, B, &b, err);
     if (st) return st;
     int nt = L->nt, nc = B->nt, bad = 0;
-    starpu_data_handle_t *inv = tg_calloc((size_t)nt, sizeof *inv, err);
+    tg_handle *inv = tg_calloc((size_t)nt, sizeof *inv, err);
     if (!inv) return TG_ERR_NOMEM;
     tg_phase *ph = tg_phase_open("solve", "flop", -1);
     /* inverses of the diagonal tiles, in B's precision, kept for both sweeps */
     for (int k = 0; k < nt; k++) {
         int own, kb, owner = tg_matrix_tile_owner(L, k, k);
         tg_matrix_tile_dims(L, k, k, &kb, &kb);
-        starpu_data_handle_t lkk = in_prec(L, k, k, b, owner, &own, &bad);
+        tg_handle lkk = in_prec(L, k, k, b, owner, &own, &bad);
         inv[k] = tg_tile_temp(kb, kb, b, owner);
         bad |= tg_insert_trtri(b, lkk, inv[k], 2 * nt - k);
         if (own) tg_handle_free_later(lkk);
@@ -72,7 +72,7 @@ tg_status tg_chol_solve(const tg_matrix *L, tg_matrix *B, tg_error *err) {
             bad |= tg_insert_trsm(b, 'L', 'N', inv[k], NULL, tg_tile(B, k, c), 2 * nt - k);
         for (int i = k + 1; i < nt; i++) {
             int own;
-            starpu_data_handle_t lik = in_prec(L, i, k, b, tg_matrix_tile_owner(B, i, 0), &own, &bad);
+            tg_handle lik = in_prec(L, i, k, b, tg_matrix_tile_owner(B, i, 0), &own, &bad);
             for (int c = 0; c < nc; c++)
                 bad |= tg_insert_gemm(b, 'N', 'N', -1, lik, 1, tg_tile(B, k, c), 1, 1,
                                       tg_tile(B, i, c), 1, 2 * nt - k - (i - k));
@@ -83,7 +83,7 @@ tg_status tg_chol_solve(const tg_matrix *L, tg_matrix *B, tg_error *err) {
     for (int k = nt - 1; k >= 0; k--) {
         for (int i = k + 1; i < nt; i++) {
             int own;
-            starpu_data_handle_t lik = in_prec(L, i, k, b, tg_matrix_tile_owner(B, k, 0), &own, &bad);
+            tg_handle lik = in_prec(L, i, k, b, tg_matrix_tile_owner(B, k, 0), &own, &bad);
             for (int c = 0; c < nc; c++)
                 bad |= tg_insert_gemm(b, 'T', 'N', -1, lik, 1, tg_tile(B, i, c), 1, 1,
                                       tg_tile(B, k, c), 1, k + 1);

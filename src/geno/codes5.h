@@ -1,11 +1,10 @@
 /* The 5codes encoding of genotypes (genotype-matmul-5codes paper; layout in
  * codelets/fivecodes.h): the container tg_geno that the products (algo/snpmm.c), the CG, the GRM
  * and the ridge regressions read, built here from a genotype source through the one pass
- * (geno/pass.h). Its StarPU handles are registered by the products on first use. */
+ * (geno/pass.h). Its runtime handles are registered by the products on first use. */
 #ifndef TG_GENO_CODES5_H
 #define TG_GENO_CODES5_H
-#include <starpu.h>
-
+#include "runtime/runtime.h"
 #include "tilegwas.h"
 
 /* The missing calls of one block by output row, the layout the codelets read
@@ -31,7 +30,7 @@ struct tg_geno {
     uint8_t **rcodes, **tcodes; /* per block: rows × ceil(m/5), cols × ceil(n/5) */
     miss_rows *rmiss, *tmiss;
     int registered;
-    starpu_data_handle_t hcoef, *hr, *ht, *hrm, *htm;
+    tg_handle hcoef, *hr, *ht, *hrm, *htm;
 };
 
 static inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }

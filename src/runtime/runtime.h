@@ -76,32 +76,36 @@ int tg_task_submit_mpi(struct starpu_task *task);
 
 /* ---- Handles and waits: the runtime's vocabulary for algorithms, which never call StarPU for
  * them (an algorithm knows nothing of whether StarPU or StarPU-MPI runs its tasks). */
-/** Registers @p n elements of @p elem bytes of host memory at @p ptr as a vector handle. */
-static inline void tg_handle_vector(starpu_data_handle_t *h, const void *ptr, uint32_t n,
-                                    size_t elem) {
-    starpu_vector_data_register(h, STARPU_MAIN_RAM, (uintptr_t)ptr, n, elem);
+/** A piece of data the runtime moves between memories and orders tasks on. */
+typedef starpu_data_handle_t tg_handle;
+/** Registers @p n elements of @p elem bytes of host memory at @p ptr as a vector handle; @p ptr
+ * NULL: data another rank holds (tg_runtime_register), which the runtime allocates where this
+ * rank receives it. */
+static inline void tg_handle_vector(tg_handle *h, const void *ptr, uint32_t n, size_t elem) {
+    starpu_vector_data_register(h, ptr ? STARPU_MAIN_RAM : -1, (uintptr_t)ptr, n, elem);
 }
 /** Registers a column-major @p rows × @p cols host matrix at @p ptr (leading dimension @p ld, in
- * elements of @p elem bytes) as a matrix handle. */
-static inline void tg_handle_matrix(starpu_data_handle_t *h, const void *ptr, uint32_t ld,
-                                    uint32_t rows, uint32_t cols, size_t elem) {
-    starpu_matrix_data_register(h, STARPU_MAIN_RAM, (uintptr_t)ptr, ld, rows, cols, elem);
+ * elements of @p elem bytes) as a matrix handle; @p ptr NULL: as for tg_handle_vector. */
+static inline void tg_handle_matrix(tg_handle *h, const void *ptr, uint32_t ld, uint32_t rows,
+                                    uint32_t cols, size_t elem) {
+    starpu_matrix_data_register(h, ptr ? STARPU_MAIN_RAM : -1, (uintptr_t)ptr, ld, rows, cols,
+                                elem);
 }
 /** Registers @p size bytes of host memory at @p ptr as a variable handle; @p ptr NULL: memory
  * the runtime allocates where the variable is first written. */
-static inline void tg_handle_variable(starpu_data_handle_t *h, const void *ptr, size_t size) {
+static inline void tg_handle_variable(tg_handle *h, const void *ptr, size_t size) {
     starpu_variable_data_register(h, ptr ? STARPU_MAIN_RAM : -1, (uintptr_t)ptr, size);
 }
+/** The number of columns of matrix handle @p h. */
+static inline uint32_t tg_handle_cols(tg_handle h) { return starpu_matrix_get_ny(h); }
 /** Waits for the tasks submitted on @p h, brings its data back to where it was registered
  * from, and forgets the handle. */
-static inline void tg_handle_free(starpu_data_handle_t h) { starpu_data_unregister(h); }
+static inline void tg_handle_free(tg_handle h) { starpu_data_unregister(h); }
 /** Forgets @p h once the tasks submitted so far on it have run, without waiting. */
-static inline void tg_handle_free_later(starpu_data_handle_t h) {
-    starpu_data_unregister_submit(h);
-}
+static inline void tg_handle_free_later(tg_handle h) { starpu_data_unregister_submit(h); }
 /** Tells the runtime that no task submitted from now on reads @p h for a while: a device copy
  * may be evicted first. */
-static inline void tg_handle_wont_use(starpu_data_handle_t h) { starpu_data_wont_use(h); }
+static inline void tg_handle_wont_use(tg_handle h) { starpu_data_wont_use(h); }
 /** Whether the runtime is started (tg_runtime_start). */
 static inline int tg_runtime_started(void) { return starpu_is_initialized(); }
 /** The number of workers (CPU and GPU) of this rank. */
@@ -309,10 +313,4 @@ enum { TG_CPU_AVX2 = 1, TG_CPU_FMA = 2, TG_CPU_AVX512 = 4, TG_CPU_AVX512BF16 = 8
  * calls for when OpenBLAS runs the kernels @p core: only when those are x86 kernels without
  * AVX2 (Prescott, Sandybridge, ...: any case) on a CPU with AVX2 and FMA; NULL otherwise. */
 const char *tg_blas_better_core(const char *core, unsigned features);
-/** First thing in main: when OpenBLAS fell back to kernels that use less of this CPU than it
- * has (its generic Prescott kernels on a CPU model it does not know), OpenBLAS is a
- * DYNAMIC_ARCH build and OPENBLAS_CORETYPE is not set, says so on stderr and re-executes the
- * program with OPENBLAS_CORETYPE set to the kernels the CPU's features call for; returns only
- * when nothing needs doing or the restart failed. */
-void tg_blas_restart_if_generic(char **argv);
 #endif

@@ -30,8 +30,8 @@ void tg_matrix_size(const tg_matrix *A, int64_t *m, int64_t *n, int *mt, int *nt
     if (nt) *nt = A->nt;
 }
 
-starpu_data_handle_t tg_tile_temp(int rows, int cols, tg_prec p, int owner) {
-    starpu_data_handle_t h;
+tg_handle tg_tile_temp(int rows, int cols, tg_prec p, int owner) {
+    tg_handle h;
     /* home node -1: StarPU allocates the tile where it is first used */
     starpu_matrix_data_register(&h, -1, 0, (uint32_t)rows, (uint32_t)rows, (uint32_t)cols,
                                 tg_prec_size(p));
@@ -39,7 +39,7 @@ starpu_data_handle_t tg_tile_temp(int rows, int cols, tg_prec p, int owner) {
     return h;
 }
 
-starpu_data_handle_t tg_matrix_new_tile(const tg_matrix *A, int i, int j, tg_prec prec) {
+tg_handle tg_matrix_new_tile(const tg_matrix *A, int i, int j, tg_prec prec) {
     int rows, cols;
     tg_matrix_tile_dims(A, i, j, &rows, &cols);
     return tg_tile_temp(rows, cols, prec, tg_matrix_tile_owner(A, i, j));

@@ -1,8 +1,7 @@
 /* Internal view of the tiled matrix, for algorithms that insert tasks on its tiles. */
 #ifndef TG_MATRIX_H
 #define TG_MATRIX_H
-#include <starpu.h>
-
+#include "runtime/runtime.h"
 #include "tilegwas.h"
 
 struct tg_matrix {
@@ -13,23 +12,23 @@ struct tg_matrix {
     int p, q;       /* process grid: tile (i, j) lives on rank (i mod p)·q + (j mod q) */
     tg_prec *prec;  /* mt × nt, column-major */
     double *scale;  /* mt × nt: a tile holds value·scale */
-    starpu_data_handle_t *h; /* mt × nt; NULL where no tile is stored */
+    tg_handle *h; /* mt × nt; NULL where no tile is stored */
 };
 
 static inline size_t tg_tile_index(const tg_matrix *A, int i, int j) {
     return (size_t)i + (size_t)j * (size_t)A->mt;
 }
-static inline starpu_data_handle_t tg_tile(const tg_matrix *A, int i, int j) {
+static inline tg_handle tg_tile(const tg_matrix *A, int i, int j) {
     return A->h[tg_tile_index(A, i, j)];
 }
 
 /** A temporary tile of @p rows × @p cols in precision @p p, allocated by StarPU where it is
  * first written, owned by rank @p owner (the rank whose task writes it) under StarPU-MPI. */
-starpu_data_handle_t tg_tile_temp(int rows, int cols, tg_prec p, int owner);
+tg_handle tg_tile_temp(int rows, int cols, tg_prec p, int owner);
 
 /** A fresh handle for tile (i, j) of @p A in precision @p p (content undefined, owner as the
  * tile's): what a tile becomes when its precision changes. */
-starpu_data_handle_t tg_matrix_new_tile(const tg_matrix *A, int i, int j, tg_prec p);
+tg_handle tg_matrix_new_tile(const tg_matrix *A, int i, int j, tg_prec p);
 
 /** Whether @p s is a valid tile scale: a positive power of two. */
 int tg_tile_scale_valid(double s);
