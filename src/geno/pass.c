@@ -35,6 +35,30 @@ static int64_t first_bad(const int8_t *col, int64_t n) {
     return -1;
 }
 
+/* One branch-free sweep over a column: calls and A1 alleles counted, and whether a value lies
+ * outside −1..2. 16-bit partial sums over blocks that cannot overflow them, and vectorisation
+ * asked for here (the library builds at -O2, where gcc 12 vectorises only loops without
+ * epilogues): a third of the bit-plane build's time at 262,144 samples before. */
+enum { COUNT_BLOCK = 32767 }; /* values a 16-bit sum takes: at most 2 A1 alleles a value */
+__attribute__((optimize("tree-vectorize"))) static int count_column(const int8_t *col, int64_t n,
+                                                                    int64_t *obs, int64_t *a1) {
+    uint8_t bad = 0;
+    *obs = *a1 = 0;
+    for (int64_t b0 = 0; b0 < n; b0 += COUNT_BLOCK) {
+        const int64_t b1 = n - b0 < COUNT_BLOCK ? n : b0 + COUNT_BLOCK;
+        uint16_t o = 0, a = 0;
+        for (int64_t i = b0; i < b1; i++) {
+            const int8_t v = col[i];
+            bad |= (uint8_t)(v + 1) > 3;
+            o += v != TG_GENO_MISSING;
+            a += (uint8_t)(v > 0 ? v : 0);
+        }
+        *obs += o;
+        *a1 += a;
+    }
+    return bad;
+}
+
 static void lower_to(int64_t *at, int64_t c) {
     int64_t cur = __atomic_load_n(at, __ATOMIC_RELAXED);
     while (c < cur &&
@@ -64,17 +88,8 @@ static void pass_chunk(void *ctx, int64_t c) {
     read_rows(jb, j0, nj, x);
     for (int64_t t = 0; jb->count && t < nj; t++) {
         const int8_t *col = x + t * n;
-        /* one branch-free sweep (the compiler vectorises it): values outside −1..2 flagged,
-         * calls and A1 alleles counted */
-        int64_t obs = 0, a1 = 0;
-        uint8_t bad = 0;
-        for (int64_t i = 0; i < n; i++) {
-            const int8_t v = col[i];
-            bad |= (uint8_t)(v + 1) > 3;
-            obs += v != TG_GENO_MISSING;
-            a1 += v > 0 ? v : 0;
-        }
-        if (bad) {
+        int64_t obs, a1;
+        if (count_column(col, n, &obs, &a1)) {
             lower_to(&jb->bad, c);
             free(x);
             return;
