@@ -81,6 +81,8 @@ static int miss_init(miss_list *l) {
 }
 
 void tg_geno_codes_release(tg_geno *g) {
+    for (int64_t b = 0; g->rcodes && b < g->rbl.count; b++) free(g->rcodes[b]);
+    for (int64_t b = 0; g->tcodes && b < g->sbl.count; b++) free(g->tcodes[b]);
     for (int64_t b = 0; g->rmiss && b < g->rbl.count; b++) free(g->rmiss[b].a);
     for (int64_t b = 0; g->tmiss && b < g->sbl.count; b++) free(g->tmiss[b].a);
     free(g->rcodes);
@@ -99,7 +101,6 @@ void tg_geno_codes_release(tg_geno *g) {
     free(g->sbl.of_unit);
     free(g);
 }
-
 
 /* @p n: this rank's samples; @p rb, @p sb: the block sizes asked for (0: the defaults) */
 static tg_status alloc_geno(int64_t n, int64_t m, int64_t rb, int64_t sb, tg_geno **out,
