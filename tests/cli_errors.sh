@@ -28,6 +28,12 @@ printf 'FID IID P\nF0 I0 1.5\nNOPE NOPE 2\n' >unknown.pheno
 "$TG_BIN" info --bfile good --pheno unknown.pheno >out.txt 2>err.txt &&
     grep -q "^pheno_P	n 1	mean 1.5	" out.txt
 report $? "phenotype row of a sample not in the .fam skipped, the other read" err.txt
+# the commands that fit say so in their log (rr here: the .fam's phenotypes, then two rows more)
+awk '{print $1, $2, ($6 == "-9" ? "NA" : $6)}' good.fam >extra.pheno
+printf 'NOPE1 NOPE1 1\nNOPE2 NOPE2 2\n' >>extra.pheno
+"$TG_BIN" rr --bfile good --pheno extra.pheno --lambda 10 --out extra >/dev/null 2>err.txt
+grep -q "^extra.pheno: 2 row(s) of samples not in the genotypes' .fam skipped$" extra.log
+report $? "rr logs the 2 phenotype rows of samples not in the .fam that it skipped" err.txt
 printf 'FID IID P\nNOPE NOPE 2\n' >alien.pheno
 expect_error "phenotype file with no sample of the .fam" "none of its 1 samples" \
     "$TG_BIN" info --bfile good --pheno alien.pheno

@@ -153,6 +153,10 @@ void tg_cli_log_runtime(tg_log *log, const tg_runtime_opts *ro);
  * (tg_runtime_describe_comm, a collective: every rank calls this at the same point) and the
  * bytes of our own MPI sums (tg_runtime_describe_sums). */
 void tg_cli_log_traffic(tg_log *log);
+/** tg_pheno_read, and a log line counting the rows of samples not in @p samples that it
+ * skipped (plink2 and REGENIE skip them too). */
+tg_status tg_cli_pheno_read(tg_log *log, const char *path, const tg_sample *samples, int64_t n,
+                            tg_pheno *ph, tg_error *err);
 /** With several MPI ranks, logs the process grid: where tile (i, j)@p tiles lives and which
  * rank makes panel p (@p panels, e.g. "genotype panel p read"). */
 void tg_cli_log_grid(tg_log *log, const char *tiles, const char *panels);

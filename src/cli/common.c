@@ -207,6 +207,15 @@ unsigned tg_cli_default_precisions(tg_log *log, unsigned with_gpus, unsigned wit
     return a;
 }
 
+tg_status tg_cli_pheno_read(tg_log *log, const char *path, const tg_sample *samples, int64_t n,
+                            tg_pheno *ph, tg_error *err) {
+    tg_status st = tg_pheno_read(path, samples, n, ph, err);
+    if (!st && ph->n_skipped)
+        tg_log_printf(log, "%s: %lld row(s) of samples not in the genotypes' .fam skipped", path,
+                      (long long)ph->n_skipped);
+    return st;
+}
+
 void tg_cli_log_traffic(tg_log *log) {
     char line[2048];
     tg_probe_describe(line, sizeof line);

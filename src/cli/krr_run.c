@@ -62,7 +62,7 @@ static tg_status split(const krr_opts *o, krr_data *d, tg_log *log, tg_error *er
 }
 
 /* The test cohort of --test-bfile, its phenotypes and confounders. */
-static tg_status open_test(const krr_opts *o, krr_data *d, tg_error *err) {
+static tg_status open_test(const krr_opts *o, krr_data *d, tg_log *log, tg_error *err) {
     tg_status st = tg_bed_open(o->test_bfile, &d->test, err);
     if (!st && (st = tg_krr_check_test(d->train, &d->test, err))) {
         tg_error e = *err; /* the message starts with the fileset */
@@ -71,14 +71,14 @@ static tg_status open_test(const krr_opts *o, krr_data *d, tg_error *err) {
     if (st) return st;
     d->ntest = d->test.n_samples;
     if (o->test_pheno &&
-        ((st = tg_pheno_read(o->test_pheno, d->test.samples, d->ntest, &d->tph, err)) ||
+        ((st = tg_cli_pheno_read(log, o->test_pheno, d->test.samples, d->ntest, &d->tph, err)) ||
          (st = match_columns(o->test_pheno, &d->tph, d->names, d->k, &d->tcols, err))))
         return st;
     if (o->test_covar) {
         const char **cn = tg_malloc((size_t)d->ncov * sizeof *cn + 1, err);
         if (!cn) return TG_ERR_NOMEM;
         for (int c = 0; c < d->ncov; c++) cn[c] = d->cov.names[d->ccols[c]];
-        st = tg_pheno_read(o->test_covar, d->test.samples, d->ntest, &d->tcov, err);
+        st = tg_cli_pheno_read(log, o->test_covar, d->test.samples, d->ntest, &d->tcov, err);
         if (!st) st = match_columns(o->test_covar, &d->tcov, cn, d->ncov, &d->tccols, err);
         if (!st) st = select_columns(&d->tcov, d->tccols, d->ncov, d->ntest, &d->xte, err);
         free(cn);
@@ -112,12 +112,12 @@ static tg_status read_inputs(const krr_opts *o, krr_data *d, tg_log *log, tg_err
     }
     const int64_t n = d->train ? d->train->n_samples : 0;
     if (!st && o->pheno &&
-        !(st = tg_pheno_read(o->pheno, d->train->samples, n, &d->ph, err)) &&
+        !(st = tg_cli_pheno_read(log, o->pheno, d->train->samples, n, &d->ph, err)) &&
         !(st = tg_cli_columns(o->pheno, "pheno-name", o->pheno_names, &d->ph, &d->pcols, &d->k,
                               err)))
         st = select_columns(&d->ph, d->pcols, d->k, n, &d->y, err);
     if (!st && o->covar &&
-        !(st = tg_pheno_read(o->covar, d->train->samples, n, &d->cov, err)) &&
+        !(st = tg_cli_pheno_read(log, o->covar, d->train->samples, n, &d->cov, err)) &&
         !(st = tg_cli_columns(o->covar, "covar-name", o->covar_names, &d->cov, &d->ccols,
                               &d->ncov, err)))
         st = select_columns(&d->cov, d->ccols, d->ncov, n, &d->x, err);
@@ -130,7 +130,7 @@ static tg_status read_inputs(const krr_opts *o, krr_data *d, tg_log *log, tg_err
     if (o->pheno)
         tg_log_printf(log, "%s: %lld samples, %lld SNPs; %s: %d phenotype(s) used",
                       d->train->prefix, (long long)n, (long long)d->train->n_snps, o->pheno, d->k);
-    if (o->test_bfile && (st = open_test(o, d, err))) return st;
+    if (o->test_bfile && (st = open_test(o, d, log, err))) return st;
     if (o->load_model)
         tg_log_printf(log, "%lld training samples (the model's), %lld test samples",
                       (long long)tg_krr_model_describe(d->model)->n, (long long)d->ntest);

@@ -44,7 +44,7 @@ tg_status rr_write_summary(const rr_opts *o, int k, char **names, const tg_rr_re
 tg_status rr_load(const rr_opts *o, rr_data *d, tg_log *log, tg_error *err) {
     double t0 = tg_now();
     tg_status st = tg_bed_open(o->bfile, &d->bed, err);
-    if (!st) st = tg_pheno_read(o->pheno, d->bed.samples, d->bed.n_samples, &d->ph, err);
+    if (!st) st = tg_cli_pheno_read(log, o->pheno, d->bed.samples, d->bed.n_samples, &d->ph, err);
     if (!st) st = tg_cli_columns(o->pheno, "pheno-name", o->pheno_names, &d->ph, &d->cols, &d->k, err);
     if (st) return st;
     const int64_t n = d->bed.n_samples;
