@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "base/rng.h"
+#include "bench/common.h"
 #include "io/out.h"
 #include "runtime/runtime.h"
 #include "tile/matrix.h"
@@ -35,11 +36,6 @@
 #include <cublas_v2.h>
 #include <cusolverDn.h>
 #endif
-
-static void die(const char *what, const tg_error *err) {
-    fprintf(stderr, "bench/krr: %s: %s\n", what, err ? err->msg : "failed");
-    exit(1);
-}
 
 /* Writes DIR/g.{bed,bim,fam}: n samples × s SNPs of random genotypes. */
 static void write_bed(const char *prefix, int64_t n, int64_t s) {
@@ -245,14 +241,6 @@ static const struct map all_maps[] = {{"fp32", TG_FP32, 1u << TG_FP32},
                                       {"fp64", TG_FP64, 1u << TG_FP64}};
 enum { NMAPS = sizeof all_maps / sizeof all_maps[0] };
 
-/* Whether the comma-separated @p list names map @p name. */
-static int selected(const char *list, const char *name) {
-    size_t len = strlen(name);
-    for (const char *p = strstr(list, name); p; p = strstr(p + 1, name))
-        if ((p == list || p[-1] == ',') && (!p[len] || p[len] == ',')) return 1;
-    return 0;
-}
-
 /* Factors K + αI of the first @p nw samples once per selected map: the first call of every
  * CUDA kernel loads its module and cuBLAS chooses its algorithms (up to ~0.1 s per kernel), a
  * one-time cost that is not the factorisation's rate. */
@@ -266,7 +254,7 @@ static double warm_up(const tg_bed *bed, int64_t nw, int nb, double gamma, doubl
         tg_kernel_gram(w, w, &C, NULL, &err))
         die("warm-up", &err);
     for (int m = 0; m < NMAPS; m++) {
-        if (!selected(maps, all_maps[m].name)) continue;
+        if (!in_list(maps, all_maps[m].name)) continue;
         tg_chol_opts co = tg_chol_defaults();
         co.diag = all_maps[m].diag;
         co.allowed = all_maps[m].allowed;
@@ -369,7 +357,7 @@ int main(int argc, char **argv) {
            "map_s\tGPU_GiB_used\tbusy_map+factor\n");
     int first = 1;
     for (int m = 0; m < NMAPS; m++) {
-        if (!selected(maps_arg, all_maps[m].name)) continue;
+        if (!in_list(maps_arg, all_maps[m].name)) continue;
         if (!first || all_maps[m].diag != TG_FP32) { /* the factor overwrote K: a fresh one */
             tg_matrix_destroy(K);
             if (tg_kernel_apply(C, g, g, gamma, alpha, all_maps[m].diag, &K, &err)) die("apply", &err);

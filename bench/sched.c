@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "base/rng.h"
+#include "bench/common.h"
 #include "io/out.h"
 #include "runtime/trace.h"
 #include "bench/bound.h"
@@ -43,11 +44,6 @@
 enum { KCPU, KGPU }; /* worker kinds, the index of every per-kind pair */
 enum { SET_CPU, SET_GPU, SET_BOTH, NSETS };
 static const char *set_names[NSETS] = {"cpu", "gpu", "cpu+gpu"};
-
-static void die(const char *what, const tg_error *err) {
-    fprintf(stderr, "bench/sched: %s%s%s\n", what, err ? ": " : "", err ? err->msg : "");
-    exit(1);
-}
 
 /* ---- workloads: inputs made once, per-run preparation (not recorded), the recorded work */
 
@@ -345,13 +341,6 @@ static void bounds(const struct run *r, const struct ktable single[2], const str
 }
 
 /* ---- options */
-
-static int in_list(const char *list, const char *name) {
-    size_t len = strlen(name);
-    for (const char *p = strstr(list, name); p; p = strstr(p + 1, name))
-        if ((p == list || p[-1] == ',') && (!p[len] || p[len] == ',')) return 1;
-    return 0;
-}
 
 static int have_sched(const char *name) {
     struct starpu_sched_policy **pol = starpu_sched_get_predefined_policies();

@@ -18,36 +18,8 @@
 
 #include "base/rng.h"
 #include "runtime/runtime.h"
+#include "common.h"
 #include "tap.h"
-
-static double fro(const double *x, size_t n) {
-    double s = 0;
-    for (size_t k = 0; k < n; k++) s += x[k] * x[k];
-    return sqrt(s);
-}
-
-static double fro_diff(const double *x, const double *y, size_t n) {
-    double s = 0;
-    for (size_t k = 0; k < n; k++) s += (x[k] - y[k]) * (x[k] - y[k]);
-    return sqrt(s);
-}
-
-static double *rand_mat(int64_t rows, int64_t cols, double lo, double hi, tg_rng *r) {
-    double *x = malloc((size_t)(rows * cols) * sizeof *x);
-    for (int64_t k = 0; k < rows * cols; k++) x[k] = lo + (hi - lo) * tg_rng_uniform(r);
-    return x;
-}
-
-static tg_matrix *tiled(const double *a, int64_t m, int64_t n, int mb, int nb, tg_prec p) {
-    tg_matrix *A = NULL;
-    tg_error err;
-    if (tg_matrix_create(&A, m, n, mb, nb, TG_GENERAL, p, 0, 0, &err) ||
-        tg_matrix_from_dense(A, a, m, &err)) {
-        printf("Bail out! %s\n", err.msg);
-        exit(1);
-    }
-    return A;
-}
 
 /* ------------------------------------------------------------------ metrics */
 
@@ -116,7 +88,8 @@ static void metrics_tests(tg_rng *r) {
 static void predict_test(tg_rng *r, int64_t nt_, int64_t n, int64_t k, int nb, tg_prec wp,
                          const tg_prec map4[4]) {
     double *kt = rand_mat(nt_, n, -1, 1, r), *w = rand_mat(n, k, -1, 1, r);
-    tg_matrix *Kt = tiled(kt, nt_, n, nb, nb, TG_FP64), *W = tiled(w, n, k, nb, 2, wp);
+    tg_matrix *Kt = tiled(kt, nt_, n, nb, nb, TG_GENERAL, TG_FP64),
+              *W = tiled(w, n, k, nb, 2, TG_GENERAL, wp);
     int mt, ntt;
     tg_matrix_size(Kt, NULL, NULL, &mt, &ntt);
     tg_prec *map = malloc((size_t)mt * ntt * sizeof *map);
@@ -181,15 +154,6 @@ struct cohort {
     double *covar;     /* NS × NCOV confounders */
     double *y;         /* NTR × NPH */
 };
-
-static void remove_files(const char *prefix) {
-    const char *ext[] = {"", ".bed", ".bim", ".fam"};
-    char path[96];
-    for (int e = 0; e < 4; e++) {
-        snprintf(path, sizeof path, "%s%s", prefix, ext[e]);
-        unlink(path);
-    }
-}
 
 /* Random genotypes with 3% missing calls written as a .bed; a random train/test split. Each SNP
  * gets an odd number of training calls, so that the training mean 2p is never a half-integer
@@ -260,11 +224,6 @@ static double dist2(const struct cohort *c, int64_t a, int64_t b) {
     for (int j = 0; j < NSNP; j++) d += pow(c->g[a + j * NS] - c->g[b + j * NS], 2);
     for (int j = 0; j < NCOV; j++) d += pow(c->covar[a + j * NS] - c->covar[b + j * NS], 2);
     return d;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* One run of the library's workflow (tg_krr_fit, tg_krr_predict; α is the map's shift) with
@@ -422,7 +381,7 @@ static void krr_tests(tg_rng *r) {
     free(d), free(med), free(dt);
     free(c.g), free(c.covar), free(c.y);
     tg_bed_close(&c.bed);
-    remove_files(c.prefix);
+    remove_bed(c.prefix);
 }
 
 int main(void) {
