@@ -108,6 +108,19 @@ static void check_read(const tg_geno_source *src, const sel *s) {
                 }
     ok(bad == 0, "%s: tg_geno_source_read gives the selected genotypes, rows past ni untouched "
        "(%lld wrong)", s->name, (long long)bad);
+    /* the fixture names sample i "S<i>" and SNP j "v<j>" */
+    int64_t wrong_ids = (tg_geno_source_n(src) != s->n) + (tg_geno_source_m(src) != s->m);
+    char want[32];
+    for (int64_t i = 0; i < s->n; i++) {
+        snprintf(want, sizeof want, "S%lld", (long long)row_of(s, i));
+        wrong_ids += strcmp(tg_geno_source_sample(src, i)->iid, want) != 0;
+    }
+    for (int64_t j = 0; j < s->m; j++) {
+        snprintf(want, sizeof want, "v%lld", (long long)col_of(s, j));
+        wrong_ids += strcmp(tg_geno_source_snp(src, j)->id, want) != 0;
+    }
+    ok(wrong_ids == 0, "%s: the source's sizes, sample and SNP ids follow the selection (%lld wrong)",
+       s->name, (long long)wrong_ids);
     free(out);
 }
 
@@ -345,7 +358,7 @@ static void check_planes(const tg_geno_source *src, const sel *s, int64_t n0) {
 int main(void) {
     tg_rng r;
     tg_rng_seed(&r, tap_seed());
-    tap_plan(3 * 11 + 4); /* per selection: 11 results (check_codes5 gives two) */
+    tap_plan(3 * 12 + 4); /* per selection: 12 results (check_read and check_codes5 give two) */
     static int8_t geno[N * M];
     for (int j = 0; j < M; j++) {
         const double p = 0.05 + 0.9 * tg_rng_uniform(&r);
