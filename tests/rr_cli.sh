@@ -19,7 +19,7 @@ awk 'NR > 1 && NR % 7 == 0 { $4 = "NA" } { print }' OFS='\t' ds.pheno >ds2.pheno
 "$TG_BIN" rr --help >help.txt 2>&1
 rc=$?
 missing_opts=
-for o in --bfile --pheno --pheno-name --test-bfile --lambda --solver --scale --tol --max-iter \
+for o in --bfile --pheno --pheno-name --pheno-col-nums --test-bfile --lambda --solver --scale --tol --max-iter \
     --tile --accuracy --precisions --diag --out --ncpu --ngpu; do
     grep -q -- "$o" help.txt || missing_opts="$missing_opts $o"
 done
@@ -160,7 +160,16 @@ rr_error "unknown solver" "--solver qr" --bfile ds --pheno ds.pheno --lambda 1 -
 rr_error "no --lambda" "--lambda" --bfile ds --pheno ds.pheno --out e
 rr_error "--lambda 0" "--lambda" --bfile ds --pheno ds.pheno --lambda 0 --out e
 rr_error "--lambda -1" "--lambda" --bfile ds --pheno ds.pheno --lambda -1 --out e
-rr_error "no --pheno" "--pheno" --bfile ds --lambda 1 --out e
+rr_error "--pheno-col-nums without --pheno" "--pheno-col-nums needs --pheno" --bfile ds \
+    --pheno-col-nums 3 --lambda 1 --out e
+rr_error "--pheno-name with --pheno-col-nums" "give one of them" --bfile ds --pheno ds.pheno \
+    --pheno-name PHENO1 --pheno-col-nums 3 --lambda 1 --out e
+rr_error "--pheno-col-nums past the file's columns" "outside the value columns" --bfile ds \
+    --pheno ds.pheno --pheno-col-nums 5 --lambda 1 --out e
+cp ds.bed nofamph.bed; cp ds.bim nofamph.bim
+awk '{ $6 = -9; print }' OFS='\t' ds.fam >nofamph.fam
+rr_error "no --pheno and no phenotype in the .fam" "give --pheno" --bfile nofamph --lambda 1 \
+    --out e
 rr_error "no --bfile" "--bfile" --pheno ds.pheno --lambda 1 --out e
 rr_error "unknown phenotype name" "NOPE" --bfile ds --pheno ds.pheno --pheno-name PHENO1,NOPE \
     --lambda 1 --out e
@@ -170,5 +179,16 @@ rr_error "--tol abc" "--tol" --bfile ds --pheno ds.pheno --lambda 1 --tol abc --
 rr_error "--max-iter 0" "--max-iter" --bfile ds --pheno ds.pheno --lambda 1 --max-iter 0 --out e
 rr_error "missing .bed" "nothere.bed" --bfile nothere --pheno ds.pheno --lambda 1 --out e
 rr_error "unknown option" "--bogus" --bfile ds --pheno ds.pheno --lambda 1 --bogus
+
+# plink2's conventions: without --pheno the .fam's column 6 (PHENO1: simulate writes the first
+# phenotype there), and --pheno-col-nums counting the file's columns from FID as 1
+rr --bfile ds --lambda 150 --out fam && rr --bfile ds --pheno ds.pheno --pheno-name PHENO1 \
+    --lambda 150 --out named && cmp -s fam.beta.tsv named.beta.tsv &&
+    grep -q "^phenotype: the .fam's column 6 (PHENO1), 400 of 400 samples observed$" fam.log
+report $? "no --pheno: the .fam's column 6, the same betas as --pheno-name PHENO1 of the file" rr.err
+rr --bfile ds --pheno ds.pheno --pheno-col-nums 4 --lambda 150 --out cols &&
+    rr --bfile ds --pheno ds.pheno --pheno-name PHENO2 --lambda 150 --out named2 &&
+    cmp -s cols.beta.tsv named2.beta.tsv
+report $? "--pheno-col-nums 4 (FID is column 1): the same betas as --pheno-name PHENO2" rr.err
 
 tap_end

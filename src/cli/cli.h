@@ -157,6 +157,11 @@ void tg_cli_log_traffic(tg_log *log);
  * skipped (plink2 and REGENIE skip them too). */
 tg_status tg_cli_pheno_read(tg_log *log, const char *path, const tg_sample *samples, int64_t n,
                             tg_pheno *ph, tg_error *err);
+/** The phenotypes of a command, as plink2 takes them: the columns @p col_nums (plink2's
+ * --pheno-col-nums; NULL: all) of the file @p path, or without a file the .fam's column 6 of
+ * @p bed as PHENO1 (an error when it holds no value). */
+tg_status tg_cli_phenotypes(tg_log *log, const char *path, const char *col_nums, const tg_bed *bed,
+                            tg_pheno *ph, tg_error *err);
 /** With several MPI ranks, logs the process grid: where tile (i, j)@p tiles lives and which
  * rank makes panel p (@p panels, e.g. "genotype panel p read"). */
 void tg_cli_log_grid(tg_log *log, const char *tiles, const char *panels);

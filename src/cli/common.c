@@ -216,6 +216,37 @@ tg_status tg_cli_pheno_read(tg_log *log, const char *path, const tg_sample *samp
     return st;
 }
 
+tg_status tg_cli_phenotypes(tg_log *log, const char *path, const char *col_nums, const tg_bed *bed,
+                            tg_pheno *ph, tg_error *err) {
+    if (path) {
+        tg_pheno_opts po = tg_pheno_defaults();
+        po.col_nums = col_nums;
+        tg_status st = tg_pheno_read_opts(path, bed->samples, bed->n_samples, &po, ph, err);
+        if (!st && ph->n_skipped)
+            tg_log_printf(log, "%s: %lld row(s) of samples not in the genotypes' .fam skipped",
+                          path, (long long)ph->n_skipped);
+        return st;
+    }
+    const int64_t n = bed->n_samples;
+    int64_t seen = 0;
+    *ph = (tg_pheno){.n_samples = n, .n_cols = 1};
+    if (!(ph->names = tg_calloc(1, sizeof *ph->names, err)) ||
+        !(ph->names[0] = tg_strdup("PHENO1", err)) ||
+        !(ph->values = tg_malloc((size_t)n * sizeof *ph->values + 1, err))) {
+        tg_pheno_free(ph);
+        return TG_ERR_NOMEM;
+    }
+    for (int64_t i = 0; i < n; i++) seen += !isnan(ph->values[i] = bed->samples[i].pheno);
+    if (!seen) {
+        tg_pheno_free(ph);
+        return tg_error_set(err, TG_ERR_ARG, "%s.fam: no sample has a phenotype in column 6: give "
+                            "--pheno FILE", bed->prefix);
+    }
+    tg_log_printf(log, "phenotype: the .fam's column 6 (PHENO1), %lld of %lld samples observed",
+                  (long long)seen, (long long)n);
+    return TG_OK;
+}
+
 void tg_cli_log_traffic(tg_log *log) {
     char line[2048];
     tg_probe_describe(line, sizeof line);

@@ -10,7 +10,7 @@
 #include "cli/rr.h"
 
 static const char *help =
-    "usage: tilegwas rr --bfile PREFIX --pheno FILE --lambda L --out PREFIX [options]\n"
+    "usage: tilegwas rr --bfile PREFIX [--pheno FILE] --lambda L --out PREFIX [options]\n"
     "Ridge regression of each phenotype on all SNPs with an unpenalised intercept:\n"
     "  min over mu, beta of sum over observed samples (y - mu - Z beta)^2 + L |beta|^2\n"
     "Z: genotypes centered by 2p (p the A1 frequency over non-missing calls), missing calls\n"
@@ -26,8 +26,10 @@ static const char *help =
     "precision map, times).\n\n"
     "options:\n"
     "  --bfile PREFIX     PLINK 1 fileset (.bed/.bim/.fam)\n"
-    "  --pheno FILE       phenotypes: FID IID then columns (header optional; -9/NA missing)\n"
+    "  --pheno FILE       phenotypes: FID IID then columns (header optional; -9/NA missing;\n"
+    "                     default: the .fam's column 6)\n"
     "  --pheno-name A,B   use these columns (default: all)\n"
+    "  --pheno-col-nums L use the file's columns L, counted from FID as 1 (plink2's; e.g. 3,5-7)\n"
     "  --test-bfile T     predict this cohort instead (same SNPs in the same order, same A1;\n"
     "                     centered and scaled with the training frequencies, missing calls\n"
     "                     imputed by the training mean)\n"
@@ -50,12 +52,13 @@ static const char *help =
 /* Returns TG_OK, an error, or -1 after printing the help. */
 static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
     enum {
-        O_BFILE = 1, O_PHENO, O_PNAME, O_LAMBDA, O_SOLVER, O_SCALE, O_TOL, O_MAXIT, O_TEST, O_HELP,
+        O_BFILE = 1, O_PHENO, O_PNAME, O_PCOLS, O_LAMBDA, O_SOLVER, O_SCALE, O_TOL, O_MAXIT, O_TEST, O_HELP,
         O_TILE, O_ACC, O_PRECS, O_DIAG, O_GRID
     };
     static const struct option opts[] = {
         {"bfile", required_argument, 0, O_BFILE}, {"pheno", required_argument, 0, O_PHENO},
-        {"pheno-name", required_argument, 0, O_PNAME}, {"lambda", required_argument, 0, O_LAMBDA},
+        {"pheno-name", required_argument, 0, O_PNAME}, {"pheno-col-nums", required_argument, 0, O_PCOLS},
+        {"lambda", required_argument, 0, O_LAMBDA},
         {"solver", required_argument, 0, O_SOLVER}, {"scale", no_argument, 0, O_SCALE},
         {"tol", required_argument, 0, O_TOL}, {"max-iter", required_argument, 0, O_MAXIT},
         {"test-bfile", required_argument, 0, O_TEST}, {"help", no_argument, 0, O_HELP},
@@ -73,6 +76,7 @@ static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
         case O_BFILE: o->bfile = optarg; break;
         case O_PHENO: o->pheno = optarg; break;
         case O_PNAME: o->pheno_names = optarg; break;
+        case O_PCOLS: o->pheno_col_nums = optarg; break;
         case O_TEST: o->test_bfile = optarg; break;
         case O_LAMBDA: st = tg_cli_double("lambda", optarg, 0, INFINITY, &o->lambda, err); break;
         case O_SOLVER:
@@ -103,7 +107,11 @@ static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
     if (!st) st = tg_cli_no_operand(argc, argv, err);
     if (st) return st;
     if (!o->bfile) return tg_error_set(err, TG_ERR_ARG, "--bfile PREFIX is required");
-    if (!o->pheno) return tg_error_set(err, TG_ERR_ARG, "--pheno FILE is required");
+    if ((o->pheno_names || o->pheno_col_nums) && !o->pheno)
+        return tg_error_set(err, TG_ERR_ARG, "--%s needs --pheno FILE",
+                            o->pheno_names ? "pheno-name" : "pheno-col-nums");
+    if (o->pheno_names && o->pheno_col_nums)
+        return tg_error_set(err, TG_ERR_ARG, "--pheno-name and --pheno-col-nums: give one of them");
     if (isnan(o->lambda)) return tg_error_set(err, TG_ERR_ARG, "--lambda L is required");
     if (!(o->lambda > 0))
         return tg_error_set(err, TG_ERR_ARG, "--lambda %g: must be > 0", o->lambda);

@@ -44,8 +44,10 @@ tg_status rr_write_summary(const rr_opts *o, int k, char **names, const tg_rr_re
 tg_status rr_load(const rr_opts *o, rr_data *d, tg_log *log, tg_error *err) {
     double t0 = tg_now();
     tg_status st = tg_bed_open(o->bfile, &d->bed, err);
-    if (!st) st = tg_cli_pheno_read(log, o->pheno, d->bed.samples, d->bed.n_samples, &d->ph, err);
-    if (!st) st = tg_cli_columns(o->pheno, "pheno-name", o->pheno_names, &d->ph, &d->cols, &d->k, err);
+    if (!st) st = tg_cli_phenotypes(log, o->pheno, o->pheno_col_nums, &d->bed, &d->ph, err);
+    /* the phenotypes' source, for messages */
+    const char *src = o->pheno ? o->pheno : "the .fam";
+    if (!st) st = tg_cli_columns(src, "pheno-name", o->pheno_names, &d->ph, &d->cols, &d->k, err);
     if (st) return st;
     const int64_t n = d->bed.n_samples;
     if (!(d->names = tg_malloc((size_t)d->k * sizeof *d->names, err)) ||
@@ -62,11 +64,11 @@ tg_status rr_load(const rr_opts *o, rr_data *d, tg_log *log, tg_error *err) {
             return tg_error_set(err, TG_ERR_ARG,
                                 "%s: phenotype %s has %lld value(s) for the samples of %s.fam, at "
                                 "least 2 are needed",
-                                o->pheno, d->names[c], (long long)obs, o->bfile);
+                                src, d->names[c], (long long)obs, o->bfile);
     }
     if (!(d->line = tg_malloc(d->line_len, err))) return TG_ERR_NOMEM;
     tg_log_printf(log, "%s: %lld samples, %lld SNPs; %s: %d phenotype(s) used", o->bfile,
-                  (long long)n, (long long)d->bed.n_snps, o->pheno, d->k);
+                  (long long)n, (long long)d->bed.n_snps, src, d->k);
     if (o->test_bfile) {
         if ((st = tg_bed_open(o->test_bfile, &d->test, err)) ||
             (st = tg_rr_check_test(&d->bed, &d->test, err)))
