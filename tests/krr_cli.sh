@@ -17,7 +17,8 @@ krr() { "$TG_BIN" krr --quiet "$@" 2>krr.err; }
 "$TG_BIN" krr --help >help.txt 2>&1
 rc=$?
 missing_opts=
-for o in --bfile --pheno --pheno-name --covar --covar-name --kernel --gamma --alpha --test-bfile \
+for o in --bfile --pheno --pheno-name --pheno-col-nums --covar --covar-name --kernel --gamma \
+    --alpha --test-bfile \
     --test-pheno --test-covar --test-frac --seed --pred-tol --accuracy --precisions --diag --band --tile \
     --precision-map --save-model --load-model --out --ncpu --ngpu; do
     grep -q -- "$o" help.txt || missing_opts="$missing_opts $o"
@@ -200,5 +201,17 @@ krr_error "alpha 0 with duplicated samples (not SPD)" "alpha" --bfile dup --phen
     --gamma 0.1 --alpha 0 --test-frac 0.2 --tile 16 --out s
 grep -q "tile (0, 0) is not positive definite" err.txt && [ ! -e s.pred.tsv ] && [ ! -e s.krr.tsv ]
 report $? "not SPD: the error names the tile and suggests a larger alpha; no output written"
+
+# plink2's conventions: without --pheno the .fam's column 6 (simulate writes PHENO1 there), and
+# --pheno-col-nums counting the file's columns from FID as 1
+krr --bfile ds --kernel gaussian --gamma 0.1 --alpha 1 --test-frac 0.2 --tile 64 --out kfam &&
+    krr --bfile ds --pheno ds.pheno --pheno-name PHENO1 --kernel gaussian --gamma 0.1 --alpha 1 \
+        --test-frac 0.2 --tile 64 --out kname && cmp -s kfam.pred.tsv kname.pred.tsv &&
+    krr --bfile ds --pheno ds.pheno --pheno-col-nums 3 --kernel gaussian --gamma 0.1 --alpha 1 \
+        --test-frac 0.2 --tile 64 --out kcols && cmp -s kcols.pred.tsv kname.pred.tsv
+report $? "no --pheno (the .fam's column 6) and --pheno-col-nums 3: the predictions of \
+--pheno-name PHENO1" krr.err
+krr_error "--pheno-col-nums without --pheno" "--pheno-col-nums needs --pheno" --bfile ds \
+    --pheno-col-nums 3 --gamma 0.1 --alpha 1 --test-frac 0.2 --out e
 
 tap_end

@@ -19,7 +19,8 @@ awk 'NR > 1 && NR % 7 == 0 { $4 = "NA" } { print }' OFS='\t' ds.pheno >ds2.pheno
 "$TG_BIN" rr --help >help.txt 2>&1
 rc=$?
 missing_opts=
-for o in --bfile --pheno --pheno-name --pheno-col-nums --test-bfile --lambda --solver --scale --tol --max-iter \
+for o in --bfile --pheno --pheno-name --pheno-col-nums --test-bfile --lambda --solver --scale \
+    --tol --max-iter \
     --tile --accuracy --precisions --diag --out --ncpu --ngpu; do
     grep -q -- "$o" help.txt || missing_opts="$missing_opts $o"
 done

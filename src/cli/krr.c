@@ -13,7 +13,7 @@
 #include "cli/krr.h"
 
 static const char *help =
-    "usage: tilegwas krr --bfile PREFIX --pheno FILE --kernel K [--gamma G] --alpha A\n"
+    "usage: tilegwas krr --bfile PREFIX [--pheno FILE] --kernel K [--gamma G] --alpha A\n"
     "                    (--test-bfile T | --test-frac F) --out PREFIX [options]\n"
     "       tilegwas krr --load-model DIR [--pheno FILE] --test-bfile T --out PREFIX [options]\n"
     "Kernel ridge regression: W = (K + A I)^-1 (Y - mean), predictions K_test W + mean.\n"
@@ -27,8 +27,10 @@ static const char *help =
     "PREFIX.log (times and rates per phase, precision map counts).\n\n"
     "options:\n"
     "  --bfile PREFIX       training PLINK 1 fileset (.bed/.bim/.fam)\n"
-    "  --pheno FILE         phenotypes: FID IID then columns (header optional; -9/NA missing)\n"
+    "  --pheno FILE         phenotypes: FID IID then columns (header optional; -9/NA missing;\n"
+    "                       default: the .fam's column 6)\n"
     "  --pheno-name A,B     use these columns (default: all)\n"
+    "  --pheno-col-nums L   use the file's columns L, counted from FID as 1 (e.g. 3,5-7)\n"
     "  --covar FILE         confounders (gaussian kernel): their squared distance is added to\n"
     "                       the genotype distance; a missing value is an error\n"
     "  --covar-name A,B     use these columns of --covar (default: all)\n"
@@ -112,7 +114,7 @@ static tg_status parse_list(const char *opt, const char *s, double lo, int open_
 /* Returns TG_OK, an error, or -1 after printing the help. */
 static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
     enum {
-        O_BFILE = 1, O_PHENO, O_PNAME, O_COVAR, O_CNAME, O_KERNEL, O_GAMMA, O_ALPHA, O_TEST,
+        O_BFILE = 1, O_PHENO, O_PNAME, O_PCOLS, O_COVAR, O_CNAME, O_KERNEL, O_GAMMA, O_ALPHA, O_TEST,
         O_TPHENO, O_TCOVAR, O_FRAC, O_SEED, O_ACC, O_PTOL, O_PREC, O_DIAG, O_BAND, O_TILE, O_MAP, O_SAVE,
         O_LOAD, O_GRID, O_HELP
     };
@@ -123,7 +125,8 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
                               1u << O_BAND | 1u << O_TILE | 1u << O_MAP;
     static const struct option opts[] = {
         {"bfile", required_argument, 0, O_BFILE}, {"pheno", required_argument, 0, O_PHENO},
-        {"pheno-name", required_argument, 0, O_PNAME}, {"covar", required_argument, 0, O_COVAR},
+        {"pheno-name", required_argument, 0, O_PNAME}, {"pheno-col-nums", required_argument, 0, O_PCOLS},
+        {"covar", required_argument, 0, O_COVAR},
         {"covar-name", required_argument, 0, O_CNAME}, {"kernel", required_argument, 0, O_KERNEL},
         {"gamma", required_argument, 0, O_GAMMA}, {"alpha", required_argument, 0, O_ALPHA},
         {"test-bfile", required_argument, 0, O_TEST},
@@ -151,6 +154,7 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
         case O_BFILE: o->bfile = optarg; break;
         case O_PHENO: o->pheno = optarg; break;
         case O_PNAME: o->pheno_names = optarg; break;
+        case O_PCOLS: o->pheno_col_nums = optarg; break;
         case O_COVAR: o->covar = optarg; break;
         case O_CNAME: o->covar_names = optarg; break;
         case O_KERNEL: st = tg_kernel_parse(optarg, &o->kernel, err); break;
@@ -195,6 +199,11 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
     }
     if (!st) st = tg_cli_no_operand(argc, argv, err);
     if (st) return st;
+    if ((o->pheno_names || o->pheno_col_nums) && !o->pheno)
+        return tg_error_set(err, TG_ERR_ARG, "--%s needs --pheno FILE",
+                            o->pheno_names ? "pheno-name" : "pheno-col-nums");
+    if (o->pheno_names && o->pheno_col_nums)
+        return tg_error_set(err, TG_ERR_ARG, "--pheno-name and --pheno-col-nums: give one of them");
     /* the model's files hold whole matrices: distributing them is left for later */
     if ((o->save_model || o->load_model) && tg_runtime_nranks() > 1)
         return tg_error_set(err, TG_ERR_ARG, "--%s runs on one MPI rank only (started on %d): "
@@ -208,15 +217,12 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
         if (!o->test_bfile)
             return tg_error_set(err, TG_ERR_ARG, "--load-model needs --test-bfile T (the cohort "
                                 "to predict)");
-        if (o->pheno_names && !o->pheno)
-            return tg_error_set(err, TG_ERR_ARG, "--pheno-name needs --pheno");
         if (o->save_model && !o->pheno)
             return tg_error_set(err, TG_ERR_ARG, "--save-model with --load-model needs --pheno "
                                 "(new phenotypes to save): the loaded model is saved already");
         return TG_OK;
     }
     if (!o->bfile) return tg_error_set(err, TG_ERR_ARG, "--bfile PREFIX is required");
-    if (!o->pheno) return tg_error_set(err, TG_ERR_ARG, "--pheno FILE is required");
     if (!o->nalpha) return tg_error_set(err, TG_ERR_ARG, "--alpha A is required");
     if (o->kernel == TG_KERNEL_GAUSSIAN && !o->ngamma)
         return tg_error_set(err, TG_ERR_ARG, "--gamma G is required with --kernel gaussian");

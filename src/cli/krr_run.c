@@ -42,7 +42,8 @@ static tg_status split(const krr_opts *o, krr_data *d, tg_log *log, tg_error *er
     if (!o->test_bfile) d->ntest = s->ntest;
     if (s->empty_pheno >= 0) /* named, not just "no training sample" */
         return tg_error_set(err, TG_ERR_ARG, "%s: phenotype %s has no value for the training "
-                            "samples of %s.fam", o->pheno, d->names[s->empty_pheno], o->bfile);
+                            "samples of %s.fam", o->pheno ? o->pheno : "the .fam",
+                            d->names[s->empty_pheno], o->bfile);
     if (d->ntest == 0 || s->candidates == 0)
         return tg_error_set(err, TG_ERR_ARG, "--test-frac %g of %lld samples leaves %s",
                             o->test_frac, (long long)n,
@@ -111,10 +112,12 @@ static tg_status read_inputs(const krr_opts *o, krr_data *d, tg_log *log, tg_err
         d->train = &d->bed;
     }
     const int64_t n = d->train ? d->train->n_samples : 0;
-    if (!st && o->pheno &&
-        !(st = tg_cli_pheno_read(log, o->pheno, d->train->samples, n, &d->ph, err)) &&
-        !(st = tg_cli_columns(o->pheno, "pheno-name", o->pheno_names, &d->ph, &d->pcols, &d->k,
-                              err)))
+    /* a fit without --pheno takes the .fam's column 6; a loaded model, its saved phenotypes */
+    const int have_ph = o->pheno || !o->load_model;
+    const char *src = o->pheno ? o->pheno : "the .fam";
+    if (!st && have_ph &&
+        !(st = tg_cli_phenotypes(log, o->pheno, o->pheno_col_nums, d->train, &d->ph, err)) &&
+        !(st = tg_cli_columns(src, "pheno-name", o->pheno_names, &d->ph, &d->pcols, &d->k, err)))
         st = select_columns(&d->ph, d->pcols, d->k, n, &d->y, err);
     if (!st && o->covar &&
         !(st = tg_cli_pheno_read(log, o->covar, d->train->samples, n, &d->cov, err)) &&
@@ -122,14 +125,14 @@ static tg_status read_inputs(const krr_opts *o, krr_data *d, tg_log *log, tg_err
                               &d->ncov, err)))
         st = select_columns(&d->cov, d->ccols, d->ncov, n, &d->x, err);
     if (st) return st;
-    if (!o->pheno) d->k = tg_krr_model_describe(d->model)->k; /* the saved phenotypes */
+    if (!have_ph) d->k = tg_krr_model_describe(d->model)->k;
     if (!(d->names = tg_malloc((size_t)d->k * sizeof *d->names, err))) return TG_ERR_NOMEM;
     for (int c = 0; c < d->k; c++)
-        d->names[c] = o->pheno ? d->ph.names[d->pcols[c]]
+        d->names[c] = have_ph ? d->ph.names[d->pcols[c]]
                                : tg_krr_model_describe(d->model)->names[c];
-    if (o->pheno)
+    if (have_ph)
         tg_log_printf(log, "%s: %lld samples, %lld SNPs; %s: %d phenotype(s) used",
-                      d->train->prefix, (long long)n, (long long)d->train->n_snps, o->pheno, d->k);
+                      d->train->prefix, (long long)n, (long long)d->train->n_snps, src, d->k);
     if (o->test_bfile && (st = open_test(o, d, log, err))) return st;
     if (o->load_model)
         tg_log_printf(log, "%lld training samples (the model's), %lld test samples",
