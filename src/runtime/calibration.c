@@ -52,13 +52,6 @@ char *tg_runtime_bus_text(void) {
     return text;
 }
 
-int tg_cuda_device_count(void) {
-    int n = 0;
-#ifdef TG_USE_CUDA
-    if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
-#endif
-    return n;
-}
 
 size_t tg_record_sums(const tg_task_record *r, size_t n, tg_record_sum *sums, size_t nsums) {
     for (size_t i = 0; i < n; i++) {

@@ -2,6 +2,14 @@
  * attributes CUDA codelets ask for. */
 #include "runtime/internal.h"
 
+int tg_cuda_device_count(void) {
+    int n = 0;
+#ifdef TG_USE_CUDA
+    if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
+#endif
+    return n;
+}
+
 #ifdef TG_USE_CUDA
 #include <starpu_cublas_v2.h>
 /* Library handles of each CUDA worker, created on its thread when the runtime starts (bound to

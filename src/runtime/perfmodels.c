@@ -106,9 +106,8 @@ static void machine_cpu(char *buf, size_t len) {
 /* The names of this machine's GPUs (at most @p max), and in *same whether they are all the
  * same: identical GPUs share one model, so a profile lists one of them. */
 static int machine_gpus(char names[][128], int max, int *same) {
-    int n = 0;
+    int n = tg_cuda_device_count();
 #ifdef TG_USE_CUDA
-    if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
     for (int d = 0; d < n && d < max; d++) {
         struct cudaDeviceProp p;
         if (cudaGetDeviceProperties(&p, d) != cudaSuccess) snprintf(p.name, sizeof p.name, "?");

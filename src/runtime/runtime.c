@@ -74,8 +74,7 @@ tg_status tg_runtime_open(const tg_runtime_opts *opts, const tg_sched_buckets *b
 #ifdef TG_USE_CUDA
     /* refuse an impossible --ngpu before starting StarPU: StarPU 1.3.10 hangs in starpu_init on
      * the H100 when asked for more CUDA devices than exist */
-    int ndev = 0;
-    if (cudaGetDeviceCount(&ndev) != cudaSuccess) ndev = 0;
+    const int ndev = tg_cuda_device_count();
     if (o.ngpu > ndev)
         return tg_error_set(err, TG_ERR_DEVICE, "--ngpu %d: only %d CUDA device%s found", o.ngpu,
                             ndev, ndev == 1 ? "" : "s");
