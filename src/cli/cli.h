@@ -153,10 +153,10 @@ void tg_cli_log_runtime(tg_log *log, const tg_runtime_opts *ro);
  * (tg_runtime_describe_comm, a collective: every rank calls this at the same point) and the
  * bytes of our own MPI sums (tg_runtime_describe_sums). */
 void tg_cli_log_traffic(tg_log *log);
-/** tg_pheno_read, and a log line counting the rows of samples not in @p samples that it
- * skipped (plink2 and REGENIE skip them too). */
-tg_status tg_cli_pheno_read(tg_log *log, const char *path, const tg_sample *samples, int64_t n,
-                            tg_pheno *ph, tg_error *err);
+/** tg_pheno_read_opts of the columns @p col_nums (NULL: all), and a log line counting the rows
+ * of samples not in @p samples that it skipped (plink2 and REGENIE skip them too). */
+tg_status tg_cli_pheno_read(tg_log *log, const char *path, const char *col_nums,
+                            const tg_sample *samples, int64_t n, tg_pheno *ph, tg_error *err);
 /** The phenotypes of a command, as plink2 takes them: the columns @p col_nums (plink2's
  * --pheno-col-nums; NULL: all) of the file @p path, or without a file the .fam's column 6 of
  * @p bed as PHENO1 (an error when it holds no value). */

@@ -207,9 +207,11 @@ unsigned tg_cli_default_precisions(tg_log *log, unsigned with_gpus, unsigned wit
     return a;
 }
 
-tg_status tg_cli_pheno_read(tg_log *log, const char *path, const tg_sample *samples, int64_t n,
-                            tg_pheno *ph, tg_error *err) {
-    tg_status st = tg_pheno_read(path, samples, n, ph, err);
+tg_status tg_cli_pheno_read(tg_log *log, const char *path, const char *col_nums,
+                            const tg_sample *samples, int64_t n, tg_pheno *ph, tg_error *err) {
+    tg_pheno_opts po = tg_pheno_defaults();
+    po.col_nums = col_nums;
+    tg_status st = tg_pheno_read_opts(path, samples, n, &po, ph, err);
     if (!st && ph->n_skipped)
         tg_log_printf(log, "%s: %lld row(s) of samples not in the genotypes' .fam skipped", path,
                       (long long)ph->n_skipped);
@@ -218,15 +220,7 @@ tg_status tg_cli_pheno_read(tg_log *log, const char *path, const tg_sample *samp
 
 tg_status tg_cli_phenotypes(tg_log *log, const char *path, const char *col_nums, const tg_bed *bed,
                             tg_pheno *ph, tg_error *err) {
-    if (path) {
-        tg_pheno_opts po = tg_pheno_defaults();
-        po.col_nums = col_nums;
-        tg_status st = tg_pheno_read_opts(path, bed->samples, bed->n_samples, &po, ph, err);
-        if (!st && ph->n_skipped)
-            tg_log_printf(log, "%s: %lld row(s) of samples not in the genotypes' .fam skipped",
-                          path, (long long)ph->n_skipped);
-        return st;
-    }
+    if (path) return tg_cli_pheno_read(log, path, col_nums, bed->samples, bed->n_samples, ph, err);
     const int64_t n = bed->n_samples;
     int64_t seen = 0;
     *ph = (tg_pheno){.n_samples = n, .n_cols = 1};

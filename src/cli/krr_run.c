@@ -72,14 +72,14 @@ static tg_status open_test(const krr_opts *o, krr_data *d, tg_log *log, tg_error
     if (st) return st;
     d->ntest = d->test.n_samples;
     if (o->test_pheno &&
-        ((st = tg_cli_pheno_read(log, o->test_pheno, d->test.samples, d->ntest, &d->tph, err)) ||
+        ((st = tg_cli_pheno_read(log, o->test_pheno, NULL, d->test.samples, d->ntest, &d->tph, err)) ||
          (st = match_columns(o->test_pheno, &d->tph, d->names, d->k, &d->tcols, err))))
         return st;
     if (o->test_covar) {
         const char **cn = tg_malloc((size_t)d->ncov * sizeof *cn + 1, err);
         if (!cn) return TG_ERR_NOMEM;
         for (int c = 0; c < d->ncov; c++) cn[c] = d->cov.names[d->ccols[c]];
-        st = tg_cli_pheno_read(log, o->test_covar, d->test.samples, d->ntest, &d->tcov, err);
+        st = tg_cli_pheno_read(log, o->test_covar, NULL, d->test.samples, d->ntest, &d->tcov, err);
         if (!st) st = match_columns(o->test_covar, &d->tcov, cn, d->ncov, &d->tccols, err);
         if (!st) st = select_columns(&d->tcov, d->tccols, d->ncov, d->ntest, &d->xte, err);
         free(cn);
@@ -120,7 +120,7 @@ static tg_status read_inputs(const krr_opts *o, krr_data *d, tg_log *log, tg_err
         !(st = tg_cli_columns(src, "pheno-name", o->pheno_names, &d->ph, &d->pcols, &d->k, err)))
         st = select_columns(&d->ph, d->pcols, d->k, n, &d->y, err);
     if (!st && o->covar &&
-        !(st = tg_cli_pheno_read(log, o->covar, d->train->samples, n, &d->cov, err)) &&
+        !(st = tg_cli_pheno_read(log, o->covar, NULL, d->train->samples, n, &d->cov, err)) &&
         !(st = tg_cli_columns(o->covar, "covar-name", o->covar_names, &d->cov, &d->ccols,
                               &d->ncov, err)))
         st = select_columns(&d->cov, d->ccols, d->ncov, n, &d->x, err);
