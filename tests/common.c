@@ -2,6 +2,7 @@
 #include "common.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -56,6 +57,18 @@ void remove_bed(const char *prefix) {
         snprintf(path, sizeof path, "%s%s", prefix, ext[e]);
         remove(path);
     }
+}
+
+const char *put_text(char *path, size_t len, const char *dir, const char *name, const char *fmt,
+                     ...) {
+    snprintf(path, len, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    fclose(f);
+    return path;
 }
 
 double *rand_mat(int64_t rows, int64_t cols, double lo, double hi, tg_rng *r) {

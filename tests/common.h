@@ -23,6 +23,10 @@ tg_status write_bed_tmp(char *prefix, const int8_t *g, int64_t n, int64_t m, tg_
 /** Removes PREFIX.bed, .bim and .fam, and PREFIX itself (write_bed_tmp's placeholder). */
 void remove_bed(const char *prefix);
 
+/** Writes DIR/NAME from a printf format, its path into @p path (@p len bytes); returns @p path. */
+const char *put_text(char *path, size_t len, const char *dir, const char *name, const char *fmt,
+                     ...) __attribute__((format(printf, 5, 6)));
+
 /** rows × cols values uniform in [lo, hi) (malloc'd, column-major). */
 double *rand_mat(int64_t rows, int64_t cols, double lo, double hi, tg_rng *r);
 /** Frobenius norm of x[0..n), and of x − y. */

@@ -9,7 +9,6 @@
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -20,23 +19,14 @@
 #include <zstd.h>
 
 #include "base/rng.h"
+#include "common.h"
 #include "tap.h"
 #include "tilegwas.h"
 
 static char tmpdir[64];
 static char path[128];
 
-/* Writes tmpdir/pheno.txt from a printf format; returns its path. */
-static const char *put(const char *fmt, ...) {
-    snprintf(path, sizeof path, "%s/pheno.txt", tmpdir);
-    FILE *f = fopen(path, "w");
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(f, fmt, ap);
-    va_end(ap);
-    fclose(f);
-    return path;
-}
+#define put(...) put_text(path, sizeof path, tmpdir, "pheno.txt", __VA_ARGS__)
 
 typedef struct {
     int64_t n;

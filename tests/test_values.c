@@ -4,28 +4,18 @@
  * name the file and the line (and the column of a bad value) and leave a zeroed tg_values. */
 #define _GNU_SOURCE
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "common.h"
 #include "tap.h"
 #include "tilegwas.h"
 
 static char tmpdir[64];
 static char path[128];
 
-/* Writes tmpdir/values.txt from a printf format; returns its path. */
-static const char *put(const char *fmt, ...) {
-    snprintf(path, sizeof path, "%s/values.txt", tmpdir);
-    FILE *f = fopen(path, "w");
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(f, fmt, ap);
-    va_end(ap);
-    fclose(f);
-    return path;
-}
+#define put(...) put_text(path, sizeof path, tmpdir, "values.txt", __VA_ARGS__)
 
 /* 3 samples (FID f1 f1 f2, IID a b a) and 4 SNPs rs1..rs4, as tg_bed_open would fill them. */
 static tg_sample samples[3] = {{.fid = "f1", .iid = "a"}, {.fid = "f1", .iid = "b"},
