@@ -110,16 +110,20 @@ typedef struct {
     char *a1, *a2; /**< A1 (counted allele, "alt" in PLINK 2 terms) and A2 */
 } tg_snp;
 
-/** An open fileset; the .bed is memory-mapped, never read whole. */
+/** An open fileset: samples, SNPs and SNP-major 2-bit genotypes in the .bed's coding, whatever
+ * the input's format. A .bed is memory-mapped, never read whole; a .pgen or VCF/BCF, or a
+ * fileset left by selection and QC (tg_input_open), is held in memory built once. */
 typedef struct {
     char *prefix;
     int64_t n_samples, n_snps;
     tg_sample *samples;
     tg_snp *snps;
-    const uint8_t *geno; /**< first byte of SNP 0 (after the 3 magic bytes) */
+    const uint8_t *geno; /**< first byte of SNP 0 (after the 3 magic bytes of a .bed) */
     size_t bytes_per_snp; /**< ceil(n_samples / 4) */
     void *map;
     size_t map_len;
+    const char *format;             /**< "bed", "pgen", "vcf", "bcf"; NULL: a .bed */
+    struct tg_fileset_store *store; /**< what a fileset built in memory owns (NULL: a .bed) */
 } tg_bed;
 
 /** Opens PREFIX.bed/.bim/.fam. Checks the magic bytes (0x6c 0x1b 0x01, SNP-major), that the
@@ -177,6 +181,58 @@ tg_status tg_bed_write(const char *prefix, const tg_sample *samples, int64_t n_s
  * genotypes, no missing call; the same files for the same @p seed. Streams SNP by SNP. */
 tg_status tg_bed_write_random(const char *prefix, int64_t n, int64_t m, uint64_t seed,
                               tg_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name Genotype input (src/geno/input.c): any format, then plink2's selection and QC
+ * Every command opens its genotypes through tg_input_open: a PLINK 1 fileset, a PLINK 2 fileset
+ * or a VCF/BCF, read once into a tg_bed, then the selection and QC filters in plink2's order,
+ * each step counted for the log. */
+typedef enum { TG_INPUT_BED, TG_INPUT_PGEN, TG_INPUT_VCF, TG_INPUT_BCF } tg_input_format;
+
+typedef struct {
+    tg_input_format format;
+    const char *path;    /**< PREFIX of .bed/.bim/.fam or .pgen/.pvar/.psam; the VCF/BCF file */
+    char id_delim;       /**< VCF/BCF sample IDs: FID, delimiter, IID (plink2 --id-delim); 0:
+                          * FID "0" and the whole ID as IID, as plink2 imports them */
+    const char *tmp_dir; /**< folder where a fileset built in memory may spill (NULL: memory) */
+    int threads;         /**< reader threads (0: the CPUs allowed) */
+    /* selection (NULL / 0: none) */
+    const char *keep, *remove;     /**< sample files: FID IID, or IID, per line (header allowed) */
+    const char *extract, *exclude; /**< variant ID files; with *_range, CHR START END [NAME] */
+    int extract_range, exclude_range;
+    const char *chr;      /**< plink2 --chr: codes and ranges such as "1-4,22,X" */
+    int autosome;         /**< plink2 --autosome: chromosomes 1-22 */
+    int64_t from_bp, to_bp; /**< plink2 --from-bp/--to-bp (−1: none) */
+    /* QC (NAN, or 0 for mac: off) */
+    double mind, geno, hwe, maf, max_maf;
+    int64_t mac;
+} tg_input_opts;
+
+/** Defaults: a .bed, no selection, no QC. */
+void tg_input_opts_init(tg_input_opts *o);
+/** Whether @p o asks for any selection or QC step. */
+int tg_input_filters(const tg_input_opts *o);
+
+/** One step of reading, selection or QC, for the log. */
+typedef struct {
+    char flag[32];                   /**< "--keep", "--mind", "multi-allelic", … */
+    int64_t samples_removed, snps_removed;
+    int64_t samples_left, snps_left; /**< after the step */
+} tg_input_step;
+
+typedef struct {
+    int64_t samples_read, snps_read; /**< as the input held them */
+    int nsteps;
+    tg_input_step steps[24];
+    int nnotes;
+    char notes[8][256]; /**< what a reader did that the log should say (dosages, skips) */
+} tg_input_report;
+
+/** Opens @p o's genotypes into @p bed (tg_bed_close frees it) and applies the selection and QC;
+ * @p rep (may be NULL) says what each step removed. An input left with no sample or no SNP is
+ * TG_ERR_ARG naming the step that removed the last. On failure @p bed is zeroed. */
+tg_status tg_input_open(const tg_input_opts *o, tg_bed *bed, tg_input_report *rep,
+                        tg_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
 /** @name Genotype sources (src/geno)

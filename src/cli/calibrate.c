@@ -148,7 +148,7 @@ int tg_cmd_calibrate(int argc, char **argv) {
         case O_HELP: fputs(help, stdout); return 0;
         case '?':
         case ':': st = tg_cli_bad_option(argv, &err); break;
-        default: st = tg_cli_common_option(&c, o, optarg, &err);
+        default: st = tg_cli_common_option(&c, o, optarg, argv, &err);
         }
     }
     cal.reps = (int)reps;

@@ -75,24 +75,73 @@ tg_status tg_cli_write_values(const char *prefix, const char *suffix, const tg_b
 tg_status tg_cli_columns(const char *file, const char *opt, const char *list, const tg_pheno *ph,
                          int **cols, int *k, tg_error *err);
 
-/** Options every compute command shares: --out, --sched, --ncpu, --ngpu, --quiet, --trace. */
+/** Options every compute command shares: --out, --sched, --ncpu, --ngpu, --quiet, --trace;
+ * and, for the commands that read genotypes, the input options (TG_CLI_INPUT_OPTIONS). */
 typedef struct {
     const char *out;
     tg_runtime_opts rt;
     int quiet;
     const char *trace; /* NULL: no trace */
+    tg_input_opts in;  /* in.path NULL: no genotype input given */
 } tg_cli_common;
 
 /** getopt_long entries of the common options (values 1000..1099); end with {0}. */
 #define TG_CLI_COMMON_OPTIONS                                                                    \
     {"out", required_argument, 0, 1000}, {"sched", required_argument, 0, 1001},                  \
         {"ncpu", required_argument, 0, 1002}, {"ngpu", required_argument, 0, 1003},              \
-        {"quiet", no_argument, 0, 1004}, {"trace", required_argument, 0, 1005}
+        {"quiet", no_argument, 0, 1004}, {"trace", required_argument, 0, 1005},                  \
+        {"threads", required_argument, 0, 1002}
+/** getopt_long entries of the genotype input options (values 1100..1199): one format, then
+ * plink2's selection and QC flags, spelled as plink2 spells them. */
+#define TG_CLI_INPUT_OPTIONS                                                                     \
+    {"bfile", required_argument, 0, 1100}, {"pfile", required_argument, 0, 1101},                \
+        {"vcf", required_argument, 0, 1102}, {"bcf", required_argument, 0, 1103},               \
+        {"id-delim", required_argument, 0, 1104}, {"keep", required_argument, 0, 1110},         \
+        {"remove", required_argument, 0, 1111}, {"extract", required_argument, 0, 1112},        \
+        {"exclude", required_argument, 0, 1113}, {"chr", required_argument, 0, 1114},           \
+        {"autosome", no_argument, 0, 1115}, {"from-bp", required_argument, 0, 1116},            \
+        {"to-bp", required_argument, 0, 1117}, {"mind", required_argument, 0, 1120},            \
+        {"geno", required_argument, 0, 1121}, {"hwe", required_argument, 0, 1122},              \
+        {"maf", required_argument, 0, 1123}, {"max-maf", required_argument, 0, 1124},           \
+        {"mac", required_argument, 0, 1125}
+/** Help text of the genotype input options. */
+#define TG_CLI_INPUT_HELP                                                                        \
+    "genotype input (one of; plink2's flags):\n"                                                \
+    "  --bfile PREFIX   PLINK 1 fileset PREFIX.bed/.bim/.fam\n"                                 \
+    "  --pfile PREFIX   PLINK 2 fileset PREFIX.pgen/.pvar/.psam (hard calls)\n"                 \
+    "  --vcf FILE       VCF, plain or bgzipped (GT hard calls)\n"                               \
+    "  --bcf FILE       BCF (GT hard calls)\n"                                                  \
+    "  --id-delim C     VCF/BCF sample IDs are FID C IID (default: FID 0, IID the whole ID)\n"  \
+    "selection and QC, applied once in plink2's order, each step counted in the log:\n"        \
+    "  --keep FILE      only the samples listed (FID IID, or IID, per line)\n"                  \
+    "  --remove FILE    all but the samples listed\n"                                           \
+    "  --extract FILE   only the variants whose IDs are listed ('--extract range FILE': CHR\n"  \
+    "                   START END lines)\n"                                                     \
+    "  --exclude FILE   all but the variants listed (also 'range')\n"                           \
+    "  --chr LIST       only these chromosomes (e.g. 1-4,22,X)\n"                              \
+    "  --autosome       only chromosomes 1-22\n"                                                \
+    "  --from-bp N, --to-bp N  only positions N.. / ..N (with one --chr)\n"                     \
+    "  --mind F         remove samples with a missing-call rate above F\n"                      \
+    "  --geno F         remove variants with a missing-call rate above F\n"                     \
+    "  --hwe P          remove variants whose Hardy-Weinberg exact test p-value is below P\n"   \
+    "  --maf F, --max-maf F  remove variants with a minor allele frequency below / above F\n"   \
+    "  --mac N          remove variants with a minor allele count below N\n"
+/** Handles option value @p opt (1100..1199) of the input set; @p argv for plink2's two-word
+ * '--extract range FILE'. */
+tg_status tg_cli_input_option(tg_cli_common *c, int opt, const char *arg, char **argv,
+                              tg_error *err);
+/** After parsing: one genotype input was given, and the flags fit it. */
+tg_status tg_cli_input_check(const tg_cli_common *c, tg_error *err);
+/** Opens the genotype input into @p bed (tg_input_open) and logs what was read and what each
+ * selection and QC step removed. */
+tg_status tg_cli_input_open(const tg_cli_common *c, tg_log *log, tg_bed *bed, tg_error *err);
+
 /** Help text of the common options. */
 #define TG_CLI_COMMON_HELP                                                                       \
     "  --out PREFIX     output prefix (default: tilegwas)\n"                                    \
     "  --sched NAME     StarPU scheduler (default: dmdas)\n"                                    \
-    "  --ncpu N         CPU workers (default: all cores not driving a GPU, less one with GPUs)\n" \
+    "  --ncpu N         CPU workers (default: all cores not driving a GPU, less one with GPUs;\n" \
+    "                   --threads N is the same, as plink2 spells it)\n"                          \
     "  --ngpu N         GPUs (default: all; 0 = CPU only)\n"                                    \
     "  --quiet          log to PREFIX.log only\n"                                               \
     "  --trace T        every task's worker and times to T.trace.tsv, a Gantt chart to\n"       \
@@ -165,9 +214,11 @@ tg_status tg_cli_phenotypes(tg_log *log, const char *path, const char *col_nums,
 /** With several MPI ranks, logs the process grid: where tile (i, j)@p tiles lives and which
  * rank makes panel p (@p panels, e.g. "genotype panel p read"). */
 void tg_cli_log_grid(tg_log *log, const char *tiles, const char *panels);
-/** Handles option value @p opt (1000..1099) of the common set; returns TG_ERR_ARG with a
- * message for a bad value. */
-tg_status tg_cli_common_option(tg_cli_common *c, int opt, const char *arg, tg_error *err);
+/** Handles option value @p opt of the common set (1000..1099) or of the input set
+ * (1100..1199, tg_cli_input_option, which needs @p argv); returns TG_ERR_ARG with a message for
+ * a bad value. */
+tg_status tg_cli_common_option(tg_cli_common *c, int opt, const char *arg, char **argv,
+                               tg_error *err);
 
 /** Checks before any work that the folders of --out and --trace are writable (on rank 0). */
 tg_status tg_cli_check_outputs(const tg_cli_common *c, tg_error *err);

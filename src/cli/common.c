@@ -104,9 +104,12 @@ void tg_cli_common_init(tg_cli_common *c) {
     c->rt = tg_runtime_defaults();
     c->quiet = 0;
     c->trace = NULL;
+    tg_input_opts_init(&c->in);
 }
 
-tg_status tg_cli_common_option(tg_cli_common *c, int opt, const char *arg, tg_error *err) {
+tg_status tg_cli_common_option(tg_cli_common *c, int opt, const char *arg, char **argv,
+                               tg_error *err) {
+    if (opt >= 1100 && opt < 1200) return tg_cli_input_option(c, opt, arg, argv, err);
     int64_t v;
     tg_status st = TG_OK;
     switch (opt) {

@@ -7,11 +7,10 @@
 #include "cli/cli.h"
 
 static const char *help =
-    "usage: tilegwas epistasis --bfile PREFIX --out PREFIX [options]\n"
+    "usage: tilegwas epistasis (--bfile|--pfile PREFIX | --vcf|--bcf FILE) --out PREFIX [options]\n"
     "Scores every combination of --order SNPs against a case-control phenotype and writes the\n"
     "best --top to OUT.epi<k>.tsv (k = order) with their contingency tables, and OUT.log.\n\n"
     "options:\n"
-    "  --bfile PREFIX     PLINK fileset PREFIX.bed/.bim/.fam (required)\n"
     "  --pheno FILE       phenotype file (FID IID columns...; default: .fam column 6)\n"
     "  --pheno-name NAME  column of --pheno (default: the first)\n"
     "  --order K          2, 3 or 4 (default 2)\n"
@@ -19,7 +18,7 @@ static const char *help =
     "  --score S          k2 (Bayesian K2, lower is better), mi (mutual information, nats) or\n"
     "                     chi2 (Pearson chi-square of the 3^k x 2 table); default k2\n"
     "  --block B          SNPs per block, a multiple of 8 in [8, 4096] (default by order:\n"
-    "                     1024, 256, 64; smaller when there are fewer SNPs)\n" TG_CLI_COMMON_HELP
+    "                     1024, 256, 64; smaller when there are fewer SNPs)\n" TG_CLI_INPUT_HELP TG_CLI_COMMON_HELP
     "  --help             this text\n\n"
     "Phenotype coding as PLINK: 1 control, 2 case, 0/-9/NA missing (those samples are left\n"
     "out); any other value is a quantitative phenotype and an error. A missing genotype\n"
@@ -31,21 +30,21 @@ static const char *help =
 static const char *score_names[] = {"k2", "mi", "chi2"};
 
 typedef struct {
-    const char *bfile, *pheno, *pheno_name;
+    const char *pheno, *pheno_name;
     tg_epi_opts e;
     tg_cli_common c;
 } epi_opts;
 
 static int parse_options(int argc, char **argv, epi_opts *o, tg_error *err) {
-    enum { O_BFILE = 1, O_PHENO, O_PNAME, O_ORDER, O_TOP, O_SCORE, O_BLOCK, O_HELP };
-    static const struct option opts[] = {{"bfile", required_argument, 0, O_BFILE},
-                                         {"pheno", required_argument, 0, O_PHENO},
+    enum { O_PHENO = 1, O_PNAME, O_ORDER, O_TOP, O_SCORE, O_BLOCK, O_HELP };
+    static const struct option opts[] = {{"pheno", required_argument, 0, O_PHENO},
                                          {"pheno-name", required_argument, 0, O_PNAME},
                                          {"order", required_argument, 0, O_ORDER},
                                          {"top", required_argument, 0, O_TOP},
                                          {"score", required_argument, 0, O_SCORE},
                                          {"block", required_argument, 0, O_BLOCK},
                                          {"help", no_argument, 0, O_HELP},
+                                         TG_CLI_INPUT_OPTIONS,
                                          TG_CLI_COMMON_OPTIONS,
                                          {0, 0, 0, 0}};
     *o = (epi_opts){.e = tg_epi_defaults()};
@@ -56,7 +55,6 @@ static int parse_options(int argc, char **argv, epi_opts *o, tg_error *err) {
     opterr = 0;
     while (!st && (c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
-        case O_BFILE: o->bfile = optarg; break;
         case O_PHENO: o->pheno = optarg; break;
         case O_PNAME: o->pheno_name = optarg; break;
         case O_ORDER:
@@ -83,13 +81,13 @@ static int parse_options(int argc, char **argv, epi_opts *o, tg_error *err) {
             break;
         case O_HELP: fputs(help, stdout); return -1;
         default:
-            st = c >= 1000 && c < 1100 ? tg_cli_common_option(&o->c, c, optarg, err)
+            st = c >= 1000 && c < 1200 ? tg_cli_common_option(&o->c, c, optarg, argv, err)
                                        : tg_cli_bad_option(argv, err);
         }
     }
     if (!st) st = tg_cli_no_operand(argc, argv, err);
     if (st) return st;
-    if (!o->bfile) return tg_error_set(err, TG_ERR_ARG, "--bfile PREFIX is required");
+    if ((st = tg_cli_input_check(&o->c, err))) return st;
     if (o->pheno_name && !o->pheno)
         return tg_error_set(err, TG_ERR_ARG, "--pheno-name needs --pheno");
     return TG_OK;
@@ -151,13 +149,13 @@ int tg_cmd_epistasis(int argc, char **argv) {
         return tg_cli_fail("epistasis", NULL, &err);
     tg_log_set_quiet(log, o.c.quiet);
     tg_log_file_only(log,
-                     "options: --bfile %s --pheno %s --pheno-name %s --order %d --top %d "
+                     "options: --pheno %s --pheno-name %s --order %d --top %d "
                      "--score %s --block %d%s",
-                     o.bfile, o.pheno ? o.pheno : "(.fam)", o.pheno_name ? o.pheno_name : "(first)",
+                     o.pheno ? o.pheno : "(.fam)", o.pheno_name ? o.pheno_name : "(first)",
                      o.e.order, o.e.topk, score_names[o.e.score], o.e.block,
                      o.e.block ? "" : " (by order)");
     double t0 = tg_now();
-    if ((st = tg_bed_open(o.bfile, &bed, &err)) ||
+    if ((st = tg_cli_input_open(&o.c, log, &bed, &err)) ||
         !(cls = tg_malloc((size_t)bed.n_samples + 1, &err)) ||
         (st = tg_epi_classes_bed(&bed, o.pheno, o.pheno_name, cls, &err)) || (st = tg_runtime_start(&o.c.rt, &err))) {
         rc = tg_cli_fail("epistasis", log, &err);
@@ -168,8 +166,7 @@ int tg_cmd_epistasis(int argc, char **argv) {
     char desc[2048];
     tg_runtime_describe(desc, sizeof desc);
     tg_log_file_only(log, "runtime: %s", desc);
-    tg_log_file_only(log, "read %s: %lld samples, %lld SNPs (%.2f s)", o.bfile,
-                     (long long)bed.n_samples, (long long)bed.n_snps, tg_now() - t0);
+    tg_log_file_only(log, "read genotypes and phenotype: %.2f s", tg_now() - t0);
     const int nranks = tg_runtime_nranks(), rank0 = tg_runtime_rank() == 0;
     if (nranks > 1)
         tg_log_file_only(log,

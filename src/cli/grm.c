@@ -6,7 +6,7 @@
 #include "cli/cli.h"
 
 static const char *help =
-    "usage: tilegwas grm --bfile PREFIX --out PREFIX [options]\n"
+    "usage: tilegwas grm (--bfile|--pfile PREFIX | --vcf|--bcf FILE) --out PREFIX [options]\n"
     "Writes the genomic relationship matrix K = Z Z' / m of all samples (m = every SNP of the\n"
     ".bim): Z the genotypes centered by 2p (p the A1 frequency over non-missing calls) and\n"
     "divided by sqrt(2p(1-p)), missing calls mean-imputed (0 after centering), monomorphic and\n"
@@ -17,10 +17,9 @@ static const char *help =
     "precision), or with --bin PREFIX.rel.bin (n x n little-endian float64, plink2's 'square\n"
     "bin'); PREFIX.rel.id (#FID IID, one line per sample in .fam order); PREFIX.log.\n\n"
     "options:\n"
-    "  --bfile PREFIX   PLINK 1 fileset (.bed/.bim/.fam)\n"
     "  --cov            centered only, not divided by sqrt(2p(1-p)) (plink2 'cov')\n"
     "  --bin            write PREFIX.rel.bin instead of PREFIX.rel\n"
-    "  --help           this text\n" TG_CLI_COMMON_HELP;
+    "  --help           this text\n" TG_CLI_INPUT_HELP TG_CLI_COMMON_HELP;
 
 static tg_status write_ids(const char *prefix, const tg_bed *bed, tg_error *err) {
     FILE *f;
@@ -56,18 +55,17 @@ static tg_status write_rel(const char *prefix, int bin, const double *k, int64_t
     return st;
 }
 
-static int run(const char *bfile, int cov, int bin, const tg_cli_common *c, tg_log *log) {
+static int run(int cov, int bin, const tg_cli_common *c, tg_log *log) {
     tg_error err = {0};
     tg_bed bed = {0};
     tg_geno *geno = NULL;
     double *k = NULL;
     double t0 = tg_now();
     int rc;
-    tg_status st = tg_bed_open(bfile, &bed, &err);
+    tg_status st = tg_cli_input_open(c, log, &bed, &err);
     if (st) return tg_cli_fail("grm", log, &err);
     const int64_t n = bed.n_samples;
     const int root = tg_runtime_rank() == 0; /* holds K and writes it */
-    tg_log_printf(log, "%s: %lld samples, %lld SNPs", bfile, (long long)n, (long long)bed.n_snps);
     if (root && ((double)n * (double)n * sizeof *k > (double)SIZE_MAX ||
                  !(k = tg_malloc((size_t)(n * n) * sizeof *k, &err)))) {
         tg_error_set(&err, TG_ERR_NOMEM, "the %lld × %lld relationship matrix (%.3g GB) does not "
@@ -118,37 +116,35 @@ done:
 }
 
 int tg_cmd_grm(int argc, char **argv) {
-    enum { O_BFILE = 1, O_COV, O_BIN, O_HELP };
+    enum { O_COV = 1, O_BIN, O_HELP };
     static const struct option opts[] = {
-        {"bfile", required_argument, 0, O_BFILE}, {"cov", no_argument, 0, O_COV},
-        {"bin", no_argument, 0, O_BIN}, {"help", no_argument, 0, O_HELP},
-        TG_CLI_COMMON_OPTIONS, {0, 0, 0, 0}};
+        {"cov", no_argument, 0, O_COV}, {"bin", no_argument, 0, O_BIN},
+        {"help", no_argument, 0, O_HELP}, TG_CLI_INPUT_OPTIONS, TG_CLI_COMMON_OPTIONS,
+        {0, 0, 0, 0}};
     tg_cli_common c;
     tg_cli_common_init(&c);
     tg_error err = {0};
-    const char *bfile = NULL;
     int cov = 0, bin = 0, o;
     tg_status st = TG_OK;
     opterr = 0;
     while (!st && (o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
-        case O_BFILE: bfile = optarg; break;
         case O_COV: cov = 1; break;
         case O_BIN: bin = 1; break;
         case O_HELP: fputs(help, stdout); return 0;
         case '?':
         case ':': st = tg_cli_bad_option(argv, &err); break;
-        default: st = tg_cli_common_option(&c, o, optarg, &err);
+        default: st = tg_cli_common_option(&c, o, optarg, argv, &err);
         }
     }
     if (!st) st = tg_cli_no_operand(argc, argv, &err);
-    if (!st && !bfile) st = tg_error_set(&err, TG_ERR_ARG, "--bfile PREFIX is required");
+    if (!st) st = tg_cli_input_check(&c, &err);
     if (st) return tg_cli_fail_options("grm", &err);
     if ((st = tg_cli_check_outputs(&c, &err))) return tg_cli_fail("grm", NULL, &err);
     tg_log *log = NULL;
     if (tg_log_open(&log, c.out, argc, argv, &err)) return tg_cli_fail("grm", NULL, &err);
     tg_log_set_quiet(log, c.quiet);
-    int rc = run(bfile, cov, bin, &c, log);
+    int rc = run(cov, bin, &c, log);
     tg_log_close(log);
     return rc;
 }

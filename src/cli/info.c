@@ -1,4 +1,4 @@
-/* tilegwas info: with --bfile, a summary of a PLINK fileset (samples, SNPs, missingness, MAF
+/* tilegwas info: with a genotype input, a summary of it (samples, SNPs, missingness, MAF
  * spectrum, case/control counts); without, the build's features and the workers StarPU starts. */
 #include <math.h>
 #include <stdlib.h>
@@ -8,12 +8,13 @@
 #include "config.h"
 
 static const char *help =
-    "usage: tilegwas info [--bfile PREFIX] [runtime options]\n"
-    "  --bfile PREFIX   summarise PREFIX.bed/.bim/.fam: samples, SNPs, missing rate, MAF spectrum\n"
-    "  --pheno FILE     also summarise a phenotype file (FID IID columns...) matched to the .fam\n"
-    "  without --bfile: print the build (CUDA, MPI) and the CPU/GPU workers StarPU starts\n"
-    "runtime options (without --bfile):\n"
-    "  --sched NAME --ncpu N --ngpu N   as for the compute commands\n";
+    "usage: tilegwas info [--bfile|--pfile PREFIX | --vcf|--bcf FILE] [options]\n"
+    "  with a genotype input: summarise it (after the selection and QC flags below): samples,\n"
+    "  SNPs, missing rate, MAF spectrum\n"
+    "  --pheno FILE     also summarise a phenotype file (FID IID columns...) matched to the samples\n"
+    "  without a genotype input: print the build (CUDA, MPI) and the CPU/GPU workers StarPU starts\n"
+    "runtime options (without a genotype input):\n"
+    "  --sched NAME --ncpu N --ngpu N   as for the compute commands\n" TG_CLI_INPUT_HELP;
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -46,10 +47,10 @@ static tg_status info_pheno(const char *path, const tg_bed *bed, tg_error *err) 
     return TG_OK;
 }
 
-static int info_bfile(const char *prefix, const char *pheno) {
+static int info_input(const tg_cli_common *c, const char *pheno) {
     tg_error err = {0};
     tg_bed bed;
-    if (tg_bed_open(prefix, &bed, &err)) return tg_cli_fail("info", NULL, &err);
+    if (tg_cli_input_open(c, NULL, &bed, &err)) return tg_cli_fail("info", NULL, &err);
     tg_snp_stats *st = tg_malloc((size_t)bed.n_snps * sizeof *st, &err);
     double *maf = st ? tg_malloc((size_t)bed.n_snps * sizeof *maf, &err) : NULL;
     if (!maf) {
@@ -83,7 +84,7 @@ static int info_bfile(const char *prefix, const char *pheno) {
         psum += p;
     }
     double calls = (double)bed.n_samples * (double)bed.n_snps;
-    printf("fileset\t%s\nsamples\t%lld\nsnps\t%lld\n", prefix, (long long)bed.n_samples,
+    printf("fileset\t%s\nsamples\t%lld\nsnps\t%lld\n", c->in.path, (long long)bed.n_samples,
            (long long)bed.n_snps);
     printf("missing_rate\t%.6g\n", calls > 0 ? 1 - obs / calls : 0);
     printf("snps_all_missing\t%lld\nsnps_monomorphic\t%lld\n", (long long)all_missing,
@@ -133,19 +134,16 @@ static int info_runtime(const tg_cli_common *c) {
 
 int tg_cmd_info(int argc, char **argv) {
     static const struct option opts[] = {
-        {"bfile", required_argument, 0, 'b'}, {"pheno", required_argument, 0, 'p'},
-        {"help", no_argument, 0, 'h'},
-        TG_CLI_COMMON_OPTIONS, {0, 0, 0, 0}};
+        {"pheno", required_argument, 0, 'p'}, {"help", no_argument, 0, 'h'},
+        TG_CLI_INPUT_OPTIONS, TG_CLI_COMMON_OPTIONS, {0, 0, 0, 0}};
     tg_cli_common c;
     tg_cli_common_init(&c);
     tg_error err = {0};
-    const char *bfile = NULL, *pheno = NULL;
+    const char *pheno = NULL;
     int o;
     opterr = 0;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (o == 'b')
-            bfile = optarg;
-        else if (o == 'p')
+        if (o == 'p')
             pheno = optarg;
         else if (o == 'h') {
             fputs(help, stdout);
@@ -153,13 +151,15 @@ int tg_cmd_info(int argc, char **argv) {
         } else if (o == '?' || o == ':') {
             tg_cli_bad_option(argv, &err);
             return tg_cli_fail_options("info", &err);
-        } else if (tg_cli_common_option(&c, o, optarg, &err))
+        } else if (tg_cli_common_option(&c, o, optarg, argv, &err))
             return tg_cli_fail_options("info", &err);
     }
     if (tg_cli_no_operand(argc, argv, &err)) return tg_cli_fail_options("info", &err);
-    if (pheno && !bfile) {
-        tg_error_set(&err, TG_ERR_ARG, "--pheno needs --bfile (IDs are matched to its .fam)");
+    if (pheno && !c.in.path) {
+        tg_error_set(&err, TG_ERR_ARG, "--pheno needs a genotype input (IDs are matched to its "
+                     "samples)");
         return tg_cli_fail_options("info", &err);
     }
-    return bfile ? info_bfile(bfile, pheno) : info_runtime(&c);
+    if (c.in.path && tg_cli_input_check(&c, &err)) return tg_cli_fail_options("info", &err);
+    return c.in.path ? info_input(&c, pheno) : info_runtime(&c);
 }

@@ -14,6 +14,7 @@
 
 static const char *help =
     "usage: tilegwas krr --bfile PREFIX [--pheno FILE] --kernel K [--gamma G] --alpha A\n"
+    "                    (or --pfile PREFIX, --vcf FILE, --bcf FILE instead of --bfile)\n"
     "                    (--test-bfile T | --test-frac F) --out PREFIX [options]\n"
     "       tilegwas krr --load-model DIR [--pheno FILE] --test-bfile T --out PREFIX [options]\n"
     "Kernel ridge regression: W = (K + A I)^-1 (Y - mean), predictions K_test W + mean.\n"
@@ -26,7 +27,6 @@ static const char *help =
     "n_test = observed test values, MSPE, Pearson r, seconds of that pair's phases) and\n"
     "PREFIX.log (times and rates per phase, precision map counts).\n\n"
     "options:\n"
-    "  --bfile PREFIX       training PLINK 1 fileset (.bed/.bim/.fam)\n"
     "  --pheno FILE         phenotypes: FID IID then columns (header optional; -9/NA missing;\n"
     "                       default: the .fam's column 6)\n"
     "  --pheno-name A,B     use these columns (default: all)\n"
@@ -80,7 +80,7 @@ static const char *help =
     "                       solved with the saved factor (no factorisation); --save-model then\n"
     "                       saves them as a new model. The training fileset must be unchanged\n"
     "                       (--save-model and --load-model run on one MPI rank)\n"
-    "  --help               this text\n" TG_CLI_GRID_HELP TG_CLI_COMMON_HELP
+    "  --help               this text\n" TG_CLI_GRID_HELP TG_CLI_INPUT_HELP TG_CLI_COMMON_HELP
     "\nUnder mpiexec -n R every rank runs the same command: the tiles of the kernels, the\n"
     "factor and the solve are spread over the --grid, each rank reads the genotypes of its\n"
     "panels only, and rank 0 writes the outputs.\n";
@@ -114,17 +114,17 @@ static tg_status parse_list(const char *opt, const char *s, double lo, int open_
 /* Returns TG_OK, an error, or -1 after printing the help. */
 static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
     enum {
-        O_BFILE = 1, O_PHENO, O_PNAME, O_PCOLS, O_COVAR, O_CNAME, O_KERNEL, O_GAMMA, O_ALPHA, O_TEST,
+        O_PHENO = 1, O_PNAME, O_PCOLS, O_COVAR, O_CNAME, O_KERNEL, O_GAMMA, O_ALPHA, O_TEST,
         O_TPHENO, O_TCOVAR, O_FRAC, O_SEED, O_ACC, O_PTOL, O_PREC, O_DIAG, O_BAND, O_TILE, O_MAP, O_SAVE,
         O_LOAD, O_GRID, O_HELP
     };
     /* options of a fit, which a loaded model fixes */
-    const unsigned fit_only = 1u << O_BFILE | 1u << O_COVAR | 1u << O_CNAME | 1u << O_KERNEL |
+    const unsigned fit_only = 1u << O_COVAR | 1u << O_CNAME | 1u << O_KERNEL |
                               1u << O_GAMMA | 1u << O_ALPHA | 1u << O_TCOVAR | 1u << O_FRAC |
                               1u << O_SEED | 1u << O_ACC | 1u << O_PTOL | 1u << O_PREC | 1u << O_DIAG |
                               1u << O_BAND | 1u << O_TILE | 1u << O_MAP;
     static const struct option opts[] = {
-        {"bfile", required_argument, 0, O_BFILE}, {"pheno", required_argument, 0, O_PHENO},
+        {"pheno", required_argument, 0, O_PHENO},
         {"pheno-name", required_argument, 0, O_PNAME}, {"pheno-col-nums", required_argument, 0, O_PCOLS},
         {"covar", required_argument, 0, O_COVAR},
         {"covar-name", required_argument, 0, O_CNAME}, {"kernel", required_argument, 0, O_KERNEL},
@@ -139,7 +139,8 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
         {"tile", required_argument, 0, O_TILE}, {"precision-map", required_argument, 0, O_MAP},
         {"save-model", required_argument, 0, O_SAVE},
         {"load-model", required_argument, 0, O_LOAD}, {"grid", required_argument, 0, O_GRID},
-        {"help", no_argument, 0, O_HELP}, TG_CLI_COMMON_OPTIONS, {0, 0, 0, 0}};
+        {"help", no_argument, 0, O_HELP}, TG_CLI_INPUT_OPTIONS, TG_CLI_COMMON_OPTIONS,
+        {0, 0, 0, 0}};
     *o = (krr_opts){.kernel = TG_KERNEL_GAUSSIAN, .test_frac = NAN, .eps = 0, .band = -1,
                     .pred_tol = 1e-3,
                     .seed = 1, .nb = 0, .allowed = 0 /* by the workers: run */,
@@ -149,9 +150,10 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
     tg_status st = TG_OK;
     opterr = 0;
     while (!st && (c = getopt_long(argc, argv, "", opts, &idx)) != -1) {
-        if (c < O_HELP && fit_only >> c & 1u && !o->fit_opt) o->fit_opt = opts[idx].name;
+        /* the training genotypes (the input options) are a fit's too */
+        if (((c < O_HELP && fit_only >> c & 1u) || (c >= 1100 && c < 1200)) && !o->fit_opt)
+            o->fit_opt = opts[idx].name;
         switch (c) {
-        case O_BFILE: o->bfile = optarg; break;
         case O_PHENO: o->pheno = optarg; break;
         case O_PNAME: o->pheno_names = optarg; break;
         case O_PCOLS: o->pheno_col_nums = optarg; break;
@@ -194,7 +196,7 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
         case O_HELP: fputs(help, stdout); return -1;
         case '?':
         case ':': st = tg_cli_bad_option(argv, err); break;
-        default: st = tg_cli_common_option(&o->c, c, optarg, err);
+        default: st = tg_cli_common_option(&o->c, c, optarg, argv, err);
         }
     }
     if (!st) st = tg_cli_no_operand(argc, argv, err);
@@ -222,7 +224,7 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
                                 "(new phenotypes to save): the loaded model is saved already");
         return TG_OK;
     }
-    if (!o->bfile) return tg_error_set(err, TG_ERR_ARG, "--bfile PREFIX is required");
+    if ((st = tg_cli_input_check(&o->c, err))) return st;
     if (!o->nalpha) return tg_error_set(err, TG_ERR_ARG, "--alpha A is required");
     if (o->kernel == TG_KERNEL_GAUSSIAN && !o->ngamma)
         return tg_error_set(err, TG_ERR_ARG, "--gamma G is required with --kernel gaussian");
@@ -243,6 +245,10 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
         return tg_error_set(err, TG_ERR_ARG, "--covar-name needs --covar");
     if (o->save_model && (o->ngamma > 1 || o->nalpha > 1))
         return tg_error_set(err, TG_ERR_ARG, "--save-model needs one --gamma and one --alpha");
+    if (o->save_model && (o->c.in.format != TG_INPUT_BED || tg_input_filters(&o->c.in)))
+        return tg_error_set(err, TG_ERR_ARG, "--save-model needs the training genotypes as a "
+                            "--bfile fileset without selection or QC flags: the model reopens "
+                            "that .bed when it predicts (make one with plink2 --make-bed)");
     if (o->save_model && o->covar)
         return tg_error_set(err, TG_ERR_ARG, "--save-model: a model with --covar cannot be "
                             "saved (confounders are not part of the model files)");

@@ -6,7 +6,7 @@
 
 /* The options as parsed (with --load-model the model fixes the fit's). */
 typedef struct {
-    const char *bfile, *pheno, *pheno_names, *pheno_col_nums, *covar, *covar_names, *test_bfile, *test_pheno,
+    const char *pheno, *pheno_names, *pheno_col_nums, *covar, *covar_names, *test_bfile, *test_pheno,
         *test_covar, *map_path, *save_model, *load_model;
     const char *fit_opt; /* the first option given that --load-model refuses */
     tg_kernel kernel;

@@ -42,8 +42,8 @@ static tg_status split(const krr_opts *o, krr_data *d, tg_log *log, tg_error *er
     if (!o->test_bfile) d->ntest = s->ntest;
     if (s->empty_pheno >= 0) /* named, not just "no training sample" */
         return tg_error_set(err, TG_ERR_ARG, "%s: phenotype %s has no value for the training "
-                            "samples of %s.fam", o->pheno ? o->pheno : "the .fam",
-                            d->names[s->empty_pheno], o->bfile);
+                            "samples of %s", o->pheno ? o->pheno : "the .fam",
+                            d->names[s->empty_pheno], o->c.in.path);
     if (d->ntest == 0 || s->candidates == 0)
         return tg_error_set(err, TG_ERR_ARG, "--test-frac %g of %lld samples leaves %s",
                             o->test_frac, (long long)n,
@@ -108,7 +108,7 @@ static tg_status read_inputs(const krr_opts *o, krr_data *d, tg_log *log, tg_err
         if ((st = tg_krr_model_load(o->load_model, &d->model, err))) return st;
         krr_log_model(o, d, tg_now() - t0, log);
         d->train = tg_krr_model_describe(d->model)->bed;
-    } else if (!(st = tg_bed_open(o->bfile, &d->bed, err))) {
+    } else if (!(st = tg_cli_input_open(&o->c, log, &d->bed, err))) {
         d->train = &d->bed;
     }
     const int64_t n = d->train ? d->train->n_samples : 0;
@@ -131,8 +131,7 @@ static tg_status read_inputs(const krr_opts *o, krr_data *d, tg_log *log, tg_err
         d->names[c] = have_ph ? d->ph.names[d->pcols[c]]
                                : tg_krr_model_describe(d->model)->names[c];
     if (have_ph)
-        tg_log_printf(log, "%s: %lld samples, %lld SNPs; %s: %d phenotype(s) used",
-                      d->train->prefix, (long long)n, (long long)d->train->n_snps, src, d->k);
+        tg_log_printf(log, "%s: %d phenotype(s) used", src, d->k);
     if (o->test_bfile && (st = open_test(o, d, log, err))) return st;
     if (o->load_model)
         tg_log_printf(log, "%lld training samples (the model's), %lld test samples",

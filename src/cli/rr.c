@@ -11,6 +11,7 @@
 
 static const char *help =
     "usage: tilegwas rr --bfile PREFIX [--pheno FILE] --lambda L --out PREFIX [options]\n"
+    "       (--pfile PREFIX, --vcf FILE or --bcf FILE instead of --bfile)\n"
     "Ridge regression of each phenotype on all SNPs with an unpenalised intercept:\n"
     "  min over mu, beta of sum over observed samples (y - mu - Z beta)^2 + L |beta|^2\n"
     "Z: genotypes centered by 2p (p the A1 frequency over non-missing calls), missing calls\n"
@@ -25,7 +26,6 @@ static const char *help =
     "mean, lambda, solver) and PREFIX.log (options, the residual of every iteration or the\n"
     "precision map, times).\n\n"
     "options:\n"
-    "  --bfile PREFIX     PLINK 1 fileset (.bed/.bim/.fam)\n"
     "  --pheno FILE       phenotypes: FID IID then columns (header optional; -9/NA missing;\n"
     "                     default: the .fam's column 6)\n"
     "  --pheno-name A,B   use these columns (default: all)\n"
@@ -46,17 +46,17 @@ static const char *help =
     "                     fp16, fp8 (default fp64,fp32,fp16 when GPUs are used, else\n"
     "                     fp64,fp32: on CPUs fp16 and fp8 tiles save memory, not time)\n"
     "  --diag P           cholesky: diagonal tiles and the solve in fp64 (default) or fp32\n"
-    "  --help             this text\n" TG_CLI_GRID_HELP TG_CLI_COMMON_HELP
+    "  --help             this text\n" TG_CLI_GRID_HELP TG_CLI_INPUT_HELP TG_CLI_COMMON_HELP
     "\nThe preconditioner is Jacobi: diag(Z'Z) + L over each phenotype's samples, exact.\n";
 
 /* Returns TG_OK, an error, or -1 after printing the help. */
 static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
     enum {
-        O_BFILE = 1, O_PHENO, O_PNAME, O_PCOLS, O_LAMBDA, O_SOLVER, O_SCALE, O_TOL, O_MAXIT, O_TEST, O_HELP,
+        O_PHENO = 1, O_PNAME, O_PCOLS, O_LAMBDA, O_SOLVER, O_SCALE, O_TOL, O_MAXIT, O_TEST, O_HELP,
         O_TILE, O_ACC, O_PRECS, O_DIAG, O_GRID
     };
     static const struct option opts[] = {
-        {"bfile", required_argument, 0, O_BFILE}, {"pheno", required_argument, 0, O_PHENO},
+        {"pheno", required_argument, 0, O_PHENO},
         {"pheno-name", required_argument, 0, O_PNAME}, {"pheno-col-nums", required_argument, 0, O_PCOLS},
         {"lambda", required_argument, 0, O_LAMBDA},
         {"solver", required_argument, 0, O_SOLVER}, {"scale", no_argument, 0, O_SCALE},
@@ -64,7 +64,8 @@ static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
         {"test-bfile", required_argument, 0, O_TEST}, {"help", no_argument, 0, O_HELP},
         {"tile", required_argument, 0, O_TILE}, {"accuracy", required_argument, 0, O_ACC},
         {"precisions", required_argument, 0, O_PRECS}, {"diag", required_argument, 0, O_DIAG},
-        {"grid", required_argument, 0, O_GRID}, TG_CLI_COMMON_OPTIONS, {0, 0, 0, 0}};
+        {"grid", required_argument, 0, O_GRID}, TG_CLI_INPUT_OPTIONS, TG_CLI_COMMON_OPTIONS,
+        {0, 0, 0, 0}};
     *o = (rr_opts){.lambda = NAN, .tol = 1e-8, .max_iter = 1000, .tile = 1024, .accuracy = 1e-8,
                    .diag = TG_FP64};
     tg_cli_common_init(&o->c);
@@ -73,7 +74,6 @@ static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
     opterr = 0;
     while (!st && (c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
-        case O_BFILE: o->bfile = optarg; break;
         case O_PHENO: o->pheno = optarg; break;
         case O_PNAME: o->pheno_names = optarg; break;
         case O_PCOLS: o->pheno_col_nums = optarg; break;
@@ -101,12 +101,12 @@ static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
         case O_HELP: fputs(help, stdout); return -1;
         case '?':
         case ':': st = tg_cli_bad_option(argv, err); break;
-        default: st = tg_cli_common_option(&o->c, c, optarg, err);
+        default: st = tg_cli_common_option(&o->c, c, optarg, argv, err);
         }
     }
     if (!st) st = tg_cli_no_operand(argc, argv, err);
     if (st) return st;
-    if (!o->bfile) return tg_error_set(err, TG_ERR_ARG, "--bfile PREFIX is required");
+    if ((st = tg_cli_input_check(&o->c, err))) return st;
     if ((o->pheno_names || o->pheno_col_nums) && !o->pheno)
         return tg_error_set(err, TG_ERR_ARG, "--%s needs --pheno FILE",
                             o->pheno_names ? "pheno-name" : "pheno-col-nums");

@@ -6,7 +6,7 @@
 
 /** The options. */
 typedef struct {
-    const char *bfile, *pheno, *pheno_names, *pheno_col_nums, *test_bfile, *precisions;
+    const char *pheno, *pheno_names, *pheno_col_nums, *test_bfile, *precisions;
     double lambda, tol, accuracy;
     int64_t max_iter, tile;
     int scale, cholesky;

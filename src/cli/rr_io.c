@@ -43,7 +43,7 @@ tg_status rr_write_summary(const rr_opts *o, int k, char **names, const tg_rr_re
 
 tg_status rr_load(const rr_opts *o, rr_data *d, tg_log *log, tg_error *err) {
     double t0 = tg_now();
-    tg_status st = tg_bed_open(o->bfile, &d->bed, err);
+    tg_status st = tg_cli_input_open(&o->c, log, &d->bed, err);
     if (!st) st = tg_cli_phenotypes(log, o->pheno, o->pheno_col_nums, &d->bed, &d->ph, err);
     /* the phenotypes' source, for messages */
     const char *src = o->pheno ? o->pheno : "the .fam";
@@ -62,13 +62,12 @@ tg_status rr_load(const rr_opts *o, rr_data *d, tg_log *log, tg_error *err) {
         for (int64_t i = 0; i < n; i++) obs += !isnan(d->y[i + c * n]);
         if (obs < 2)
             return tg_error_set(err, TG_ERR_ARG,
-                                "%s: phenotype %s has %lld value(s) for the samples of %s.fam, at "
+                                "%s: phenotype %s has %lld value(s) for the samples of %s, at "
                                 "least 2 are needed",
-                                src, d->names[c], (long long)obs, o->bfile);
+                                src, d->names[c], (long long)obs, o->c.in.path);
     }
     if (!(d->line = tg_malloc(d->line_len, err))) return TG_ERR_NOMEM;
-    tg_log_printf(log, "%s: %lld samples, %lld SNPs; %s: %d phenotype(s) used", o->bfile,
-                  (long long)n, (long long)d->bed.n_snps, src, d->k);
+    tg_log_printf(log, "%s: %d phenotype(s) used", src, d->k);
     if (o->test_bfile) {
         if ((st = tg_bed_open(o->test_bfile, &d->test, err)) ||
             (st = tg_rr_check_test(&d->bed, &d->test, err)))

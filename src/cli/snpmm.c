@@ -7,13 +7,13 @@
 #include "cli/cli.h"
 
 static const char *help =
-    "usage: tilegwas snpmm --bfile PREFIX --matrix FILE --out PREFIX [options]\n"
+    "usage: tilegwas snpmm (--bfile|--pfile PREFIX | --vcf|--bcf FILE) --matrix FILE --out PREFIX\n"
+    "                      [options]\n"
     "Multiplies the centered genotype matrix Z (samples x SNPs; Z = x - 2p, x the A1 count,\n"
     "p the A1 frequency over non-missing calls; a missing call counts as 2p, i.e. 0 in Z)\n"
     "by the matrix in FILE: Z*L, one output line per sample, or with --transpose Z'*L, one\n"
     "output line per SNP. Writes PREFIX.snpmm.tsv and PREFIX.log.\n\n"
     "options:\n"
-    "  --bfile PREFIX   PLINK fileset PREFIX.bed/.bim/.fam\n"
     "  --matrix FILE    L: whitespace-separated numbers, 1 to 64 columns; one line per SNP in\n"
     "                   .bim order (Z*L) or, with --transpose, per sample in .fam order.\n"
     "                   Optional header: a first line whose first field is not a number names\n"
@@ -23,26 +23,26 @@ static const char *help =
     "  --transpose      compute Z'*L (L has one line per sample)\n"
     "  --scale          scale SNP j by 1/sqrt(2p(1-p)) (standardized genotypes)\n"
     "  --float          single precision (FP32 arrays and accumulation) instead of "
-    "double\n" TG_CLI_COMMON_HELP "  --help           this text\n\n"
+    "double\n" TG_CLI_INPUT_HELP TG_CLI_COMMON_HELP "  --help           this text\n\n"
     "Monomorphic and all-missing SNPs have a zero column in Z (counted in the log).\n"
     "Output: header FID IID NAMES (Z*L) or SNP NAMES (Z'*L), NAMES from the header of FILE\n"
     "or COL1..COLk.\n";
 
 typedef struct {
-    const char *bfile, *matrix;
+    const char *matrix;
     int transpose, scale, fp32;
     tg_cli_common c;
 } mm_opts;
 
 /* Returns TG_OK, an error, or -1 after printing the help. */
 static int parse_options(int argc, char **argv, mm_opts *o, tg_error *err) {
-    enum { O_BFILE = 1, O_MATRIX, O_TRANSPOSE, O_SCALE, O_FLOAT, O_HELP };
-    static const struct option opts[] = {{"bfile", required_argument, 0, O_BFILE},
-                                         {"matrix", required_argument, 0, O_MATRIX},
+    enum { O_MATRIX = 1, O_TRANSPOSE, O_SCALE, O_FLOAT, O_HELP };
+    static const struct option opts[] = {{"matrix", required_argument, 0, O_MATRIX},
                                          {"transpose", no_argument, 0, O_TRANSPOSE},
                                          {"scale", no_argument, 0, O_SCALE},
                                          {"float", no_argument, 0, O_FLOAT},
                                          {"help", no_argument, 0, O_HELP},
+                                         TG_CLI_INPUT_OPTIONS,
                                          TG_CLI_COMMON_OPTIONS,
                                          {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
@@ -53,7 +53,6 @@ static int parse_options(int argc, char **argv, mm_opts *o, tg_error *err) {
     optind = 1;
     while (!st && (c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
-        case O_BFILE: o->bfile = optarg; break;
         case O_MATRIX: o->matrix = optarg; break;
         case O_TRANSPOSE: o->transpose = 1; break;
         case O_SCALE: o->scale = 1; break;
@@ -61,12 +60,12 @@ static int parse_options(int argc, char **argv, mm_opts *o, tg_error *err) {
         case O_HELP: fputs(help, stdout); return -1;
         case '?':
         case ':': st = tg_cli_bad_option(argv, err); break;
-        default: st = tg_cli_common_option(&o->c, c, optarg, err);
+        default: st = tg_cli_common_option(&o->c, c, optarg, argv, err);
         }
     }
     if (!st) st = tg_cli_no_operand(argc, argv, err);
     if (st) return st;
-    if (!o->bfile) return tg_error_set(err, TG_ERR_ARG, "--bfile is required (see --help)");
+    if ((st = tg_cli_input_check(&o->c, err))) return st;
     if (!o->matrix) return tg_error_set(err, TG_ERR_ARG, "--matrix is required (see --help)");
     return TG_OK;
 }
@@ -120,12 +119,11 @@ int tg_cmd_snpmm(int argc, char **argv) {
     tg_log_set_quiet(log, o.c.quiet);
     const tg_prec prec = o.fp32 ? TG_FP32 : TG_FP64;
     double t = tg_now();
-    if ((st = tg_bed_open(o.bfile, &bed, &err)) ||
-        (st = tg_values_read(o.matrix, &bed, o.transpose, &mx, &err)))
-        goto fail;
-    tg_log_printf(log, "%s: %lld samples, %lld SNPs; %s: %d column%s%s (%.2f s)", o.bfile,
-                  (long long)bed.n_samples, (long long)bed.n_snps, o.matrix, mx.k,
-                  mx.k == 1 ? "" : "s", mx.nid ? ", IDs checked" : "", tg_now() - t);
+    if ((st = tg_cli_input_open(&o.c, log, &bed, &err))) goto fail;
+    t = tg_now();
+    if ((st = tg_values_read(o.matrix, &bed, o.transpose, &mx, &err))) goto fail;
+    tg_log_printf(log, "%s: %d column%s%s (%.2f s)", o.matrix, mx.k, mx.k == 1 ? "" : "s",
+                  mx.nid ? ", IDs checked" : "", tg_now() - t);
     t = tg_now();
     if ((st = tg_geno_from_bed(&bed, o.scale, &g, &err))) goto fail;
     int64_t first, rows;

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/fileset.h"
 #include "io/idmap.h"
 #include "base/rng.h"
 #include "tilegwas.h"
@@ -233,6 +234,7 @@ tg_status tg_bed_open(const char *prefix, tg_bed *bed, tg_error *err) {
     char *fam = path_of(prefix, ".fam", err), *bim = path_of(prefix, ".bim", err),
          *bedp = path_of(prefix, ".bed", err);
     b.prefix = tg_strdup(prefix, err);
+    b.format = "bed";
     tg_status st = TG_ERR_NOMEM;
     if (!fam || !bim || !bedp || !b.prefix) goto cleanup;
     /* the .bed first: a wrong prefix or a wrong file is reported before a long .bim is parsed */
@@ -256,6 +258,7 @@ void tg_bed_close(tg_bed *bed) {
     free(bed->samples);
     free(bed->snps);
     free(bed->prefix);
+    tg_fileset_free(bed);
     memset(bed, 0, sizeof *bed);
 }
 
