@@ -21,7 +21,7 @@ report $? "run.epi3.tsv: header, 7 ranked rows, K2 non-decreasing, 27 cells per 
 grep -q "C(30" run.log || grep -q "4060 combinations" run.log
 report $? "log names the combinations (4060)"
 grep -q "with missing genotypes" run.log && grep -q "block 8 SNPs, 20 rounds" run.log &&
-    grep -q "combinations\*samples/s" run.log && grep -q "options: --bfile good" run.log
+    grep -q "combinations\*samples/s" run.log && grep -q -- "^--bfile good: 300 samples, 30 variants" run.log
 report $? "log: options, mode, block, rounds (C(4 + 2, 3) = 20 for 4 blocks), rate"
 grep -q "^epistasis: 4060/4060 combinations (100.0%), .*, done$" run.err && ! grep -q $'\r' run.err
 report $? "progress on stderr ends with a whole line at 4060/4060, no \\r in a file"

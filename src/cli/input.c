@@ -114,8 +114,9 @@ tg_status tg_cli_input_open(const tg_cli_common *c, tg_log *log, tg_bed *bed, tg
     tg_status st = tg_input_open(&o, bed, &rep, err);
     free(dir);
     if (st) return st;
-    tg_log_printf(log, "%s %s: %lld samples, %lld variants (%.2f s)", format_flag[o.format],
-                  o.path, (long long)rep.samples_read, (long long)rep.snps_read, tg_now() - t0);
+    /* the terminal gets what changed the input (as plink2 prints it); the log, everything */
+    tg_log_file_only(log, "%s %s: %lld samples, %lld variants (%.2f s)", format_flag[o.format],
+                     o.path, (long long)rep.samples_read, (long long)rep.snps_read, tg_now() - t0);
     for (int k = 0; k < rep.nnotes; k++) tg_log_printf(log, "%s", rep.notes[k]);
     for (int k = 0; k < rep.nsteps; k++) log_step(log, &rep.steps[k]);
     if (rep.nsteps)
