@@ -234,6 +234,15 @@ typedef struct {
 tg_status tg_input_open(const tg_input_opts *o, tg_bed *bed, tg_input_report *rep,
                         tg_error *err);
 
+/** Makes the SNPs of @p bed those of @p ref, in @p ref's order: a test cohort takes the training
+ * cohort's variants after its selection and QC. A variant matches by chromosome, position and
+ * ID, and must have the same A1 and A2 (TG_ERR_ARG naming it otherwise, or naming the first
+ * variant of @p ref that @p bed lacks); *@p dropped receives how many of @p bed's SNPs were left
+ * out. When nothing changes @p bed stays as it is; else it is replaced by a fileset built in
+ * memory (@p tmp_dir as tg_input_opts.tmp_dir). */
+tg_status tg_input_match_snps(const tg_bed *ref, tg_bed *bed, const char *tmp_dir,
+                              int64_t *dropped, tg_error *err);
+
 /* ------------------------------------------------------------------------------------------ */
 /** @name Genotype sources (src/geno)
  * What the workloads read genotypes through: a format (a .bed today) and a selection of its

@@ -159,7 +159,8 @@ awk 'NR == 1 { print "FID\tIID\tA\tB\tC"; next }
     { v = NR <= 3 ? $3 : "NA"; print $1 "\t" $2 "\t" v "\t" v "\t" v }' ds.pheno >three.pheno
 cp ds.bed sw.bed
 cp ds.fam sw.fam
-awk 'NR == 2 { l = $0; next } NR == 3 { print; print l; next } { print }' ds.bim >sw.bim
+# a test cohort without one of the training SNPs (its ID renamed)
+awk -v OFS='\t' 'NR == 2 { $2 = "renamed" } { print }' ds.bim >sw.bim
 # 1 SNP: every sample has one of 3 genotypes, so K has rank 3 and alpha 0 leaves it singular
 "$TG_BIN" simulate --quiet --out dup --trait qt --n-samples 100 --n-snps 1 --seed 2 2>/dev/null
 
@@ -194,7 +195,7 @@ krr_error "1 training sample" "1 training sample" --bfile ds --pheno one.pheno -
     --alpha 1 --test-bfile ds --out e
 krr_error "more phenotypes than samples" "more phenotypes than samples" --bfile ds \
     --pheno three.pheno --gamma 0.1 --alpha 1 --test-bfile ds --out e
-krr_error ".bim mismatch of the test cohort" "SNP 2 of the .bim is snp2" --bfile ds \
+krr_error ".bim mismatch of the test cohort" "sw has no variant snp1" --bfile ds \
     --pheno ds.pheno --gamma 0.1 --alpha 1 --test-bfile sw --out e
 rm -f s.pred.tsv s.krr.tsv
 krr_error "alpha 0 with duplicated samples (not SPD)" "alpha" --bfile dup --pheno dup.pheno \

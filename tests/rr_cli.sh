@@ -82,12 +82,24 @@ paste <(cut -f3,4 r.pred.tsv) <(cut -f3,4 rt.pred.tsv) | awk -F'\t' 'NR == 1 { n
     { for (c = 1; c <= 2; c++) { d = $c - $(c + 2); s += d * d; t += $c * $c } }
     END { exit !(NR == 401 && sqrt(s / t) < 1e-12) }'
 report $? "--test-bfile with the training fileset reproduces the in-sample fitted values (exit $rc)"
-cp ds.bed sw.bed; cp ds.fam sw.fam
-awk 'NR == 2 { l = $0; next } NR == 3 { print; print l; next } { print }' ds.bim >sw.bim
-rr --bfile ds --pheno ds.pheno --lambda 150 --test-bfile sw --out rs
+# a test cohort with SNPs 2 and 3 swapped, in the .bim and in the .bed (400 samples: 100
+# bytes a SNP after the 3 magic bytes), and one more SNP at the end: its variants are matched to
+# the training ones by chromosome, position and ID, so the predictions are those of ds
+cp ds.fam sw.fam
+{ head -c 103 ds.bed; tail -c +204 ds.bed | head -c 100; tail -c +104 ds.bed | head -c 100
+  tail -c +304 ds.bed; tail -c 100 ds.bed; } >sw.bed
+awk 'NR == 2 { l = $0; next } NR == 3 { print; print l; next } { print } END { $2 = "extra"; $4 += 1
+    print }' OFS='\t' ds.bim >sw.bim
+rr --bfile ds --pheno ds2.pheno --lambda 150 --scale --test-bfile sw --out rsw
 rc=$?
-[ $rc -eq 2 ] && [ "$(grep -c . rr.err)" -eq 1 ] && grep -q "SNP 2 of the .bim is snp2" rr.err
-report $? "--test-bfile with SNPs in another order refused, naming the first: $(cat rr.err)"
+cmp -s rt.pred.tsv rsw.pred.tsv && grep -q "sw: 1 variant not among the training variants" rsw.log
+report $? "--test-bfile with SNPs in another order and one more: the same predictions (exit $rc)"
+awk -v OFS='\t' 'NR == 2 { $2 = "renamed" } { print }' ds.bim >sm.bim
+cp ds.bed sm.bed; cp ds.fam sm.fam
+rr --bfile ds --pheno ds.pheno --lambda 150 --test-bfile sm --out rs
+rc=$?
+[ $rc -eq 2 ] && [ "$(grep -c . rr.err)" -eq 1 ] && grep -q "sm has no variant snp1" rr.err
+report $? "--test-bfile without a training SNP refused, naming it: $(cat rr.err)"
 
 rr --bfile ds --pheno ds.pheno --lambda 150 --out rc --tol 1e-13 --max-iter 2
 rc=$?

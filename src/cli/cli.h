@@ -136,6 +136,12 @@ tg_status tg_cli_input_check(const tg_cli_common *c, tg_error *err);
  * selection and QC step removed. */
 tg_status tg_cli_input_open(const tg_cli_common *c, tg_log *log, tg_bed *bed, tg_error *err);
 
+/** Opens the test cohort --test-bfile @p path and gives it the variants of @p train (the
+ * training cohort after its selection and QC: tg_input_match_snps), logging how many of its
+ * own were left out; errors start with "--test-bfile PATH". */
+tg_status tg_cli_test_open(const tg_cli_common *c, tg_log *log, const char *path,
+                           const tg_bed *train, tg_bed *test, tg_error *err);
+
 /** Help text of the common options. */
 #define TG_CLI_COMMON_HELP                                                                       \
     "  --out PREFIX     output prefix (default: tilegwas)\n"                                    \

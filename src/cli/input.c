@@ -102,13 +102,38 @@ static void log_step(tg_log *log, const tg_input_step *s) {
     if (!s->samples_removed && !s->snps_removed) tg_log_printf(log, "%s: nothing removed", s->flag);
 }
 
+/* The folder of --out (malloc'ed), where a converted or filtered fileset spills, as plink2
+ * keeps its temporary files beside its outputs. */
+static char *out_dir(const tg_cli_common *c, tg_error *err) {
+    char *copy = tg_strdup(c->out, err), *dir = copy ? tg_strdup(dirname(copy), err) : NULL;
+    free(copy);
+    return dir;
+}
+
+tg_status tg_cli_test_open(const tg_cli_common *c, tg_log *log, const char *path,
+                           const tg_bed *train, tg_bed *test, tg_error *err) {
+    char *dir = out_dir(c, err);
+    if (!dir) return TG_ERR_NOMEM;
+    int64_t dropped = 0;
+    tg_status st = tg_bed_open(path, test, err);
+    if (!st && (st = tg_input_match_snps(train, test, dir, &dropped, err))) {
+        tg_error e = *err;
+        tg_error_set(err, st, "--test-bfile %s", e.msg);
+    }
+    free(dir);
+    if (st) return st;
+    if (dropped)
+        tg_log_printf(log, "--test-bfile %s: %lld variant%s not among the training variants left "
+                      "out", path, (long long)dropped, dropped == 1 ? "" : "s");
+    return TG_OK;
+}
+
 tg_status tg_cli_input_open(const tg_cli_common *c, tg_log *log, tg_bed *bed, tg_error *err) {
     tg_input_opts o = c->in;
     tg_input_report rep;
-    /* a converted or filtered fileset spills beside the outputs, as plink2's temporary files */
-    char *dir = tg_strdup(c->out, err);
+    char *dir = out_dir(c, err);
     if (!dir) return TG_ERR_NOMEM;
-    o.tmp_dir = dirname(dir);
+    o.tmp_dir = dir;
     o.threads = c->rt.ncpu > 0 ? c->rt.ncpu : 0;
     double t0 = tg_now();
     tg_status st = tg_input_open(&o, bed, &rep, err);

@@ -64,11 +64,7 @@ static tg_status split(const krr_opts *o, krr_data *d, tg_log *log, tg_error *er
 
 /* The test cohort of --test-bfile, its phenotypes and confounders. */
 static tg_status open_test(const krr_opts *o, krr_data *d, tg_log *log, tg_error *err) {
-    tg_status st = tg_bed_open(o->test_bfile, &d->test, err);
-    if (!st && (st = tg_krr_check_test(d->train, &d->test, err))) {
-        tg_error e = *err; /* the message starts with the fileset */
-        return tg_error_set(err, st, "--test-bfile %s", e.msg);
-    }
+    tg_status st = tg_cli_test_open(&o->c, log, o->test_bfile, d->train, &d->test, err);
     if (st) return st;
     d->ntest = d->test.n_samples;
     if (o->test_pheno &&

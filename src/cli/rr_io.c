@@ -69,8 +69,7 @@ tg_status rr_load(const rr_opts *o, rr_data *d, tg_log *log, tg_error *err) {
     if (!(d->line = tg_malloc(d->line_len, err))) return TG_ERR_NOMEM;
     tg_log_printf(log, "%s: %d phenotype(s) used", src, d->k);
     if (o->test_bfile) {
-        if ((st = tg_bed_open(o->test_bfile, &d->test, err)) ||
-            (st = tg_rr_check_test(&d->bed, &d->test, err)))
+        if ((st = tg_cli_test_open(&o->c, log, o->test_bfile, &d->bed, &d->test, err)))
             return st;
         tg_log_printf(log, "%s: %lld samples to predict", o->test_bfile,
                       (long long)d->test.n_samples);

@@ -8,6 +8,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/parallel.h"
+
 /* The pool's strings come in chunks of at least this many bytes, so that a million IDs cost a
  * few dozen allocations. */
 #define POOL_CHUNK ((size_t)1 << 20)
@@ -143,6 +145,73 @@ void tg_fileset_pack(const int8_t *g, int64_t n, uint8_t *out) {
     static const uint8_t enc[4] = {1, 3, 2, 0};
     memset(out, 0, (size_t)(n + 3) / 4);
     for (int64_t i = 0; i < n; i++) out[i >> 2] |= (uint8_t)(enc[g[i] + 1] << 2 * (i & 3));
+}
+
+/* Copies a string into @p b's pool (NULL, a field a reader left unset, stays NULL). */
+static tg_status copy_str(tg_bed *b, char **dst, const char *s, tg_error *err) {
+    *dst = NULL;
+    return !s || (*dst = tg_fileset_str(b, s, strlen(s), err)) ? TG_OK : TG_ERR_NOMEM;
+}
+
+typedef struct {
+    const tg_bed *in;
+    tg_bed *out;
+    const int64_t *rows, *cols;
+} subset_job;
+
+/* SNPs [256c, 256c + 256) of the subset: each selected sample's 2-bit code moved to its new
+ * place (the padding codes of the last byte stay 00, which decoding never reads). */
+static void subset_chunk(void *ctx, int64_t c) {
+    const subset_job *j = ctx;
+    const int64_t n = j->out->n_samples, m = j->out->n_snps;
+    const int64_t end = 256 * c + 256 < m ? 256 * c + 256 : m;
+    for (int64_t t = 256 * c; t < end; t++) {
+        const int64_t f = j->cols ? j->cols[t] : t;
+        const uint8_t *src = j->in->geno + (size_t)f * j->in->bytes_per_snp;
+        uint8_t *dst = tg_fileset_snp(j->out, t);
+        if (!j->rows) {
+            memcpy(dst, src, j->out->bytes_per_snp);
+            continue;
+        }
+        memset(dst, 0, j->out->bytes_per_snp);
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t r = j->rows[i];
+            dst[i >> 2] |= (uint8_t)((src[r >> 2] >> 2 * (r & 3) & 3) << 2 * (i & 3));
+        }
+    }
+}
+
+tg_status tg_fileset_subset(const tg_bed *in, const int64_t *rows, int64_t n,
+                            const int64_t *cols, int64_t m, const char *tmp_dir, tg_bed *out,
+                            tg_error *err) {
+    tg_status st = tg_fileset_init(out, in->prefix, in->format ? in->format : "bed", n, m,
+                                   tmp_dir, err);
+    if (st) return st;
+    for (int64_t i = 0; i < n && !st; i++) {
+        const tg_sample *a = &in->samples[rows ? rows[i] : i];
+        tg_sample *b = &out->samples[i];
+        *b = (tg_sample){.sex = a->sex, .pheno = a->pheno};
+        if (!(st = copy_str(out, &b->fid, a->fid, err)) &&
+            !(st = copy_str(out, &b->iid, a->iid, err)) &&
+            !(st = copy_str(out, &b->father, a->father, err)))
+            st = copy_str(out, &b->mother, a->mother, err);
+    }
+    for (int64_t t = 0; t < m && !st; t++) {
+        const tg_snp *a = &in->snps[cols ? cols[t] : t];
+        tg_snp *b = &out->snps[t];
+        *b = (tg_snp){.cm = a->cm, .pos = a->pos};
+        if (!(st = copy_str(out, &b->chrom, a->chrom, err)) &&
+            !(st = copy_str(out, &b->id, a->id, err)) && !(st = copy_str(out, &b->a1, a->a1, err)))
+            st = copy_str(out, &b->a2, a->a2, err);
+    }
+    if (st) {
+        tg_bed_close(out);
+        return st;
+    }
+    out->n_snps = m;
+    subset_job job = {.in = in, .out = out, .rows = rows, .cols = cols};
+    tg_parallel_for((m + 255) / 256, subset_chunk, &job);
+    return TG_OK;
 }
 
 void tg_fileset_free(tg_bed *b) {
