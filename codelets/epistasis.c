@@ -91,7 +91,7 @@ double tg_epi_key(enum tg_epi_score score, int order, const int64_t *r0, const i
     }
     const double a = (p[0] + p[1]) + p[2];
     switch (score) {
-    case TG_EPI_K2: return a;
+    case TG_EPI_K2: return a - ((t[R + 1] - t[R0]) - t[R1]);
     case TG_EPI_MI: return -((((a - t[R0]) - t[R1]) + t[R]) / (double)R);
     case TG_EPI_CHI2: return -((a - 1.0) * (double)R);
     }

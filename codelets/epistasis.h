@@ -40,7 +40,9 @@ enum tg_epi_score { TG_EPI_K2, TG_EPI_MI, TG_EPI_CHI2 };
  * t the score table: three partial sums a_d, d = 0, 1, 2 (the genotype of the first SNP), each
  * starting at 0 and looping over its cells g = d·3^(k−1) .. (d+1)·3^(k−1) − 1 in order, then
  * a = (a_0 + a_1) + a_2:
- *   K2  (t[i] = lgamma(i+1)): a_d = a_d + ((t[r_g+1] − t[r0_g]) − t[r1_g]); key = a
+ *   K2  (t[i] = lgamma(i+1)): a_d = a_d + ((t[r_g+1] − t[r0_g]) − t[r1_g]);
+ *                             key = a − ((t[R+1] − t[R0]) − t[R1]) (the K2 of the table minus
+ *                             that of its class margins over the same R samples: −ln BF)
  *   MI  (t[i] = i·log i):     a_d = a_d + t[r0_g]; a_d = a_d + t[r1_g]; a_d = a_d − t[r_g];
  *                             key = −((((a − t[R0]) − t[R1]) + t[R]) / R)
  *   χ²  (t unused):           for r_g > 0, c = 0, 1 with R_c > 0:

@@ -374,12 +374,15 @@ __global__ void __launch_bounds__(EPI_THREADS, 1) epilogue(EpiArgs e) {
         uint64_t kb = NO_COMBO, rank = 0;
         if (lead) {
             a = __dadd_rn(__dadd_rn(a, a1), a2);
-            double key = a;
-            if (e.sa.score == TG_EPI_MI)
+            double key;
+            if (e.sa.score == TG_EPI_K2)
+                key = __dsub_rn(a, __dsub_rn(__dsub_rn(__ldg(t + R + 1), __ldg(t + R0)),
+                                             __ldg(t + R1)));
+            else if (e.sa.score == TG_EPI_MI)
                 key = -__ddiv_rn(__dadd_rn(__dsub_rn(__dsub_rn(a, __ldg(t + R0)), __ldg(t + R1)),
                                            __ldg(t + R)),
                                  (double)R);
-            else if (e.sa.score == TG_EPI_CHI2)
+            else
                 key = -__dmul_rn(__dsub_rn(a, 1.0), (double)R);
             kb = key_bits(R == 0 ? INFINITY : key);
 #pragma unroll

@@ -592,8 +592,11 @@ tg_status tg_matrix_tile_write(tg_matrix *A, int i, int j, tg_prec prec, double 
 
 /* ------------------------------------------------------------------------------------------ */
 /** @name Epistasis (exhaustive search of SNP pairs, triples, quads in case-control data) */
-/** Score of a combination: K2 (Bayesian, lower is better), mutual information between the
- * genotype cell and the class (nats), or Pearson's χ² of the 3^k × 2 table (higher is better). */
+/** Score of a combination, higher is better: K2 as the natural log of the Bayes factor of
+ * the combination's cells against no association over the same samples (K2 of the class
+ * margins minus K2 of the table, so that combinations counted over different samples compare
+ * fairly), mutual information between the genotype cell and the class (nats), or Pearson's χ²
+ * of the 3^k × 2 table. */
 typedef enum { TG_EPI_SCORE_K2 = 0, TG_EPI_SCORE_MI, TG_EPI_SCORE_CHI2 } tg_epi_score_kind;
 
 /** Largest SNP count: SNP indices are 32-bit in the round tasks and the GPU kernel. */
@@ -625,7 +628,7 @@ typedef struct {
 /** One reported combination with its full contingency table. */
 typedef struct {
     int64_t snp[4];       /**< SNP indices in the .bim, increasing; −1 past the order */
-    double score;         /**< K2, MI or χ² (as named by the score kind) */
+    double score;         /**< ln BF (K2), MI or χ² (as named by the score kind) */
     int64_t n;            /**< samples valid at every SNP of the combination */
     int64_t table[2][81]; /**< controls, cases: 3^k counts, cell g = Σ g_i·3^(k−1−i) (g_i the
                                A1 count at SNP i; first SNP most significant) */

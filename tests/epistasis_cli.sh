@@ -12,12 +12,12 @@
 # a good run at order 3: 4060 combinations, top 7
 "$TG_BIN" epistasis --bfile good --order 3 --top 7 --block 8 --out run >run.out 2>run.err
 report $? "order 3 run succeeds"
-awk -F'\t' 'NR == 1 { ok = $0 == "RANK\tSNP1\tSNP2\tSNP3\tCHR1\tCHR2\tCHR3\tBP1\tBP2\tBP3\tK2\tN\tCONTROLS\tCASES"; next }
+awk -F'\t' 'NR == 1 { ok = $0 == "RANK\tSNP1\tSNP2\tSNP3\tCHR1\tCHR2\tCHR3\tBP1\tBP2\tBP3\tK2_LNBF\tN\tCONTROLS\tCASES"; next }
     { rows++; nc = split($13, c, ","); na = split($14, a, ","); s = 0
       for (i = 1; i <= nc; i++) s += c[i]; for (i = 1; i <= na; i++) s += a[i]
-      if ($1 != rows || nc != 27 || na != 27 || s != $12 || (rows > 1 && $11 < prev)) ok = 0; prev = $11 }
+      if ($1 != rows || nc != 27 || na != 27 || s != $12 || (rows > 1 && $11 > prev)) ok = 0; prev = $11 }
     END { exit !(ok && rows == 7) }' run.epi3.tsv
-report $? "run.epi3.tsv: header, 7 ranked rows, K2 non-decreasing, 27 cells per class adding up to N"
+report $? "run.epi3.tsv: header, 7 ranked rows, K2_LNBF non-increasing, 27 cells per class adding up to N"
 grep -q "C(30" run.log || grep -q "4060 combinations" run.log
 report $? "log names the combinations (4060)"
 grep -q "with missing genotypes" run.log && grep -q "block 8 SNPs, 20 rounds" run.log &&

@@ -122,7 +122,7 @@ static double ref_key(int score, int cells, const int32_t t[2][81]) {
         }
     }
     double a = (p[0] + p[1]) + p[2];
-    if (score == TG_EPI_K2) return a;
+    if (score == TG_EPI_K2) return a - ((lgam[N + 1] - lgam[R[0]]) - lgam[R[1]]);
     if (score == TG_EPI_MI) return -((((a - xlx[R[0]]) - xlx[R[1]]) + xlx[N]) / (double)N);
     return -((a - 1.0) * (double)N);
 }
@@ -207,7 +207,7 @@ static int check_search(dataset *d, int k, int score, int topk, int block, const
     for (int h = 0; h < rep->nhit && h < want; h++) {
         const tg_epi_hit_info *x = &rep->hits[h];
         const ref_table *y = ref[h].tab;
-        double key = score == TG_EPI_K2 ? x->score : -x->score;
+        double key = -x->score;
         int same = !memcmp(&key, &ref[h].key, sizeof key);
         int64_t n = 0;
         for (int c = 0; c < 2; c++)

@@ -169,7 +169,7 @@ static tg_status report_hits(const struct search *s, const tg_epi_opts *o, tg_ep
                                 "task's score key %.17g differs from the recounted table's %.17g",
                                 b->snp[0], b->snp[1], b->snp[2], b->snp[3], b->key, key);
         for (int g = 0; g < 81; g++) hi->n += hi->table[0][g] + hi->table[1][g];
-        hi->score = o->score == TG_EPI_SCORE_K2 ? key : -key;
+        hi->score = -key;
     }
     rep->nhit = nbest;
     return TG_OK;

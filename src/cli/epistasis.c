@@ -16,8 +16,10 @@ static const char *help =
     "  --pheno-name NAME  column of --pheno (default: the first)\n"
     "  --order K          2, 3 or 4 (default 2)\n"
     "  --top K            combinations reported (default 10, at most 1024)\n"
-    "  --score S          k2 (Bayesian K2, lower is better), mi (mutual information, nats) or\n"
-    "                     chi2 (Pearson chi-square of the 3^k x 2 table); default k2\n"
+    "  --score S          k2 (column K2_LNBF: ln Bayes factor of the K2 model of the cells\n"
+    "                     against no association, over the same samples), mi (mutual\n"
+    "                     information, nats) or chi2 (Pearson chi-square of the 3^k x 2\n"
+    "                     table); higher is better; default k2\n"
     "  --block B          SNPs per block, a multiple of 8 in [8, 4096] (default by order:\n"
     "                     1024, 256, 64; smaller when there are fewer SNPs)\n" TG_CLI_COMMON_HELP
     "  --help             this text\n\n"
@@ -115,7 +117,7 @@ static tg_status write_hits(const epi_opts *o, const tg_bed *bed, const tg_epi_r
     for (int c = 0; c < 3; c++)
         for (int i = 1; i <= k; i++) fprintf(f, "\t%s%d", cols[c], i);
     fprintf(f, "\t%s\tN\tCONTROLS\tCASES\n",
-            o->e.score == TG_EPI_SCORE_K2   ? "K2"
+            o->e.score == TG_EPI_SCORE_K2   ? "K2_LNBF"
             : o->e.score == TG_EPI_SCORE_MI ? "MI"
                                             : "CHI2");
     for (int h = 0; h < r->nhit; h++) {
