@@ -303,8 +303,9 @@ void tg_values_free(tg_values *t);
  * rescaled together so that the genetic part has variance h2; epistatic sets of k SNPs of
  * frequency 0.5 acting through s = (−1)^(heterozygous SNPs in the set), with no effect below
  * order k. qt: y = G + e + E·s; cc: P(case) = Φ((G − t)/√(1−h2)) + E·s, t set so that the mean
- * is the prevalence. Missing calls are drawn last, completely at random. The same options give
- * the same cohort. */
+ * is the prevalence. Missing calls are drawn last, completely at random, at a rate per SNP
+ * (missing, or missing_snps_rate at a random fraction of the SNPs not planted). The same
+ * options give the same cohort. */
 /** Largest sample and SNP counts (IDs F<i>, snp<j> are formatted for them). */
 #define TG_SIM_MAX_DIM ((int64_t)1 << 25)
 /** Largest n·m: the int8 genotypes are held whole. */
@@ -322,6 +323,10 @@ typedef struct {
     uint64_t seed;
     double maf_min, maf_max; /**< range of the A1 frequencies, 0 < maf_min ≤ maf_max ≤ 0.5 */
     double missing;          /**< rate of missing calls */
+    /** A fraction of the SNPs not planted (rounded to a whole number of SNPs), chosen at
+     * random, whose calls are missing at rate missing_snps_rate instead of `missing`
+     * (0: none). */
+    double missing_snps, missing_snps_rate;
     double h2;               /**< variance of the additive + non-linear part, in (0, 1) */
     double epi_effect;       /**< E, the effect of each epistatic set */
     double prevalence;       /**< cc: the expected fraction of cases */
@@ -351,6 +356,7 @@ typedef struct {
     double *threshold;   /**< per phenotype: the liability threshold t (cc with a genetic part)
                           * or NAN */
     int64_t n_missing;   /**< missing calls drawn */
+    int64_t n_missing_snps; /**< SNPs drawn at the rate missing_snps_rate */
     char *sample_ids, *snp_ids; /**< storage of the ID strings */
 } tg_sim;
 
