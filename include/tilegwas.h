@@ -636,6 +636,13 @@ typedef struct {
     int64_t snp[4];       /**< SNP indices in the .bim, increasing; −1 past the order */
     double score;         /**< ln BF (K2), MI or χ² (as named by the score kind) */
     int64_t n;            /**< samples valid at every SNP of the combination */
+    /** MI and χ²: the table's degrees of freedom, (non-empty cells − 1)·(non-empty classes −
+     * 1); 0 for K2 */
+    int df;
+    /** χ²: Pearson's P; MI: the G-test's P (G = 2·n·MI is χ² with df degrees of freedom);
+     * both from the χ² distribution's upper tail (0 below 1e-308). NAN for K2 (a score, not a
+     * test). */
+    double p;
     int64_t table[2][81]; /**< controls, cases: 3^k counts, cell g = Σ g_i·3^(k−1−i) (g_i the
                                A1 count at SNP i; first SNP most significant) */
 } tg_epi_hit_info;

@@ -27,8 +27,16 @@ grep -q "^epistasis: 4060/4060 combinations (100.0%), .*, done$" run.err && ! gr
 report $? "progress on stderr ends with a whole line at 4060/4060, no \\r in a file"
 "$TG_BIN" epistasis --bfile good --order 2 --top 3 --score mi --quiet --out q >q.out 2>q.err
 report $(( $? || $(grep -c . q.err) )) "--quiet: nothing on stderr"
-head -1 q.epi2.tsv | grep -q "	MI	N	"
-report $? "--score mi names the column MI"
+head -1 q.epi2.tsv | grep -q "	MI	DF	P	N	"
+report $? "--score mi names the columns MI, DF, P"
+# the DF of a pair: (non-empty cells − 1) × (non-empty classes − 1) of its row's table
+awk -F'\t' 'NR > 1 { split($12, c, ","); split($13, a, ","); n = 0; r0 = 0; r1 = 0
+      for (g = 1; g <= 9; g++) { n += c[g] + a[g] > 0; r0 += c[g]; r1 += a[g] }
+      if ($9 != (n - 1) * ((r0 > 0) + (r1 > 0) - 1) || $10 < 0 || $10 > 1) bad++ }
+    END { exit !(NR == 4 && !bad) }' q.epi2.tsv
+report $? "--score mi: DF from each row's table, P in [0, 1]"
+grep -q "P values: 435 combinations tested; Bonferroni: P <= 0.05 / 435 = 0.000115" q.log
+report $? "log: combinations tested and the Bonferroni threshold"
 
 expect_error "order 5" "--order" "$TG_BIN" epistasis --bfile good --order 5 --out e
 expect_error "order 1" "--order" "$TG_BIN" epistasis --bfile good --order 1 --out e

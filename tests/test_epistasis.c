@@ -14,6 +14,7 @@
 #include "base/rng.h"
 #include "codelets/epistasis.h"
 #include "codelets/epistasis_hooks.h"
+#include "common.h"
 #include "runtime/runtime.h"
 #include "tap.h"
 
@@ -127,6 +128,25 @@ static double ref_key(int score, int cells, const int32_t t[2][81]) {
     return -((a - 1.0) * (double)N);
 }
 
+/* MI and χ²: the P value of the table by the textbook statistics in long double (Pearson's
+ * Σ (O − E)² / E and G = 2 Σ O ln(O / E) over the cells and classes with E > 0, E = r_g·R_c/N)
+ * and the closed form of the χ² tail, with df = (non-empty cells − 1)(non-empty classes − 1). */
+static long double ref_p(int score, const int32_t t[2][81], int *df) {
+    int64_t R[2] = {0, 0}, cells = 0;
+    for (int g = 0; g < 81; g++) R[0] += t[0][g], R[1] += t[1][g], cells += t[0][g] + t[1][g] > 0;
+    const int64_t N = R[0] + R[1];
+    const int classes = (R[0] > 0) + (R[1] > 0);
+    *df = cells && classes ? (int)(cells - 1) * (classes - 1) : 0;
+    long double stat = 0;
+    for (int g = 0; g < 81; g++)
+        for (int c = 0; c < 2; c++) {
+            const long double o = t[c][g], e = (long double)(t[0][g] + t[1][g]) * R[c] / N;
+            if (e <= 0) continue;
+            stat += score == TG_EPI_CHI2 ? (o - e) * (o - e) / e : o > 0 ? 2 * o * logl(o / e) : 0;
+        }
+    return *df ? chi2_sf_closed(*df, stat) : 1;
+}
+
 static int ref_cmp(const void *x, const void *y) {
     const ref_hit *a = x, *b = y;
     if (a->key != b->key) return a->key < b->key ? -1 : 1;
@@ -202,7 +222,7 @@ static int check_search(dataset *d, int k, int score, int topk, int block, const
         free(ref);
         return 0;
     }
-    int want = topk < count ? topk : (int)count, bad = 0;
+    int want = topk < count ? topk : (int)count, bad = 0, pbad = 0;
     bad += rep->combinations != (uint64_t)count || rep->nhit != want;
     for (int h = 0; h < rep->nhit && h < want; h++) {
         const tg_epi_hit_info *x = &rep->hits[h];
@@ -214,13 +234,21 @@ static int check_search(dataset *d, int k, int score, int topk, int block, const
             for (int g = 0; g < 81; g++) same &= x->table[c][g] == y->t[c][g], n += y->t[c][g];
         for (int i = 0; i < 4; i++) same &= x->snp[i] == y->snp[i];
         same &= x->n == n;
+        int df;
+        const long double p = ref_p(score, y->t, &df);
+        if (score == TG_EPI_K2)
+            same &= x->df == 0 && isnan(x->p);
+        else if (x->df != df || !(fabsl(x->p - p) <= 1e-9L * p + 1e-300L))
+            same = 0, pbad++;
         if (!same && bad++ < 3)
             diag("rank %d: got SNPs %lld %lld %lld %lld key %.17g, want %d %d %d %d key %.17g",
                  h + 1, (long long)x->snp[0], (long long)x->snp[1], (long long)x->snp[2],
                  (long long)x->snp[3], key, y->snp[0], y->snp[1], y->snp[2], y->snp[3], ref[h].key);
     }
-    ok(bad == 0, "%s order %d %s: %lld combinations (C(%lld,%d)), top %d identical (keys, tables)",
-       what, k, names[score], (long long)rep->combinations, (long long)d->m, k, want);
+    ok(bad == 0,
+       "%s order %d %s: %lld combinations (C(%lld,%d)), top %d identical (keys, tables, DF, P "
+       "within 1e-9: %d differ)",
+       what, k, names[score], (long long)rep->combinations, (long long)d->m, k, want, pbad);
     free(ref);
     return bad == 0;
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/chi2.h"
 #include "base/parallel.h"
 #include "codelets/epistasis.h"
 #include "geno/pass.h"
@@ -168,8 +169,23 @@ static tg_status report_hits(const struct search *s, const tg_epi_opts *o, tg_ep
                                 "internal error: combination of SNPs %d %d %d %d: the round "
                                 "task's score key %.17g differs from the recounted table's %.17g",
                                 b->snp[0], b->snp[1], b->snp[2], b->snp[3], b->key, key);
-        for (int g = 0; g < 81; g++) hi->n += hi->table[0][g] + hi->table[1][g];
+        int cells = 0;
+        int64_t rc[2] = {0, 0};
+        for (int g = 0; g < 81; g++) {
+            rc[0] += hi->table[0][g], rc[1] += hi->table[1][g];
+            cells += hi->table[0][g] + hi->table[1][g] > 0;
+        }
+        const int classes = (rc[0] > 0) + (rc[1] > 0);
+        hi->n = rc[0] + rc[1];
         hi->score = -key;
+        hi->p = NAN;
+        if (o->score != TG_EPI_SCORE_K2) {
+            /* empty cells and classes carry no freedom (and no term of the statistic) */
+            hi->df = cells && classes ? (cells - 1) * (classes - 1) : 0;
+            hi->p = tg_chi2_sf(o->score == TG_EPI_SCORE_CHI2 ? hi->score
+                                                              : 2 * (double)hi->n * hi->score,
+                               hi->df);
+        }
     }
     rep->nhit = nbest;
     return TG_OK;

@@ -26,7 +26,9 @@ static const char *help =
     "Phenotype coding as PLINK: 1 control, 2 case, 0/-9/NA missing (those samples are left\n"
     "out); any other value is a quantitative phenotype and an error. A missing genotype\n"
     "leaves the sample out of the tables of the combinations holding that SNP.\n"
-    "Output columns: RANK, SNP1..SNPk, CHR1..CHRk, BP1..BPk, SCORE, N (samples counted),\n"
+    "Output columns: RANK, SNP1..SNPk, CHR1..CHRk, BP1..BPk, the score (K2_LNBF, MI or\n"
+    "CHI2; for MI and CHI2 then DF, the table's degrees of freedom, and P: the G-test's or\n"
+    "Pearson's, from chi-square), N (samples counted),\n"
     "CONTROLS and CASES: 3^k comma-separated counts, cell g = sum g_i*3^(k-i) over the A1\n"
     "counts g_i of SNP i (first SNP most significant: 00, 01, 02, 10, ... for k = 2).\n";
 
@@ -116,17 +118,21 @@ static tg_status write_hits(const epi_opts *o, const tg_bed *bed, const tg_epi_r
     fputs("RANK", f);
     for (int c = 0; c < 3; c++)
         for (int i = 1; i <= k; i++) fprintf(f, "\t%s%d", cols[c], i);
-    fprintf(f, "\t%s\tN\tCONTROLS\tCASES\n",
+    const int test = o->e.score != TG_EPI_SCORE_K2; /* MI and χ² have a P value */
+    fprintf(f, "\t%s%s\tN\tCONTROLS\tCASES\n",
             o->e.score == TG_EPI_SCORE_K2   ? "K2_LNBF"
             : o->e.score == TG_EPI_SCORE_MI ? "MI"
-                                            : "CHI2");
+                                            : "CHI2",
+            test ? "\tDF\tP" : "");
     for (int h = 0; h < r->nhit; h++) {
         const tg_epi_hit_info *x = &r->hits[h];
         fprintf(f, "%d", h + 1);
         for (int i = 0; i < k; i++) fprintf(f, "\t%s", bed->snps[x->snp[i]].id);
         for (int i = 0; i < k; i++) fprintf(f, "\t%s", bed->snps[x->snp[i]].chrom);
         for (int i = 0; i < k; i++) fprintf(f, "\t%lld", (long long)bed->snps[x->snp[i]].pos);
-        fprintf(f, "\t%.10g\t%lld", x->score, (long long)x->n);
+        fprintf(f, "\t%.10g", x->score);
+        if (test) fprintf(f, "\t%d\t%.6g", x->df, x->p);
+        fprintf(f, "\t%lld", (long long)x->n);
         for (int c = 0; c < 2; c++)
             for (int g = 0; g < cells; g++)
                 fprintf(f, "%s%lld", g ? "," : "\t", (long long)x->table[c][g]);
@@ -198,6 +204,12 @@ int tg_cmd_epistasis(int argc, char **argv) {
     tg_log_printf(log, "order %d, score %s, block %d SNPs, %lld rounds, %llu combinations",
                   rep.order, score_names[o.e.score], rep.block, (long long)rep.rounds,
                   (unsigned long long)rep.combinations);
+    if (o.e.score != TG_EPI_SCORE_K2)
+        tg_log_printf(log,
+                      "P values: %llu combinations tested; Bonferroni: P <= 0.05 / %llu = %.3g "
+                      "for a family-wise error rate of 5%%",
+                      (unsigned long long)rep.combinations, (unsigned long long)rep.combinations,
+                      0.05 / (double)rep.combinations);
     double cs = (double)rep.combinations * (double)(rep.n_controls + rep.n_cases);
     tg_log_printf(log,
                   "planes built in %.3f s; search %.3f s: %.4g combinations/s, %.4g "
