@@ -610,6 +610,8 @@ typedef enum { TG_EPI_SCORE_K2 = 0, TG_EPI_SCORE_MI, TG_EPI_SCORE_CHI2 } tg_epi_
 /** Largest top-k (the GPU selection keeps the best top-k of every 2048 candidates). */
 #define TG_EPI_MAX_TOPK 1024
 
+struct tg_epi_hit_info;
+
 typedef struct {
     int order;                /**< 2, 3 or 4 */
     int topk;                 /**< hits reported, 1 .. TG_EPI_MAX_TOPK */
@@ -629,10 +631,21 @@ typedef struct {
      * the total), and at the end, on rank 0 only, the exact count of every rank's rounds. */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;
+    /** In (0, 1] (mi and χ² only; one MPI rank): instead of the top-k (topk unused, hits left
+     * empty), every combination with P ≤ p_threshold goes to emit, best score first (ties: SNP
+     * indices), after the search. The rounds keep what passes a bound on the statistic, by
+     * pages of TG_EPI_MAX_TOPK per round; the candidates wait in a temporary file, sorted in
+     * runs of p_run and merged: memory is bounded by 24 bytes × p_run plus 96 KiB per run. */
+    double p_threshold;
+    int64_t p_run; /**< candidates sorted in memory per run; 0: 2^20 (24 MiB) */
+    /** Called on the calling thread with each passing combination (its table recounted); a
+     * status other than TG_OK ends the search with it. */
+    tg_status (*emit)(void *ctx, const struct tg_epi_hit_info *h, tg_error *err);
+    void *emit_ctx;
 } tg_epi_opts;
 
 /** One reported combination with its full contingency table. */
-typedef struct {
+typedef struct tg_epi_hit_info {
     int64_t snp[4];       /**< SNP indices in the .bim, increasing; −1 past the order */
     double score;         /**< ln BF (K2), MI or χ² (as named by the score kind) */
     int64_t n;            /**< samples valid at every SNP of the combination */
@@ -653,6 +666,7 @@ typedef struct {
     double missing_rate;        /**< missing calls among the samples used */
     int64_t rounds;             /**< round tasks (block tuples b_1 ≤ … ≤ b_k) */
     uint64_t combinations;      /**< C(M, k), every one evaluated exactly once */
+    uint64_t passed;            /**< p_threshold: the combinations given to emit */
     double seconds_planes, seconds_search;
     int nhit;
     tg_epi_hit_info *hits;      /**< best first (ties: lower SNP indices first) */

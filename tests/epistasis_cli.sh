@@ -38,6 +38,18 @@ report $? "--score mi: DF from each row's table, P in [0, 1]"
 grep -q "P values: 435 combinations tested; Bonferroni: P <= 0.05 / 435 = 0.000115" q.log
 report $? "log: combinations tested and the Bonferroni threshold"
 
+# --p-threshold: the rows of a full --top run with P <= 0.05, in the same order (RANK renumbered)
+"$TG_BIN" epistasis --bfile good --order 2 --top 435 --score chi2 --quiet --out all >/dev/null 2>&1 &&
+    "$TG_BIN" epistasis --bfile good --order 2 --score chi2 --p-threshold 0.05 --quiet --out pt \
+        >/dev/null 2>pt.err
+awk -F'\t' -v OFS='\t' 'NR == 1 || $10 <= 0.05 { $1 = NR == 1 ? $1 : ++r; print }' all.epi2.tsv >want.tsv
+rows=$(($(wc -l <pt.epi2.tsv) - 1))
+cmp -s want.tsv pt.epi2.tsv && [ "$rows" -gt 0 ] &&
+    grep -q -- "--p-threshold 0.05: $rows of 435 combinations have P <= 0.05" pt.log
+report $? "--p-threshold 0.05: the $rows rows of a full run with P <= 0.05, in score order; log counts them" pt.err
+expect_error "--p-threshold with k2" "no P value" "$TG_BIN" epistasis --bfile good --p-threshold 0.05 --out e
+expect_error "--p-threshold 0" "--p-threshold" "$TG_BIN" epistasis --bfile good --score mi --p-threshold 0 --out e
+
 expect_error "order 5" "--order" "$TG_BIN" epistasis --bfile good --order 5 --out e
 expect_error "order 1" "--order" "$TG_BIN" epistasis --bfile good --order 1 --out e
 expect_error "block not a multiple of 8" "multiple of 8" "$TG_BIN" epistasis --bfile good --block 12 --out e

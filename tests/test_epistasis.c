@@ -281,6 +281,91 @@ static void check_cuda(const dataset *d, int k, int score, int topk, int block,
     tg_runtime_start(&ro, &err);
 }
 
+/* ---- p_threshold: every combination with P ≤ T, best first */
+typedef struct {
+    tg_epi_hit_info *h;
+    int64_t n, cap;
+} emitted;
+
+static tg_status collect(void *ctx, const struct tg_epi_hit_info *h, tg_error *err) {
+    emitted *e = ctx;
+    (void)err;
+    if (e->n == e->cap) {
+        e->cap = e->cap ? 2 * e->cap : 256;
+        e->h = realloc(e->h, (size_t)e->cap * sizeof *e->h);
+    }
+    e->h[e->n++] = *h;
+    return TG_OK;
+}
+
+/* The search with p_threshold T on the runtime as it is; fills *out (caller frees out->h). */
+static tg_status pass_search(const dataset *d, int k, int score, double T, int block, int64_t run,
+                             emitted *out, tg_epi_report *rep, tg_error *err) {
+    tg_epi_opts o = tg_epi_defaults();
+    o.order = k, o.score = (tg_epi_score_kind)score, o.block = block, o.p_threshold = T;
+    o.p_run = run;
+    o.emit = collect, o.emit_ctx = out;
+    *out = (emitted){0};
+    return tg_epistasis(&d->bed, d->cls, &o, rep, err);
+}
+
+/* Against the reference: the combinations whose reference P (long double) is at most T, in
+ * the reference's order, with their keys bit for bit, tables, DF and P; when CUDA workers exist
+ * the same search on them only must emit the same hits bit for bit. @p run: candidates per
+ * sorted run (0: the default, one run here; small: many runs merged). */
+static void check_pass(dataset *d, int k, int score, double T, int block, int64_t run, int gpu,
+                       const char *what) {
+    static const char *names[] = {"k2", "mi", "chi2"};
+    ref_hit *ref;
+    const int64_t count = reference(d, k, score, &ref);
+    emitted got;
+    tg_epi_report rep;
+    tg_error err = {0};
+    tg_status st = pass_search(d, k, score, T, block, run, &got, &rep, &err);
+    int64_t want = 0, bad = 0;
+    for (int64_t x = 0; x < count; x++) {
+        int df;
+        const long double p = ref_p(score, ref[x].tab->t, &df);
+        if (p > T) continue;
+        const tg_epi_hit_info *h = want < got.n ? &got.h[want] : NULL;
+        int same = h != NULL;
+        double key = h ? -h->score : 0;
+        same = same && !memcmp(&key, &ref[x].key, sizeof key) && h->df == df &&
+               fabsl(h->p - p) <= 1e-9L * p + 1e-300L;
+        for (int i = 0; same && i < 4; i++) same = h->snp[i] == ref[x].tab->snp[i];
+        for (int c = 0; same && c < 2; c++)
+            for (int g = 0; g < 81; g++) same &= h->table[c][g] == ref[x].tab->t[c][g];
+        if (!same && bad++ < 3)
+            diag("passing combination %lld: want SNPs %d %d %d %d key %.17g P %.6Lg", (long long)want,
+                 ref[x].tab->snp[0], ref[x].tab->snp[1], ref[x].tab->snp[2], ref[x].tab->snp[3],
+                 ref[x].key, p);
+        want++;
+    }
+    ok(st == TG_OK && !bad && got.n == want && rep.passed == (uint64_t)want &&
+           rep.combinations == (uint64_t)count && rep.nhit == 0,
+       "%s order %d %s, P <= %g: %lld of %lld combinations emitted (%lld by the reference), in "
+       "order, keys, tables, DF and P identical %s",
+       what, k, names[score], T, (long long)got.n, (long long)count, (long long)want,
+       st ? err.msg : "");
+    free(ref);
+    if (gpu && !st) {
+        tg_runtime_opts ro = tg_runtime_defaults();
+        ro.ncpu = 0;
+        tg_runtime_stop();
+        emitted g = {0};
+        int same = tg_runtime_start(&ro, &err) == TG_OK &&
+                   pass_search(d, k, score, T, block, run, &g, &rep, &err) == TG_OK && g.n == got.n;
+        for (int64_t x = 0; same && x < g.n; x++) same = !memcmp(&g.h[x], &got.h[x], sizeof *g.h);
+        ok(same, "%s order %d %s, P <= %g: CUDA rounds emit the same %lld combinations bit for "
+           "bit %s", what, k, names[score], T, (long long)got.n, err.msg);
+        free(g.h);
+        tg_runtime_stop();
+        ro = tg_runtime_defaults();
+        tg_runtime_start(&ro, &err);
+    }
+    free(got.h);
+}
+
 static void check_classes(void) {
     tg_sample s[5] = {{.fid = "F0", .iid = "I0"},
                       {.fid = "F1", .iid = "I1"},
@@ -506,6 +591,23 @@ int main(void) {
             gpu)
             check_cuda(large[x].d, large[x].k, TG_EPI_K2, large[x].topk, large[x].block, &rep);
         tg_epi_report_free(&rep);
+    }
+    /* p_threshold: orders 2–4 with and without missing calls; 200 SNPs at block 64 (4,096
+     * combinations a round: pages of 1,024 run again) */
+    check_pass(&miss, 2, TG_EPI_CHI2, 0.05, 8, 0, gpu, "5% missing");
+    check_pass(&full, 3, TG_EPI_MI, 0.01, 8, 0, gpu, "complete");
+    check_pass(&miss4, 4, TG_EPI_CHI2, 0.2, 16, 0, gpu, "5% missing");
+    check_pass(&big2, 2, TG_EPI_MI, 1, 64, 0, gpu, "pages");
+    check_pass(&big2, 2, TG_EPI_CHI2, 0.5, 64, 700, 0, "pages, runs of 700 merged");
+    check_pass(&big3, 3, TG_EPI_CHI2, 0.3, 32, 0, gpu, "pages, 2% missing");
+    {
+        tg_epi_report rep;
+        emitted e;
+        tg_error err = {0};
+        ok(pass_search(&miss, 2, TG_EPI_K2, 0.05, 8, 0, &e, &rep, &err) == TG_ERR_ARG &&
+               strstr(err.msg, "no P value"),
+           "p_threshold with K2 refused: %s", err.msg);
+        free(e.h);
     }
     free_dataset(&big2);
     free_dataset(&big3);

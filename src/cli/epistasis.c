@@ -21,7 +21,9 @@ static const char *help =
     "                     information, nats) or chi2 (Pearson chi-square of the 3^k x 2\n"
     "                     table); higher is better; default k2\n"
     "  --block B          SNPs per block, a multiple of 8 in [8, 4096] (default by order:\n"
-    "                     1024, 256, 64; smaller when there are fewer SNPs)\n" TG_CLI_COMMON_HELP
+    "                     1024, 256, 64; smaller when there are fewer SNPs)\n"
+    "  --p-threshold T    (mi, chi2) instead of --top: every combination with P <= T, best\n"
+    "                     score first, however many (T in (0, 1])\n" TG_CLI_COMMON_HELP
     "  --help             this text\n\n"
     "Phenotype coding as PLINK: 1 control, 2 case, 0/-9/NA missing (those samples are left\n"
     "out); any other value is a quantitative phenotype and an error. A missing genotype\n"
@@ -41,7 +43,7 @@ typedef struct {
 } epi_opts;
 
 static int parse_options(int argc, char **argv, epi_opts *o, tg_error *err) {
-    enum { O_BFILE = 1, O_PHENO, O_PNAME, O_ORDER, O_TOP, O_SCORE, O_BLOCK, O_HELP };
+    enum { O_BFILE = 1, O_PHENO, O_PNAME, O_ORDER, O_TOP, O_SCORE, O_BLOCK, O_PTHR, O_HELP };
     static const struct option opts[] = {{"bfile", required_argument, 0, O_BFILE},
                                          {"pheno", required_argument, 0, O_PHENO},
                                          {"pheno-name", required_argument, 0, O_PNAME},
@@ -49,6 +51,7 @@ static int parse_options(int argc, char **argv, epi_opts *o, tg_error *err) {
                                          {"top", required_argument, 0, O_TOP},
                                          {"score", required_argument, 0, O_SCORE},
                                          {"block", required_argument, 0, O_BLOCK},
+                                         {"p-threshold", required_argument, 0, O_PTHR},
                                          {"help", no_argument, 0, O_HELP},
                                          TG_CLI_COMMON_OPTIONS,
                                          {0, 0, 0, 0}};
@@ -85,6 +88,11 @@ static int parse_options(int argc, char **argv, epi_opts *o, tg_error *err) {
                                       optarg);
             }
             break;
+        case O_PTHR:
+            if (!(st = tg_cli_double("p-threshold", optarg, 0, 1, &o->e.p_threshold, err)) &&
+                !(o->e.p_threshold > 0))
+                st = tg_error_set(err, TG_ERR_ARG, "--p-threshold %s: must be above 0", optarg);
+            break;
         case O_HELP: fputs(help, stdout); return -1;
         default:
             st = c >= 1000 && c < 1100 ? tg_cli_common_option(&o->c, c, optarg, err)
@@ -96,6 +104,9 @@ static int parse_options(int argc, char **argv, epi_opts *o, tg_error *err) {
     if (!o->bfile) return tg_error_set(err, TG_ERR_ARG, "--bfile PREFIX is required");
     if (o->pheno_name && !o->pheno)
         return tg_error_set(err, TG_ERR_ARG, "--pheno-name needs --pheno");
+    if (o->e.p_threshold > 0 && o->e.score == TG_EPI_SCORE_K2)
+        return tg_error_set(err, TG_ERR_ARG, "--p-threshold: the K2 score has no P value (use "
+                            "--score mi or chi2)");
     return TG_OK;
 }
 
@@ -106,40 +117,59 @@ static void progress(void *ctx, uint64_t done, uint64_t total) {
                          (int64_t)(total < most ? total : most));
 }
 
-static tg_status write_hits(const epi_opts *o, const tg_bed *bed, const tg_epi_report *r,
-                            tg_error *err) {
-    char suffix[16], *path = NULL;
+/* The TSV: its header, then one row per combination (write_row), best first. */
+struct tsv {
+    const epi_opts *o;
+    const tg_bed *bed;
     FILE *f;
-    const int k = r->order, cells = k == 2 ? 9 : k == 3 ? 27 : 81;
+    char *path;
+    int64_t rows;
+};
+
+static tg_status open_tsv(const epi_opts *o, const tg_bed *bed, struct tsv *t, tg_error *err) {
+    char suffix[16];
+    const int k = o->e.order;
+    *t = (struct tsv){.o = o, .bed = bed};
     snprintf(suffix, sizeof suffix, ".epi%d.tsv", k);
-    tg_status st = tg_out_open(o->c.out, suffix, &f, &path, err);
+    tg_status st = tg_out_open(o->c.out, suffix, &t->f, &t->path, err);
     if (st) return st;
     static const char *cols[3] = {"SNP", "CHR", "BP"};
-    fputs("RANK", f);
+    fputs("RANK", t->f);
     for (int c = 0; c < 3; c++)
-        for (int i = 1; i <= k; i++) fprintf(f, "\t%s%d", cols[c], i);
-    const int test = o->e.score != TG_EPI_SCORE_K2; /* MI and χ² have a P value */
-    fprintf(f, "\t%s%s\tN\tCONTROLS\tCASES\n",
+        for (int i = 1; i <= k; i++) fprintf(t->f, "\t%s%d", cols[c], i);
+    fprintf(t->f, "\t%s%s\tN\tCONTROLS\tCASES\n",
             o->e.score == TG_EPI_SCORE_K2   ? "K2_LNBF"
             : o->e.score == TG_EPI_SCORE_MI ? "MI"
                                             : "CHI2",
-            test ? "\tDF\tP" : "");
-    for (int h = 0; h < r->nhit; h++) {
-        const tg_epi_hit_info *x = &r->hits[h];
-        fprintf(f, "%d", h + 1);
-        for (int i = 0; i < k; i++) fprintf(f, "\t%s", bed->snps[x->snp[i]].id);
-        for (int i = 0; i < k; i++) fprintf(f, "\t%s", bed->snps[x->snp[i]].chrom);
-        for (int i = 0; i < k; i++) fprintf(f, "\t%lld", (long long)bed->snps[x->snp[i]].pos);
-        fprintf(f, "\t%.10g", x->score);
-        if (test) fprintf(f, "\t%d\t%.6g", x->df, x->p);
-        fprintf(f, "\t%lld", (long long)x->n);
-        for (int c = 0; c < 2; c++)
-            for (int g = 0; g < cells; g++)
-                fprintf(f, "%s%lld", g ? "," : "\t", (long long)x->table[c][g]);
-        fputc('\n', f);
-    }
-    st = tg_out_close(f, path, err);
-    free(path);
+            o->e.score != TG_EPI_SCORE_K2 ? "\tDF\tP" : ""); /* MI and χ² have a P value */
+    return TG_OK;
+}
+
+/* tg_epi_opts.emit too (--p-threshold) */
+static tg_status write_row(void *ctx, const tg_epi_hit_info *x, tg_error *err) {
+    struct tsv *t = ctx;
+    const int k = t->o->e.order, cells = k == 2 ? 9 : k == 3 ? 27 : 81;
+    const tg_snp *v = t->bed->snps;
+    (void)err;
+    fprintf(t->f, "%lld", (long long)++t->rows);
+    for (int i = 0; i < k; i++) fprintf(t->f, "\t%s", v[x->snp[i]].id);
+    for (int i = 0; i < k; i++) fprintf(t->f, "\t%s", v[x->snp[i]].chrom);
+    for (int i = 0; i < k; i++) fprintf(t->f, "\t%lld", (long long)v[x->snp[i]].pos);
+    fprintf(t->f, "\t%.10g", x->score);
+    if (t->o->e.score != TG_EPI_SCORE_K2) fprintf(t->f, "\t%d\t%.6g", x->df, x->p);
+    fprintf(t->f, "\t%lld", (long long)x->n);
+    for (int c = 0; c < 2; c++)
+        for (int g = 0; g < cells; g++)
+            fprintf(t->f, "%s%lld", g ? "," : "\t", (long long)x->table[c][g]);
+    fputc('\n', t->f);
+    return TG_OK;
+}
+
+static tg_status close_tsv(struct tsv *t, tg_error *err) {
+    tg_status st = t->f ? tg_out_close(t->f, t->path, err) : TG_OK;
+    t->f = NULL;
+    free(t->path);
+    t->path = NULL;
     return st;
 }
 
@@ -150,6 +180,7 @@ int tg_cmd_epistasis(int argc, char **argv) {
     tg_bed bed = {0};
     int8_t *cls = NULL;
     tg_epi_report rep = {0};
+    struct tsv tsv = {0};
     int rc = 0, started = 0;
     int st = parse_options(argc, argv, &o, &err);
     if (st < 0) return 0;
@@ -160,10 +191,10 @@ int tg_cmd_epistasis(int argc, char **argv) {
     tg_log_set_quiet(log, o.c.quiet);
     tg_log_file_only(log,
                      "options: --bfile %s --pheno %s --pheno-name %s --order %d --top %d "
-                     "--score %s --block %d%s",
+                     "--score %s --block %d%s --p-threshold %g",
                      o.bfile, o.pheno ? o.pheno : "(.fam)", o.pheno_name ? o.pheno_name : "(first)",
                      o.e.order, o.e.topk, score_names[o.e.score], o.e.block,
-                     o.e.block ? "" : " (by order)");
+                     o.e.block ? "" : " (by order)", o.e.p_threshold);
     double t0 = tg_now();
     if ((st = tg_bed_open(o.bfile, &bed, &err)) ||
         !(cls = tg_malloc((size_t)bed.n_samples + 1, &err)) ||
@@ -188,6 +219,15 @@ int tg_cmd_epistasis(int argc, char **argv) {
     o.e.progress_ctx = tg_cli_progress_on(&o.c);
     /* the clock from here, the total with the search's first call */
     tg_cli_progress_start(o.e.progress_ctx, "epistasis", -1, "combinations");
+    /* --p-threshold streams its rows from the search (one rank: tg_epistasis refuses more) */
+    if (o.e.p_threshold > 0 && rank0) {
+        o.e.emit = write_row;
+        o.e.emit_ctx = &tsv;
+        if ((st = open_tsv(&o, &bed, &tsv, &err))) {
+            rc = tg_cli_fail("epistasis", log, &err);
+            goto cleanup;
+        }
+    }
     if ((st = tg_epistasis(&bed, cls, &o.e, &rep, &err)) ||
         (st = tg_cli_trace_stop(&o.c, "epistasis", log, &err))) {
         rc = tg_cli_fail("epistasis", log, &err);
@@ -207,7 +247,7 @@ int tg_cmd_epistasis(int argc, char **argv) {
     if (o.e.score != TG_EPI_SCORE_K2)
         tg_log_printf(log,
                       "P values: %llu combinations tested; Bonferroni: P <= 0.05 / %llu = %.3g "
-                      "for a family-wise error rate of 5%%",
+                      "(a family-wise level of 5%%)",
                       (unsigned long long)rep.combinations, (unsigned long long)rep.combinations,
                       0.05 / (double)rep.combinations);
     double cs = (double)rep.combinations * (double)(rep.n_controls + rep.n_cases);
@@ -218,12 +258,23 @@ int tg_cmd_epistasis(int argc, char **argv) {
                   rep.seconds_search > 0 ? (double)rep.combinations / rep.seconds_search : 0,
                   rep.seconds_search > 0 ? cs / rep.seconds_search : 0);
     /* rank 0 holds the hits; the other ranks' logs are muted */
-    if (rank0 && (st = write_hits(&o, &bed, &rep, &err))) {
+    if (rank0 && !tsv.f) st = open_tsv(&o, &bed, &tsv, &err);
+    for (int h = 0; !st && h < rep.nhit; h++) st = write_row(&tsv, &rep.hits[h], &err);
+    if (st || (st = close_tsv(&tsv, &err))) {
         rc = tg_cli_fail("epistasis", log, &err);
         goto cleanup;
     }
-    tg_log_printf(log, "wrote %s.epi%d.tsv (%d combinations)", o.c.out, rep.order, rep.nhit);
+    if (o.e.p_threshold > 0)
+        tg_log_printf(log, "--p-threshold %g: %llu of %llu combinations have P <= %g", o.e.p_threshold,
+                      (unsigned long long)rep.passed, (unsigned long long)rep.combinations,
+                      o.e.p_threshold);
+    tg_log_printf(log, "wrote %s.epi%d.tsv (%lld combinations)", o.c.out, rep.order,
+                  (long long)tsv.rows);
 cleanup:
+    if (tsv.f) { /* a failed run: the partial file is closed, the error already reported */
+        fclose(tsv.f);
+        free(tsv.path);
+    }
     tg_cli_progress_off();
     tg_epi_report_free(&rep);
     if (started) tg_runtime_stop();
