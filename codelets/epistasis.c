@@ -355,6 +355,7 @@ static void level(struct round *r, int j) {
     const struct tg_epi_round_arg *a = &r->a;
     int64_t lo = a->first[j], hi = a->first[j] + a->nsnp[j];
     if (j && r->S[j - 1] + 1 > lo) lo = r->S[j - 1] + 1;
+    if (!j && hi > a->first_end) hi = a->first_end;
     for (r->S[j] = lo; r->S[j] < hi; r->S[j]++) {
         if (j == a->order - 1) {
             innermost(r);

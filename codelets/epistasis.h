@@ -35,7 +35,8 @@ enum tg_epi_score { TG_EPI_K2, TG_EPI_MI, TG_EPI_CHI2 };
  * not STARPU_VALUE, which packs it), so both codelets read it by a cast.
  * Buffers: `order` plane blocks (R) for blocks b_1 ≤ … ≤ b_order (a handle may repeat), the
  * score table (vector of double, R), the result (vector of bytes, tg_epi_result_size(topk), W).
- * The round evaluates every s_1 < … < s_order with s_i in block b_i (s_i < first[i] + nsnp[i]).
+ * The round evaluates every s_1 < … < s_order with s_i in block b_i (s_i < first[i] + nsnp[i])
+ * and s_1 < first_end (a SNP set's scan: the set's SNPs come first in the planes).
  * Key (lower is better; R = R0 + R1 samples valid at all k SNPs; R == 0 gives +INFINITY), with
  * t the score table: three partial sums a_d, d = 0, 1, 2 (the genotype of the first SNP), each
  * starting at 0 and looping over its cells g = d·3^(k−1) .. (d+1)·3^(k−1) − 1 in order, then
@@ -66,6 +67,7 @@ struct tg_epi_round_arg {
     int64_t n[2];                     /* samples per class */
     int64_t first[TG_EPI_MAX_ORDER];  /* global index of the first SNP of each block */
     int64_t search; /* the search the round belongs to (a GPU worker keeps a threshold per search) */
+    int64_t first_end; /* bound on the first SNP (the SNPs in the planes without a set) */
     int32_t pass, has_after;          /* pass mode, and its page cursor */
     int32_t after_snp[TG_EPI_MAX_ORDER];
     double after_key;

@@ -71,6 +71,7 @@ struct Round {
     int64_t words[2];
     int64_t coff1;                     // word offset of class 1 in a plane block
     int64_t first[TG_EPI_MAX_ORDER];   // first global SNP of each position's block
+    int64_t first_end;                 // the first SNP is below it (tg_epi_round_arg)
 };
 
 // Positions of the left and right groups, per order and grouping.
@@ -278,6 +279,7 @@ __global__ void __launch_bounds__(EPI_THREADS, 1) epilogue(EpiArgs e) {
 #pragma unroll
             for (int p = 0; p + 1 < K; p++)
                 valid = valid && rd.first[p] + s[p] < rd.first[p + 1] + s[p + 1];
+            valid = valid && rd.first[0] + s[0] < rd.first_end;
             if (valid) {
                 // the lane's left rows (per class) and right columns, by the digits d0 leaves free
                 const int64_t per_l = rd.L.nmain / rd.L.nt;
@@ -640,6 +642,7 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
     rd.words[1] = a->words[1];
     rd.coff1 = (int64_t)a->block * 3 * a->words[0];
     for (int p = 0; p < k; p++) rd.first[p] = a->first[p];
+    rd.first_end = a->first_end;
     // grouping 1 when the middle positions share a block and their neighbours do not (Groups)
     // (measured at 1,024 SNPs: the GEMM of the first 600 rounds 10.7 s instead of 11.4 s)
     const int grouping = (k == 4 && a->first[1] == a->first[2] && a->first[0] != a->first[1] &&

@@ -130,6 +130,11 @@ typedef struct {
  * of samples[] and snps[] belong to those arrays (one allocation each): never free them one by
  * one; tg_bed_close() frees everything. */
 tg_status tg_bed_open(const char *prefix, tg_bed *bed, tg_error *err);
+/** The SNPs named in @p path (IDs separated by spaces, tabs or lines; repeats count once) as
+ * indices into @p bed's .bim, in the order first named (*set: free it). An ID not in the .bim is
+ * TG_ERR_FORMAT naming the file, the line and the ID; a file without IDs is an error too. */
+tg_status tg_snp_set_read(const char *path, const tg_bed *bed, int64_t **set, int64_t *n,
+                          tg_error *err);
 void tg_bed_close(tg_bed *bed);
 
 /** Decodes samples [i0, i0+ni) × SNPs [j0, j0+nj) into column-major @p out (sample i of SNP j
@@ -638,6 +643,13 @@ typedef struct {
      * runs of p_run and merged: memory is bounded by 24 bytes × p_run plus 96 KiB per run. */
     double p_threshold;
     int64_t p_run; /**< candidates sorted in memory per run; 0: 2^20 (24 MiB) */
+    /** A SNP set (indices into the .bim, distinct, any order; NULL: none): only the
+     * combinations holding at least one of its nset SNPs, each once, C(M, k) − C(M − nset, k)
+     * of them. The set's SNPs come first in the planes, so only block tuples starting in the
+     * set's blocks run; scores equal the exhaustive search's but for the last bits (a
+     * combination's table is summed in the planes' SNP order, then reported in the .bim's). */
+    const int64_t *set;
+    int64_t nset;
     /** Called on the calling thread with each passing combination (its table recounted); a
      * status other than TG_OK ends the search with it. */
     tg_status (*emit)(void *ctx, const struct tg_epi_hit_info *h, tg_error *err);
@@ -667,6 +679,7 @@ typedef struct {
     int64_t rounds;             /**< round tasks (block tuples b_1 ≤ … ≤ b_k) */
     uint64_t combinations;      /**< C(M, k), every one evaluated exactly once */
     uint64_t passed;            /**< p_threshold: the combinations given to emit */
+    int64_t n_set;              /**< SNPs of the set (tg_epi_opts.set), 0 without one */
     double seconds_planes, seconds_search;
     int nhit;
     tg_epi_hit_info *hits;      /**< best first (ties: lower SNP indices first) */

@@ -47,6 +47,19 @@ rows=$(($(wc -l <pt.epi2.tsv) - 1))
 cmp -s want.tsv pt.epi2.tsv && [ "$rows" -gt 0 ] &&
     grep -q -- "--p-threshold 0.05: $rows of 435 combinations have P <= 0.05" pt.log
 report $? "--p-threshold 0.05: the $rows rows of a full run with P <= 0.05, in score order; log counts them" pt.err
+# --set: the rows of the full run holding snp3 or snp17, C(30,2) - C(28,2) = 57, in the same order
+printf 'snp17\n  snp3 snp17\n' >set.txt
+"$TG_BIN" epistasis --bfile good --order 2 --top 1024 --score chi2 --set set.txt --quiet --out st \
+    >/dev/null 2>st.err
+awk -F'\t' -v OFS='\t' 'NR == 1 || $2 == "snp3" || $3 == "snp3" || $2 == "snp17" || $3 == "snp17" {
+    $1 = NR == 1 ? $1 : ++r; print }' all.epi2.tsv >want.tsv
+cmp -s want.tsv st.epi2.tsv && [ "$(wc -l <st.epi2.tsv)" -eq 58 ] &&
+    grep -q "^--set set.txt: 2 SNPs; C(30, 2) - C(28, 2) combinations hold one" st.log &&
+    grep -q " 57 combinations (those holding a SNP of the set)" st.log
+report $? "--set (snp3, snp17; one repeated): the 57 rows of the full run holding one, in order; log" st.err
+printf 'snp3\nsnp999\n' >badset.txt
+expect_error "--set with an unknown SNP" "badset.txt line 2: SNP snp999 is not in good.bim" \
+    "$TG_BIN" epistasis --bfile good --set badset.txt --out e
 expect_error "--p-threshold with k2" "no P value" "$TG_BIN" epistasis --bfile good --p-threshold 0.05 --out e
 expect_error "--p-threshold 0" "--p-threshold" "$TG_BIN" epistasis --bfile good --score mi --p-threshold 0 --out e
 

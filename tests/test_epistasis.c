@@ -91,6 +91,12 @@ static void free_dataset(dataset *d) {
     free(d->cls);
 }
 
+static int64_t choose_ref(int64_t m, int k) {
+    int64_t c = 1;
+    for (int i = 0; i < k; i++) c = m - i > 0 ? c * (m - i) / (i + 1) : 0;
+    return c;
+}
+
 /* ---- the reference: tables sample by sample, keys by the documented formulas */
 typedef struct {
     double key;
@@ -366,6 +372,91 @@ static void check_pass(dataset *d, int k, int score, double T, int block, int64_
     free(got.h);
 }
 
+/* ---- SNP sets: only the combinations holding a SNP of the set */
+static int snp_cmp(const void *x, const void *y) {
+    const tg_epi_hit_info *a = x, *b = y;
+    for (int i = 0; i < 4; i++)
+        if (a->snp[i] != b->snp[i]) return a->snp[i] < b->snp[i] ? -1 : 1;
+    return 0;
+}
+
+/* The search over a set (every combination reported: at most 1,024 of them) against the
+ * exhaustive reference filtered to the set: C(M, k) − C(M − S, k) evaluated, the same
+ * combinations with the same tables, DF and P, scores equal but for the last bits (summed in the
+ * planes' SNP order), best first; on CUDA workers bit for bit the CPU's. */
+static void check_set(dataset *d, int k, int score, const int64_t *set, int64_t nset, int block,
+                      int gpu, const char *what) {
+    static const char *names[] = {"k2", "mi", "chi2"};
+    ref_hit *ref;
+    const int64_t count = reference(d, k, score, &ref);
+    int8_t in[64] = {0};
+    for (int64_t i = 0; i < nset; i++) in[set[i]] = 1;
+    tg_epi_hit_info *want = calloc((size_t)count, sizeof *want);
+    int64_t nw = 0;
+    for (int64_t x = 0; x < count; x++) {
+        int hit = 0;
+        for (int i = 0; i < k; i++) hit |= in[ref[x].tab->snp[i]];
+        if (!hit) continue;
+        tg_epi_hit_info *w = &want[nw++];
+        w->score = -ref[x].key;
+        for (int i = 0; i < 4; i++) w->snp[i] = ref[x].tab->snp[i];
+        for (int c = 0; c < 2; c++)
+            for (int g = 0; g < 81; g++) w->table[c][g] = ref[x].tab->t[c][g];
+        w->p = (double)ref_p(score, ref[x].tab->t, &w->df);
+        if (score == TG_EPI_K2) w->df = 0; /* a score, not a test */
+    }
+    free(ref);
+    const int64_t closed = (int64_t)(choose_ref(d->m, k) - choose_ref(d->m - nset, k));
+    tg_epi_opts o = tg_epi_defaults();
+    o.order = k, o.topk = TG_EPI_MAX_TOPK, o.score = (tg_epi_score_kind)score, o.block = block;
+    o.set = set, o.nset = nset;
+    tg_epi_report rep;
+    tg_error err = {0};
+    tg_status st = tg_epistasis(&d->bed, d->cls, &o, &rep, &err);
+    int bad = st != TG_OK || rep.nhit != nw || nw != closed || rep.combinations != (uint64_t)closed;
+    for (int h = 1; !bad && h < rep.nhit; h++) bad |= rep.hits[h].score > rep.hits[h - 1].score;
+    tg_epi_hit_info *got = st ? NULL : malloc((size_t)rep.nhit * sizeof *got);
+    if (got) memcpy(got, rep.hits, (size_t)rep.nhit * sizeof *got);
+    if (!bad) {
+        qsort(got, (size_t)nw, sizeof *got, snp_cmp);
+        qsort(want, (size_t)nw, sizeof *want, snp_cmp);
+    }
+    for (int64_t h = 0; !bad && h < nw; h++) {
+        const tg_epi_hit_info *a = &got[h], *b = &want[h];
+        int same = !snp_cmp(a, b) && a->df == b->df && !memcmp(a->table, b->table, sizeof a->table) &&
+                   fabs(a->score - b->score) <= 1e-12 * fabs(b->score) + 1e-12 &&
+                   (score == TG_EPI_K2 ? isnan(a->p) : fabs(a->p - b->p) <= 1e-9 * b->p + 1e-300);
+        if (!same && bad++ < 3)
+            diag("SNPs %lld %lld %lld %lld: score %.17g, want %.17g", (long long)b->snp[0],
+                 (long long)b->snp[1], (long long)b->snp[2], (long long)b->snp[3], a->score,
+                 b->score);
+    }
+    ok(!bad, "%s order %d %s, a set of %lld SNPs: %llu combinations evaluated (C(%lld,%d) - "
+       "C(%lld,%d) = %lld), the exhaustive search's %lld holding one, best first %s",
+       what, k, names[score], (long long)nset, st ? 0ull : (unsigned long long)rep.combinations,
+       (long long)d->m, k, (long long)(d->m - nset), k, (long long)closed, (long long)nw,
+       st ? err.msg : "");
+    if (gpu && !st) {
+        tg_runtime_opts ro = tg_runtime_defaults();
+        ro.ncpu = 0;
+        tg_runtime_stop();
+        tg_epi_report g = {0};
+        int same = tg_runtime_start(&ro, &err) == TG_OK &&
+                   tg_epistasis(&d->bed, d->cls, &o, &g, &err) == TG_OK && g.nhit == rep.nhit;
+        for (int h = 0; same && h < g.nhit; h++)
+            same = !memcmp(&g.hits[h], &rep.hits[h], sizeof g.hits[h]);
+        ok(same, "%s order %d %s, a set: CUDA rounds bit-identical to CPU rounds %s", what, k,
+           names[score], err.msg);
+        tg_epi_report_free(&g);
+        tg_runtime_stop();
+        ro = tg_runtime_defaults();
+        tg_runtime_start(&ro, &err);
+    }
+    if (!st) tg_epi_report_free(&rep);
+    free(got);
+    free(want);
+}
+
 static void check_classes(void) {
     tg_sample s[5] = {{.fid = "F0", .iid = "I0"},
                       {.fid = "F1", .iid = "I1"},
@@ -600,6 +691,16 @@ int main(void) {
     check_pass(&big2, 2, TG_EPI_MI, 1, 64, 0, gpu, "pages");
     check_pass(&big2, 2, TG_EPI_CHI2, 0.5, 64, 700, 0, "pages, runs of 700 merged");
     check_pass(&big3, 3, TG_EPI_CHI2, 0.3, 32, 0, gpu, "pages, 2% missing");
+    /* SNP sets, scattered over the blocks and ending inside one (blocks of 8 and 16) */
+    static const int64_t set2[] = {30, 3, 17, 18}, set3[] = {20}, set4[] = {11, 2};
+    static const int64_t set10[] = {1, 4, 7, 12, 15, 22, 23, 29, 33, 36};
+    check_set(&miss, 2, TG_EPI_K2, set2, 4, 8, gpu, "5% missing");
+    check_set(&miss, 2, TG_EPI_MI, set10, 10, 8, gpu, "5% missing, over two blocks");
+    check_set(&full, 2, TG_EPI_CHI2, set2, 4, 16, gpu, "complete");
+    check_set(&miss, 3, TG_EPI_MI, set3, 1, 8, gpu, "5% missing");
+    check_set(&full, 3, TG_EPI_K2, set3, 1, 8, gpu, "complete");
+    check_set(&small, 4, TG_EPI_K2, set4, 2, 8, gpu, "5% missing, 19 cases");
+    check_set(&small, 4, TG_EPI_CHI2, set4, 2, 8, gpu, "5% missing, 19 cases");
     {
         tg_epi_report rep;
         emitted e;

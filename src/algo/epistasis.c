@@ -125,6 +125,7 @@ struct search {
     struct tg_epi_result *best; /* the rounds' results merged (tg_epi_result_size(topk)) */
     char *gathered;             /* every rank's merged result, on rank 0 */
     double pass_stat[81];       /* pass mode (tg_epi_round_arg) */
+    int64_t nset, *perm;        /* a SNP set: the .bim index of each plane SNP, the set first */
     struct spill sp;
 };
 
@@ -151,7 +152,7 @@ static tg_status build_planes(const tg_bed *bed, const int8_t *cls, struct searc
     tg_geno_source *src = NULL;
     tg_geno_counts cnt;
     tg_status st = tg_geno_source_bed(bed, &src, err);
-    if (!st) st = tg_geno_source_select(src, idx, used, NULL, s->m, err);
+    if (!st) st = tg_geno_source_select(src, idx, used, s->perm, s->m, err);
     if (!st) st = tg_geno_pass(src, &all, 1, 0, NULL, &enc, &cnt, err);
     tg_geno_source_free(src);
     free(idx);
@@ -202,6 +203,46 @@ static tg_status recount(const struct search *s, const tg_epi_opts *o, const str
     return TG_OK;
 }
 
+/* A SNP set's hit in the .bim's terms: SNPs mapped back and sorted, the table's cells in that
+ * order, the score (and P) from the table so ordered, as the exhaustive search has them. */
+static void to_bim_order(const struct search *s, const tg_epi_opts *o, tg_epi_hit_info *hi) {
+    const int k = s->k, cells = k == 2 ? 9 : k == 3 ? 27 : 81;
+    int pos[TG_EPI_MAX_ORDER]; /* pos[j]: the plane position of the j-th SNP in .bim order */
+    for (int i = 0; i < k; i++) {
+        hi->snp[i] = s->perm[hi->snp[i]];
+        pos[i] = i;
+    }
+    for (int i = 1; i < k; i++)
+        for (int j = i; j > 0 && hi->snp[pos[j]] < hi->snp[pos[j - 1]]; j--) {
+            int t = pos[j];
+            pos[j] = pos[j - 1], pos[j - 1] = t;
+        }
+    int64_t t[2][81], snp[TG_EPI_MAX_ORDER];
+    for (int g = 0; g < cells; g++) {
+        int d[TG_EPI_MAX_ORDER], h = 0;
+        for (int i = k - 1, r = g; i >= 0; i--, r /= 3) d[i] = r % 3;
+        for (int j = 0; j < k; j++) h = 3 * h + d[pos[j]];
+        t[0][h] = hi->table[0][g], t[1][h] = hi->table[1][g];
+    }
+    for (int j = 0; j < k; j++) snp[j] = hi->snp[pos[j]];
+    memcpy(hi->snp, snp, (size_t)k * sizeof *snp);
+    memcpy(hi->table[0], t[0], (size_t)cells * sizeof t[0][0]);
+    memcpy(hi->table[1], t[1], (size_t)cells * sizeof t[1][0]);
+    hi->score = -tg_epi_key((enum tg_epi_score)o->score, k, hi->table[0], hi->table[1], s->table);
+    if (o->score != TG_EPI_SCORE_K2)
+        hi->p = tg_chi2_sf(o->score == TG_EPI_SCORE_CHI2 ? hi->score
+                                                          : 2 * (double)hi->n * hi->score,
+                           hi->df);
+}
+
+static int info_cmp(const void *x, const void *y) {
+    const tg_epi_hit_info *a = x, *b = y;
+    if (a->score != b->score) return a->score > b->score ? -1 : 1;
+    for (int i = 0; i < 4; i++)
+        if (a->snp[i] != b->snp[i]) return a->snp[i] < b->snp[i] ? -1 : 1;
+    return 0;
+}
+
 /* Recounts the table of every hit and checks its key. */
 static tg_status report_hits(const struct search *s, const tg_epi_opts *o, tg_epi_report *rep,
                              tg_error *err) {
@@ -210,7 +251,9 @@ static tg_status report_hits(const struct search *s, const tg_epi_opts *o, tg_ep
     for (int h = 0; h < nbest; h++) {
         tg_status st = recount(s, o, &s->best->hit[h], &rep->hits[h], err);
         if (st) return st;
+        if (s->perm) to_bim_order(s, o, &rep->hits[h]);
     }
+    if (s->perm) qsort(rep->hits, (size_t)nbest, sizeof *rep->hits, info_cmp);
     rep->nhit = nbest;
     return TG_OK;
 }
@@ -298,8 +341,9 @@ static tg_status spill_emit(struct search *s, const tg_epi_opts *o, tg_epi_repor
         }
         if (st || best < 0) break;
         tg_epi_hit_info hi;
-        if (!(st = recount(s, o, &c[best].buf[c[best].at++], &hi, err)) &&
-            hi.p <= o->p_threshold) {
+        if (!(st = recount(s, o, &c[best].buf[c[best].at++], &hi, err)) && s->perm)
+            to_bim_order(s, o, &hi);
+        if (!st && hi.p <= o->p_threshold) {
             rep->passed++;
             st = o->emit(o->emit_ctx, &hi, err);
         }
@@ -394,7 +438,8 @@ static tg_status run_wave(struct search *s, const tg_epi_opts *o, struct progres
                                      .score = (int32_t)o->score,
                                      .topk = s->topk,
                                      .search = s->id,
-                                     .pass = o->p_threshold > 0};
+                                     .pass = o->p_threshold > 0,
+                                     .first_end = s->nset ? s->nset : s->m};
         memcpy(a.pass_stat, s->pass_stat, sizeof a.pass_stat);
         memcpy(a.words, s->words, sizeof a.words);
         memcpy(a.n, s->n, sizeof a.n);
@@ -404,11 +449,22 @@ static tg_status run_wave(struct search *s, const tg_epi_opts *o, struct progres
         for (int i = 0; i < s->k; i++) {
             a.first[i] = b[i] * s->B;
             a.nsnp[i] = (int32_t)(s->m - a.first[i] < s->B ? s->m - a.first[i] : s->B);
+            /* a set ending inside the first block, alone at its position: only its SNPs there
+             * (no GEMM rows nor loops for the rest); shared with later positions, the block
+             * stays whole and first_end leaves the rest out */
+            if (i == 0 && s->nset && a.first[0] + a.nsnp[0] > s->nset && b[1] != b[0])
+                a.nsnp[0] = (int32_t)(s->nset - a.first[0]);
             blocks[i] = s->blk[b[i]];
-            /* a group of equal blocks contributes C(nsnp, multiplicity) */
+            /* a group of equal blocks contributes C(nsnp, multiplicity); the first group, in
+             * the block where a SNP set ends, only those with a SNP of the set: all but the
+             * C(its SNPs past the set, multiplicity) */
             int mult = 1;
             while (i + mult < s->k && b[i + mult] == b[i]) mult++;
-            if (i == 0 || b[i - 1] != b[i]) combos *= (uint64_t)choose(a.nsnp[i], mult);
+            const int64_t past = i == 0 && s->nset && a.first[0] + a.nsnp[0] > s->nset
+                                     ? a.first[0] + a.nsnp[0] - s->nset
+                                     : 0;
+            if (i == 0 || b[i - 1] != b[i])
+                combos *= (uint64_t)(choose(a.nsnp[i], mult) - choose(past, mult));
         }
         struct slot *sl = &s->slots[w];
         sl->p = p;
@@ -462,6 +518,34 @@ static void search_free(struct search *s) {
     if (s->sp.f) fclose(s->sp.f);
     free(s->sp.buf);
     free(s->sp.run_len);
+    free(s->perm);
+}
+
+/* A SNP set's plane order: its SNPs in .bim order, then the others in .bim order. */
+static tg_status set_order(const tg_epi_opts *o, struct search *s, tg_error *err) {
+    if (!o->set) return TG_OK;
+    if (o->nset < 1 || o->nset > s->m)
+        return tg_error_set(err, TG_ERR_ARG, "a SNP set of %lld SNPs (1 to %lld)",
+                            (long long)o->nset, (long long)s->m);
+    if (!(s->perm = tg_calloc((size_t)s->m, sizeof *s->perm, err))) return TG_ERR_NOMEM;
+    for (int64_t i = 0; i < o->nset; i++) {
+        const int64_t j = o->set[i];
+        if (j < 0 || j >= s->m || s->perm[j])
+            return tg_error_set(err, TG_ERR_ARG, "SNP set entry %lld: SNP index %lld %s",
+                                (long long)i + 1, (long long)j,
+                                j < 0 || j >= s->m ? "is outside the .bim" : "is there twice");
+        s->perm[j] = 1; /* a mark until the order is written */
+    }
+    int64_t *order = tg_malloc((size_t)s->m * sizeof *order, err);
+    if (!order) return TG_ERR_NOMEM;
+    int64_t at = 0;
+    for (int pass = 1; pass >= 0; pass--)
+        for (int64_t j = 0; j < s->m; j++)
+            if (s->perm[j] == pass) order[at++] = j;
+    free(s->perm);
+    s->perm = order;
+    s->nset = o->nset;
+    return TG_OK;
 }
 
 static tg_status check_opts(const tg_bed *bed, const tg_epi_opts *o, tg_error *err) {
@@ -536,8 +620,13 @@ tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *
                            .n_controls = s.n[0],
                            .n_cases = s.n[1],
                            .n_excluded = bed->n_samples - s.n[0] - s.n[1]};
-    const uint64_t all = (uint64_t)choose(s.m, s.k);
+    if ((st = set_order(o, &s, err))) goto done;
+    /* with a set, the block tuples that start in the set's blocks: the first rounds */
+    const uint64_t all =
+        (uint64_t)(choose(s.m, s.k) - (s.nset ? choose(s.m - s.nset, s.k) : 0));
     rep->rounds = (int64_t)choose(s.nb + s.k - 1, s.k);
+    if (s.nset) rep->rounds -= (int64_t)choose(s.nb - (s.nset - 1) / s.B - 1 + s.k - 1, s.k);
+    rep->n_set = s.nset;
     const int cut = o->max_rounds > 0 && o->max_rounds < rep->rounds, part = cut || o->round_step > 1;
     if (cut) rep->rounds = o->max_rounds;
     s.step = o->round_step < 1 ? 1 : o->round_step > rep->rounds ? rep->rounds : o->round_step;
@@ -620,10 +709,11 @@ tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *
     if (!part && best->evaluated != all) {
         st = tg_error_set(err, TG_ERR_RUNTIME,
                           "internal error: the rounds of %d rank%s evaluated %llu combinations, "
-                          "C(%lld, %d) = %llu expected (a bug in the search: please report it)",
+                          "C(%lld, %d) - C(%lld, %d) = %llu expected (a bug in the search: "
+                          "please report it)",
                           s.nranks, s.nranks == 1 ? "" : "s",
                           (unsigned long long)best->evaluated, (long long)s.m, s.k,
-                          (unsigned long long)all);
+                          (long long)(s.nset ? s.m - s.nset : 0), s.k, (unsigned long long)all);
         goto done;
     }
     rep->combinations = best->evaluated;

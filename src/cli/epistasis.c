@@ -23,7 +23,9 @@ static const char *help =
     "  --block B          SNPs per block, a multiple of 8 in [8, 4096] (default by order:\n"
     "                     1024, 256, 64; smaller when there are fewer SNPs)\n"
     "  --p-threshold T    (mi, chi2) instead of --top: every combination with P <= T, best\n"
-    "                     score first, however many (T in (0, 1])\n" TG_CLI_COMMON_HELP
+    "                     score first, however many (T in (0, 1])\n"
+    "  --set FILE         SNP IDs (separated by spaces or lines): only the combinations\n"
+    "                     holding at least one of them, each once\n" TG_CLI_COMMON_HELP
     "  --help             this text\n\n"
     "Phenotype coding as PLINK: 1 control, 2 case, 0/-9/NA missing (those samples are left\n"
     "out); any other value is a quantitative phenotype and an error. A missing genotype\n"
@@ -37,13 +39,13 @@ static const char *help =
 static const char *score_names[] = {"k2", "mi", "chi2"};
 
 typedef struct {
-    const char *bfile, *pheno, *pheno_name;
+    const char *bfile, *pheno, *pheno_name, *set;
     tg_epi_opts e;
     tg_cli_common c;
 } epi_opts;
 
 static int parse_options(int argc, char **argv, epi_opts *o, tg_error *err) {
-    enum { O_BFILE = 1, O_PHENO, O_PNAME, O_ORDER, O_TOP, O_SCORE, O_BLOCK, O_PTHR, O_HELP };
+    enum { O_BFILE = 1, O_PHENO, O_PNAME, O_ORDER, O_TOP, O_SCORE, O_BLOCK, O_PTHR, O_SET, O_HELP };
     static const struct option opts[] = {{"bfile", required_argument, 0, O_BFILE},
                                          {"pheno", required_argument, 0, O_PHENO},
                                          {"pheno-name", required_argument, 0, O_PNAME},
@@ -52,6 +54,7 @@ static int parse_options(int argc, char **argv, epi_opts *o, tg_error *err) {
                                          {"score", required_argument, 0, O_SCORE},
                                          {"block", required_argument, 0, O_BLOCK},
                                          {"p-threshold", required_argument, 0, O_PTHR},
+                                         {"set", required_argument, 0, O_SET},
                                          {"help", no_argument, 0, O_HELP},
                                          TG_CLI_COMMON_OPTIONS,
                                          {0, 0, 0, 0}};
@@ -93,6 +96,7 @@ static int parse_options(int argc, char **argv, epi_opts *o, tg_error *err) {
                 !(o->e.p_threshold > 0))
                 st = tg_error_set(err, TG_ERR_ARG, "--p-threshold %s: must be above 0", optarg);
             break;
+        case O_SET: o->set = optarg; break;
         case O_HELP: fputs(help, stdout); return -1;
         default:
             st = c >= 1000 && c < 1100 ? tg_cli_common_option(&o->c, c, optarg, err)
@@ -179,6 +183,7 @@ int tg_cmd_epistasis(int argc, char **argv) {
     tg_log *log = NULL;
     tg_bed bed = {0};
     int8_t *cls = NULL;
+    int64_t *set = NULL;
     tg_epi_report rep = {0};
     struct tsv tsv = {0};
     int rc = 0, started = 0;
@@ -191,14 +196,16 @@ int tg_cmd_epistasis(int argc, char **argv) {
     tg_log_set_quiet(log, o.c.quiet);
     tg_log_file_only(log,
                      "options: --bfile %s --pheno %s --pheno-name %s --order %d --top %d "
-                     "--score %s --block %d%s --p-threshold %g",
+                     "--score %s --block %d%s --p-threshold %g --set %s",
                      o.bfile, o.pheno ? o.pheno : "(.fam)", o.pheno_name ? o.pheno_name : "(first)",
                      o.e.order, o.e.topk, score_names[o.e.score], o.e.block,
-                     o.e.block ? "" : " (by order)", o.e.p_threshold);
+                     o.e.block ? "" : " (by order)", o.e.p_threshold, o.set ? o.set : "(none)");
     double t0 = tg_now();
     if ((st = tg_bed_open(o.bfile, &bed, &err)) ||
         !(cls = tg_malloc((size_t)bed.n_samples + 1, &err)) ||
-        (st = tg_epi_classes_bed(&bed, o.pheno, o.pheno_name, cls, &err)) || (st = tg_runtime_start(&o.c.rt, &err))) {
+        (st = tg_epi_classes_bed(&bed, o.pheno, o.pheno_name, cls, &err)) ||
+        (o.set && (st = tg_snp_set_read(o.set, &bed, &set, &o.e.nset, &err))) ||
+        (st = tg_runtime_start(&o.c.rt, &err))) {
         rc = tg_cli_fail("epistasis", log, &err);
         goto cleanup;
     }
@@ -215,6 +222,7 @@ int tg_cmd_epistasis(int argc, char **argv) {
                          "%d MPI ranks: block round i runs on rank i mod %d; progress on stderr "
                          "counts rank 0's rounds times %d until the exact total at the end",
                          nranks, nranks, nranks);
+    o.e.set = set;
     o.e.progress = progress;
     o.e.progress_ctx = tg_cli_progress_on(&o.c);
     /* the clock from here, the total with the search's first call */
@@ -241,9 +249,14 @@ int tg_cmd_epistasis(int argc, char **argv) {
     tg_log_printf(log, "missing genotype rate %.4g: %s", rep.missing_rate,
                   rep.complete ? "complete data" : "with missing genotypes (counted per SNP)");
     tg_cli_log_traffic(log);
-    tg_log_printf(log, "order %d, score %s, block %d SNPs, %lld rounds, %llu combinations",
+    tg_log_printf(log, "order %d, score %s, block %d SNPs, %lld rounds, %llu combinations%s",
                   rep.order, score_names[o.e.score], rep.block, (long long)rep.rounds,
-                  (unsigned long long)rep.combinations);
+                  (unsigned long long)rep.combinations,
+                  rep.n_set ? " (those holding a SNP of the set)" : "");
+    if (rep.n_set)
+        tg_log_printf(log, "--set %s: %lld SNPs; C(%lld, %d) - C(%lld, %d) combinations hold one",
+                      o.set, (long long)rep.n_set, (long long)rep.n_snps, rep.order,
+                      (long long)(rep.n_snps - rep.n_set), rep.order);
     if (o.e.score != TG_EPI_SCORE_K2)
         tg_log_printf(log,
                       "P values: %llu combinations tested; Bonferroni: P <= 0.05 / %llu = %.3g "
@@ -279,6 +292,7 @@ cleanup:
     tg_epi_report_free(&rep);
     if (started) tg_runtime_stop();
     free(cls);
+    free(set);
     tg_bed_close(&bed);
     tg_log_close(log);
     return rc;
