@@ -34,17 +34,17 @@ truth() { awk -F'\t' 'NR == 2 { print $3 }' "$1.truth.tsv"; }
 # of each reported. Pairs share SNPs, so one cohort's correlation varies by about 0.14 from SNP
 # to SNP chance alone; over 20 cohorts (each centred on its own means) by about 0.03.
 for c in $(seq 1 20); do
-    "$TG_BIN" simulate --quiet --out null$c --n-samples 2000 --n-snps 45 --missing 0.01 \
+    "$TG_BIN" simulate --quiet --out null"$c" --n-samples 2000 --n-snps 45 --missing 0.01 \
         --missing-snps 0.2:0.04 --seed $((100 + c)) >/dev/null 2>&1 ||
         { echo "Bail out! simulate failed"; exit 1; }
-    "$TG_BIN" epistasis --bfile null$c --order 2 --top 990 --quiet --out null$c "${extra[@]}" \
+    "$TG_BIN" epistasis --bfile null"$c" --order 2 --top 990 --quiet --out null"$c" "${extra[@]}" \
         >/dev/null 2>>err.txt
-    k2cols null$c.epi2.tsv 2 >null$c.cols 2>>err.txt
+    k2cols null"$c".epi2.tsv 2 >null"$c".cols 2>>err.txt
     # deviations from the cohort's means: N, K2_LNBF, plain K2
     awk -F'\t' 'NR == FNR { n++; for (i = 1; i <= 4; i++) m[i] += $i; next }
         { printf "%.12g\t%.12g\t%.12g\t%.12g\n", $1 - m[1] / n, $2 - m[2] / n, $3, $4 - m[4] / n }' \
-        null$c.cols null$c.cols >>null.dev
-    cat null$c.cols >>null.cols
+        null"$c".cols null"$c".cols >>null.dev
+    cat null"$c".cols >>null.cols
 done
 awk -F'\t' '{ d = $2 - $3; if (d < 0) d = -d; if (d > 1e-6) bad++ } END { exit !(NR == 19800 && !bad) }' null.cols
 report $? "null, order 2: 20 × 990 rows, K2_LNBF = K2(margins) - K2(table) of the row's own table" err.txt

@@ -457,6 +457,36 @@ static void check_set(dataset *d, int k, int score, const int64_t *set, int64_t 
     free(want);
 }
 
+/* p_threshold and SNP sets on the datasets of main (their names there). */
+static void check_modes(dataset *miss, dataset *full, dataset *miss4, dataset *small,
+                        dataset *big2, dataset *big3, int gpu) {
+    /* p_threshold: orders 2–4 with and without missing calls; 200 SNPs at block 64 (4,096
+     * combinations a round: pages of 1,024 run again) */
+    check_pass(miss, 2, TG_EPI_CHI2, 0.05, 8, 0, gpu, "5% missing");
+    check_pass(full, 3, TG_EPI_MI, 0.01, 8, 0, gpu, "complete");
+    check_pass(miss4, 4, TG_EPI_CHI2, 0.2, 16, 0, gpu, "5% missing");
+    check_pass(big2, 2, TG_EPI_MI, 1, 64, 0, gpu, "pages");
+    check_pass(big2, 2, TG_EPI_CHI2, 0.5, 64, 700, 0, "pages, runs of 700 merged");
+    check_pass(big3, 3, TG_EPI_CHI2, 0.3, 32, 0, gpu, "pages, 2% missing");
+    /* SNP sets, scattered over the blocks and ending inside one (blocks of 8 and 16) */
+    static const int64_t set2[] = {30, 3, 17, 18}, set3[] = {20}, set4[] = {11, 2};
+    static const int64_t set10[] = {1, 4, 7, 12, 15, 22, 23, 29, 33, 36};
+    check_set(miss, 2, TG_EPI_K2, set2, 4, 8, gpu, "5% missing");
+    check_set(miss, 2, TG_EPI_MI, set10, 10, 8, gpu, "5% missing, over two blocks");
+    check_set(full, 2, TG_EPI_CHI2, set2, 4, 16, gpu, "complete");
+    check_set(miss, 3, TG_EPI_MI, set3, 1, 8, gpu, "5% missing");
+    check_set(full, 3, TG_EPI_K2, set3, 1, 8, gpu, "complete");
+    check_set(small, 4, TG_EPI_K2, set4, 2, 8, gpu, "5% missing, 19 cases");
+    check_set(small, 4, TG_EPI_CHI2, set4, 2, 8, gpu, "5% missing, 19 cases");
+    tg_epi_report rep;
+    emitted e;
+    tg_error err = {0};
+    ok(pass_search(miss, 2, TG_EPI_K2, 0.05, 8, 0, &e, &rep, &err) == TG_ERR_ARG &&
+           strstr(err.msg, "no P value"),
+       "p_threshold with K2 refused: %s", err.msg);
+    free(e.h);
+}
+
 static void check_classes(void) {
     tg_sample s[5] = {{.fid = "F0", .iid = "I0"},
                       {.fid = "F1", .iid = "I1"},
@@ -683,33 +713,7 @@ int main(void) {
             check_cuda(large[x].d, large[x].k, TG_EPI_K2, large[x].topk, large[x].block, &rep);
         tg_epi_report_free(&rep);
     }
-    /* p_threshold: orders 2–4 with and without missing calls; 200 SNPs at block 64 (4,096
-     * combinations a round: pages of 1,024 run again) */
-    check_pass(&miss, 2, TG_EPI_CHI2, 0.05, 8, 0, gpu, "5% missing");
-    check_pass(&full, 3, TG_EPI_MI, 0.01, 8, 0, gpu, "complete");
-    check_pass(&miss4, 4, TG_EPI_CHI2, 0.2, 16, 0, gpu, "5% missing");
-    check_pass(&big2, 2, TG_EPI_MI, 1, 64, 0, gpu, "pages");
-    check_pass(&big2, 2, TG_EPI_CHI2, 0.5, 64, 700, 0, "pages, runs of 700 merged");
-    check_pass(&big3, 3, TG_EPI_CHI2, 0.3, 32, 0, gpu, "pages, 2% missing");
-    /* SNP sets, scattered over the blocks and ending inside one (blocks of 8 and 16) */
-    static const int64_t set2[] = {30, 3, 17, 18}, set3[] = {20}, set4[] = {11, 2};
-    static const int64_t set10[] = {1, 4, 7, 12, 15, 22, 23, 29, 33, 36};
-    check_set(&miss, 2, TG_EPI_K2, set2, 4, 8, gpu, "5% missing");
-    check_set(&miss, 2, TG_EPI_MI, set10, 10, 8, gpu, "5% missing, over two blocks");
-    check_set(&full, 2, TG_EPI_CHI2, set2, 4, 16, gpu, "complete");
-    check_set(&miss, 3, TG_EPI_MI, set3, 1, 8, gpu, "5% missing");
-    check_set(&full, 3, TG_EPI_K2, set3, 1, 8, gpu, "complete");
-    check_set(&small, 4, TG_EPI_K2, set4, 2, 8, gpu, "5% missing, 19 cases");
-    check_set(&small, 4, TG_EPI_CHI2, set4, 2, 8, gpu, "5% missing, 19 cases");
-    {
-        tg_epi_report rep;
-        emitted e;
-        tg_error err = {0};
-        ok(pass_search(&miss, 2, TG_EPI_K2, 0.05, 8, 0, &e, &rep, &err) == TG_ERR_ARG &&
-               strstr(err.msg, "no P value"),
-           "p_threshold with K2 refused: %s", err.msg);
-        free(e.h);
-    }
+    check_modes(&miss, &full, &miss4, &small, &big2, &big3, gpu);
     free_dataset(&big2);
     free_dataset(&big3);
     free_dataset(&big4);
