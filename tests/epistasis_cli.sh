@@ -57,6 +57,12 @@ cmp -s want.tsv st.epi2.tsv && [ "$(wc -l <st.epi2.tsv)" -eq 58 ] &&
     grep -q "^--set set.txt: 2 SNPs; C(30, 2) - C(28, 2) combinations hold one" st.log &&
     grep -q " 57 combinations (those holding a SNP of the set)" st.log
 report $? "--set (snp3, snp17; one repeated): the 57 rows of the full run holding one, in order; log" st.err
+"$TG_BIN" epistasis --bfile good --order 2 --score chi2 --set set.txt --p-threshold 0.2 --quiet \
+    --out sp >/dev/null 2>sp.err
+awk -F'\t' -v OFS='\t' 'NR == 1 || (($2 == "snp3" || $3 == "snp3" || $2 == "snp17" || $3 == "snp17") &&
+    $10 <= 0.2) { $1 = NR == 1 ? $1 : ++r; print }' all.epi2.tsv >want.tsv
+cmp -s want.tsv sp.epi2.tsv && [ "$(wc -l <sp.epi2.tsv)" -gt 2 ]
+report $? "--set with --p-threshold 0.2: the full run's rows holding snp3 or snp17 with P <= 0.2" sp.err
 printf 'snp3\nsnp999\n' >badset.txt
 expect_error "--set with an unknown SNP" "badset.txt line 2: SNP snp999 is not in good.bim" \
     "$TG_BIN" epistasis --bfile good --set badset.txt --out e
