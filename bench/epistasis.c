@@ -7,9 +7,10 @@
  * half cases) written to a temporary PLINK fileset. With --plink, the same order-2 search by
  * plink1.9 --fast-epistasis is timed on the same files (CPU comparison).
  * --round-step S runs every S-th round only: a sample of a search too long to run whole (the
- * rate of the whole search without running it).
+ * rate of the whole search without running it). --set-every E scans the set of SNPs 0, E, 2E,
+ * ... (tg_epi_opts.set): the rate counts the combinations evaluated, those holding one.
  * usage: bench/epistasis [--order K] [--snps M] [--samples N] [--block B] [--max-rounds R]
- *                        [--round-step S] [--ncpu N] [--ngpu N] [--sched S] [--gemm]
+ *                        [--round-step S] [--set-every E] [--ncpu N] [--ngpu N] [--sched S] [--gemm]
  *                        [--plink PATH] */
 #include <math.h>
 #include <stdio.h>
@@ -27,7 +28,7 @@
 int main(int argc, char **argv) {
     tg_blas_restart_if_generic(argv);
     int order = 4, block = 0, gemm = 0;
-    int64_t m = 1024, n = 262144;
+    int64_t m = 1024, n = 262144, set_every = 0;
     uint64_t max_rounds = 0, round_step = 0;
     const char *plink = NULL;
     tg_runtime_opts rt = tg_runtime_defaults();
@@ -41,13 +42,14 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--block")) block = atoi(argv[++i]);
         else if (!strcmp(a, "--max-rounds")) max_rounds = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(a, "--round-step")) round_step = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(a, "--set-every")) set_every = atoll(argv[++i]);
         else if (!strcmp(a, "--ncpu")) rt.ncpu = atoi(argv[++i]);
         else if (!strcmp(a, "--ngpu")) rt.ngpu = atoi(argv[++i]);
         else if (!strcmp(a, "--sched")) rt.sched = argv[++i];
         else if (!strcmp(a, "--plink")) plink = argv[++i];
         else goto usage;
     }
-    if (order < 2 || order > 4 || m < order || n < 2) goto usage;
+    if (order < 2 || order > 4 || m < order || n < 2 || set_every < 0) goto usage;
 
     tg_error err = {0};
     if (tg_runtime_start(&rt, &err)) die(NULL, &err);
@@ -109,6 +111,12 @@ int main(int argc, char **argv) {
     o.block = block;
     o.max_rounds = max_rounds;
     o.round_step = round_step;
+    int64_t *set = malloc((size_t)m * sizeof *set);
+    for (int64_t j = 0; set_every && j < m; j += set_every) set[o.nset++] = j;
+    if (set_every) {
+        o.set = set;
+        printf("set: every %lld-th SNP, %lld SNPs\n", (long long)set_every, (long long)o.nset);
+    }
     tg_epi_report rep;
     t0 = tg_now();
     if (tg_epistasis(&bed, cls, &o, &rep, &err)) die(NULL, &err);
@@ -133,6 +141,7 @@ int main(int argc, char **argv) {
     tg_epi_report_free(&rep);
     tg_bed_close(&bed);
     free(cls);
+    free(set);
     tg_runtime_stop();
 
     if (plink && order == 2) {
@@ -153,7 +162,8 @@ int main(int argc, char **argv) {
     return 0;
 usage:
     fprintf(stderr, "usage: %s [--order K] [--snps M] [--samples N] [--block B] [--max-rounds R] "
-                    "[--round-step S] [--ncpu N] [--ngpu N] [--sched S] [--gemm] [--plink PATH]\n",
+                    "[--round-step S] [--set-every E] [--ncpu N] [--ngpu N] [--sched S] [--gemm] "
+                    "[--plink PATH]\n",
             argv[0]);
     return 2;
 }

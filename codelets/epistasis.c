@@ -91,11 +91,22 @@ double tg_epi_key(enum tg_epi_score score, int order, const int64_t *r0, const i
     }
     const double a = (p[0] + p[1]) + p[2];
     switch (score) {
-    case TG_EPI_K2: return a;
+    case TG_EPI_K2: return a - ((t[R + 1] - t[R0]) - t[R1]);
     case TG_EPI_MI: return -((((a - t[R0]) - t[R1]) + t[R]) / (double)R);
     case TG_EPI_CHI2: return -((a - 1.0) * (double)R);
     }
     return NAN;
+}
+
+int tg_epi_passes(const struct tg_epi_round_arg *a, const int64_t *r0, const int64_t *r1,
+                  double key) {
+    int cells = 0;
+    int64_t R0 = 0, R1 = 0;
+    for (int g = 0; g < (a->order == 2 ? 9 : a->order == 3 ? 27 : 81); g++)
+        cells += r0[g] + r1[g] > 0, R0 += r0[g], R1 += r1[g];
+    const int classes = (R0 > 0) + (R1 > 0), df = cells && classes ? (cells - 1) * (classes - 1) : 0;
+    if (!df) return a->pass_stat[0] < 0; /* P = 1: passes only a threshold of 1 */
+    return (a->score == TG_EPI_CHI2 ? -key : -key * (2.0 * (double)(R0 + R1))) >= a->pass_stat[df];
 }
 
 int tg_epi_hit_cmp(const struct tg_epi_hit *a, const struct tg_epi_hit *b) {
@@ -266,9 +277,19 @@ static const uint64_t *plane(const struct round *r, int j, int c, int64_t s, int
     return r->blk[j] + tg_epi_plane_offset(r->a.block, r->a.words, c, (int)(s - r->a.first[j]), p);
 }
 
-static void insert_hit(struct round *r, double key) {
+/* Pass mode: only combinations that pass, after the page cursor, counted in `passing`. */
+static void insert_hit(struct round *r, const int64_t *r0, const int64_t *r1, double key) {
     struct tg_epi_hit h = {key, {-1, -1, -1, -1}};
     for (int i = 0; i < r->a.order; i++) h.snp[i] = (int32_t)r->S[i];
+    if (r->a.pass) {
+        if (!tg_epi_passes(&r->a, r0, r1, key)) return;
+        if (r->a.has_after) {
+            struct tg_epi_hit after = {r->a.after_key, {0}};
+            memcpy(after.snp, r->a.after_snp, sizeof after.snp);
+            if (tg_epi_hit_cmp(&h, &after) <= 0) return;
+        }
+        r->res->passing++;
+    }
     tg_epi_keep(r->res->hit, &r->res->nhit, r->a.topk, &h);
 }
 
@@ -299,7 +320,7 @@ static void innermost(struct round *r) {
         e_to_table(k, e[c]);
     }
     r->res->evaluated++;
-    insert_hit(r, tg_epi_key((enum tg_epi_score)r->a.score, k, e[0], e[1], r->t));
+    insert_hit(r, e[0], e[1], tg_epi_key((enum tg_epi_score)r->a.score, k, e[0], e[1], r->t));
 }
 
 /* Sets the prefixes of level j from those of level j − 1 and the planes of SNP S[j]. */
@@ -334,6 +355,7 @@ static void level(struct round *r, int j) {
     const struct tg_epi_round_arg *a = &r->a;
     int64_t lo = a->first[j], hi = a->first[j] + a->nsnp[j];
     if (j && r->S[j - 1] + 1 > lo) lo = r->S[j - 1] + 1;
+    if (!j && hi > a->first_end) hi = a->first_end;
     for (r->S[j] = lo; r->S[j] < hi; r->S[j]++) {
         if (j == a->order - 1) {
             innermost(r);
@@ -353,6 +375,7 @@ void tg_epi_round_cpu(void *buffers[], void *cl_arg) {
     r.t = (const double *)STARPU_VECTOR_GET_PTR(buffers[k]);
     r.res = (struct tg_epi_result *)STARPU_VECTOR_GET_PTR(buffers[k + 1]);
     r.res->evaluated = 0;
+    r.res->passing = 0;
     r.res->nhit = 0;
     r.pc = popc();
     /* scratch: level j holds at most 3^(j+1) computed prefixes per class */

@@ -35,18 +35,27 @@ enum tg_epi_score { TG_EPI_K2, TG_EPI_MI, TG_EPI_CHI2 };
  * not STARPU_VALUE, which packs it), so both codelets read it by a cast.
  * Buffers: `order` plane blocks (R) for blocks b_1 ≤ … ≤ b_order (a handle may repeat), the
  * score table (vector of double, R), the result (vector of bytes, tg_epi_result_size(topk), W).
- * The round evaluates every s_1 < … < s_order with s_i in block b_i (s_i < first[i] + nsnp[i]).
+ * The round evaluates every s_1 < … < s_order with s_i in block b_i (s_i < first[i] + nsnp[i])
+ * and s_1 < first_end (a SNP set's scan: the set's SNPs come first in the planes).
  * Key (lower is better; R = R0 + R1 samples valid at all k SNPs; R == 0 gives +INFINITY), with
  * t the score table: three partial sums a_d, d = 0, 1, 2 (the genotype of the first SNP), each
  * starting at 0 and looping over its cells g = d·3^(k−1) .. (d+1)·3^(k−1) − 1 in order, then
  * a = (a_0 + a_1) + a_2:
- *   K2  (t[i] = lgamma(i+1)): a_d = a_d + ((t[r_g+1] − t[r0_g]) − t[r1_g]); key = a
+ *   K2  (t[i] = lgamma(i+1)): a_d = a_d + ((t[r_g+1] − t[r0_g]) − t[r1_g]);
+ *                             key = a − ((t[R+1] − t[R0]) − t[R1]) (the K2 of the table minus
+ *                             that of its class margins over the same R samples: −ln BF)
  *   MI  (t[i] = i·log i):     a_d = a_d + t[r0_g]; a_d = a_d + t[r1_g]; a_d = a_d − t[r_g];
  *                             key = −((((a − t[R0]) − t[R1]) + t[R]) / R)
  *   χ²  (t unused):           for r_g > 0, c = 0, 1 with R_c > 0:
  *                             a_d = a_d + (double)(rc_g·rc_g) / (double)(r_g·R_c) (64-bit
  *                             products); key = −((a − 1)·R)
- * (The CUDA path gives each genotype of the first SNP its own lane.) */
+ * (The CUDA path gives each genotype of the first SNP its own lane.)
+ * Pass mode (pass = 1; MI and χ², tg_epi_opts.p_threshold): instead of the best topk of all
+ * combinations, the round keeps the best topk of those that pass, counting them all in
+ * `passing`: a combination passes when its statistic (χ²: −key; MI: G = −key·(2.0·R)) is at
+ * least pass_stat[df], df = (non-empty cells − 1)·(non-empty classes − 1), and, when has_after,
+ * it comes after (after_key, after_snp) in the hit order (the next page of a round that had more
+ * than topk). */
 struct tg_epi_round_arg {
     int32_t order;    /* 2..4 */
     int32_t block;    /* B, SNPs per plane block */
@@ -58,6 +67,11 @@ struct tg_epi_round_arg {
     int64_t n[2];                     /* samples per class */
     int64_t first[TG_EPI_MAX_ORDER];  /* global index of the first SNP of each block */
     int64_t search; /* the search the round belongs to (a GPU worker keeps a threshold per search) */
+    int64_t first_end; /* bound on the first SNP (the SNPs in the planes without a set) */
+    int32_t pass, has_after;          /* pass mode, and its page cursor */
+    int32_t after_snp[TG_EPI_MAX_ORDER];
+    double after_key;
+    double pass_stat[81]; /* by df (0 .. 3^k − 1) */
 };
 
 struct tg_epi_hit {
@@ -68,9 +82,10 @@ struct tg_epi_hit {
 /* A round's result: its best hits sorted by (key, snp[] lexicographic). nhit = min(topk,
  * evaluated) on the CPU; a GPU worker may leave out hits worse than the topk-th best it has
  * already reported in the same search (which cannot make the search's top k), so nhit can be
- * lower there. */
+ * lower there. Pass mode: nhit = min(topk, passing) on every worker. */
 struct tg_epi_result {
     uint64_t evaluated;
+    uint64_t passing; /* pass mode: the combinations that pass (after the cursor) */
     int32_t nhit;
     int32_t pad;
     struct tg_epi_hit hit[];
@@ -102,6 +117,10 @@ void tg_epi_score_table(enum tg_epi_score score, int64_t n, double *t);
 /** The key of one table (r0, r1: 3^k counts in cell order), in the documented order. */
 double tg_epi_key(enum tg_epi_score score, int order, const int64_t *r0, const int64_t *r1,
                   const double *t);
+/** Pass mode: whether a table (r0, r1: 3^k counts) with key @p key passes pass_stat (the
+ * documented rule, without the cursor). */
+int tg_epi_passes(const struct tg_epi_round_arg *a, const int64_t *r0, const int64_t *r1,
+                  double key);
 /** Orders hits: by key, then snp[] lexicographically (negative, 0, positive). */
 int tg_epi_hit_cmp(const struct tg_epi_hit *a, const struct tg_epi_hit *b);
 /** Adds @p h to the sorted best list hits[0 .. *n) of at most @p topk entries. */

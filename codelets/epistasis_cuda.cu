@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <atomic>
 #include <vector>
@@ -70,6 +71,7 @@ struct Round {
     int64_t words[2];
     int64_t coff1;                     // word offset of class 1 in a plane block
     int64_t first[TG_EPI_MAX_ORDER];   // first global SNP of each position's block
+    int64_t first_end;                 // the first SNP is below it (tg_epi_round_arg)
 };
 
 // Positions of the left and right groups, per order and grouping.
@@ -165,8 +167,10 @@ struct ScoreArgs {
 
 // Order-preserving 64-bit image of a key; above every real key for slots that are not
 // combinations (so a +INFINITY key still sorts before them).
-__device__ __forceinline__ uint64_t key_bits(double k) {
-    uint64_t b = (uint64_t)__double_as_longlong(k);
+// (Host too: the page cursor of pass mode.)
+__host__ __device__ __forceinline__ uint64_t key_bits(double k) {
+    uint64_t b;
+    memcpy(&b, &k, sizeof b);
     return (b >> 63) ? ~b : b | 0x8000000000000000ull;
 }
 __device__ __forceinline__ double bits_key(uint64_t b) {
@@ -186,6 +190,11 @@ struct EpiArgs {
     uint64_t *ranks;      // candidates: local SNP indices in position order (tie-break = SNP order)
     unsigned long long *evaluated, *kept; // counters: combinations evaluated, candidates written
     const unsigned long long *thr; // keys above it are left out
+    // pass mode (tg_epi_round_arg): the statistic each df needs, and the page cursor (key bits
+    // and rank; has_after 0: none)
+    int has_after;
+    uint64_t after_kb, after_rank;
+    double pass_stat[81];
 };
 
 // Three lanes per combination, one per genotype d0 of the first SNP (ten combinations per
@@ -236,7 +245,7 @@ __device__ __forceinline__ void load_entries(const int32_t *row, const int64_t *
     }
 }
 
-template <int K, int NL, int G>
+template <int K, int NL, int G, bool PASS>
 __global__ void __launch_bounds__(EPI_THREADS, 1) epilogue(EpiArgs e) {
     using Gr = Groups<K, G>;
     constexpr int NR = K - NL, NJ = Pow3<K - 1>::v;
@@ -270,6 +279,7 @@ __global__ void __launch_bounds__(EPI_THREADS, 1) epilogue(EpiArgs e) {
 #pragma unroll
             for (int p = 0; p + 1 < K; p++)
                 valid = valid && rd.first[p] + s[p] < rd.first[p + 1] + s[p + 1];
+            valid = valid && rd.first[0] + s[0] < rd.first_end;
             if (valid) {
                 // the lane's left rows (per class) and right columns, by the digits d0 leaves free
                 const int64_t per_l = rd.L.nmain / rd.L.nt;
@@ -324,7 +334,8 @@ __global__ void __launch_bounds__(EPI_THREADS, 1) epilogue(EpiArgs e) {
 #pragma unroll
             for (int j = 0; j < NJ; j++) n0[j] = n1[j] = 0;
         // ... and along SNP 1: the lane of d0 = 2 takes E0 and E1 from the two lanes below it
-        int c0 = 0, c1 = 0; // the lane's share of R0, R1 (< 2^31: a class's samples)
+        int c0 = 0, c1 = 0, nz = 0; // the lane's share of R0, R1 (< 2^31: a class's samples)
+                                    // and (pass mode) of the non-empty cells
 #pragma unroll
         for (int j = 0; j < NJ; j++) {
             int a0 = __shfl_up_sync(FULL, n0[j], 1), b0 = __shfl_up_sync(FULL, n0[j], 2);
@@ -335,6 +346,7 @@ __global__ void __launch_bounds__(EPI_THREADS, 1) epilogue(EpiArgs e) {
             }
             c0 += n0[j];
             c1 += n1[j];
+            if constexpr (PASS) nz += n0[j] + n1[j] > 0;
         }
         const int64_t R0 = __shfl_sync(FULL, c0, base) + __shfl_sync(FULL, c0, base + 1) +
                            __shfl_sync(FULL, c0, base + 2),
@@ -369,22 +381,39 @@ __global__ void __launch_bounds__(EPI_THREADS, 1) epilogue(EpiArgs e) {
             }
         }
         const double a1 = __shfl_sync(FULL, a, base + 1), a2 = __shfl_sync(FULL, a, base + 2);
+        int cells = 0;
+        if constexpr (PASS)
+            cells = __shfl_sync(FULL, nz, base) + __shfl_sync(FULL, nz, base + 1) +
+                    __shfl_sync(FULL, nz, base + 2);
         const bool lead = valid && d0 == 0; // the lane that reports the combination
         bool keep = false;
         uint64_t kb = NO_COMBO, rank = 0;
         if (lead) {
             a = __dadd_rn(__dadd_rn(a, a1), a2);
-            double key = a;
-            if (e.sa.score == TG_EPI_MI)
+            double key;
+            if (e.sa.score == TG_EPI_K2)
+                key = __dsub_rn(a, __dsub_rn(__dsub_rn(__ldg(t + R + 1), __ldg(t + R0)),
+                                             __ldg(t + R1)));
+            else if (e.sa.score == TG_EPI_MI)
                 key = -__ddiv_rn(__dadd_rn(__dsub_rn(__dsub_rn(a, __ldg(t + R0)), __ldg(t + R1)),
                                            __ldg(t + R)),
                                  (double)R);
-            else if (e.sa.score == TG_EPI_CHI2)
+            else
                 key = -__dmul_rn(__dsub_rn(a, 1.0), (double)R);
             kb = key_bits(R == 0 ? INFINITY : key);
 #pragma unroll
             for (int p = 0; p < K; p++) rank = rank << RANK_BITS | (uint64_t)s[p];
-            keep = kb <= (uint64_t)*e.thr;
+            if constexpr (PASS) { // tg_epi_passes, then the page cursor
+                const int classes = (R0 > 0) + (R1 > 0),
+                          df = cells && classes ? (cells - 1) * (classes - 1) : 0;
+                keep = df ? (e.sa.score == TG_EPI_CHI2 ? -key : __dmul_rn(-key, 2.0 * (double)R)) >=
+                                e.pass_stat[df]
+                          : e.pass_stat[0] < 0;
+                keep = keep && (!e.has_after || kb > e.after_kb ||
+                                (kb == e.after_kb && rank > e.after_rank));
+            } else {
+                keep = kb <= (uint64_t)*e.thr;
+            }
             evaluated++;
         }
         // the warp's candidates take consecutive places, one atomic per warp
@@ -451,16 +480,17 @@ __global__ void select_chunk(const uint64_t *kin, const uint64_t *rin, int64_t n
     }
 }
 
-// Also lowers the worker's threshold to the round's topk-th key when it has topk hits.
+// Also lowers the worker's threshold to the round's topk-th key when it has topk hits (not in
+// pass mode, whose rounds keep what passes, not the search's best; `kept` counts it).
 __global__ void write_result(Round rd, int order, int topk, const uint64_t *k, const uint64_t *s,
-                             const unsigned long long *evaluated, tg_epi_result *res,
-                             unsigned long long *thr) {
+                             const unsigned long long *evaluated, const unsigned long long *kept,
+                             int pass, tg_epi_result *res, unsigned long long *thr) {
     unsigned long long ev = *evaluated;
     __shared__ int nhit;
     if (threadIdx.x == 0) { // the keys are sorted, the empty places (NO_COMBO) last
         nhit = 0;
         while (nhit < topk && k[nhit] != NO_COMBO) nhit++;
-        if (nhit == topk) atomicMin(thr, (unsigned long long)k[topk - 1]);
+        if (nhit == topk && !pass) atomicMin(thr, (unsigned long long)k[topk - 1]);
     }
     __syncthreads();
     for (int i = threadIdx.x; i < topk; i += blockDim.x) {
@@ -478,6 +508,7 @@ __global__ void write_result(Round rd, int order, int topk, const uint64_t *k, c
     }
     if (threadIdx.x == 0) {
         res->evaluated = ev;
+        res->passing = pass ? *kept : 0;
         res->nhit = nhit;
         res->pad = 0;
     }
@@ -542,22 +573,25 @@ static std::vector<uint32_t> make_tuples(int n1, int n2, bool same) {
 }
 
 // One CTA per SM: the kernel strides over the combinations.
-template <int K, int NL, int G> void launch_epilogue(const EpiArgs &e, cudaStream_t st) {
+// Pass mode is a template argument: the top-k kernels stay as they were (registers, speed).
+template <int K, int NL, int G, bool PASS>
+void launch_epilogue(const EpiArgs &e, cudaStream_t st) {
     const int64_t n = (e.t1 - e.t0) * e.rd.R.nt;
     if (n == 0) return;
     const int64_t ctas = ((n + EPI_PER_WARP - 1) / EPI_PER_WARP + EPI_WARPS - 1) / EPI_WARPS,
                   sms = tg_cuda_sm_count();
-    epilogue<K, NL, G><<<(unsigned)(ctas < sms ? ctas : sms), EPI_THREADS, 0, st>>>(e);
+    epilogue<K, NL, G, PASS><<<(unsigned)(ctas < sms ? ctas : sms), EPI_THREADS, 0, st>>>(e);
     TG_CUDA_CHECK(cudaGetLastError());
 }
 
+template <bool PASS>
 void epilogue_dispatch(int order, int grouping, const EpiArgs &e, cudaStream_t st) {
     switch (order * 2 + grouping) {
-    case 4: launch_epilogue<2, 1, 0>(e, st); break;
-    case 6: launch_epilogue<3, 2, 0>(e, st); break;
-    case 7: launch_epilogue<3, 2, 1>(e, st); break;
-    case 8: launch_epilogue<4, 2, 0>(e, st); break;
-    default: launch_epilogue<4, 2, 1>(e, st); break;
+    case 4: launch_epilogue<2, 1, 0, PASS>(e, st); break;
+    case 6: launch_epilogue<3, 2, 0, PASS>(e, st); break;
+    case 7: launch_epilogue<3, 2, 1, PASS>(e, st); break;
+    case 8: launch_epilogue<4, 2, 0, PASS>(e, st); break;
+    default: launch_epilogue<4, 2, 1, PASS>(e, st); break;
     }
 }
 
@@ -608,6 +642,7 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
     rd.words[1] = a->words[1];
     rd.coff1 = (int64_t)a->block * 3 * a->words[0];
     for (int p = 0; p < k; p++) rd.first[p] = a->first[p];
+    rd.first_end = a->first_end;
     // grouping 1 when the middle positions share a block and their neighbours do not (Groups)
     // (measured at 1,024 SNPs: the GEMM of the first 600 rounds 10.7 s instead of 11.4 s)
     const int grouping = (k == 4 && a->first[1] == a->first[2] && a->first[0] != a->first[1] &&
@@ -737,6 +772,14 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
         e.evaluated = evaluated;
         e.kept = kept;
         e.thr = thr;
+        // pass mode: the cursor as key bits and a rank of local indices
+        e.has_after = a->pass && a->has_after;
+        if (e.has_after) {
+            e.after_kb = key_bits(a->after_key);
+            for (int p = 0; p < k; p++)
+                e.after_rank = e.after_rank << RANK_BITS | (uint64_t)(a->after_snp[p] - a->first[p]);
+        }
+        memcpy(e.pass_stat, a->pass_stat, sizeof e.pass_stat);
         for (int64_t t0 = 0; t0 < rd.L.nt; t0 += slab) {
             int64_t t1 = t0 + slab < rd.L.nt ? t0 + slab : rd.L.nt, m = (t1 - t0) * per_l;
             rows(1, t0 * per_l, m, lrows);
@@ -746,7 +789,10 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
             e.t0 = t0;
             e.t1 = t1;
             profile.mark(st, 2, true);
-            epilogue_dispatch(k, grouping, e, st);
+            if (a->pass)
+                epilogue_dispatch<true>(k, grouping, e, st);
+            else
+                epilogue_dispatch<false>(k, grouping, e, st);
             profile.mark(st, 2, false);
         }
 
@@ -767,7 +813,8 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
             pp ^= 1;
             if (nb == 1) break;
         } while (true);
-        write_result<<<1, 256, 0, st>>>(rd, k, a->topk, kin, sin, evaluated, res, thr);
+        write_result<<<1, 256, 0, st>>>(rd, k, a->topk, kin, sin, evaluated, kept, a->pass, res,
+                                        thr);
         TG_CUDA_CHECK(cudaGetLastError());
         profile.mark(st, 3, false);
         profile.rounds += profile.on;

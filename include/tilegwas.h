@@ -134,6 +134,11 @@ typedef struct {
  * of samples[] and snps[] belong to those arrays (one allocation each): never free them one by
  * one; tg_bed_close() frees everything. */
 tg_status tg_bed_open(const char *prefix, tg_bed *bed, tg_error *err);
+/** The SNPs named in @p path (IDs separated by spaces, tabs or lines; repeats count once) as
+ * indices into @p bed's .bim, in the order first named (*set: free it). An ID not in the .bim is
+ * TG_ERR_FORMAT naming the file, the line and the ID; a file without IDs is an error too. */
+tg_status tg_snp_set_read(const char *path, const tg_bed *bed, int64_t **set, int64_t *n,
+                          tg_error *err);
 void tg_bed_close(tg_bed *bed);
 
 /** Decodes samples [i0, i0+ni) × SNPs [j0, j0+nj) into column-major @p out (sample i of SNP j
@@ -368,8 +373,9 @@ void tg_values_free(tg_values *t);
  * rescaled together so that the genetic part has variance h2; epistatic sets of k SNPs of
  * frequency 0.5 acting through s = (−1)^(heterozygous SNPs in the set), with no effect below
  * order k. qt: y = G + e + E·s; cc: P(case) = Φ((G − t)/√(1−h2)) + E·s, t set so that the mean
- * is the prevalence. Missing calls are drawn last, completely at random. The same options give
- * the same cohort. */
+ * is the prevalence. Missing calls are drawn last, completely at random, at a rate per SNP
+ * (missing, or missing_snps_rate at a random fraction of the SNPs not planted). The same
+ * options give the same cohort. */
 /** Largest sample and SNP counts (IDs F<i>, snp<j> are formatted for them). */
 #define TG_SIM_MAX_DIM ((int64_t)1 << 25)
 /** Largest n·m: the int8 genotypes are held whole. */
@@ -387,6 +393,10 @@ typedef struct {
     uint64_t seed;
     double maf_min, maf_max; /**< range of the A1 frequencies, 0 < maf_min ≤ maf_max ≤ 0.5 */
     double missing;          /**< rate of missing calls */
+    /** A fraction of the SNPs not planted (rounded to a whole number of SNPs), chosen at
+     * random, whose calls are missing at rate missing_snps_rate instead of `missing`
+     * (0: none). */
+    double missing_snps, missing_snps_rate;
     double h2;               /**< variance of the additive + non-linear part, in (0, 1) */
     double epi_effect;       /**< E, the effect of each epistatic set */
     double prevalence;       /**< cc: the expected fraction of cases */
@@ -416,6 +426,7 @@ typedef struct {
     double *threshold;   /**< per phenotype: the liability threshold t (cc with a genetic part)
                           * or NAN */
     int64_t n_missing;   /**< missing calls drawn */
+    int64_t n_missing_snps; /**< SNPs drawn at the rate missing_snps_rate */
     char *sample_ids, *snp_ids; /**< storage of the ID strings */
 } tg_sim;
 
@@ -657,14 +668,19 @@ tg_status tg_matrix_tile_write(tg_matrix *A, int i, int j, tg_prec prec, double 
 
 /* ------------------------------------------------------------------------------------------ */
 /** @name Epistasis (exhaustive search of SNP pairs, triples, quads in case-control data) */
-/** Score of a combination: K2 (Bayesian, lower is better), mutual information between the
- * genotype cell and the class (nats), or Pearson's χ² of the 3^k × 2 table (higher is better). */
+/** Score of a combination, higher is better: K2 as the natural log of the Bayes factor of
+ * the combination's cells against no association over the same samples (K2 of the class
+ * margins minus K2 of the table, so that combinations counted over different samples compare
+ * fairly), mutual information between the genotype cell and the class (nats), or Pearson's χ²
+ * of the 3^k × 2 table. */
 typedef enum { TG_EPI_SCORE_K2 = 0, TG_EPI_SCORE_MI, TG_EPI_SCORE_CHI2 } tg_epi_score_kind;
 
 /** Largest SNP count: SNP indices are 32-bit in the round tasks and the GPU kernel. */
 #define TG_EPI_MAX_SNPS INT32_MAX
 /** Largest top-k (the GPU selection keeps the best top-k of every 2048 candidates). */
 #define TG_EPI_MAX_TOPK 1024
+
+struct tg_epi_hit_info;
 
 typedef struct {
     int order;                /**< 2, 3 or 4 */
@@ -685,13 +701,38 @@ typedef struct {
      * the total), and at the end, on rank 0 only, the exact count of every rank's rounds. */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;
+    /** In (0, 1] (mi and χ² only; one MPI rank): instead of the top-k (topk unused, hits left
+     * empty), every combination with P ≤ p_threshold goes to emit, best score first (ties: SNP
+     * indices), after the search. The rounds keep what passes a bound on the statistic, by
+     * pages of TG_EPI_MAX_TOPK per round; the candidates wait in a temporary file, sorted in
+     * runs of p_run and merged: memory is bounded by 24 bytes × p_run plus 96 KiB per run. */
+    double p_threshold;
+    int64_t p_run; /**< candidates sorted in memory per run; 0: 2^20 (24 MiB) */
+    /** A SNP set (indices into the .bim, distinct, any order; NULL: none): only the
+     * combinations holding at least one of its nset SNPs, each once, C(M, k) − C(M − nset, k)
+     * of them. The set's SNPs come first in the planes, so only block tuples starting in the
+     * set's blocks run; scores equal the exhaustive search's but for the last bits (a
+     * combination's table is summed in the planes' SNP order, then reported in the .bim's). */
+    const int64_t *set;
+    int64_t nset;
+    /** Called on the calling thread with each passing combination (its table recounted); a
+     * status other than TG_OK ends the search with it. */
+    tg_status (*emit)(void *ctx, const struct tg_epi_hit_info *h, tg_error *err);
+    void *emit_ctx;
 } tg_epi_opts;
 
 /** One reported combination with its full contingency table. */
-typedef struct {
+typedef struct tg_epi_hit_info {
     int64_t snp[4];       /**< SNP indices in the .bim, increasing; −1 past the order */
-    double score;         /**< K2, MI or χ² (as named by the score kind) */
+    double score;         /**< ln BF (K2), MI or χ² (as named by the score kind) */
     int64_t n;            /**< samples valid at every SNP of the combination */
+    /** MI and χ²: the table's degrees of freedom, (non-empty cells − 1)·(non-empty classes −
+     * 1); 0 for K2 */
+    int df;
+    /** χ²: Pearson's P; MI: the G-test's P (G = 2·n·MI is χ² with df degrees of freedom);
+     * both from the χ² distribution's upper tail (0 below 1e-308). NAN for K2 (a score, not a
+     * test). */
+    double p;
     int64_t table[2][81]; /**< controls, cases: 3^k counts, cell g = Σ g_i·3^(k−1−i) (g_i the
                                A1 count at SNP i; first SNP most significant) */
 } tg_epi_hit_info;
@@ -702,6 +743,8 @@ typedef struct {
     double missing_rate;        /**< missing calls among the samples used */
     int64_t rounds;             /**< round tasks (block tuples b_1 ≤ … ≤ b_k) */
     uint64_t combinations;      /**< C(M, k), every one evaluated exactly once */
+    uint64_t passed;            /**< p_threshold: the combinations given to emit */
+    int64_t n_set;              /**< SNPs of the set (tg_epi_opts.set), 0 without one */
     double seconds_planes, seconds_search;
     int nhit;
     tg_epi_hit_info *hits;      /**< best first (ties: lower SNP indices first) */

@@ -104,3 +104,14 @@ tg_matrix *tiled(const double *a, int64_t m, int64_t n, int mb, int nb, tg_shape
     }
     return A;
 }
+
+long double chi2_sf_closed(int df, long double x) {
+    const long double y = x / 2;
+    long double q = df % 2 ? erfcl(sqrtl(y)) : 0;
+    /* the terms y^p / Γ(p + 1), p = j (even df) or j − 1/2 (odd df, j ≥ 1) */
+    for (int j = df % 2; j < df / 2 + df % 2; j++) {
+        const long double p = df % 2 ? j - 0.5L : j;
+        q += expl(-y + p * logl(y) - lgammal(p + 1));
+    }
+    return q;
+}

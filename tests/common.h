@@ -27,6 +27,11 @@ void remove_bed(const char *prefix);
 const char *put_text(char *path, size_t len, const char *dir, const char *name, const char *fmt,
                      ...) __attribute__((format(printf, 5, 6)));
 
+/** P(χ²_df ≥ x) by the closed forms at whole df, in long double (no incomplete gamma
+ * function: the reference for tg_chi2_sf), y = x/2: df = 2m, e^{−y} Σ_{j<m} y^j / j!;
+ * df = 2m + 1, erfc(√y) + e^{−y} Σ_{j=1..m} y^{j−1/2} / Γ(j + 1/2). */
+long double chi2_sf_closed(int df, long double x);
+
 /** rows × cols values uniform in [lo, hi) (malloc'd, column-major). */
 double *rand_mat(int64_t rows, int64_t cols, double lo, double hi, tg_rng *r);
 /** Frobenius norm of x[0..n), and of x − y. */

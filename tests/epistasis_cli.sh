@@ -12,12 +12,12 @@
 # a good run at order 3: 4060 combinations, top 7
 "$TG_BIN" epistasis --bfile good --order 3 --top 7 --block 8 --out run >run.out 2>run.err
 report $? "order 3 run succeeds"
-awk -F'\t' 'NR == 1 { ok = $0 == "RANK\tSNP1\tSNP2\tSNP3\tCHR1\tCHR2\tCHR3\tBP1\tBP2\tBP3\tK2\tN\tCONTROLS\tCASES"; next }
+awk -F'\t' 'NR == 1 { ok = $0 == "RANK\tSNP1\tSNP2\tSNP3\tCHR1\tCHR2\tCHR3\tBP1\tBP2\tBP3\tK2_LNBF\tN\tCONTROLS\tCASES"; next }
     { rows++; nc = split($13, c, ","); na = split($14, a, ","); s = 0
       for (i = 1; i <= nc; i++) s += c[i]; for (i = 1; i <= na; i++) s += a[i]
-      if ($1 != rows || nc != 27 || na != 27 || s != $12 || (rows > 1 && $11 < prev)) ok = 0; prev = $11 }
+      if ($1 != rows || nc != 27 || na != 27 || s != $12 || (rows > 1 && $11 > prev)) ok = 0; prev = $11 }
     END { exit !(ok && rows == 7) }' run.epi3.tsv
-report $? "run.epi3.tsv: header, 7 ranked rows, K2 non-decreasing, 27 cells per class adding up to N"
+report $? "run.epi3.tsv: header, 7 ranked rows, K2_LNBF non-increasing, 27 cells per class adding up to N"
 grep -q "C(30" run.log || grep -q "4060 combinations" run.log
 report $? "log names the combinations (4060)"
 grep -q "with missing genotypes" run.log && grep -q "block 8 SNPs, 20 rounds" run.log &&
@@ -27,8 +27,47 @@ grep -q "^epistasis: 4060/4060 combinations (100.0%), .*, done$" run.err && ! gr
 report $? "progress on stderr ends with a whole line at 4060/4060, no \\r in a file"
 "$TG_BIN" epistasis --bfile good --order 2 --top 3 --score mi --quiet --out q >q.out 2>q.err
 report $(( $? || $(grep -c . q.err) )) "--quiet: nothing on stderr"
-head -1 q.epi2.tsv | grep -q "	MI	N	"
-report $? "--score mi names the column MI"
+head -1 q.epi2.tsv | grep -q "	MI	DF	P	N	"
+report $? "--score mi names the columns MI, DF, P"
+# the DF of a pair: (non-empty cells − 1) × (non-empty classes − 1) of its row's table
+awk -F'\t' 'NR > 1 { split($12, c, ","); split($13, a, ","); n = 0; r0 = 0; r1 = 0
+      for (g = 1; g <= 9; g++) { n += c[g] + a[g] > 0; r0 += c[g]; r1 += a[g] }
+      if ($9 != (n - 1) * ((r0 > 0) + (r1 > 0) - 1) || $10 < 0 || $10 > 1) bad++ }
+    END { exit !(NR == 4 && !bad) }' q.epi2.tsv
+report $? "--score mi: DF from each row's table, P in [0, 1]"
+grep -q "P values: 435 combinations tested; Bonferroni: P <= 0.05 / 435 = 0.000115" q.log
+report $? "log: combinations tested and the Bonferroni threshold"
+
+# --p-threshold: the rows of a full --top run with P <= 0.05, in the same order (RANK renumbered)
+"$TG_BIN" epistasis --bfile good --order 2 --top 435 --score chi2 --quiet --out all >/dev/null 2>&1 &&
+    "$TG_BIN" epistasis --bfile good --order 2 --score chi2 --p-threshold 0.05 --quiet --out pt \
+        >/dev/null 2>pt.err
+awk -F'\t' -v OFS='\t' 'NR == 1 || $10 <= 0.05 { $1 = NR == 1 ? $1 : ++r; print }' all.epi2.tsv >want.tsv
+rows=$(($(wc -l <pt.epi2.tsv) - 1))
+cmp -s want.tsv pt.epi2.tsv && [ "$rows" -gt 0 ] &&
+    grep -q -- "--p-threshold 0.05: $rows of 435 combinations have P <= 0.05" pt.log
+report $? "--p-threshold 0.05: the $rows rows of a full run with P <= 0.05, in score order; log counts them" pt.err
+# --set: the rows of the full run holding snp3 or snp17, C(30,2) - C(28,2) = 57, in the same order
+printf 'snp17\n  snp3 snp17\n' >set.txt
+"$TG_BIN" epistasis --bfile good --order 2 --top 1024 --score chi2 --set set.txt --quiet --out st \
+    >/dev/null 2>st.err
+awk -F'\t' -v OFS='\t' 'NR == 1 || $2 == "snp3" || $3 == "snp3" || $2 == "snp17" || $3 == "snp17" {
+    $1 = NR == 1 ? $1 : ++r; print }' all.epi2.tsv >want.tsv
+cmp -s want.tsv st.epi2.tsv && [ "$(wc -l <st.epi2.tsv)" -eq 58 ] &&
+    grep -q "^--set set.txt: 2 SNPs; C(30, 2) - C(28, 2) combinations hold one" st.log &&
+    grep -q " 57 combinations (those holding a SNP of the set)" st.log
+report $? "--set (snp3, snp17; one repeated): the 57 rows of the full run holding one, in order; log" st.err
+"$TG_BIN" epistasis --bfile good --order 2 --score chi2 --set set.txt --p-threshold 0.2 --quiet \
+    --out sp >/dev/null 2>sp.err
+awk -F'\t' -v OFS='\t' 'NR == 1 || (($2 == "snp3" || $3 == "snp3" || $2 == "snp17" || $3 == "snp17") &&
+    $10 <= 0.2) { $1 = NR == 1 ? $1 : ++r; print }' all.epi2.tsv >want.tsv
+cmp -s want.tsv sp.epi2.tsv && [ "$(wc -l <sp.epi2.tsv)" -gt 2 ]
+report $? "--set with --p-threshold 0.2: the full run's rows holding snp3 or snp17 with P <= 0.2" sp.err
+printf 'snp3\nsnp999\n' >badset.txt
+expect_error "--set with an unknown SNP" "badset.txt line 2: SNP snp999 is not in good.bim" \
+    "$TG_BIN" epistasis --bfile good --set badset.txt --out e
+expect_error "--p-threshold with k2" "no P value" "$TG_BIN" epistasis --bfile good --p-threshold 0.05 --out e
+expect_error "--p-threshold 0" "--p-threshold" "$TG_BIN" epistasis --bfile good --score mi --p-threshold 0 --out e
 
 expect_error "order 5" "--order" "$TG_BIN" epistasis --bfile good --order 5 --out e
 expect_error "order 1" "--order" "$TG_BIN" epistasis --bfile good --order 1 --out e

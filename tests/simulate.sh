@@ -27,7 +27,7 @@ check() {
 "$TG_BIN" simulate --help >help.txt 2>&1
 rc=$?
 missing_opts=
-for o in --out --n-samples --n-snps --seed --maf-min --maf-max --missing --trait --n-pheno \
+for o in --out --n-samples --n-snps --seed --maf-min --maf-max --missing --missing-snps --trait --n-pheno \
     --additive --h2 --epistasis --epi-effect --nonlinear --nl-pairs --prevalence; do
     grep -q -- "$o" help.txt || missing_opts="$missing_opts $o"
 done
@@ -109,6 +109,8 @@ sim_error "--maf-min 0" --out bad --n-snps 10 --maf-min 0
 sim_error "--maf-max above 0.5" --out bad --n-snps 10 --maf-max 0.7
 sim_error "--h2 1" --out bad --n-snps 10 --additive 1 --h2 1
 sim_error "--missing 1.5" --out bad --n-snps 10 --missing 1.5
+sim_error "--missing-snps without a rate" --out bad --n-snps 10 --missing-snps 0.1
+sim_error "--missing-snps fraction 2" --out bad --n-snps 10 --missing-snps 2:0.1
 sim_error "P(case) leaves (0,1)" --out bad --n-snps 10 --epistasis 2:1 --prevalence 0.9
 sim_error "--epi-effect 0" --out bad --n-snps 10 --epistasis 2:1 --epi-effect 0
 sim_error "unknown option" --out bad --n-snps 10 --bogus

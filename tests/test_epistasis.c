@@ -14,6 +14,7 @@
 #include "base/rng.h"
 #include "codelets/epistasis.h"
 #include "codelets/epistasis_hooks.h"
+#include "common.h"
 #include "runtime/runtime.h"
 #include "tap.h"
 
@@ -90,6 +91,12 @@ static void free_dataset(dataset *d) {
     free(d->cls);
 }
 
+static int64_t choose_ref(int64_t m, int k) {
+    int64_t c = 1;
+    for (int i = 0; i < k; i++) c = m - i > 0 ? c * (m - i) / (i + 1) : 0;
+    return c;
+}
+
 /* ---- the reference: tables sample by sample, keys by the documented formulas */
 typedef struct {
     double key;
@@ -122,9 +129,28 @@ static double ref_key(int score, int cells, const int32_t t[2][81]) {
         }
     }
     double a = (p[0] + p[1]) + p[2];
-    if (score == TG_EPI_K2) return a;
+    if (score == TG_EPI_K2) return a - ((lgam[N + 1] - lgam[R[0]]) - lgam[R[1]]);
     if (score == TG_EPI_MI) return -((((a - xlx[R[0]]) - xlx[R[1]]) + xlx[N]) / (double)N);
     return -((a - 1.0) * (double)N);
+}
+
+/* MI and χ²: the P value of the table by the textbook statistics in long double (Pearson's
+ * Σ (O − E)² / E and G = 2 Σ O ln(O / E) over the cells and classes with E > 0, E = r_g·R_c/N)
+ * and the closed form of the χ² tail, with df = (non-empty cells − 1)(non-empty classes − 1). */
+static long double ref_p(int score, const int32_t t[2][81], int *df) {
+    int64_t R[2] = {0, 0}, cells = 0;
+    for (int g = 0; g < 81; g++) R[0] += t[0][g], R[1] += t[1][g], cells += t[0][g] + t[1][g] > 0;
+    const int64_t N = R[0] + R[1];
+    const int classes = (R[0] > 0) + (R[1] > 0);
+    *df = cells && classes ? (int)(cells - 1) * (classes - 1) : 0;
+    long double stat = 0;
+    for (int g = 0; g < 81; g++)
+        for (int c = 0; c < 2; c++) {
+            const long double o = t[c][g], e = (long double)(t[0][g] + t[1][g]) * R[c] / N;
+            if (e <= 0) continue;
+            stat += score == TG_EPI_CHI2 ? (o - e) * (o - e) / e : o > 0 ? 2 * o * logl(o / e) : 0;
+        }
+    return *df ? chi2_sf_closed(*df, stat) : 1;
 }
 
 static int ref_cmp(const void *x, const void *y) {
@@ -202,25 +228,33 @@ static int check_search(dataset *d, int k, int score, int topk, int block, const
         free(ref);
         return 0;
     }
-    int want = topk < count ? topk : (int)count, bad = 0;
+    int want = topk < count ? topk : (int)count, bad = 0, pbad = 0;
     bad += rep->combinations != (uint64_t)count || rep->nhit != want;
     for (int h = 0; h < rep->nhit && h < want; h++) {
         const tg_epi_hit_info *x = &rep->hits[h];
         const ref_table *y = ref[h].tab;
-        double key = score == TG_EPI_K2 ? x->score : -x->score;
+        double key = -x->score;
         int same = !memcmp(&key, &ref[h].key, sizeof key);
         int64_t n = 0;
         for (int c = 0; c < 2; c++)
             for (int g = 0; g < 81; g++) same &= x->table[c][g] == y->t[c][g], n += y->t[c][g];
         for (int i = 0; i < 4; i++) same &= x->snp[i] == y->snp[i];
         same &= x->n == n;
+        int df;
+        const long double p = ref_p(score, y->t, &df);
+        if (score == TG_EPI_K2)
+            same &= x->df == 0 && isnan(x->p);
+        else if (x->df != df || !(fabsl(x->p - p) <= 1e-9L * p + 1e-300L))
+            same = 0, pbad++;
         if (!same && bad++ < 3)
             diag("rank %d: got SNPs %lld %lld %lld %lld key %.17g, want %d %d %d %d key %.17g",
                  h + 1, (long long)x->snp[0], (long long)x->snp[1], (long long)x->snp[2],
                  (long long)x->snp[3], key, y->snp[0], y->snp[1], y->snp[2], y->snp[3], ref[h].key);
     }
-    ok(bad == 0, "%s order %d %s: %lld combinations (C(%lld,%d)), top %d identical (keys, tables)",
-       what, k, names[score], (long long)rep->combinations, (long long)d->m, k, want);
+    ok(bad == 0,
+       "%s order %d %s: %lld combinations (C(%lld,%d)), top %d identical (keys, tables, DF, P "
+       "within 1e-9: %d differ)",
+       what, k, names[score], (long long)rep->combinations, (long long)d->m, k, want, pbad);
     free(ref);
     return bad == 0;
 }
@@ -251,6 +285,206 @@ static void check_cuda(const dataset *d, int k, int score, int topk, int block,
     tg_runtime_stop();
     ro = tg_runtime_defaults();
     tg_runtime_start(&ro, &err);
+}
+
+/* ---- p_threshold: every combination with P ≤ T, best first */
+typedef struct {
+    tg_epi_hit_info *h;
+    int64_t n, cap;
+} emitted;
+
+static tg_status collect(void *ctx, const struct tg_epi_hit_info *h, tg_error *err) {
+    emitted *e = ctx;
+    (void)err;
+    if (e->n == e->cap) {
+        e->cap = e->cap ? 2 * e->cap : 256;
+        e->h = realloc(e->h, (size_t)e->cap * sizeof *e->h);
+    }
+    e->h[e->n++] = *h;
+    return TG_OK;
+}
+
+/* The search with p_threshold T on the runtime as it is; fills *out (caller frees out->h). */
+static tg_status pass_search(const dataset *d, int k, int score, double T, int block, int64_t run,
+                             emitted *out, tg_epi_report *rep, tg_error *err) {
+    tg_epi_opts o = tg_epi_defaults();
+    o.order = k, o.score = (tg_epi_score_kind)score, o.block = block, o.p_threshold = T;
+    o.p_run = run;
+    o.emit = collect, o.emit_ctx = out;
+    *out = (emitted){0};
+    return tg_epistasis(&d->bed, d->cls, &o, rep, err);
+}
+
+/* Against the reference: the combinations whose reference P (long double) is at most T, in
+ * the reference's order, with their keys bit for bit, tables, DF and P; when CUDA workers exist
+ * the same search on them only must emit the same hits bit for bit. @p run: candidates per
+ * sorted run (0: the default, one run here; small: many runs merged). */
+static void check_pass(dataset *d, int k, int score, double T, int block, int64_t run, int gpu,
+                       const char *what) {
+    static const char *names[] = {"k2", "mi", "chi2"};
+    ref_hit *ref;
+    const int64_t count = reference(d, k, score, &ref);
+    emitted got;
+    tg_epi_report rep;
+    tg_error err = {0};
+    tg_status st = pass_search(d, k, score, T, block, run, &got, &rep, &err);
+    int64_t want = 0, bad = 0;
+    for (int64_t x = 0; x < count; x++) {
+        int df;
+        const long double p = ref_p(score, ref[x].tab->t, &df);
+        if (p > T) continue;
+        const tg_epi_hit_info *h = want < got.n ? &got.h[want] : NULL;
+        int same = h != NULL;
+        double key = h ? -h->score : 0;
+        same = same && !memcmp(&key, &ref[x].key, sizeof key) && h->df == df &&
+               fabsl(h->p - p) <= 1e-9L * p + 1e-300L;
+        for (int i = 0; same && i < 4; i++) same = h->snp[i] == ref[x].tab->snp[i];
+        for (int c = 0; same && c < 2; c++)
+            for (int g = 0; g < 81; g++) same &= h->table[c][g] == ref[x].tab->t[c][g];
+        if (!same && bad++ < 3)
+            diag("passing combination %lld: want SNPs %d %d %d %d key %.17g P %.6Lg", (long long)want,
+                 ref[x].tab->snp[0], ref[x].tab->snp[1], ref[x].tab->snp[2], ref[x].tab->snp[3],
+                 ref[x].key, p);
+        want++;
+    }
+    ok(st == TG_OK && !bad && got.n == want && rep.passed == (uint64_t)want &&
+           rep.combinations == (uint64_t)count && rep.nhit == 0,
+       "%s order %d %s, P <= %g: %lld of %lld combinations emitted (%lld by the reference), in "
+       "order, keys, tables, DF and P identical %s",
+       what, k, names[score], T, (long long)got.n, (long long)count, (long long)want,
+       st ? err.msg : "");
+    free(ref);
+    if (gpu && !st) {
+        tg_runtime_opts ro = tg_runtime_defaults();
+        ro.ncpu = 0;
+        tg_runtime_stop();
+        emitted g = {0};
+        int same = tg_runtime_start(&ro, &err) == TG_OK &&
+                   pass_search(d, k, score, T, block, run, &g, &rep, &err) == TG_OK && g.n == got.n;
+        for (int64_t x = 0; same && x < g.n; x++) same = !memcmp(&g.h[x], &got.h[x], sizeof *g.h);
+        ok(same, "%s order %d %s, P <= %g: CUDA rounds emit the same %lld combinations bit for "
+           "bit %s", what, k, names[score], T, (long long)got.n, err.msg);
+        free(g.h);
+        tg_runtime_stop();
+        ro = tg_runtime_defaults();
+        tg_runtime_start(&ro, &err);
+    }
+    free(got.h);
+}
+
+/* ---- SNP sets: only the combinations holding a SNP of the set */
+static int snp_cmp(const void *x, const void *y) {
+    const tg_epi_hit_info *a = x, *b = y;
+    for (int i = 0; i < 4; i++)
+        if (a->snp[i] != b->snp[i]) return a->snp[i] < b->snp[i] ? -1 : 1;
+    return 0;
+}
+
+/* The search over a set (every combination reported: at most 1,024 of them) against the
+ * exhaustive reference filtered to the set: C(M, k) − C(M − S, k) evaluated, the same
+ * combinations with the same tables, DF and P, scores equal but for the last bits (summed in the
+ * planes' SNP order), best first; on CUDA workers bit for bit the CPU's. */
+static void check_set(dataset *d, int k, int score, const int64_t *set, int64_t nset, int block,
+                      int gpu, const char *what) {
+    static const char *names[] = {"k2", "mi", "chi2"};
+    ref_hit *ref;
+    const int64_t count = reference(d, k, score, &ref);
+    int8_t in[64] = {0};
+    for (int64_t i = 0; i < nset; i++) in[set[i]] = 1;
+    tg_epi_hit_info *want = calloc((size_t)count, sizeof *want);
+    int64_t nw = 0;
+    for (int64_t x = 0; x < count; x++) {
+        int hit = 0;
+        for (int i = 0; i < k; i++) hit |= in[ref[x].tab->snp[i]];
+        if (!hit) continue;
+        tg_epi_hit_info *w = &want[nw++];
+        w->score = -ref[x].key;
+        for (int i = 0; i < 4; i++) w->snp[i] = ref[x].tab->snp[i];
+        for (int c = 0; c < 2; c++)
+            for (int g = 0; g < 81; g++) w->table[c][g] = ref[x].tab->t[c][g];
+        w->p = (double)ref_p(score, ref[x].tab->t, &w->df);
+        if (score == TG_EPI_K2) w->df = 0; /* a score, not a test */
+    }
+    free(ref);
+    const int64_t closed = (int64_t)(choose_ref(d->m, k) - choose_ref(d->m - nset, k));
+    tg_epi_opts o = tg_epi_defaults();
+    o.order = k, o.topk = TG_EPI_MAX_TOPK, o.score = (tg_epi_score_kind)score, o.block = block;
+    o.set = set, o.nset = nset;
+    tg_epi_report rep;
+    tg_error err = {0};
+    tg_status st = tg_epistasis(&d->bed, d->cls, &o, &rep, &err);
+    int bad = st != TG_OK || rep.nhit != nw || nw != closed || rep.combinations != (uint64_t)closed;
+    for (int h = 1; !bad && h < rep.nhit; h++) bad |= rep.hits[h].score > rep.hits[h - 1].score;
+    tg_epi_hit_info *got = st ? NULL : malloc((size_t)rep.nhit * sizeof *got);
+    if (got) memcpy(got, rep.hits, (size_t)rep.nhit * sizeof *got);
+    if (!bad) {
+        qsort(got, (size_t)nw, sizeof *got, snp_cmp);
+        qsort(want, (size_t)nw, sizeof *want, snp_cmp);
+    }
+    for (int64_t h = 0; !bad && h < nw; h++) {
+        const tg_epi_hit_info *a = &got[h], *b = &want[h];
+        int same = !snp_cmp(a, b) && a->df == b->df && !memcmp(a->table, b->table, sizeof a->table) &&
+                   fabs(a->score - b->score) <= 1e-12 * fabs(b->score) + 1e-12 &&
+                   (score == TG_EPI_K2 ? isnan(a->p) : fabs(a->p - b->p) <= 1e-9 * b->p + 1e-300);
+        if (!same && bad++ < 3)
+            diag("SNPs %lld %lld %lld %lld: score %.17g, want %.17g", (long long)b->snp[0],
+                 (long long)b->snp[1], (long long)b->snp[2], (long long)b->snp[3], a->score,
+                 b->score);
+    }
+    ok(!bad, "%s order %d %s, a set of %lld SNPs: %llu combinations evaluated (C(%lld,%d) - "
+       "C(%lld,%d) = %lld), the exhaustive search's %lld holding one, best first %s",
+       what, k, names[score], (long long)nset, st ? 0ull : (unsigned long long)rep.combinations,
+       (long long)d->m, k, (long long)(d->m - nset), k, (long long)closed, (long long)nw,
+       st ? err.msg : "");
+    if (gpu && !st) {
+        tg_runtime_opts ro = tg_runtime_defaults();
+        ro.ncpu = 0;
+        tg_runtime_stop();
+        tg_epi_report g = {0};
+        int same = tg_runtime_start(&ro, &err) == TG_OK &&
+                   tg_epistasis(&d->bed, d->cls, &o, &g, &err) == TG_OK && g.nhit == rep.nhit;
+        for (int h = 0; same && h < g.nhit; h++)
+            same = !memcmp(&g.hits[h], &rep.hits[h], sizeof g.hits[h]);
+        ok(same, "%s order %d %s, a set: CUDA rounds bit-identical to CPU rounds %s", what, k,
+           names[score], err.msg);
+        tg_epi_report_free(&g);
+        tg_runtime_stop();
+        ro = tg_runtime_defaults();
+        tg_runtime_start(&ro, &err);
+    }
+    if (!st) tg_epi_report_free(&rep);
+    free(got);
+    free(want);
+}
+
+/* p_threshold and SNP sets on the datasets of main (their names there). */
+static void check_modes(dataset *miss, dataset *full, dataset *miss4, dataset *small,
+                        dataset *big2, dataset *big3, int gpu) {
+    /* p_threshold: orders 2–4 with and without missing calls; 200 SNPs at block 64 (4,096
+     * combinations a round: pages of 1,024 run again) */
+    check_pass(miss, 2, TG_EPI_CHI2, 0.05, 8, 0, gpu, "5% missing");
+    check_pass(full, 3, TG_EPI_MI, 0.01, 8, 0, gpu, "complete");
+    check_pass(miss4, 4, TG_EPI_CHI2, 0.2, 16, 0, gpu, "5% missing");
+    check_pass(big2, 2, TG_EPI_MI, 1, 64, 0, gpu, "pages");
+    check_pass(big2, 2, TG_EPI_CHI2, 0.5, 64, 700, 0, "pages, runs of 700 merged");
+    check_pass(big3, 3, TG_EPI_CHI2, 0.3, 32, 0, gpu, "pages, 2% missing");
+    /* SNP sets, scattered over the blocks and ending inside one (blocks of 8 and 16) */
+    static const int64_t set2[] = {30, 3, 17, 18}, set3[] = {20}, set4[] = {11, 2};
+    static const int64_t set10[] = {1, 4, 7, 12, 15, 22, 23, 29, 33, 36};
+    check_set(miss, 2, TG_EPI_K2, set2, 4, 8, gpu, "5% missing");
+    check_set(miss, 2, TG_EPI_MI, set10, 10, 8, gpu, "5% missing, over two blocks");
+    check_set(full, 2, TG_EPI_CHI2, set2, 4, 16, gpu, "complete");
+    check_set(miss, 3, TG_EPI_MI, set3, 1, 8, gpu, "5% missing");
+    check_set(full, 3, TG_EPI_K2, set3, 1, 8, gpu, "complete");
+    check_set(small, 4, TG_EPI_K2, set4, 2, 8, gpu, "5% missing, 19 cases");
+    check_set(small, 4, TG_EPI_CHI2, set4, 2, 8, gpu, "5% missing, 19 cases");
+    tg_epi_report rep;
+    emitted e;
+    tg_error err = {0};
+    ok(pass_search(miss, 2, TG_EPI_K2, 0.05, 8, 0, &e, &rep, &err) == TG_ERR_ARG &&
+           strstr(err.msg, "no P value"),
+       "p_threshold with K2 refused: %s", err.msg);
+    free(e.h);
 }
 
 static void check_classes(void) {
@@ -479,6 +713,7 @@ int main(void) {
             check_cuda(large[x].d, large[x].k, TG_EPI_K2, large[x].topk, large[x].block, &rep);
         tg_epi_report_free(&rep);
     }
+    check_modes(&miss, &full, &miss4, &small, &big2, &big3, gpu);
     free_dataset(&big2);
     free_dataset(&big3);
     free_dataset(&big4);

@@ -72,7 +72,7 @@ static void refused(tg_sim_opts o, const char *want, const char *desc) {
 }
 
 int main(void) {
-    tap_plan(13);
+    tap_plan(15);
     tg_error err = {0};
     tg_sim_opts o = tg_sim_defaults();
     o.n = 500, o.m = 300, o.n_pheno = 2, o.additive = 4, o.epi_sets[2] = 1, o.epi_sets[3] = 1;
@@ -129,6 +129,32 @@ int main(void) {
             "more planted SNPs than SNPs");
     r = tg_sim_defaults(), r.m = 10, r.epi_sets[2] = 3;
     refused(r, "P(case) must stay strictly between 0 and 1", "prevalence ± E·sets outside (0, 1)");
+    /* --missing-snps: round(0.25 · 96) of the 96 SNPs not planted at 20%, the others at 1% */
+    tg_sim_opts h = tg_sim_defaults();
+    h.n = 2000, h.m = 100, h.epi_sets[4] = 1, h.missing = 0.01, h.seed = o.seed + 2;
+    h.missing_snps = 0.25, h.missing_snps_rate = 0.2;
+    if ((st = tg_simulate(&h, &a, &err))) {
+        ok(0, "tg_simulate: %s", err.msg);
+        return tap_done();
+    }
+    int64_t high = 0, low_ok = 1, planted_low = 1, total = 0;
+    for (int64_t j = 0; j < a.m; j++) {
+        int64_t miss = 0;
+        for (int64_t i = 0; i < a.n; i++) miss += a.geno[i + j * a.n] == TG_GENO_MISSING;
+        total += miss;
+        /* binomial(2000, p): 20% is 400 ± 18, 1% is 20 ± 4.5 */
+        const int is_high = miss > 200;
+        high += is_high;
+        low_ok &= is_high ? miss > 320 && miss < 480 : miss < 50;
+        for (int i = 0; i < 4; i++) planted_low &= !(is_high && a.eff[0].snp[i] == j);
+    }
+    ok(high == 24 && a.n_missing_snps == 24 && low_ok && planted_low && total == a.n_missing,
+       "--missing-snps 0.25:0.2: %lld SNPs near 20%% missing (24 = 0.25 × 96 not planted), the "
+       "others near 1%%, none of the planted quad",
+       (long long)high);
+    tg_sim_free(&a);
+    r = tg_sim_defaults(), r.m = 10, r.missing_snps = 0.5, r.missing_snps_rate = 1;
+    refused(r, "--missing-snps 0.5:1", "--missing-snps rate 1");
     r = tg_sim_defaults(), r.m = 10, r.nl_pairs = 2;
     refused(r, "--nonlinear needs --trait qt", "non-linear pairs in a case-control trait");
     return tap_done();

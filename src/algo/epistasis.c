@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/chi2.h"
 #include "base/parallel.h"
 #include "codelets/epistasis.h"
 #include "geno/pass.h"
@@ -77,6 +78,19 @@ struct slot {
     uint64_t combos;
     tg_handle h;
     struct tg_epi_result *res;
+    struct tg_epi_round_arg a; /* pass mode: the round again for its next pages */
+    tg_handle blocks[TG_EPI_MAX_ORDER];
+    double work;
+};
+
+/* Pass mode's candidates: sorted runs of up to `run` hits in a temporary file, merged at the
+ * end, each run read RUN_READ hits at a time (the memory bound of tg_epi_opts.p_threshold). */
+enum { RUN = 1 << 20, RUN_READ = 4096 };
+struct spill {
+    FILE *f;
+    struct tg_epi_hit *buf; /* `run` hits */
+    size_t n, run;
+    int64_t nruns, *run_len; /* run r: run_len[r] hits from offset Σ earlier lengths */
 };
 
 static void round_done(void *arg) {
@@ -98,6 +112,7 @@ static void round_done(void *arg) {
 struct search {
     int64_t m, nb, words[2], n[2], block_words;
     int B, k, complete;
+    int topk;          /* hits kept per round: opts.topk, or a page of TG_EPI_MAX_TOPK */
     int rank, nranks;
     int64_t next, b[TG_EPI_MAX_ORDER]; /* the next round: its index and block tuple */
     int64_t step;                      /* rounds run: every step-th (tg_epi_opts.round_step) */
@@ -109,6 +124,9 @@ struct search {
     char *results;
     struct tg_epi_result *best; /* the rounds' results merged (tg_epi_result_size(topk)) */
     char *gathered;             /* every rank's merged result, on rank 0 */
+    double pass_stat[81];       /* pass mode (tg_epi_round_arg) */
+    int64_t nset, *perm;        /* a SNP set: the .bim index of each plane SNP, the set first */
+    struct spill sp;
 };
 
 /* Planes are built by the one pass (geno/planes.h) a chunk of SNPs at a time on every core: up
@@ -134,7 +152,7 @@ static tg_status build_planes(const tg_bed *bed, const int8_t *cls, struct searc
     tg_geno_source *src = NULL;
     tg_geno_counts cnt;
     tg_status st = tg_geno_source_bed(bed, &src, err);
-    if (!st) st = tg_geno_source_select(src, idx, used, NULL, s->m, err);
+    if (!st) st = tg_geno_source_select(src, idx, used, s->perm, s->m, err);
     if (!st) st = tg_geno_pass(src, &all, 1, 0, NULL, &enc, &cnt, err);
     tg_geno_source_free(src);
     free(idx);
@@ -145,34 +163,194 @@ static tg_status build_planes(const tg_bed *bed, const int8_t *cls, struct searc
     return TG_OK;
 }
 
-/* Recounts the table of every hit from the planes (host copies) and checks its key. */
+/* The table of hit @p b recounted from the planes (host copies), its key checked against the
+ * round's bit for bit, its score, DF and P. */
+static tg_status recount(const struct search *s, const tg_epi_opts *o, const struct tg_epi_hit *b,
+                         tg_epi_hit_info *hi, tg_error *err) {
+    const uint64_t *blk[TG_EPI_MAX_ORDER];
+    int32_t loc[TG_EPI_MAX_ORDER];
+    memset(hi, 0, sizeof *hi);
+    for (int i = 0; i < 4; i++) hi->snp[i] = i < s->k ? b->snp[i] : -1;
+    for (int i = 0; i < s->k; i++) {
+        blk[i] = s->planes + (b->snp[i] / s->B) * s->block_words;
+        loc[i] = b->snp[i] % s->B;
+    }
+    tg_epi_table(s->k, s->B, s->words, blk, loc, hi->table[0], hi->table[1]);
+    double key =
+        tg_epi_key((enum tg_epi_score)o->score, s->k, hi->table[0], hi->table[1], s->table);
+    if (memcmp(&key, &b->key, sizeof key))
+        return tg_error_set(err, TG_ERR_RUNTIME,
+                            "internal error: combination of SNPs %d %d %d %d: the round "
+                            "task's score key %.17g differs from the recounted table's %.17g",
+                            b->snp[0], b->snp[1], b->snp[2], b->snp[3], b->key, key);
+    int cells = 0;
+    int64_t rc[2] = {0, 0};
+    for (int g = 0; g < 81; g++) {
+        rc[0] += hi->table[0][g], rc[1] += hi->table[1][g];
+        cells += hi->table[0][g] + hi->table[1][g] > 0;
+    }
+    const int classes = (rc[0] > 0) + (rc[1] > 0);
+    hi->n = rc[0] + rc[1];
+    hi->score = -key;
+    hi->p = NAN;
+    if (o->score != TG_EPI_SCORE_K2) {
+        /* empty cells and classes carry no freedom (and no term of the statistic) */
+        hi->df = cells && classes ? (cells - 1) * (classes - 1) : 0;
+        hi->p = tg_chi2_sf(o->score == TG_EPI_SCORE_CHI2 ? hi->score
+                                                          : 2 * (double)hi->n * hi->score,
+                           hi->df);
+    }
+    return TG_OK;
+}
+
+/* A SNP set's hit in the .bim's terms: SNPs mapped back and sorted, the table's cells in that
+ * order, the score (and P) from the table so ordered, as the exhaustive search has them. */
+static void to_bim_order(const struct search *s, const tg_epi_opts *o, tg_epi_hit_info *hi) {
+    const int k = s->k, cells = k == 2 ? 9 : k == 3 ? 27 : 81;
+    int pos[TG_EPI_MAX_ORDER]; /* pos[j]: the plane position of the j-th SNP in .bim order */
+    for (int i = 0; i < k; i++) {
+        hi->snp[i] = s->perm[hi->snp[i]];
+        pos[i] = i;
+    }
+    for (int i = 1; i < k; i++)
+        for (int j = i; j > 0 && hi->snp[pos[j]] < hi->snp[pos[j - 1]]; j--) {
+            int t = pos[j];
+            pos[j] = pos[j - 1], pos[j - 1] = t;
+        }
+    int64_t t[2][81], snp[TG_EPI_MAX_ORDER];
+    for (int g = 0; g < cells; g++) {
+        int d[TG_EPI_MAX_ORDER], h = 0;
+        for (int i = k - 1, r = g; i >= 0; i--, r /= 3) d[i] = r % 3;
+        for (int j = 0; j < k; j++) h = 3 * h + d[pos[j]];
+        t[0][h] = hi->table[0][g], t[1][h] = hi->table[1][g];
+    }
+    for (int j = 0; j < k; j++) snp[j] = hi->snp[pos[j]];
+    memcpy(hi->snp, snp, (size_t)k * sizeof *snp);
+    memcpy(hi->table[0], t[0], (size_t)cells * sizeof t[0][0]);
+    memcpy(hi->table[1], t[1], (size_t)cells * sizeof t[1][0]);
+    hi->score = -tg_epi_key((enum tg_epi_score)o->score, k, hi->table[0], hi->table[1], s->table);
+    if (o->score != TG_EPI_SCORE_K2)
+        hi->p = tg_chi2_sf(o->score == TG_EPI_SCORE_CHI2 ? hi->score
+                                                          : 2 * (double)hi->n * hi->score,
+                           hi->df);
+}
+
+static int info_cmp(const void *x, const void *y) {
+    const tg_epi_hit_info *a = x, *b = y;
+    if (a->score != b->score) return a->score > b->score ? -1 : 1;
+    for (int i = 0; i < 4; i++)
+        if (a->snp[i] != b->snp[i]) return a->snp[i] < b->snp[i] ? -1 : 1;
+    return 0;
+}
+
+/* Recounts the table of every hit and checks its key. */
 static tg_status report_hits(const struct search *s, const tg_epi_opts *o, tg_epi_report *rep,
                              tg_error *err) {
     const int nbest = s->best->nhit;
     if (!(rep->hits = tg_calloc((size_t)nbest, sizeof *rep->hits, err))) return TG_ERR_NOMEM;
     for (int h = 0; h < nbest; h++) {
-        const struct tg_epi_hit *b = &s->best->hit[h];
-        tg_epi_hit_info *hi = &rep->hits[h];
-        const uint64_t *blk[TG_EPI_MAX_ORDER];
-        int32_t loc[TG_EPI_MAX_ORDER];
-        for (int i = 0; i < 4; i++) hi->snp[i] = i < s->k ? b->snp[i] : -1;
-        for (int i = 0; i < s->k; i++) {
-            blk[i] = s->planes + (b->snp[i] / s->B) * s->block_words;
-            loc[i] = b->snp[i] % s->B;
-        }
-        tg_epi_table(s->k, s->B, s->words, blk, loc, hi->table[0], hi->table[1]);
-        double key =
-            tg_epi_key((enum tg_epi_score)o->score, s->k, hi->table[0], hi->table[1], s->table);
-        if (memcmp(&key, &b->key, sizeof key))
-            return tg_error_set(err, TG_ERR_RUNTIME,
-                                "internal error: combination of SNPs %d %d %d %d: the round "
-                                "task's score key %.17g differs from the recounted table's %.17g",
-                                b->snp[0], b->snp[1], b->snp[2], b->snp[3], b->key, key);
-        for (int g = 0; g < 81; g++) hi->n += hi->table[0][g] + hi->table[1][g];
-        hi->score = o->score == TG_EPI_SCORE_K2 ? key : -key;
+        tg_status st = recount(s, o, &s->best->hit[h], &rep->hits[h], err);
+        if (st) return st;
+        if (s->perm) to_bim_order(s, o, &rep->hits[h]);
     }
+    if (s->perm) qsort(rep->hits, (size_t)nbest, sizeof *rep->hits, info_cmp);
     rep->nhit = nbest;
     return TG_OK;
+}
+
+/* ---- pass mode (tg_epi_opts.p_threshold) */
+
+/* pass_stat[df]: a little below the smallest statistic whose P is at most T (bisection on the
+ * tail), so that rounding never drops a combination; the exact P of each candidate decides at
+ * the end. df 0 (P = 1) passes only T = 1. */
+static void pass_stats(double T, double *stat) {
+    stat[0] = T >= 1 ? -INFINITY : INFINITY;
+    for (int df = 1; df < 81; df++) {
+        double lo = 0, hi = 1;
+        if (T >= 1) {
+            stat[df] = -INFINITY;
+            continue;
+        }
+        while (tg_chi2_sf(hi, df) > T && hi < 1e6) lo = hi, hi *= 2;
+        for (int it = 0; it < 100 && hi - lo > 1e-12 * hi; it++) {
+            const double mid = 0.5 * (lo + hi);
+            if (tg_chi2_sf(mid, df) > T) lo = mid;
+            else hi = mid;
+        }
+        stat[df] = lo * (1 - 1e-9);
+    }
+}
+
+static int hit_cmp_void(const void *a, const void *b) { return tg_epi_hit_cmp(a, b); }
+
+/* Ends the run in the buffer: sorted, appended to the file. */
+static tg_status spill_flush(struct spill *sp, tg_error *err) {
+    if (!sp->n) return TG_OK;
+    qsort(sp->buf, sp->n, sizeof *sp->buf, hit_cmp_void);
+    int64_t *len = realloc(sp->run_len, (size_t)(sp->nruns + 1) * sizeof *len);
+    if (!len) return tg_error_set(err, TG_ERR_NOMEM, "out of memory for the candidates' runs");
+    sp->run_len = len;
+    if (fwrite(sp->buf, sizeof *sp->buf, sp->n, sp->f) != sp->n)
+        return tg_error_set(err, TG_ERR_IO, "cannot write the candidates' temporary file: %s",
+                            strerror(errno));
+    sp->run_len[sp->nruns++] = (int64_t)sp->n;
+    sp->n = 0;
+    return TG_OK;
+}
+
+static tg_status spill_add(struct spill *sp, const struct tg_epi_result *r, tg_error *err) {
+    for (int h = 0; h < r->nhit; h++) {
+        if (sp->n == sp->run) {
+            tg_status st = spill_flush(sp, err);
+            if (st) return st;
+        }
+        sp->buf[sp->n++] = r->hit[h];
+    }
+    return TG_OK;
+}
+
+/* Merges the runs, recounts each candidate and emits those with P ≤ T, in hit order. */
+static tg_status spill_emit(struct search *s, const tg_epi_opts *o, tg_epi_report *rep,
+                            tg_error *err) {
+    tg_status st = spill_flush(&s->sp, err);
+    const int64_t nr = s->sp.nruns;
+    struct cursor {
+        struct tg_epi_hit *buf;
+        int64_t left, pos, n, at; /* hits left in the file, offset, buffered, next */
+    } *c = st ? NULL : tg_calloc((size_t)(nr ? nr : 1), sizeof *c, err);
+    struct tg_epi_hit *bufs = c ? tg_malloc((size_t)(nr ? nr : 1) * RUN_READ * sizeof *bufs, err)
+                                : NULL;
+    if (!st && (!c || !bufs)) st = TG_ERR_NOMEM;
+    for (int64_t r = 0, off = 0; !st && r < nr; off += s->sp.run_len[r++])
+        c[r] = (struct cursor){bufs + r * RUN_READ, s->sp.run_len[r], off, 0, 0};
+    while (!st) {
+        int64_t best = -1;
+        for (int64_t r = 0; r < nr && !st; r++) {
+            struct cursor *x = &c[r];
+            if (x->at == x->n && x->left) { /* refill */
+                x->n = x->left < RUN_READ ? x->left : RUN_READ;
+                if (fseeko(s->sp.f, (off_t)x->pos * (off_t)sizeof *x->buf, SEEK_SET) ||
+                    fread(x->buf, sizeof *x->buf, (size_t)x->n, s->sp.f) != (size_t)x->n)
+                    st = tg_error_set(err, TG_ERR_IO, "cannot read the candidates' temporary "
+                                      "file back");
+                x->left -= x->n, x->pos += x->n, x->at = 0;
+            }
+            if (x->at < x->n && (best < 0 || tg_epi_hit_cmp(&x->buf[x->at],
+                                                            &c[best].buf[c[best].at]) < 0))
+                best = r;
+        }
+        if (st || best < 0) break;
+        tg_epi_hit_info hi;
+        if (!(st = recount(s, o, &c[best].buf[c[best].at++], &hi, err)) && s->perm)
+            to_bim_order(s, o, &hi);
+        if (!st && hi.p <= o->p_threshold) {
+            rep->passed++;
+            st = o->emit(o->emit_ctx, &hi, err);
+        }
+    }
+    free(bufs);
+    free(c);
+    return st;
 }
 
 /* Merges a result (a round's, or a rank's merged one) into @p into. Hits are ordered totally
@@ -207,12 +385,37 @@ static void seek_round(struct search *s, int64_t r) {
     }
 }
 
+/* Pass mode: spills a round's candidates and, while it had more than a page, runs it again for
+ * the next page (after its last hit), one task at a time: only rounds with more than
+ * TG_EPI_MAX_TOPK passing combinations come back. The result's handle is registered anew for
+ * each page, so that the host reads what the worker wrote. */
+static tg_status pages(struct search *s, struct slot *sl, tg_error *err) {
+    tg_status st = spill_add(&s->sp, sl->res, err);
+    while (!st && sl->res->passing > (uint64_t)sl->res->nhit) {
+        const struct tg_epi_hit *last = &sl->res->hit[sl->res->nhit - 1];
+        sl->a.has_after = 1;
+        sl->a.after_key = last->key;
+        memcpy(sl->a.after_snp, last->snp, sizeof sl->a.after_snp);
+        sl->combos = 0; /* the progress counted the round once */
+        tg_handle_vector(&sl->h, sl->res, (uint32_t)tg_epi_result_size(s->topk), 1);
+        const int ret = tg_insert_epi_round(&sl->a, sl->blocks, s->th, sl->h, sl->work, round_done,
+                                            sl);
+        if (!ret) tg_runtime_wait_local();
+        tg_handle_free(sl->h);
+        if (ret)
+            return tg_error_set(err, TG_ERR_RUNTIME, "cannot submit an epistasis round task of "
+                                "order %d (%s)", s->k, strerror(-ret));
+        st = spill_add(&s->sp, sl->res, err);
+    }
+    return st;
+}
+
 /* Submits up to `wave` of this rank's rounds from round s->next on, below round `rounds`
  * (advancing s->next), waits for them and merges their results into s->best; *expected adds
  * their combinations. */
 static tg_status run_wave(struct search *s, const tg_epi_opts *o, struct progress *p,
                           int64_t wave, int64_t rounds, uint64_t *expected, tg_error *err) {
-    const size_t rsize = tg_epi_result_size(o->topk);
+    const size_t rsize = tg_epi_result_size(s->topk);
     int64_t w = 0;
     int ret = 0;
     for (; w < wave && !ret; s->next++, next_tuple(s)) {
@@ -233,8 +436,11 @@ static tg_status run_wave(struct search *s, const tg_epi_opts *o, struct progres
                                      .block = s->B,
                                      .complete = s->complete,
                                      .score = (int32_t)o->score,
-                                     .topk = o->topk,
-                                     .search = s->id};
+                                     .topk = s->topk,
+                                     .search = s->id,
+                                     .pass = o->p_threshold > 0,
+                                     .first_end = s->nset ? s->nset : s->m};
+        memcpy(a.pass_stat, s->pass_stat, sizeof a.pass_stat);
         memcpy(a.words, s->words, sizeof a.words);
         memcpy(a.n, s->n, sizeof a.n);
         tg_handle blocks[TG_EPI_MAX_ORDER];
@@ -243,11 +449,22 @@ static tg_status run_wave(struct search *s, const tg_epi_opts *o, struct progres
         for (int i = 0; i < s->k; i++) {
             a.first[i] = b[i] * s->B;
             a.nsnp[i] = (int32_t)(s->m - a.first[i] < s->B ? s->m - a.first[i] : s->B);
+            /* a set ending inside the first block, alone at its position: only its SNPs there
+             * (no GEMM rows nor loops for the rest); shared with later positions, the block
+             * stays whole and first_end leaves the rest out */
+            if (i == 0 && s->nset && a.first[0] + a.nsnp[0] > s->nset && b[1] != b[0])
+                a.nsnp[0] = (int32_t)(s->nset - a.first[0]);
             blocks[i] = s->blk[b[i]];
-            /* a group of equal blocks contributes C(nsnp, multiplicity) */
+            /* a group of equal blocks contributes C(nsnp, multiplicity); the first group, in
+             * the block where a SNP set ends, only those with a SNP of the set: all but the
+             * C(its SNPs past the set, multiplicity) */
             int mult = 1;
             while (i + mult < s->k && b[i + mult] == b[i]) mult++;
-            if (i == 0 || b[i - 1] != b[i]) combos *= (uint64_t)choose(a.nsnp[i], mult);
+            const int64_t past = i == 0 && s->nset && a.first[0] + a.nsnp[0] > s->nset
+                                     ? a.first[0] + a.nsnp[0] - s->nset
+                                     : 0;
+            if (i == 0 || b[i - 1] != b[i])
+                combos *= (uint64_t)(choose(a.nsnp[i], mult) - choose(past, mult));
         }
         struct slot *sl = &s->slots[w];
         sl->p = p;
@@ -259,16 +476,26 @@ static tg_status run_wave(struct search *s, const tg_epi_opts *o, struct progres
          * by tg_runtime_wait_local) */
         /* the perfmodel's size: counting costs per combination and sample, scoring and
          * selection per combination about as much as 1,024 samples' counting */
-        double work = (double)combos * (double)(s->n[0] + s->n[1] + 1024);
-        ret = tg_insert_epi_round(&a, blocks, s->th, sl->h, work, round_done, sl);
+        sl->work = (double)combos * (double)(s->n[0] + s->n[1] + 1024);
+        sl->a = a;
+        memcpy(sl->blocks, blocks, sizeof blocks);
+        ret = tg_insert_epi_round(&a, blocks, s->th, sl->h, sl->work, round_done, sl);
         w++; /* its handle is registered: unregistered below, submitted or not */
     }
     /* this rank's tasks only: other ranks run other numbers of waves */
     tg_runtime_wait_local();
+    tg_status st = TG_OK;
     for (int64_t x = 0; x < w; x++) {
         tg_handle_free(s->slots[x].h);
-        if (!ret) merge(s->slots[x].res, o->topk, s->best);
+        if (ret || st) continue;
+        if (o->p_threshold > 0) {
+            s->best->evaluated += s->slots[x].res->evaluated;
+            st = pages(s, &s->slots[x], err);
+        } else {
+            merge(s->slots[x].res, s->topk, s->best);
+        }
     }
+    if (st) return st;
     if (ret)
         return tg_error_set(err, TG_ERR_RUNTIME,
                             "cannot submit an epistasis round task of order %d (%s)%s", s->k,
@@ -288,6 +515,37 @@ static void search_free(struct search *s) {
     free(s->results);
     free(s->best);
     free(s->gathered);
+    if (s->sp.f) fclose(s->sp.f);
+    free(s->sp.buf);
+    free(s->sp.run_len);
+    free(s->perm);
+}
+
+/* A SNP set's plane order: its SNPs in .bim order, then the others in .bim order. */
+static tg_status set_order(const tg_epi_opts *o, struct search *s, tg_error *err) {
+    if (!o->set) return TG_OK;
+    if (o->nset < 1 || o->nset > s->m)
+        return tg_error_set(err, TG_ERR_ARG, "a SNP set of %lld SNPs (1 to %lld)",
+                            (long long)o->nset, (long long)s->m);
+    if (!(s->perm = tg_calloc((size_t)s->m, sizeof *s->perm, err))) return TG_ERR_NOMEM;
+    for (int64_t i = 0; i < o->nset; i++) {
+        const int64_t j = o->set[i];
+        if (j < 0 || j >= s->m || s->perm[j])
+            return tg_error_set(err, TG_ERR_ARG, "SNP set entry %lld: SNP index %lld %s",
+                                (long long)i + 1, (long long)j,
+                                j < 0 || j >= s->m ? "is outside the .bim" : "is there twice");
+        s->perm[j] = 1; /* a mark until the order is written */
+    }
+    int64_t *order = tg_malloc((size_t)s->m * sizeof *order, err);
+    if (!order) return TG_ERR_NOMEM;
+    int64_t at = 0;
+    for (int pass = 1; pass >= 0; pass--)
+        for (int64_t j = 0; j < s->m; j++)
+            if (s->perm[j] == pass) order[at++] = j;
+    free(s->perm);
+    s->perm = order;
+    s->nset = o->nset;
+    return TG_OK;
 }
 
 static tg_status check_opts(const tg_bed *bed, const tg_epi_opts *o, tg_error *err) {
@@ -298,6 +556,16 @@ static tg_status check_opts(const tg_bed *bed, const tg_epi_opts *o, tg_error *e
                             TG_EPI_MAX_TOPK);
     if (o->score < TG_EPI_SCORE_K2 || o->score > TG_EPI_SCORE_CHI2)
         return tg_error_set(err, TG_ERR_ARG, "unknown score kind %d", (int)o->score);
+    if (o->p_threshold != 0 && !(o->p_threshold > 0 && o->p_threshold <= 1))
+        return tg_error_set(err, TG_ERR_ARG, "--p-threshold %g: must be in (0, 1]", o->p_threshold);
+    if (o->p_threshold > 0 && o->score == TG_EPI_SCORE_K2)
+        return tg_error_set(err, TG_ERR_ARG, "--p-threshold: the K2 score has no P value (use "
+                            "--score mi or chi2)");
+    if (o->p_threshold > 0 && !o->emit)
+        return tg_error_set(err, TG_ERR_ARG, "p_threshold without an emit function");
+    if (o->p_threshold > 0 && tg_runtime_nranks() > 1)
+        return tg_error_set(err, TG_ERR_ARG, "--p-threshold: not with several MPI ranks (each "
+                            "would hold its own candidates)");
     if (o->max_rounds < 0 || o->round_step < 0)
         return tg_error_set(err, TG_ERR_ARG, "rounds: max_rounds %lld and round_step %lld must "
                             "not be negative", (long long)o->max_rounds, (long long)o->round_step);
@@ -332,6 +600,7 @@ tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *
         return tg_error_set(err, TG_ERR_ARG, "%lld controls and %lld cases: epistasis needs both",
                             (long long)s.n[0], (long long)s.n[1]);
     s.k = o->order;
+    s.topk = o->p_threshold > 0 ? TG_EPI_MAX_TOPK : o->topk;
     s.m = bed->n_snps;
     s.B = o->block ? o->block : default_block[s.k];
     if (s.B > (s.m + 7) / 8 * 8) s.B = (int)((s.m + 7) / 8 * 8);
@@ -351,8 +620,13 @@ tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *
                            .n_controls = s.n[0],
                            .n_cases = s.n[1],
                            .n_excluded = bed->n_samples - s.n[0] - s.n[1]};
-    const uint64_t all = (uint64_t)choose(s.m, s.k);
+    if ((st = set_order(o, &s, err))) goto done;
+    /* with a set, the block tuples that start in the set's blocks: the first rounds */
+    const uint64_t all =
+        (uint64_t)(choose(s.m, s.k) - (s.nset ? choose(s.m - s.nset, s.k) : 0));
     rep->rounds = (int64_t)choose(s.nb + s.k - 1, s.k);
+    if (s.nset) rep->rounds -= (int64_t)choose(s.nb - (s.nset - 1) / s.B - 1 + s.k - 1, s.k);
+    rep->n_set = s.nset;
     const int cut = o->max_rounds > 0 && o->max_rounds < rep->rounds, part = cut || o->round_step > 1;
     if (cut) rep->rounds = o->max_rounds;
     s.step = o->round_step < 1 ? 1 : o->round_step > rep->rounds ? rep->rounds : o->round_step;
@@ -369,7 +643,7 @@ tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *
 
     t0 = tg_now();
     const int64_t nt = s.n[0] + s.n[1] + 2;
-    const size_t rsize = tg_epi_result_size(o->topk);
+    const size_t rsize = tg_epi_result_size(s.topk);
     /* this rank's rounds: of the rounds run (every step-th), every R-th from the rank's own
      * on (none when R exceeds them) */
     const int64_t run = (rep->rounds + s.step - 1) / s.step,
@@ -385,9 +659,21 @@ tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *
         !(s.slots = tg_calloc((size_t)wave, sizeof *s.slots, err)) ||
         !(s.results = tg_malloc((size_t)wave * rsize, err)) ||
         !(s.best = tg_calloc(1, rsize, err)) ||
-        (s.rank == 0 && !(s.gathered = tg_malloc((size_t)s.nranks * rsize, err)))) {
+        (s.rank == 0 && !(s.gathered = tg_malloc((size_t)s.nranks * rsize, err))) ||
+        (o->p_threshold > 0 &&
+         !(s.sp.buf = tg_malloc((s.sp.run = o->p_run > 0 ? (size_t)o->p_run : RUN) *
+                                    sizeof *s.sp.buf,
+                                err)))) {
         st = TG_ERR_NOMEM;
         goto done;
+    }
+    if (o->p_threshold > 0) {
+        pass_stats(o->p_threshold, s.pass_stat);
+        if (!(s.sp.f = tmpfile())) {
+            st = tg_error_set(err, TG_ERR_IO, "cannot create a temporary file for the "
+                              "candidates of --p-threshold: %s", strerror(errno));
+            goto done;
+        }
     }
     tg_epi_score_table((enum tg_epi_score)o->score, s.n[0] + s.n[1], s.table);
     tg_handle_vector(&s.th, s.table, (uint32_t)nt, sizeof *s.table);
@@ -418,20 +704,21 @@ tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *
     best->evaluated = 0;
     best->nhit = 0;
     for (int r = 0; r < s.nranks; r++)
-        merge((const struct tg_epi_result *)(s.gathered + (size_t)r * rsize), o->topk, best);
+        merge((const struct tg_epi_result *)(s.gathered + (size_t)r * rsize), s.topk, best);
     /* every combination evaluated exactly once, whatever the ranks */
     if (!part && best->evaluated != all) {
         st = tg_error_set(err, TG_ERR_RUNTIME,
                           "internal error: the rounds of %d rank%s evaluated %llu combinations, "
-                          "C(%lld, %d) = %llu expected (a bug in the search: please report it)",
+                          "C(%lld, %d) - C(%lld, %d) = %llu expected (a bug in the search: "
+                          "please report it)",
                           s.nranks, s.nranks == 1 ? "" : "s",
                           (unsigned long long)best->evaluated, (long long)s.m, s.k,
-                          (unsigned long long)all);
+                          (long long)(s.nset ? s.m - s.nset : 0), s.k, (unsigned long long)all);
         goto done;
     }
     rep->combinations = best->evaluated;
     if (o->progress) o->progress(o->progress_ctx, best->evaluated, best->evaluated);
-    st = report_hits(&s, o, rep, err);
+    st = o->p_threshold > 0 ? spill_emit(&s, o, rep, err) : report_hits(&s, o, rep, err);
 done:
     search_free(&s);
     if (st) tg_epi_report_free(rep);

@@ -26,7 +26,10 @@
  *   clipped to [0, 1], which keeps the set free of marginal effects because it still acts only
  *   through s), qt adds E·s to y (in units where the rest of the trait has variance 1).
  * - Missing calls: each call is set missing with probability --missing, independently (MCAR),
- *   at every SNP, after the phenotypes were drawn from the complete genotypes.
+ *   at every SNP, after the phenotypes were drawn from the complete genotypes. --missing-snps
+ *   F:R gives round(F·m') of the m' SNPs not planted, chosen at random, the rate R instead:
+ *   null SNPs of uneven missingness, the case that made K2 rank by missingness (issue 21),
+ *   while the planted SNPs keep the common rate.
  * - Reproducibility: one seed gives four independent streams (layout and effects, genotypes,
  *   phenotypes, missingness); the same options and seed give byte-identical files.
  * Memory: the n × m int8 genotype matrix is held whole, so n·m ≤ 2^33 (8 GiB). */
@@ -37,8 +40,9 @@
 #include "base/rng.h"
 #include "tilegwas.h"
 
-/* SNP role during the layout: planted epistatic SNPs get frequency 0.5. */
-enum { ROLE_FREE, ROLE_PLANTED, ROLE_EPISTATIC };
+/* SNP role during the layout: planted epistatic SNPs get frequency 0.5; ROLE_MISSING marks the
+ * SNPs of --missing-snps's rate once the layout is done. */
+enum { ROLE_FREE, ROLE_PLANTED, ROLE_EPISTATIC, ROLE_MISSING };
 
 static char no_parent[] = "0";
 static char alleles[4][2] = {"A", "C", "G", "T"};
@@ -99,6 +103,12 @@ tg_status tg_sim_check(const tg_sim_opts *o, tg_error *err) {
         return tg_error_set(err, TG_ERR_ARG, "--maf-max %g: must be at most 0.5", o->maf_max);
     if (!(o->missing >= 0 && o->missing < 1))
         return tg_error_set(err, TG_ERR_ARG, "--missing %g: must be in [0, 1)", o->missing);
+    if (!(o->missing_snps >= 0 && o->missing_snps <= 1) ||
+        !(o->missing_snps_rate >= 0 && o->missing_snps_rate < 1))
+        return tg_error_set(err, TG_ERR_ARG,
+                            "--missing-snps %g:%g: the fraction must be in [0, 1] and the rate in "
+                            "[0, 1)",
+                            o->missing_snps, o->missing_snps_rate);
     if (!(o->h2 > 0 && o->h2 < 1))
         return tg_error_set(err, TG_ERR_ARG, "--h2 %g: must be strictly between 0 and 1", o->h2);
     if (!(o->prevalence > 0 && o->prevalence < 1))
@@ -270,11 +280,25 @@ static double draw_phenotype(const tg_sim_opts *o, tg_rng *r, tg_sim *d, int p, 
     return t;
 }
 
-static int64_t draw_missing(const tg_sim_opts *o, tg_rng *r, tg_sim *d) {
-    int64_t count = 0;
-    if (o->missing <= 0) return 0;
+/* The SNPs of rate missing_snps_rate are drawn first (a partial shuffle of the SNPs not
+ * planted, in pick), then every call; without --missing-snps the stream is used as before, so
+ * earlier cohorts stay byte-identical. */
+static int64_t draw_missing(const tg_sim_opts *o, tg_rng *r, tg_sim *d, uint8_t *role,
+                            int64_t *pick) {
+    int64_t count = 0, free_snps = 0, high = 0;
+    for (int64_t j = 0; j < o->m; j++)
+        if (role[j] == ROLE_FREE) pick[free_snps++] = j;
+    if (o->missing_snps > 0) high = llround(o->missing_snps * (double)free_snps);
+    for (int64_t x = 0; x < high; x++) {
+        int64_t y = x + (int64_t)tg_rng_below(r, (uint64_t)(free_snps - x)), t = pick[x];
+        pick[x] = pick[y], pick[y] = t;
+    }
+    d->n_missing_snps = high;
+    if (o->missing <= 0 && (high == 0 || o->missing_snps_rate <= 0)) return 0;
+    for (int64_t x = 0; x < high; x++) role[pick[x]] = ROLE_MISSING;
     for (int64_t k = 0; k < o->n * o->m; k++)
-        if (tg_rng_uniform(r) < o->missing) {
+        if (tg_rng_uniform(r) < (role[k / o->n] == ROLE_MISSING ? o->missing_snps_rate
+                                                                  : o->missing)) {
             d->geno[k] = TG_GENO_MISSING;
             count++;
         }
@@ -348,7 +372,7 @@ tg_status tg_simulate(const tg_sim_opts *o, tg_sim *d, tg_error *err) {
     make_layout(o, &layout, d, role);
     draw_genotypes(o, &geno, d);
     for (int p = 0; p < o->n_pheno; p++) d->threshold[p] = draw_phenotype(o, &pheno, d, p, work);
-    d->n_missing = draw_missing(o, &missing, d);
+    d->n_missing = draw_missing(o, &missing, d, role, pick);
     for (int64_t i = 0; i < o->n; i++) d->samples[i].pheno = d->pheno[i];
 cleanup:
     free(work);

@@ -22,6 +22,8 @@ static const char *help =
     "  --maf-min F         smallest A1 allele frequency (default 0.05; in (0, 0.5])\n"
     "  --maf-max F         largest A1 allele frequency (default 0.5; in [maf-min, 0.5])\n"
     "  --missing R         rate of missing calls, completely at random (default 0)\n"
+    "  --missing-snps F:R  a fraction F of the SNPs not planted, chosen at random, get the\n"
+    "                      missing rate R instead of --missing (default none)\n"
     "  --trait cc|qt       case-control or quantitative (default cc)\n"
     "  --n-pheno K         independent phenotypes, each with its own planted effects (default 1)\n"
     "  --additive C        additive SNPs per phenotype (default 0)\n"
@@ -47,7 +49,8 @@ static const char *help =
     "  in the set) is independent of any K-1 of them, so there is no effect below order K.\n"
     "  cc: P(case) += E*s (prevalence +- E*sets must be in (0,1); clipped to [0,1] with\n"
     "  additive SNPs); qt: y += E*s.\n"
-    "  Missing calls are drawn after the phenotypes, independently of everything.\n"
+    "  Missing calls are drawn after the phenotypes, independently of everything (at the\n"
+    "  SNP's rate).\n"
     "  Output: FID F<i>, IID I<i> (i from 0), random sex, .fam phenotype = PHENO1 (cc:\n"
     "  1 control, 2 case); SNP ids snp<j> (j from 0), chromosomes 1-22 in blocks,\n"
     "  increasing positions.\n";
@@ -57,6 +60,19 @@ typedef struct {
     tg_sim_opts s;
     int quiet;
 } sim_opts;
+
+static tg_status parse_missing_snps(const char *arg, tg_sim_opts *o, tg_error *err) {
+    char frac[32];
+    const char *colon = strchr(arg, ':');
+    if (!colon || (size_t)(colon - arg) >= sizeof frac)
+        return tg_error_set(err, TG_ERR_ARG, "--missing-snps %s: expected FRACTION:RATE, e.g. "
+                            "0.1:0.05", arg);
+    memcpy(frac, arg, (size_t)(colon - arg));
+    frac[colon - arg] = 0;
+    tg_status st = tg_cli_double("missing-snps FRACTION", frac, 0, 1, &o->missing_snps, err);
+    if (!st) st = tg_cli_double("missing-snps RATE", colon + 1, 0, 0.99, &o->missing_snps_rate, err);
+    return st;
+}
 
 static tg_status parse_epistasis(const char *arg, tg_sim_opts *o, tg_error *err) {
     char order[16];
@@ -75,14 +91,16 @@ static tg_status parse_epistasis(const char *arg, tg_sim_opts *o, tg_error *err)
 /* Returns TG_OK, an error, or -1 after printing the help. */
 static int parse_options(int argc, char **argv, sim_opts *o, tg_error *err) {
     enum {
-        O_OUT = 1, O_N, O_M, O_SEED, O_MAF_MIN, O_MAF_MAX, O_MISSING, O_TRAIT, O_NPHENO,
+        O_OUT = 1, O_N, O_M, O_SEED, O_MAF_MIN, O_MAF_MAX, O_MISSING, O_MISS_SNPS, O_TRAIT, O_NPHENO,
         O_ADDITIVE, O_H2, O_EPI, O_EPI_EFFECT, O_NONLINEAR, O_NL_PAIRS, O_PREV, O_QUIET, O_HELP
     };
     static const struct option opts[] = {
         {"out", required_argument, 0, O_OUT}, {"n-samples", required_argument, 0, O_N},
         {"n-snps", required_argument, 0, O_M}, {"seed", required_argument, 0, O_SEED},
         {"maf-min", required_argument, 0, O_MAF_MIN}, {"maf-max", required_argument, 0, O_MAF_MAX},
-        {"missing", required_argument, 0, O_MISSING}, {"trait", required_argument, 0, O_TRAIT},
+        {"missing", required_argument, 0, O_MISSING},
+        {"missing-snps", required_argument, 0, O_MISS_SNPS},
+        {"trait", required_argument, 0, O_TRAIT},
         {"n-pheno", required_argument, 0, O_NPHENO}, {"additive", required_argument, 0, O_ADDITIVE},
         {"h2", required_argument, 0, O_H2}, {"epistasis", required_argument, 0, O_EPI},
         {"epi-effect", required_argument, 0, O_EPI_EFFECT},
@@ -104,6 +122,7 @@ static int parse_options(int argc, char **argv, sim_opts *o, tg_error *err) {
         case O_MAF_MIN: st = tg_cli_double("maf-min", optarg, 0, 0.5, &s->maf_min, err); break;
         case O_MAF_MAX: st = tg_cli_double("maf-max", optarg, 0, 0.5, &s->maf_max, err); break;
         case O_MISSING: st = tg_cli_double("missing", optarg, 0, 0.99, &s->missing, err); break;
+        case O_MISS_SNPS: st = parse_missing_snps(optarg, s, err); break;
         case O_TRAIT:
             if (strcmp(optarg, "cc") && strcmp(optarg, "qt"))
                 st = tg_error_set(err, TG_ERR_ARG, "--trait %s: expected cc or qt", optarg);
@@ -190,6 +209,9 @@ static void log_summary(const sim_opts *so, const tg_sim *d, tg_log *log) {
                   (long long)o->epi_sets[3], (long long)o->epi_sets[4]);
     tg_log_printf(log, "missing calls: %lld (rate %.4g)", (long long)d->n_missing,
                   (double)d->n_missing / ((double)o->n * (double)o->m));
+    if (d->n_missing_snps)
+        tg_log_printf(log, "%lld SNPs not planted drawn at missing rate %.4g (--missing-snps)",
+                      (long long)d->n_missing_snps, o->missing_snps_rate);
     for (int p = 0; p < o->n_pheno; p++) {
         const double *y = d->pheno + p * o->n;
         double s = 0, s2 = 0;

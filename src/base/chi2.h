@@ -1,0 +1,11 @@
+/* Upper tail of the χ² distribution, for the P values of the epistasis scores (Pearson's χ²
+ * and the G-test). */
+#ifndef TG_CHI2_H
+#define TG_CHI2_H
+
+/** P(X ≥ x) for X ~ χ² with df degrees of freedom (df > 0, x ≥ 0): the regularised upper
+ * incomplete gamma function Q(df/2, x/2), to about 1e-14 relative; 0 once it is below the
+ * smallest double (x of several thousand). df ≤ 0 gives 1 (no freedom: nothing to test). */
+double tg_chi2_sf(double x, double df);
+
+#endif
