@@ -8,6 +8,7 @@
 #include <new>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <pgenlib/pgenlib_read.h>
 
@@ -80,6 +81,7 @@ int tg_pgr_file_open(const char *path, uint32_t n_variants, uint32_t n_samples,
     char errstr[kPglErrstrBufBlen];
     PgenHeaderCtrl ctrl;
     uintptr_t cachelines = 0;
+    struct stat sb;
     tg_pgr_file *f = new (std::nothrow) tg_pgr_file();
     *out = nullptr;
     if (!f) {
@@ -106,6 +108,15 @@ int tg_pgr_file_open(const char *path, uint32_t n_variants, uint32_t n_samples,
     if (PgfiInitPhase2(ctrl, allele_ct != nullptr, 0, 0, 0, n_variants, &f->max_vrec_width, &f->fi,
                        f->alloc, &f->pgr_cachelines, errstr)) {
         copy_msg(msg, errstr);
+        goto fail;
+    }
+    // the index gives where the last record ends: a shorter file was cut (pgenlib would find
+    // it only when reading there)
+    if (f->fi.var_fpos && stat(path, &sb) == 0 &&
+        static_cast<uint64_t>(sb.st_size) < f->fi.var_fpos[n_variants]) {
+        snprintf(msg, TG_PGR_MSG, "truncated: %lld bytes, where its index ends the last variant "
+                 "at byte %llu", static_cast<long long>(sb.st_size),
+                 static_cast<unsigned long long>(f->fi.var_fpos[n_variants]));
         goto fail;
     }
     if ((f->fi.gflags & kfPgenGlobalMultiallelicHardcallFound) && !allele_ct) {
