@@ -127,6 +127,10 @@ cp p.pgen cols.pgen; cp p.psam cols.psam
 awk 'NR == 7 { $5 = ""; sub(/[ \t]+$/, "") } { print }' OFS='\t' p.pvar >cols.pvar
 expect_error ".pvar with too few columns" "cols.pvar line 7: expected 5 columns" \
     "$TG_BIN" info --pfile cols
+cp p.pgen pos.pgen; cp p.psam pos.psam
+awk 'NR == 4 { $2 = "12x" } { print }' OFS='\t' p.pvar >pos.pvar
+expect_error ".pvar with a position that is not a number" "pos.pvar line 4: position '12x'" \
+    "$TG_BIN" info --pfile pos
 expect_error "missing .pgen" "cannot open nothere.pgen" "$TG_BIN" info --pfile nothere
 cp p.pgen nopsam.pgen; cp p.pvar nopsam.pvar
 expect_error "missing .psam" "nopsam.psam" "$TG_BIN" grm --pfile nopsam --out x

@@ -343,7 +343,7 @@ static tg_status read_pvar(const char *path, tg_bed *b, pvar_read *pv, tg_error 
             continue;
         }
         pv->vidx[b->n_snps] = (uint32_t)pv->n;
-        st = pvar_line(path, r.line_no, f, &c, b, err);
+        if ((st = pvar_line(path, r.line_no, f, &c, b, err))) break;
     }
     if (!st && pv->n == 0) st = tg_error_set(err, TG_ERR_FORMAT, "%s lists no variant", path);
     tg_lines_close(&r);
