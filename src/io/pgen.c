@@ -83,7 +83,8 @@ done:
 typedef struct {
     int ncol, fid, iid, pat, mat, sex, pheno; /* column indices, −1: absent */
     int64_t n;                                /* samples */
-    int64_t data_line;                        /* the first line after the header */
+    int64_t header_line;                      /* 0: none (a .fam) */
+    int64_t data_line;                        /* the first sample's line */
 } psam_cols;
 
 enum { MAX_PHENO_SCAN = 64 }; /* columns tried as the phenotype */
@@ -93,7 +94,7 @@ static tg_status psam_header(char *line, const char *path, int64_t line_no, psam
     char *f[256];
     int k = tg_text_split(line, f, 256);
     *c = (psam_cols){.ncol = k, .fid = -1, .iid = -1, .pat = -1, .mat = -1, .sex = -1,
-                     .pheno = -1};
+                     .pheno = -1, .header_line = line_no};
     *ncand = 0;
     for (int i = 0; i < k && i < 256; i++) {
         const char *name = i == 0 ? f[0] + 1 : f[i]; /* "#FID" / "#IID" */
@@ -131,13 +132,17 @@ static tg_status scan_psam(const char *path, psam_cols *c, tg_error *err) {
     for (c->n = 0; line; line = tg_text_next_line(&t), c->n++) {
         int k = tg_text_split(line, f, 256);
         if (k < c->ncol) {
-            st = tg_error_set(err, TG_ERR_FORMAT,
-                              "%s line %lld: expected %d columns (%s), found %d", path,
-                              (long long)t.line_no, c->ncol,
-                              ncand || c->ncol != 6 || c->fid != 0 ? "as its header"
-                                                                   : "FID IID PAT MAT SEX "
-                                                                     "phenotype, as a .fam",
-                              k);
+            st = c->header_line
+                     ? tg_error_set(err, TG_ERR_FORMAT,
+                                    "%s line %lld: expected %d columns, as the header on line "
+                                    "%lld, found %d",
+                                    path, (long long)t.line_no, c->ncol,
+                                    (long long)c->header_line, k)
+                     : tg_error_set(err, TG_ERR_FORMAT,
+                                    "%s line %lld: expected 6 columns (FID IID father mother sex "
+                                    "phenotype: without a #FID or #IID header a .psam is read as "
+                                    "a .fam), found %d",
+                                    path, (long long)t.line_no, k);
             goto done;
         }
         double v;
@@ -304,7 +309,7 @@ static tg_status pvar_line(const char *path, int64_t line_no, char **f, const pv
 
 static tg_status read_pvar(const char *path, tg_bed *b, pvar_read *pv, tg_error *err) {
     tg_lines r;
-    char *line, *f[256];
+    char *line = NULL, *f[256];
     pvar_cols c = {.ncol = 6, .chrom = 0, .id = 1, .cm = 2, .pos = 3, .alt = 4, .ref = 5};
     tg_status st = tg_lines_open(&r, path, err);
     while (!st && !(st = tg_lines_next(&r, &line, err)) && line && line[0] == '#' &&
