@@ -7,6 +7,7 @@
 /** The options. */
 typedef struct {
     const char *pheno, *pheno_names, *pheno_col_nums, *test_bfile, *precisions;
+    const char *covar, *covar_names, *covar_col_nums, *test_covar;
     double lambda, tol, accuracy;
     int64_t max_iter, tile;
     int scale, cholesky;
@@ -20,6 +21,7 @@ typedef struct {
 typedef struct {
     tg_bed bed, test;
     tg_pheno ph;
+    tg_covar cv, tcv; /* --covar's design (n_cols 0 without), --test-covar's */
     int *cols, k;
     char **names, *line;
     size_t line_len;
@@ -34,7 +36,8 @@ typedef struct {
     size_t len;
 } progress_ctx;
 
-/** Reads --bfile, the selected --pheno columns (at least 2 values each) and --test-bfile. */
+/** Reads --bfile, the selected --pheno columns (at least 2 values each), --covar, --test-bfile
+ * and --test-covar. */
 tg_status rr_load(const rr_opts *o, rr_data *d, tg_log *log, tg_error *err);
 /** A tg_cg_progress_fn (ctx: a progress_ctx): every iteration's residuals to the log file,
  * every 10th (and the first) to stderr too. */
@@ -42,6 +45,10 @@ void rr_on_progress(void *vctx, int iter, int64_t nphen, const double *relres);
 /** Writes PREFIX.cg.tsv or PREFIX.rr.tsv: one line per phenotype. */
 tg_status rr_write_summary(const rr_opts *o, int k, char **names, const tg_rr_result *r,
                            tg_error *err);
+/** Writes PREFIX.alpha.tsv: the fixed effects, a line per design column (the intercept
+ * first), a column per phenotype. */
+tg_status rr_write_alpha(const rr_opts *o, const rr_data *d, const tg_rr_result *r,
+                         tg_error *err);
 /** Logs what the fit did: excluded SNPs, the ranks, times, the map or the iterations. */
 void rr_log_fit(const rr_opts *o, const rr_data *d, const tg_rr_result *r, tg_log *log);
 #endif
