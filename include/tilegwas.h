@@ -1102,10 +1102,17 @@ typedef struct {
     int ngamma;
     const double *alpha;  /**< the α grid, nalpha values ≥ 0 (at least one) */
     int nalpha;
-    const double *covar;  /**< gaussian only: confounders, sample rows[i]'s at
-                           * covar[rows[i] + c·ldc] for c < ncov (NULL: none) */
+    const double *covar;  /**< covariates, sample rows[i]'s at covar[rows[i] + c·ldc] for c < ncov
+                           * (NULL: none): fixed effects or kernel confounders, by @p fixed */
     int ncov;
     int64_t ldc;
+    /** 1: the covariates are fixed effects beside the intercept (any kernel): with C = [1,
+     * covariates] over the training samples, α = (CᵀC)⁻¹Cᵀy (columns constant or collinear
+     * with earlier ones get 0) and the kernel fits y − Cα; predictions add C_t·α. 0: they are
+     * gaussian-kernel confounders, standardised to mean 0 and variance 1 over the training
+     * samples (the test cohort's with the training's mean and deviation), their squared
+     * distance added to the genotypes'. */
+    int fixed;
     int nb;               /**< tile size; 0 (default): by the workers, see tg_krr_tile() */
     double pred_tol;      /**< the map keeps the weights and predictions within this relative
                            * tolerance of an all-fp64 factorisation (tg_chol_opts.tol with α the
@@ -1226,14 +1233,17 @@ typedef struct {
     int ngamma, nalpha;
     int nb;
     tg_prec diag;                /**< precision of the kernels */
-    int ncov;
+    int ncov;                    /**< kernel confounders */
+    int nfixed;                  /**< fixed-effect covariates (beside the intercept) */
+    const double *fixed_alpha;   /**< (1 + nfixed) × k: the intercept, then a column's effect
+                                  * (NULL without fixed effects) */
     const tg_bed *bed;           /**< the training fileset */
     const char *bfile;           /**< as given to the fit (a loaded model: as saved) */
     const int64_t *rows;         /**< training samples (rows of bed) */
     int64_t n;
     int k;                       /**< phenotypes */
     const char *const *names;
-    const double *mean;          /**< their training means */
+    const double *mean;          /**< their training means (with fixed effects: the intercepts) */
 } tg_krr_model_info;
 const tg_krr_model_info *tg_krr_model_describe(const tg_krr_model *m);
 /** The weights of pair (g, a) into @p w (n × k, leading dimension ldw). */

@@ -84,4 +84,30 @@ rr --bfile ds --pheno ds.pheno --covar short.cov --lambda 1 --out bad
 rc=$?
 [ $rc -ne 0 ] && [ "$(wc -l <rr.err)" -eq 1 ] && grep -q "short.cov line 5" rr.err
 report $? "a short line: $(cat rr.err)"
+
+# krr: the same design as fixed effects (its α in alpha.tsv, predictions NA without covariates),
+# or as standardised gaussian-kernel confounders with --covar-kernel
+krr() { "$TG_BIN" krr --quiet --ncpu 1 --gamma 2e-3 --alpha 1 "$@" 2>krr.err; }
+krr --bfile ds --pheno ds.pheno --covar ds.cov --test-bfile ds --test-covar ds.cov \
+    --test-pheno ds.pheno --out k
+rc=$?
+[ $rc -eq 0 ] && [ "$(cut -f1 k.alpha.tsv | tr '\n' ' ')" = "term intercept AGE GRP=trtA GRP=trtB " ] &&
+    grep -q "warning: covariate column AGE2 (collinear with the columns before it) dropped" k.log &&
+    [ "$(awk -F'\t' '$3 == "NA" && $4 == "NA"' k.pred.tsv | wc -l)" -eq "$nmiss" ] &&
+    grep -q "PHENO1: test MSPE [0-9.e+-]*, Pearson r [0-9.e+-]* ($((300 - nmiss)) observed" k.log
+report $? "krr --covar: fixed effects in alpha.tsv, the $nmiss samples without covariates NA and out of the metrics (exit $rc)" k.log
+krr --bfile ds --pheno ds.pheno --covar ds.cov --covar-name AGE,GRP --covar-kernel \
+    --test-bfile ds --test-covar ds.cov --out kk
+rc=$?
+[ $rc -ne 0 ] && grep -q "confounder column 1 of sample" krr.err
+report $? "krr --covar-kernel: a test sample missing a confounder is an error: $(cat krr.err)"
+krr --bfile ds --pheno ds.pheno --covar ds.cov --covar-name AGE,GRP --covar-kernel --seed 2 \
+    --test-frac 0.2 --out kk
+rc=$?
+[ $rc -eq 0 ] && [ ! -e kk.alpha.tsv ] && grep -q "PHENO1: test MSPE" kk.log
+report $? "krr --covar-kernel: confounders in the kernel, the samples missing one left out of the training, no alpha.tsv (exit $rc)" kk.log
+"$TG_BIN" krr --quiet --bfile ds --pheno ds.pheno --covar-kernel --gamma 1 --alpha 1 --test-frac 0.2 --out e 2>krr.err
+rc=$?
+[ $rc -eq 2 ] && grep -q "needs --covar" krr.err
+report $? "--covar-kernel without --covar: $(cat krr.err)"
 tap_end

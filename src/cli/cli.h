@@ -210,6 +210,10 @@ tg_status tg_cli_pheno_read(tg_log *log, const char *path, const char *col_nums,
  * --covar; --test-covar needs --covar and --test-bfile, and --covar with --test-bfile needs it. */
 tg_status tg_cli_covar_check(const char *covar, const char *names, const char *col_nums,
                              const char *test_bfile, const char *test_covar, tg_error *err);
+/** Writes PREFIX.alpha.tsv: the fixed effects @p alpha ((1 + cv->n_cols) × k), a line per
+ * design column (the intercept first), a column per phenotype. */
+tg_status tg_cli_write_alpha(const char *prefix, int k, const char *const *names,
+                             const tg_covar *cv, const double *alpha, tg_error *err);
 /** Covariates for fixed effects (--covar FILE with --covar-name / --covar-col-nums): the file's
  * columns, categorical ones too, into the design @p cv of @p samples (tg_covar_make; with
  * @p like, another cohort's design built alike, tg_covar_apply). Logs the columns used, each

@@ -221,6 +221,28 @@ tg_status tg_cli_pheno_read(tg_log *log, const char *path, const char *col_nums,
     return st;
 }
 
+tg_status tg_cli_write_alpha(const char *prefix, int k, const char *const *names,
+                             const tg_covar *cv, const double *alpha, tg_error *err) {
+    FILE *f;
+    char *path = NULL, num[32];
+    tg_status st = tg_out_open(prefix, ".alpha.tsv", &f, &path, err);
+    if (st) return st;
+    const int p = 1 + cv->n_cols;
+    fputs("term", f);
+    for (int c = 0; c < k; c++) fprintf(f, "\t%s", names[c]);
+    for (int j = 0; j < p; j++) {
+        fprintf(f, "\n%s", j ? cv->names[j - 1] : "intercept");
+        for (int c = 0; c < k; c++) {
+            tg_text_format_double(alpha[j + c * p], num);
+            fprintf(f, "\t%s", num);
+        }
+    }
+    fputc('\n', f);
+    st = tg_out_close(f, path, err);
+    free(path);
+    return st;
+}
+
 tg_status tg_cli_covar_check(const char *covar, const char *names, const char *col_nums,
                              const char *test_bfile, const char *test_covar, tg_error *err) {
     if ((names || col_nums) && !covar)

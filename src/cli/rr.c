@@ -189,7 +189,8 @@ static tg_status fit(const rr_opts *o, rr_data *d, tg_rr_result *r, tg_log *log,
         ((wst = tg_cli_write_values(o->c.out, ".beta.tsv", &d->bed, 0, d->k, d->names, r->beta, err)) ||
          (wst = tg_cli_write_values(o->c.out, ".pred.tsv", cohort, 1, d->k, d->names, r->pred, err)) ||
          (wst = rr_write_summary(o, d->k, d->names, r, err)) ||
-         (o->covar && (wst = rr_write_alpha(o, d, r, err)))))
+         (o->covar && (wst = tg_cli_write_alpha(o->c.out, d->k, (const char *const *)d->names,
+                                                &d->cv, r->alpha, err)))))
         return wst;
     tg_log_printf(log, "wrote %s.beta.tsv, %s.pred.tsv (%s), %s.%s.tsv%s%s%s (%.3f s)", o->c.out,
                   o->c.out, o->test_bfile ? o->test_bfile : "in-sample", o->c.out,

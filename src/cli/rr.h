@@ -45,10 +45,6 @@ void rr_on_progress(void *vctx, int iter, int64_t nphen, const double *relres);
 /** Writes PREFIX.cg.tsv or PREFIX.rr.tsv: one line per phenotype. */
 tg_status rr_write_summary(const rr_opts *o, int k, char **names, const tg_rr_result *r,
                            tg_error *err);
-/** Writes PREFIX.alpha.tsv: the fixed effects, a line per design column (the intercept
- * first), a column per phenotype. */
-tg_status rr_write_alpha(const rr_opts *o, const rr_data *d, const tg_rr_result *r,
-                         tg_error *err);
 /** Logs what the fit did: excluded SNPs, the ranks, times, the map or the iterations. */
 void rr_log_fit(const rr_opts *o, const rr_data *d, const tg_rr_result *r, tg_log *log);
 #endif

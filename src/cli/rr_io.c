@@ -41,27 +41,6 @@ tg_status rr_write_summary(const rr_opts *o, int k, char **names, const tg_rr_re
     return st;
 }
 
-tg_status rr_write_alpha(const rr_opts *o, const rr_data *d, const tg_rr_result *r,
-                         tg_error *err) {
-    FILE *f;
-    char *path = NULL, num[32];
-    tg_status st = tg_out_open(o->c.out, ".alpha.tsv", &f, &path, err);
-    if (st) return st;
-    fputs("term", f);
-    for (int c = 0; c < d->k; c++) fprintf(f, "\t%s", d->names[c]);
-    for (int j = 0; j < r->nalpha; j++) {
-        fprintf(f, "\n%s", j ? d->cv.names[j - 1] : "intercept");
-        for (int c = 0; c < d->k; c++) {
-            tg_text_format_double(r->alpha[j + c * r->nalpha], num);
-            fprintf(f, "\t%s", num);
-        }
-    }
-    fputc('\n', f);
-    st = tg_out_close(f, path, err);
-    free(path);
-    return st;
-}
-
 tg_status rr_load(const rr_opts *o, rr_data *d, tg_log *log, tg_error *err) {
     double t0 = tg_now();
     tg_status st = tg_cli_input_open(&o->c, log, &d->bed, err);
