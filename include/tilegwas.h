@@ -1395,7 +1395,7 @@ typedef struct {
     double *mu;             /**< the nphen intercepts (alpha's first row) */
     double *pred;           /**< the predicted cohort's samples × nphen (leading dimension its
                              * sample count): whole on MPI rank 0 */
-    tg_cg_pheno *pheno;     /**< cg: per phenotype */
+    tg_cg_pheno *pheno;     /**< cg: per phenotype; cholesky: its n_obs and mean */
     tg_cg_report cg;        /**< cg (its pheno is the array above) */
     tg_chol_report chol;    /**< cholesky */
     int64_t n_used;         /**< samples fitted: every one (cg), or those observed for every

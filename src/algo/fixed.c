@@ -2,8 +2,8 @@
  * phenotype's samples and Q an orthonormal basis of its columns, Frisch–Waugh–Lovell gives the
  * penalised genotype effects from the projected system (ZᵀMZ + λI)β = ZᵀMy, M = I − QQᵀ, and the
  * unpenalised α from the least squares of y − Zβ on C. Q comes from Gram–Schmidt applied twice
- * ("twice is enough": orthogonal to working precision) in the order of the design, so that a
- * column collinear with earlier ones is the one left out, as plink2 and REGENIE report it. */
+ * ("twice is enough": orthogonal to working precision) in the order of the design, so that of
+ * two collinear columns the later is the one left out. */
 #include "algo/fixed.h"
 
 #include <math.h>

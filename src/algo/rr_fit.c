@@ -177,6 +177,8 @@ static tg_status fit_chol(const tg_bed *bed, int64_t k, const double *y, int64_t
     if ((st = tg_ridge_chol_bed(bed, rows, r->n_used, o->scale, k, yk, r->n_used, &ro, r->beta,
                                 m, r->mu, &r->chol, geno, err)))
         goto done;
+    for (int64_t c = 0; c < k; c++) /* the means; r->mu becomes the intercepts below */
+        r->pheno[c] = (tg_cg_pheno){.n_obs = r->n_used, .mean = r->mu[c]};
     r->seconds_solve = tg_now() - t0;
     /* the predictions use the training frequencies: the kept samples', in *geno */
     t0 = tg_now();

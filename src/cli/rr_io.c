@@ -32,7 +32,7 @@ tg_status rr_write_summary(const rr_opts *o, int k, char **names, const tg_rr_re
     for (int c = 0; c < k; c++)
         if (o->cholesky)
             fprintf(f, "%s\t%lld\t%.17g\t%.17g\tcholesky\n", names[c], (long long)r->n_used,
-                    r->mu[c], o->lambda);
+                    p[c].mean, o->lambda);
         else
             fprintf(f, "%s\t%lld\t%.17g\t%d\t%d\t%.6e\t%.6e\n", names[c], (long long)p[c].n_obs,
                     p[c].mean, p[c].iterations, p[c].converged, p[c].relres, p[c].true_relres);
