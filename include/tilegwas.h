@@ -307,8 +307,8 @@ tg_pheno_opts tg_pheno_defaults(void);
  * rows start with FID and IID; #IID or IID alone (plink2's .psam form), then rows start with the
  * IID only and are matched by IID. Rows are matched to @p samples; a row whose sample is not in
  * the list is skipped and counted in ph->n_skipped. Errors naming the file and line: a duplicate
- * row, an IID (IID-only header) that two samples of the list share, a non-numeric value, a short
- * or long line, a corrupt or truncated compressed file; and a file none of whose rows is in the
+ * row, an IID (IID-only header) that two samples of the list share, a non-numeric value (not with
+ * tg_pheno_opts.categorical), a short or long line, a corrupt or truncated compressed file; and a file none of whose rows is in the
  * list. Samples absent from the file get NAN. Same as tg_pheno_read_opts() with all columns.
  * Details: without a header the columns are PHENO1..PHENOk; every line has the first line's
  * number of fields; missing codes are -9 (any value equal to -9, e.g. -9.0), NA and NaN in any

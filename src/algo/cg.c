@@ -9,6 +9,9 @@
  * C_c is a projection, so Z̃ᵀZ̃·v = Zᵀ·(C_c·(Z·v)): after the product Z·P, column c is centered
  * over O_c and zeroed elsewhere, then multiplied by Zᵀ. One product pair serves every phenotype
  * whatever its missing values. Columns that converge leave the block (the products shrink).
+ * Covariates (fixed effects beside the intercept) generalise C_c to M_c = I − Q_cQ_cᵀ, Q_c an
+ * orthonormal basis of [1, covariates] over O_c (algo/fixed.h; without covariates Q_c = d_c/√n_c
+ * and M_c = C_c): the same two passes between the products, with r_c sums instead of one.
  * The Jacobi preconditioner diag(Z̃ᵀZ̃) + λ is computed exactly from the genotypes
  * (tg_ridge_jacobi_*): from per-SNP genotype counts, in one pass over the data.
  *
@@ -394,6 +397,10 @@ static tg_status check_args(tg_geno *g, int64_t nphen, int64_t ldy, const tg_cg_
         return tg_error_set(err, TG_ERR_ARG, "ridge CG: tol %g must be in (0, 1)", o->tol);
     if (o->max_iter < 1)
         return tg_error_set(err, TG_ERR_ARG, "ridge CG: max_iter %d must be ≥ 1", o->max_iter);
+    if (o->ncovar < 0 || (o->ncovar && (!o->covar || o->ldc < n)))
+        return tg_error_set(err, TG_ERR_ARG, "ridge CG: %d covariate(s), matrix %s, ld %lld < n "
+                            "%lld", o->ncovar, o->covar ? "given" : "NULL", (long long)o->ldc,
+                            (long long)n);
     if (o->jacobi && o->ldj < m)
         return tg_error_set(err, TG_ERR_ARG, "ridge CG: Jacobi leading dimension %lld < m %lld",
                             (long long)o->ldj, (long long)m);
