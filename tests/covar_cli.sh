@@ -85,6 +85,29 @@ rc=$?
 [ $rc -ne 0 ] && [ "$(wc -l <rr.err)" -eq 1 ] && grep -q "short.cov line 5" rr.err
 report $? "a short line: $(cat rr.err)"
 
+gzip -c ds.cov >ds.cov.gz
+rr --bfile ds --pheno ds.pheno --covar ds.cov.gz --lambda 100 --out gz && cmp -s gz.alpha.tsv cg.alpha.tsv
+report $? "a gzip covariate file (two passes over the stream for the categorical column) reads alike"
+
+# several MPI ranks (each holds its samples' rows): the same alpha and predictions
+differ() { # FILE1 FILE2 FIRST TOL: values (columns FIRST..) apart by more than TOL
+    paste "$1" "$2" | awk -F'\t' -v f="$3" -v t="$4" 'NR > 1 { h = NF / 2
+        for (c = f; c <= h; c++) { if ($c == "NA" || $(c + h) == "NA") { if ($c != $(c + h)) n++; continue }
+            e = $c - $(c + h); e = e < 0 ? -e : e; if (e > t) n++ } } END { print n + 0 }'
+}
+if [ -n "${MPIEXEC:-}" ] && "$TG_BIN" info 2>/dev/null | grep -q '^mpi	yes'; then
+    bad=
+    for s in cg cholesky; do
+        timeout 300 "$MPIEXEC" -n 2 "$TG_BIN" rr --quiet --ncpu 1 --bfile ds --pheno ds.pheno \
+            --covar ds.cov --lambda 100 --solver $s --out m$s 2>/dev/null || bad="$bad $s:exit"
+        ref=$([ $s = cg ] && echo cg || echo ch)
+        d=$(($(differ m$s.alpha.tsv $ref.alpha.tsv 2 1e-12) + $(differ m$s.pred.tsv $ref.pred.tsv 3 1e-9)))
+        [ "$d" = 0 ] || bad="$bad $s:$d"
+    done
+    [ -z "$bad" ]
+    report $? "2 MPI ranks: alpha and predictions of both solvers as one rank's${bad:+ (differ:$bad)}"
+fi
+
 # krr: the same design as fixed effects (its α in alpha.tsv, predictions NA without covariates),
 # or as standardised gaussian-kernel confounders with --covar-kernel
 krr() { "$TG_BIN" krr --quiet --ncpu 1 --gamma 2e-3 --alpha 1 "$@" 2>krr.err; }
