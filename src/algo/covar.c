@@ -64,10 +64,13 @@ static tg_status expand(const tg_pheno *ph, tg_covar *cv, tg_error *err) {
         return TG_ERR_NOMEM;
     for (int s = 0; s < ns; s++) {
         const int L = cv->src_nlevels[s];
-        for (int l = L ? 1 : -1; l < L || l < 0; l++) {
+        if (!L) { /* numeric: the column itself, level −1 */
+            cv->src[cv->n_cols] = s;
+            cv->level[cv->n_cols++] = -1;
+        }
+        for (int l = 1; l < L; l++) {
             cv->src[cv->n_cols] = s;
             cv->level[cv->n_cols++] = l;
-            if (l < 0) break;
         }
     }
     return TG_OK;
