@@ -290,6 +290,12 @@ typedef struct {
     double *values; /**< column-major n_samples × n_cols; NAN where missing or absent */
     int64_t n_skipped; /**< data lines of samples not in the sample list, skipped (as plink2 and
                             REGENIE do); the caller logs the count */
+    /** With tg_pheno_opts.categorical: levels of each column (NULL when every column is
+     * numeric). n_levels[c] = 0 for a numeric column; for a categorical one its levels, sorted
+     * in natural order (strverscmp: "a2" before "a10"), are levels[c][0..n_levels[c]) and
+     * values[] holds the level's index (NAN where missing). */
+    int *n_levels;
+    char ***levels;
 } tg_pheno;
 
 /** Which columns tg_pheno_read_opts() keeps; at most one of the two is set. */
@@ -302,6 +308,9 @@ typedef struct {
      * "first-last" of consecutive columns (a name containing '-' is taken whole when it is one).
      * NULL: all. */
     const char *names;
+    /** Covariate files: a column with a value that is neither a number nor a missing code is
+     * categorical (tg_pheno.levels) instead of an error. */
+    int categorical;
 } tg_pheno_opts;
 
 /** Options that keep every column. */
@@ -312,8 +321,8 @@ tg_pheno_opts tg_pheno_defaults(void);
  * rows start with FID and IID; #IID or IID alone (plink2's .psam form), then rows start with the
  * IID only and are matched by IID. Rows are matched to @p samples; a row whose sample is not in
  * the list is skipped and counted in ph->n_skipped. Errors naming the file and line: a duplicate
- * row, an IID (IID-only header) that two samples of the list share, a non-numeric value, a short
- * or long line, a corrupt or truncated compressed file; and a file none of whose rows is in the
+ * row, an IID (IID-only header) that two samples of the list share, a non-numeric value (not with
+ * tg_pheno_opts.categorical), a short or long line, a corrupt or truncated compressed file; and a file none of whose rows is in the
  * list. Samples absent from the file get NAN. Same as tg_pheno_read_opts() with all columns.
  * Details: without a header the columns are PHENO1..PHENOk; every line has the first line's
  * number of fields; missing codes are -9 (any value equal to -9, e.g. -9.0), NA and NaN in any
@@ -833,14 +842,21 @@ tg_status tg_geno_mul(tg_geno *g, int trans, int64_t k, tg_prec prec, const void
  *   (Z̃ᵀZ̃ + λI)·β = Z̃ᵀ(y_c − ȳ_c),  Z̃ = Z with its columns centered over O_c, other rows 0.
  * All phenotypes share each product (Z·P for the block, centering per column, Zᵀ·). Without
  * missing phenotype values Z̃ = Z (Z is centered already).
+ * Covariates (tg_cg_opts.covar) are fixed effects beside the intercept: with C = [1, covariates]
+ * over O_c (a sample missing a covariate is left out of every phenotype),
+ *   min over α, β of Σ_{i∈O_c} (y_ic − (Cα)_i − (Zβ)_i)² + λ‖β‖²,
+ * solved as (ZᵀM_cZ + λI)β = ZᵀM_c y_c, M_c = I − Q_cQ_cᵀ, Q_c an orthonormal basis of C over O_c
+ * (Frisch–Waugh–Lovell); M_c is applied between the two products. A design column constant, or
+ * collinear with the columns before it, over O_c is left out of Q_c (tg_cg_pheno.n_fixed).
  * Several MPI ranks: every function below is collective, with a genotype matrix split over the
  * ranks (tg_geno_local) and the same full-size arguments on every rank (y whole everywhere);
  * the results over SNPs (β, the Jacobi diagonal, the report) are the same on every rank, those
  * over samples (fitted values, predictions, the GRM) are whole on rank 0 only. */
 /** Per-phenotype outcome of tg_ridge_cg(). */
 typedef struct {
-    int64_t n_obs;      /**< observed samples n_c */
+    int64_t n_obs;      /**< observed samples n_c (with every covariate) */
     double mean;        /**< ȳ_c, the mean of the observed values */
+    int n_fixed;        /**< fixed-effect columns kept, the intercept included */
     int iterations;     /**< CG iterations run for this phenotype */
     int converged;      /**< relres ≤ tol within max_iter */
     double relres;      /**< ‖r‖/‖b‖ of the CG recurrence at its last iteration (b = Z̃ᵀỹ) */
@@ -870,6 +886,11 @@ typedef struct {
     int64_t ldj;
     tg_cg_progress_fn progress; /**< may be NULL */
     void *ctx;
+    /** Covariates, fixed effects beside the intercept: n × ncovar (leading dimension ldc, NAN =
+     * missing), the rows of the genotype matrix. NULL with ncovar 0: the intercept alone. */
+    const double *covar;
+    int64_t ldc;
+    int ncovar;
 } tg_cg_opts;
 
 /** Defaults: λ 1, tol 1e-8, 1000 iterations, no preconditioner, no progress hook. */
@@ -1133,10 +1154,17 @@ typedef struct {
     int ngamma;
     const double *alpha;  /**< the α grid, nalpha values ≥ 0 (at least one) */
     int nalpha;
-    const double *covar;  /**< gaussian only: confounders, sample rows[i]'s at
-                           * covar[rows[i] + c·ldc] for c < ncov (NULL: none) */
+    const double *covar;  /**< covariates, sample rows[i]'s at covar[rows[i] + c·ldc] for c < ncov
+                           * (NULL: none): fixed effects or kernel confounders, by @p fixed */
     int ncov;
     int64_t ldc;
+    /** 1: the covariates are fixed effects beside the intercept (any kernel): with C = [1,
+     * covariates] over the training samples, α = (CᵀC)⁻¹Cᵀy (columns constant or collinear
+     * with earlier ones get 0) and the kernel fits y − Cα; predictions add C_t·α. 0: they are
+     * gaussian-kernel confounders, standardised to mean 0 and variance 1 over the training
+     * samples (the test cohort's with the training's mean and deviation), their squared
+     * distance added to the genotypes'. */
+    int fixed;
     int nb;               /**< tile size; 0 (default): by the workers, see tg_krr_tile() */
     double pred_tol;      /**< the map keeps the weights and predictions within this relative
                            * tolerance of an all-fp64 factorisation (tg_chol_opts.tol with α the
@@ -1257,14 +1285,17 @@ typedef struct {
     int ngamma, nalpha;
     int nb;
     tg_prec diag;                /**< precision of the kernels */
-    int ncov;
+    int ncov;                    /**< kernel confounders */
+    int nfixed;                  /**< fixed-effect covariates (beside the intercept) */
+    const double *fixed_alpha;   /**< (1 + nfixed) × k: the intercept, then a column's effect
+                                  * (NULL without fixed effects) */
     const tg_bed *bed;           /**< the training fileset */
     const char *bfile;           /**< as given to the fit (a loaded model: as saved) */
     const int64_t *rows;         /**< training samples (rows of bed) */
     int64_t n;
     int k;                       /**< phenotypes */
     const char *const *names;
-    const double *mean;          /**< their training means */
+    const double *mean;          /**< their training means (with fixed effects: the intercepts) */
 } tg_krr_model_info;
 const tg_krr_model_info *tg_krr_model_describe(const tg_krr_model *m);
 /** The weights of pair (g, a) into @p w (n × k, leading dimension ldw). */
@@ -1309,6 +1340,13 @@ typedef struct {
     int nb;           /**< SNP tile size (default 1024) */
     tg_chol_opts chol; /**< precision map of the factorisation; chol.diag (fp64 or fp32) is
                         * also the precision of the solve */
+    /** Covariates, fixed effects beside the intercept (as tg_cg_opts.covar, no NAN: the caller
+     * keeps the samples with every covariate): (ZᵀMZ + λI)β = ZᵀMy, M projecting out
+     * [1, covariates], by the factorisation of ZᵀZ + λI and a rank-(1 + ncovar) Woodbury
+     * correction. NULL with ncovar 0: the intercept alone. */
+    const double *covar;
+    int64_t ldc;
+    int ncovar;
 } tg_ridge_chol_opts;
 tg_ridge_chol_opts tg_ridge_chol_defaults(void);
 
@@ -1341,6 +1379,39 @@ tg_status tg_ridge_chol_bed(const tg_bed *bed, const int64_t *rows, int64_t n, i
                             tg_chol_report *rep, tg_geno **train, tg_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
+/** @name Covariates as fixed effects (rr, krr)
+ * The design of a covariate file read with tg_pheno_opts.categorical: a numeric column as it
+ * is; a categorical column with L levels as L − 1 indicator columns NAME=LEVEL, the first level
+ * in natural order (tg_pheno.levels) the reference; then, over the samples with every
+ * covariate and with the intercept first, the columns that are constant or collinear with the
+ * columns before them (their residual at most 10⁻⁶ of their norm about their mean) are left
+ * out, and named. A sample missing any covariate has a NAN row. */
+typedef struct {
+    int64_t n_samples;
+    int n_cols;        /**< design columns kept (the intercept is not one of them) */
+    char **names;      /**< NAME, or NAME=LEVEL for an indicator */
+    double *values;    /**< n_samples × n_cols column-major; NAN rows: a covariate missing */
+    int64_t n_missing; /**< samples missing a covariate */
+    int n_dropped;
+    char **dropped;    /**< the columns left out, each "NAME (why)" */
+    int *src, *level;  /**< per column: its file column (in src_names) and level, or −1 */
+    int n_src;         /**< the file columns, to build another cohort's design alike */
+    char **src_names;
+    int *src_nlevels;  /**< 0: numeric */
+    char ***src_levels;
+} tg_covar;
+
+/** The design of the columns of @p ph (read from @p path, for messages). No sample with every
+ * covariate is TG_ERR_ARG. */
+tg_status tg_covar_make(const tg_pheno *ph, const char *path, tg_covar *cv, tg_error *err);
+/** Another cohort's design (@p ph read from @p path) with the columns of @p like: its file
+ * columns found by name (those of the columns kept), categorical values matched to @p like's levels by name (a level that
+ * @p like lacks is TG_ERR_ARG naming the file, covariate and sample); nothing is left out. */
+tg_status tg_covar_apply(const tg_covar *like, const tg_pheno *ph, const char *path, tg_covar *cv,
+                         tg_error *err);
+void tg_covar_free(tg_covar *cv);
+
+/* ------------------------------------------------------------------------------------------ */
 /** @name Ridge regression of a fileset's phenotypes, fit and predictions (the rr command) */
 typedef enum {
     TG_RR_CG = 0,   /**< tg_ridge_cg: each phenotype on its own observed samples */
@@ -1355,6 +1426,13 @@ typedef struct {
     tg_cg_opts cg;           /**< TG_RR_CG: tol, max_iter, progress (lambda and the Jacobi
                               * preconditioner are set by the call) */
     tg_ridge_chol_opts chol; /**< TG_RR_CHOLESKY: tile size, precision map (lambda set) */
+    /** Covariates, fixed effects beside the intercept (tg_covar_make builds them from a file):
+     * the training samples' (n × ncovar, leading dimension ldc, NAN = missing: the sample is
+     * left out of the fit and its fitted value is NAN) and, with a test cohort, its samples'
+     * (test_covar, leading dimension ldt), the same columns. ncovar 0: the intercept alone. */
+    const double *covar, *test_covar;
+    int64_t ldc, ldt;
+    int ncovar;
 } tg_rr_opts;
 /** Defaults: cg, λ 1, unscaled, tg_cg_defaults(), tg_ridge_chol_defaults(). */
 tg_rr_opts tg_rr_defaults(void);
@@ -1362,10 +1440,14 @@ tg_rr_opts tg_rr_defaults(void);
 /** What tg_rr() computed; free with tg_rr_result_free (after an error too). */
 typedef struct {
     double *beta;           /**< m × nphen, leading dimension m */
-    double *mu;             /**< the nphen intercepts */
+    double *alpha;          /**< the fixed effects, nalpha × nphen (leading dimension nalpha):
+                             * the intercept, then one per covariate (0 for a column left out
+                             * of a phenotype's fit, constant or collinear on its samples) */
+    int nalpha;             /**< 1 + ncovar */
+    double *mu;             /**< the nphen intercepts (alpha's first row) */
     double *pred;           /**< the predicted cohort's samples × nphen (leading dimension its
                              * sample count): whole on MPI rank 0 */
-    tg_cg_pheno *pheno;     /**< cg: per phenotype */
+    tg_cg_pheno *pheno;     /**< cg: per phenotype; cholesky: its n_obs and mean */
     tg_cg_report cg;        /**< cg (its pheno is the array above) */
     tg_chol_report chol;    /**< cholesky */
     int64_t n_used;         /**< samples fitted: every one (cg), or those observed for every
@@ -1382,8 +1464,9 @@ typedef struct {
 tg_status tg_rr_check_test(const tg_bed *train, const tg_bed *test, tg_error *err);
 /** Fits the ridge regression of the @p nphen phenotypes @p y (n × nphen, leading dimension
  * ldy, NAN = missing; at least 2 observed values each) on every SNP of @p bed with the solver
- * of @p o, then predicts every sample of @p test (NULL: the in-sample fitted values
- * μ + Zβ of @p bed's samples) with the training frequencies (tg_ridge_predict_bed). Needs a
+ * of @p o, the intercept and the covariates of @p o as unpenalised fixed effects, then predicts
+ * every sample of @p test (NULL: the in-sample fitted values Cα + Zβ of @p bed's samples) with
+ * the training frequencies (tg_ridge_predict_bed). Needs a
  * started runtime; collective with several MPI ranks. A cg phenotype not converged is
  * TG_ERR_NUMERIC after every result is filled (@p r->pheno says which). */
 tg_status tg_rr(const tg_bed *bed, int64_t nphen, const double *y, int64_t ldy,

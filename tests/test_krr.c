@@ -8,7 +8,10 @@
  * means) with K built naively here from the decoded, imputed genotypes, predictions K_t·W + Ȳ; FP32
  * diagonal + FP16 adaptive map at ε = 1e-4 against the FP64 predictions; the map from a
  * tolerance τ on the predictions (tg_chol_opts.tol, α the shift): its eps, its bound ≤ τ, and
- * the weights and predictions against FP64's within the bound and τ. */
+ * the weights and predictions against FP64's within the bound and τ. Covariates as fixed effects
+ * (tg_krr_opts.fixed): α = (CᵀC)⁻¹Cᵀy over the training samples (C = [1, covariates]) by
+ * dposv of the normal equations, W from (K + αI)W = Y − Cα with K of the genotypes alone,
+ * predictions K_t·W + C_t·α, all FP64. */
 #include <cblas.h>
 #include <lapacke.h>
 #include <math.h>
@@ -152,6 +155,7 @@ struct cohort {
     int64_t train[NTR], test[NS - NTR];
     double *g;         /* NS × NSNP: A1 counts, missing imputed as the rule says */
     double *covar;     /* NS × NCOV confounders */
+    double *zcov;      /* standardised over the training samples, as the fit does */
     double *y;         /* NTR × NPH */
 };
 
@@ -213,6 +217,14 @@ static int make_cohort(struct cohort *c, tg_rng *r) {
             c->g[i + j * NS] = g8[i + j * NS] == TG_GENO_MISSING ? imp : g8[i + j * NS];
     }
     c->covar = rand_mat(NS, NCOV, -2, 2, r);
+    c->zcov = malloc((size_t)NS * NCOV * sizeof *c->zcov);
+    for (int j = 0; j < NCOV; j++) {
+        double s = 0, ss = 0;
+        for (int i = 0; i < NTR; i++) s += c->covar[c->train[i] + j * NS] / NTR;
+        for (int i = 0; i < NTR; i++) ss += pow(c->covar[c->train[i] + j * NS] - s, 2);
+        for (int i = 0; i < NS; i++)
+            c->zcov[i + j * NS] = (c->covar[i + j * NS] - s) / sqrt(ss / (NTR - 1));
+    }
     c->y = malloc((size_t)NTR * NPH * sizeof *c->y);
     for (int k = 0; k < NTR * NPH; k++) c->y[k] = tg_rng_normal(r);
     return 1;
@@ -222,7 +234,7 @@ static int make_cohort(struct cohort *c, tg_rng *r) {
 static double dist2(const struct cohort *c, int64_t a, int64_t b) {
     double d = 0;
     for (int j = 0; j < NSNP; j++) d += pow(c->g[a + j * NS] - c->g[b + j * NS], 2);
-    for (int j = 0; j < NCOV; j++) d += pow(c->covar[a + j * NS] - c->covar[b + j * NS], 2);
+    for (int j = 0; j < NCOV; j++) d += pow(c->zcov[a + j * NS] - c->zcov[b + j * NS], 2);
     return d;
 }
 
@@ -257,6 +269,67 @@ static tg_status pipeline(const struct cohort *c, double gamma, double alpha,
     tg_krr_fit_report_free(&fr);
     free(y);
     return st;
+}
+
+/* Covariates as fixed effects, all FP64, against the naive reference of the header. */
+static void fixed_test(const struct cohort *c, double gamma, double alpha) {
+    enum { P = NCOV + 1, NTE = NS - NTR };
+    double *k = malloc(sizeof *k * NTR * NTR), *kt = malloc(sizeof *kt * NTE * NTR),
+           *w = malloc(sizeof *w * NTR * NPH), ref[NTE * NPH], pred[NTE * NPH], a[P * P],
+           fa[P * NPH] = {0}, wdum[NTR * NPH];
+    for (int j = 0; j < NTR; j++) /* the genotypes' kernel: no confounder */
+        for (int i = 0; i < NS; i++) {
+            double d = 0;
+            for (int l = 0; l < NSNP; l++) d += pow(c->g[i + l * NS] - c->g[c->train[j] + l * NS], 2);
+            for (int t = 0; t < NTE; t++)
+                if (c->test[t] == i) kt[t + j * NTE] = exp(-gamma * d);
+            for (int t = 0; t < NTR; t++)
+                if (c->train[t] == i) k[t + j * NTR] = exp(-gamma * d) + (t == j ? alpha : 0);
+        }
+#define CV(i, l) ((l) ? c->covar[(i) + ((l) - 1) * NS] : 1.0) /* design column l of sample i */
+    for (int u = 0; u < P; u++) {
+        for (int v = 0; v < P; v++) {
+            a[u + v * P] = 0;
+            for (int i = 0; i < NTR; i++) a[u + v * P] += CV(c->train[i], u) * CV(c->train[i], v);
+        }
+        for (int q = 0; q < NPH; q++)
+            for (int i = 0; i < NTR; i++) fa[u + q * P] += CV(c->train[i], u) * c->y[i + q * NTR];
+    }
+    int info = LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', P, NPH, a, P, fa, P);
+    for (int q = 0; q < NPH; q++) {
+        for (int i = 0; i < NTR; i++) {
+            w[i + q * NTR] = c->y[i + q * NTR];
+            for (int l = 0; l < P; l++) w[i + q * NTR] -= CV(c->train[i], l) * fa[l + q * P];
+        }
+        for (int t = 0; t < NTE; t++) {
+            ref[t + q * NTE] = 0;
+            for (int l = 0; l < P; l++) ref[t + q * NTE] += CV(c->test[t], l) * fa[l + q * P];
+        }
+    }
+#undef CV
+    info |= LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', NTR, NPH, k, NTR, w, NTR);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, NTE, NPH, NTR, 1, kt, NTE, w, NTR, 1,
+                ref, NTE);
+    static const char *const names[NPH] = {"y0", "y1", "y2"};
+    double *y = malloc((size_t)NS * NPH * sizeof *y);
+    for (int q = 0; q < NPH; q++)
+        for (int i = 0; i < NTR; i++) y[c->train[i] + q * NS] = c->y[i + q * NTR];
+    tg_krr_opts o = tg_krr_defaults();
+    o.gamma = &gamma, o.ngamma = 1, o.alpha = &alpha, o.nalpha = 1;
+    o.covar = c->covar, o.ncov = NCOV, o.ldc = NS, o.fixed = 1;
+    o.nb = NB, o.allowed = 1u << TG_FP64, o.diag = TG_FP64, o.diag_fixed = 1, o.accuracy = 1e-12;
+    tg_krr_model *m = NULL;
+    tg_error err = {0};
+    tg_status st = tg_krr_fit(&c->bed, c->train, NTR, NPH, y, NS, names, &o, &m, NULL, &err);
+    if (!st) st = tg_krr_predict(m, &c->bed, c->test, NTE, c->covar, NS, pred, NTE, NULL, &err);
+    const double *ga = st ? wdum : tg_krr_model_describe(m)->fixed_alpha;
+    double ea = st ? NAN : fro_diff(ga, fa, P * NPH) / fro(fa, P * NPH),
+           ep = st ? NAN : fro_diff(pred, ref, NTE * NPH) / fro(ref, NTE * NPH);
+    ok(!st && !info && ea <= 1e-12 && ep <= 1e-10,
+       "KRR with %d covariates as fixed effects, all fp64: alpha vs the normal equations %.3g, "
+       "predictions K_t W + C_t alpha vs dposv %.3g %s", NCOV, ea, ep, err.msg);
+    tg_krr_model_free(m);
+    free(y), free(k), free(kt), free(w);
 }
 
 static void krr_tests(tg_rng *r) {
@@ -378,8 +451,9 @@ static void krr_tests(tg_rng *r) {
         }
         free(p), free(p64), free(wt), free(w64), free(k), free(kt), free(w), free(ref), free(a);
     }
+    fixed_test(&c, 1 / median, 0.1);
     free(d), free(med), free(dt);
-    free(c.g), free(c.covar), free(c.y);
+    free(c.g), free(c.covar), free(c.zcov), free(c.y);
     tg_bed_close(&c.bed);
     remove_bed(c.prefix);
 }

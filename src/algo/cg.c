@@ -9,6 +9,9 @@
  * C_c is a projection, so Z̃ᵀZ̃·v = Zᵀ·(C_c·(Z·v)): after the product Z·P, column c is centered
  * over O_c and zeroed elsewhere, then multiplied by Zᵀ. One product pair serves every phenotype
  * whatever its missing values. Columns that converge leave the block (the products shrink).
+ * Covariates (fixed effects beside the intercept) generalise C_c to M_c = I − Q_cQ_cᵀ, Q_c an
+ * orthonormal basis of [1, covariates] over O_c (algo/fixed.h; without covariates Q_c = d_c/√n_c
+ * and M_c = C_c): the same two passes between the products, with r_c sums instead of one.
  * The Jacobi preconditioner diag(Z̃ᵀZ̃) + λ is computed exactly from the genotypes
  * (tg_ridge_jacobi_*): from per-SNP genotype counts, in one pass over the data.
  *
@@ -22,6 +25,7 @@
 #include <string.h>
 
 #include "algo/cg.h"
+#include "algo/fixed.h"
 #include "algo/snpmm.h"
 #include "base/parallel.h"
 #include "geno/pass.h"
@@ -188,15 +192,16 @@ tg_status tg_ridge_jacobi_int8(const int8_t *geno, int64_t ld, const tg_geno *g,
 
 /* ---- The solver. */
 
-/* Centered phenotypes ỹ = C_c y_c on samples [i0, i0 + nl) (nl × nphen, ld nl): observed
- * values minus their mean over all n samples, 0 for missing ones. Fills n_obs and mean of each
- * report entry. */
-static tg_status center_pheno(int64_t n, int64_t nphen, const double *y, int64_t ldy, int64_t i0,
-                              int64_t nl, double *yt, tg_cg_pheno *pr, tg_error *err) {
+/* Projected phenotypes ỹ = M_c y_c on samples [i0, i0 + nl) (nl × nphen, ld nl): observed
+ * values minus their projection on the fixed effects (the mean without covariates), 0 for the
+ * others. Q_c and y are whole on every rank, so every rank computes the same projection. Fills
+ * n_obs, mean and n_fixed of each report entry. */
+static tg_status center_pheno(const tg_fixed *f, int64_t nphen, const double *y, int64_t ldy,
+                              int64_t i0, int64_t nl, double *yt, tg_cg_pheno *pr, tg_error *err) {
+    const int64_t n = f->n;
     for (int64_t c = 0; c < nphen; c++) {
-        const double *yc = y + c * ldy;
-        double s = 0;
-        int64_t no = 0;
+        const double *yc = y + c * ldy, *Q = f->Q + c * n * f->p;
+        double s = 0, t[f->p];
         for (int64_t i = 0; i < n; i++) {
             if (isnan(yc[i])) continue;
             if (!isfinite(yc[i]))
@@ -204,27 +209,30 @@ static tg_status center_pheno(int64_t n, int64_t nphen, const double *y, int64_t
                                     "ridge CG: phenotype %lld, sample %lld: value %g is not finite",
                                     (long long)c + 1, (long long)i + 1, yc[i]);
             s += yc[i];
-            no++;
         }
-        if (no < 2)
+        if (f->nobs[c] < 2 || f->nobs[c] <= f->r[c])
             return tg_error_set(err, TG_ERR_ARG,
-                                "ridge CG: phenotype %lld has %lld observed value(s), at least 2 "
-                                "are needed",
-                                (long long)c + 1, (long long)no);
-        pr[c].n_obs = no;
-        pr[c].mean = s / (double)no;
-        for (int64_t i = 0; i < nl; i++)
-            yt[i + c * nl] = isnan(yc[i0 + i]) ? 0 : yc[i0 + i] - pr[c].mean;
+                                "ridge CG: phenotype %lld has %lld observed value(s) with every "
+                                "covariate, at least 2 and more than its %d fixed effect(s) are "
+                                "needed",
+                                (long long)c + 1, (long long)f->nobs[c], f->r[c]);
+        pr[c].n_obs = f->nobs[c];
+        pr[c].mean = s / (double)f->nobs[c];
+        pr[c].n_fixed = f->r[c];
+        /* Q_c's first column is the intercept's: its projection is the mean, subtracted
+         * exactly (a constant phenotype gives b = 0); the others are orthogonal to it */
+        for (int l = 1; l < f->r[c]; l++) {
+            t[l] = 0;
+            for (int64_t i = 0; i < n; i++)
+                if (!isnan(yc[i])) t[l] += Q[i + l * n] * (yc[i] - pr[c].mean);
+        }
+        for (int64_t i = 0; i < nl; i++) {
+            double v = yc[i0 + i] - pr[c].mean;
+            for (int l = 1; l < f->r[c] && !isnan(v); l++) v -= Q[i0 + i + l * n] * t[l];
+            yt[i + c * nl] = isnan(v) ? 0 : v;
+        }
     }
     return TG_OK;
-}
-
-/* The sum of q over the observed samples of phenotype column yc (this rank's rows). */
-static double masked_sum(int64_t n, const double *yc, const double *q) {
-    double s = 0;
-    for (int64_t i = 0; i < n; i++)
-        if (!isnan(yc[i])) s += q[i];
-    return s;
 }
 
 static double dot(int64_t m, const double *a, const double *b) {
@@ -238,16 +246,19 @@ static double dot(int64_t m, const double *a, const double *b) {
 typedef struct {
     tg_geno *g;
     int64_t m, nphen, i0, nl;
-    const double *y;
+    const double *y; /* NAN where the phenotype or a covariate is missing */
     int64_t ldy;
+    const tg_fixed *f;
     const tg_cg_opts *o;
     tg_cg_report *rep;
-    double *b, *r, *z, *p, *pa, *wa, *q, *colsum, *rz, *bnorm, *relres;
+    double *b, *r, *z, *p, *pa, *wa, *q, *rz, *bnorm, *relres;
     int64_t *act, nact;
     double *x;     /* β */
     int64_t ldx;
-    double *coef;  /* a scalar per column of a pass (a mean, α or β) */
-    double *part;  /* two sums per chunk of a pass */
+    double *coef;  /* a scalar per column of a pass (α or β) */
+    double *proj;  /* Q_cᵀq per column of a pass (p each) */
+    double *part;  /* width sums per chunk of a pass */
+    int width;     /* max(2, p) */
 } cg_state;
 
 /* ---- Vector passes: the iteration's O(n·k + m·k) work on all cores (one thread would spend
@@ -256,8 +267,8 @@ typedef struct {
  * depend on the thread count. */
 enum { CG_CHUNK = 16384 };
 enum pass_op {
-    MASKED_SUM, /* part0 = Σ q over the observed samples of the column's phenotype */
-    CENTER,     /* q ← q − coef over them, 0 elsewhere (C_c q, coef the mean) */
+    DOTS,       /* part_l = Σ Q_c[:, l]·q, l < r_c (Q_c is 0 outside O_c) */
+    PROJECT,    /* q ← q − Q_c·proj over O_c, 0 elsewhere (M_c q) */
     SHIFT,      /* wa += λ·pa, part0 = Σ pa·wa */
     STEP,       /* β += α·p, r −= α·wa, z = M⁻¹r, part0 = Σ r², part1 = Σ r·z (coef α) */
     DIRECTION,  /* p = z + coef·p */
@@ -279,13 +290,26 @@ static void pass_chunk(void *ctx, int64_t u) {
     const double k = s->coef[a], lambda = s->o->lambda;
     const double *yc = s->y + s->i0 + c * s->ldy;
     const double *dj = s->o->jacobi ? s->o->jacobi + c * s->o->ldj : NULL;
+    const int64_t n = s->f->n, p = s->f->p, nq = s->f->r[c];
+    const double *Q = s->f->Q + c * n * p + s->i0, *h = s->proj + a * p;
+    double *out = s->part + s->width * u;
     double *q = s->q + a * s->nl, *pa = s->pa + a * m, *wa = s->wa + a * m, *pc = s->p + c * m,
            *rc = s->r + c * m, *zc = s->z + c * m, *xc = s->x + c * s->ldx;
     double s0 = 0, s1 = 0;
     switch (ps->op) {
-    case MASKED_SUM: s0 = masked_sum(j1 - j0, yc + j0, q + j0); break;
-    case CENTER:
-        for (int64_t i = j0; i < j1; i++) q[i] = isnan(yc[i]) ? 0 : q[i] - k;
+    case DOTS:
+        for (int64_t l = 0; l < nq; l++) {
+            double d = 0;
+            for (int64_t i = j0; i < j1; i++) d += Q[i + l * n] * q[i];
+            out[l] = d;
+        }
+        return;
+    case PROJECT:
+        for (int64_t i = j0; i < j1; i++) {
+            double v = q[i];
+            for (int64_t l = 0; l < nq; l++) v -= Q[i + l * n] * h[l];
+            q[i] = isnan(yc[i]) ? 0 : v;
+        }
         break;
     case SHIFT:
         for (int64_t j = j0; j < j1; j++) s0 += pa[j] * (wa[j] += lambda * pa[j]);
@@ -309,8 +333,8 @@ static void pass_chunk(void *ctx, int64_t u) {
         }
         break;
     }
-    s->part[2 * u] = s0;
-    s->part[2 * u + 1] = s1;
+    out[0] = s0;
+    out[1] = s1;
 }
 
 /* Runs @p op on columns cols[0..k) of @p len entries; returns the pass (for pass_sum). */
@@ -320,10 +344,11 @@ static pass run_pass(cg_state *s, enum pass_op op, const int64_t *cols, int64_t 
     return ps;
 }
 
-/* Sum @p which (0 or 1) of column a of the pass just run. */
+/* Sum @p which (< width) of column a of the pass just run. */
 static double pass_sum(const pass *ps, int64_t a, int which) {
     double t = 0;
-    for (int64_t u = a * ps->nck; u < (a + 1) * ps->nck; u++) t += ps->s->part[2 * u + which];
+    for (int64_t u = a * ps->nck; u < (a + 1) * ps->nck; u++)
+        t += ps->s->part[ps->s->width * u + which];
     return t;
 }
 
@@ -333,12 +358,15 @@ static tg_status apply(cg_state *s, const int64_t *cols, int64_t k, tg_error *er
     tg_status st = tg_cg_mul(s->g, 0, k, s->pa, s->m, s->q, s->nl, &s->rep->seconds_products,
                              &s->rep->products, err);
     if (st) return st;
-    pass ps = run_pass(s, MASKED_SUM, cols, k, s->nl);
-    for (int64_t a = 0; a < k; a++) s->colsum[a] = pass_sum(&ps, a, 0);
-    tg_runtime_sum(s->colsum, k, TG_FP64);
+    /* M_c between the products: q ← q − Q_c(Q_cᵀq), the sums over this rank's rows added over
+     * the ranks */
+    const int p = s->f->p;
+    pass ps = run_pass(s, DOTS, cols, k, s->nl);
     for (int64_t a = 0; a < k; a++)
-        s->coef[a] = s->colsum[a] / (double)s->rep->pheno[cols[a]].n_obs;
-    run_pass(s, CENTER, cols, k, s->nl);
+        for (int l = 0; l < p; l++)
+            s->proj[a * p + l] = l < s->f->r[cols[a]] ? pass_sum(&ps, a, l) : 0;
+    tg_runtime_sum(s->proj, k * p, TG_FP64);
+    run_pass(s, PROJECT, cols, k, s->nl);
     st = tg_cg_mul(s->g, 1, k, s->q, s->nl, s->wa, s->m, &s->rep->seconds_products,
                    &s->rep->products, err);
     if (st) return st;
@@ -369,6 +397,10 @@ static tg_status check_args(tg_geno *g, int64_t nphen, int64_t ldy, const tg_cg_
         return tg_error_set(err, TG_ERR_ARG, "ridge CG: tol %g must be in (0, 1)", o->tol);
     if (o->max_iter < 1)
         return tg_error_set(err, TG_ERR_ARG, "ridge CG: max_iter %d must be ≥ 1", o->max_iter);
+    if (o->ncovar < 0 || (o->ncovar && (!o->covar || o->ldc < n)))
+        return tg_error_set(err, TG_ERR_ARG, "ridge CG: %d covariate(s), matrix %s, ld %lld < n "
+                            "%lld", o->ncovar, o->covar ? "given" : "NULL", (long long)o->ldc,
+                            (long long)n);
     if (o->jacobi && o->ldj < m)
         return tg_error_set(err, TG_ERR_ARG, "ridge CG: Jacobi leading dimension %lld < m %lld",
                             (long long)o->ldj, (long long)m);
@@ -442,11 +474,12 @@ tg_status tg_ridge_cg(tg_geno *g, int64_t nphen, const double *y, int64_t ldy,
     const double t0 = tg_now();
     const int64_t n = tg_geno_n(g), m = tg_geno_m(g);
     const size_t mk = (size_t)(m * nphen);
-    cg_state s = {.g = g, .m = m, .nphen = nphen, .y = y, .ldy = ldy, .o = o, .rep = rep,
-                  .x = beta, .ldx = ldb};
+    tg_fixed f = {0};
+    cg_state s = {.g = g, .m = m, .nphen = nphen, .ldy = n, .f = &f, .o = o, .rep = rep,
+                  .x = beta, .ldx = ldb, .width = o->ncovar + 1 > 2 ? o->ncovar + 1 : 2};
     tg_geno_local(g, &s.i0, &s.nl);
     const int64_t len = s.nl > m ? s.nl : m, nck = (len + CG_CHUNK - 1) / CG_CHUNK;
-    double *yt = NULL;
+    double *yt = NULL, *ym = NULL;
     memset(rep->pheno, 0, (size_t)nphen * sizeof *rep->pheno);
     rep->iterations = 0;
     rep->products = 0;
@@ -460,18 +493,28 @@ tg_status tg_ridge_cg(tg_geno *g, int64_t nphen, const double *y, int64_t ldy,
         !(s.wa = tg_host_alloc(mk * sizeof(double), err)) ||
         !(s.q = tg_host_alloc((size_t)(s.nl * nphen) * sizeof(double), err)) ||
         !(yt = tg_malloc((size_t)(s.nl * nphen) * sizeof(double), err)) ||
-        !(s.colsum = tg_malloc((size_t)nphen * sizeof(double), err)) ||
+        !(ym = tg_malloc((size_t)(n * nphen) * sizeof(double), err)) ||
+        !(s.proj = tg_malloc((size_t)(nphen * (o->ncovar + 1)) * sizeof(double), err)) ||
         !(s.rz = tg_malloc((size_t)nphen * sizeof(double), err)) ||
         !(s.bnorm = tg_malloc((size_t)nphen * sizeof(double), err)) ||
         !(s.relres = tg_malloc((size_t)nphen * sizeof(double), err)) ||
         !(s.act = tg_malloc((size_t)nphen * sizeof(int64_t), err)) ||
         !(s.coef = tg_malloc((size_t)nphen * sizeof(double), err)) ||
-        !(s.part = tg_malloc(2 * (size_t)(nphen * nck) * sizeof(double), err))) {
+        !(s.part = tg_malloc((size_t)(s.width * nphen * nck) * sizeof(double), err))) {
         st = TG_ERR_NOMEM;
         goto cleanup;
     }
-    /* b = Z̃ᵀỹ = Zᵀ·(C_c y_c); x0 = 0, r0 = b */
-    if ((st = center_pheno(n, nphen, y, ldy, s.i0, s.nl, yt, rep->pheno, err)) ||
+    /* a sample missing a covariate is missing for every phenotype */
+    for (int64_t c = 0; c < nphen; c++)
+        for (int64_t i = 0; i < n; i++) {
+            int all = 1;
+            for (int j = 0; j < o->ncovar; j++) all &= isfinite(o->covar[i + j * o->ldc]) != 0;
+            ym[i + c * n] = all ? y[i + c * ldy] : NAN;
+        }
+    s.y = ym;
+    /* b = ZᵀM_c y_c; x0 = 0, r0 = b */
+    if ((st = tg_fixed_make(n, o->covar, o->ldc, o->ncovar, nphen, ym, n, &f, err)) ||
+        (st = center_pheno(&f, nphen, ym, n, s.i0, s.nl, yt, rep->pheno, err)) ||
         (st = tg_cg_mul(g, 1, nphen, yt, s.nl, s.b, m, &rep->seconds_products, &rep->products,
                         err)))
         goto cleanup;
@@ -503,6 +546,8 @@ tg_status tg_ridge_cg(tg_geno *g, int64_t nphen, const double *y, int64_t ldy,
 cleanup:
     rep->seconds = tg_now() - t0;
     free(yt);
+    free(ym);
+    tg_fixed_free(&f);
     free(s.b);
     free(s.r);
     free(s.z);
@@ -510,7 +555,7 @@ cleanup:
     tg_host_free(s.pa);
     tg_host_free(s.wa);
     tg_host_free(s.q);
-    free(s.colsum);
+    free(s.proj);
     free(s.rz);
     free(s.bnorm);
     free(s.relres);
@@ -530,35 +575,20 @@ tg_status tg_ridge_predict(tg_geno *g, int64_t nphen, const double *y, int64_t l
                             "%lld, ldb %lld ≥ m %lld",
                             (long long)nphen, (long long)ldy, (long long)ldp, (long long)n,
                             (long long)ldb, (long long)m);
-    int64_t i0, nl;
-    tg_geno_local(g, &i0, &nl);
-    double *sz = tg_malloc((size_t)nphen * sizeof *sz, err);
-    if (!sz) return TG_ERR_NOMEM;
-    tg_status st = tg_cg_mul(g, 0, nphen, beta, ldb, pred + i0, ldp, NULL, NULL, err);
-    if (st) goto cleanup;
-    /* ŷ = μ + Zβ with μ = mean_O(y) − mean_O(Zβ): the intercept of the centered model; Zβ
-     * holds this rank's rows, y every row */
-    for (int64_t c = 0; c < nphen; c++)
-        sz[c] = masked_sum(nl, y + i0 + c * ldy, pred + i0 + c * ldp);
-    tg_runtime_sum(sz, nphen, TG_FP64);
-    for (int64_t c = 0; c < nphen; c++) {
-        const double *yc = y + c * ldy;
-        double *pc = pred + i0 + c * ldp, sy = 0;
-        int64_t no = 0;
-        for (int64_t i = 0; i < n; i++)
-            if (!isnan(yc[i])) sy += yc[i], no++;
-        if (!no) {
+    /* ŷ = μ + Zβ, μ the fixed effect of the intercept alone: mean_O(y − Zβ) */
+    tg_fixed f;
+    double *a = tg_malloc((size_t)nphen * sizeof *a, err);
+    tg_status st = a ? tg_fixed_make(n, NULL, 0, 0, nphen, y, ldy, &f, err) : TG_ERR_NOMEM;
+    if (st) goto done;
+    for (int64_t c = 0; c < nphen && !st; c++)
+        if (!f.nobs[c])
             st = tg_error_set(err, TG_ERR_ARG, "ridge predict: phenotype %lld has no value",
                               (long long)c + 1);
-            goto cleanup;
-        }
-        double mc = (sy - sz[c]) / (double)no;
-        for (int64_t i = 0; i < nl; i++) pc[i] += mc;
-        if (mu) mu[c] = mc;
-    }
-    st = tg_runtime_gather_rows(pred + i0, ldp, pred, ldp, n, nphen, sizeof *pred, err);
-cleanup:
-    free(sz);
+    if (!st) st = tg_fixed_fit(g, &f, NULL, 0, y, ldy, beta, ldb, a, 1, pred, ldp, err);
+    if (!st && mu) memcpy(mu, a, (size_t)nphen * sizeof *mu);
+    tg_fixed_free(&f);
+done:
+    free(a);
     return st;
 }
 

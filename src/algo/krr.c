@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algo/fixed.h"
 #include "base/rng.h"
 #include "io/out.h"
 #include "runtime/runtime.h"
@@ -109,6 +110,7 @@ void tg_krr_model_sync(tg_krr_model *m) {
     tg_krr_model_info *i = &m->info;
     i->gamma = m->gamma, i->alpha = m->alpha, i->bfile = m->bfile, i->rows = m->rows;
     i->names = (const char *const *)m->names, i->mean = m->mean;
+    i->fixed_alpha = i->nfixed ? m->fixed_alpha : NULL;
     if (m->owns_bed) i->bed = &m->bed;
 }
 
@@ -119,10 +121,13 @@ tg_status tg_krr_model_set_pheno(tg_krr_model *m, int k, const char *const *name
     for (int c = 0; m->names && c < m->info.k; c++) free(m->names[c]);
     free(m->names);
     free(m->mean);
-    m->mean = NULL;
+    free(m->fixed_alpha);
+    m->mean = m->fixed_alpha = NULL;
     m->info.k = 0;
     if (!(m->names = tg_calloc((size_t)k, sizeof *m->names, err)) ||
-        !(m->mean = tg_calloc((size_t)k, sizeof *m->mean, err)))
+        !(m->mean = tg_calloc((size_t)k, sizeof *m->mean, err)) ||
+        !(m->fixed_alpha = tg_calloc((size_t)(k * (1 + m->info.nfixed)), sizeof *m->fixed_alpha,
+                                     err)))
         return TG_ERR_NOMEM;
     m->info.k = k;
     tg_krr_model_sync(m);
@@ -131,14 +136,48 @@ tg_status tg_krr_model_set_pheno(tg_krr_model *m, int k, const char *const *name
     return TG_OK;
 }
 
-void tg_krr_centre(tg_krr_model *m, const double *y, int64_t ldy, double *yc) {
+tg_status tg_krr_centre(tg_krr_model *m, const double *y, int64_t ldy, const double *fx,
+                        double *yc, tg_error *err) {
     const int64_t n = m->info.n;
+    const int p = 1 + m->info.nfixed;
+    double *Q = tg_malloc((size_t)(n * p) * sizeof *Q, err), *R = tg_calloc((size_t)(p * p), sizeof *R, err),
+           t[p], a[p];
+    int kept[p];
+    if (!Q || !R) {
+        free(Q);
+        free(R);
+        return TG_ERR_NOMEM;
+    }
+    /* C = QR over the training samples (the intercept first, always kept: n ≥ 2); y − Cα =
+     * y − Q·Qᵀy, its intercept's part the mean, subtracted exactly */
+    const int r = tg_fixed_basis(n, NULL, fx, n, p - 1, Q, n, R, p, kept, NULL);
     for (int c = 0; c < m->info.k; c++) {
         const double *v = y + c * ldy;
-        m->mean[c] = 0;
-        for (int64_t i = 0; i < n; i++) m->mean[c] += v[m->rows[i]] / (double)n;
-        for (int64_t i = 0; i < n; i++) yc[i + c * n] = v[m->rows[i]] - m->mean[c];
+        double mean = 0;
+        for (int64_t i = 0; i < n; i++) mean += v[m->rows[i]] / (double)n;
+        t[0] = mean * R[0];
+        for (int l = 1; l < r; l++) {
+            t[l] = 0;
+            for (int64_t i = 0; i < n; i++) t[l] += Q[i + l * n] * (v[m->rows[i]] - mean);
+        }
+        for (int64_t i = 0; i < n; i++) {
+            double e = v[m->rows[i]] - mean;
+            for (int l = 1; l < r; l++) e -= Q[i + l * n] * t[l];
+            yc[i + c * n] = e;
+        }
+        for (int l = r - 1; l >= 0; l--) { /* R a = t */
+            a[l] = t[l];
+            for (int u = l + 1; u < r; u++) a[l] -= R[l + u * p] * a[u];
+            a[l] /= R[l + l * p];
+        }
+        double *fa = m->fixed_alpha + c * p;
+        for (int j = 0; j < p; j++) fa[j] = 0;
+        for (int l = 0; l < r; l++) fa[kept[l]] = a[l];
+        m->mean[c] = p == 1 ? mean : fa[0]; /* without covariates, the mean as computed */
     }
+    free(Q);
+    free(R);
+    return TG_OK;
 }
 
 tg_status tg_krr_model_weights(const tg_krr_model *m, int g, int a, double *w, int64_t ldw,
@@ -161,6 +200,9 @@ void tg_krr_model_free(tg_krr_model *m) {
     for (int c = 0; m->names && c < m->info.k; c++) free(m->names[c]);
     free(m->names);
     free(m->mean);
+    free(m->fixed_alpha);
+    free(m->cmean);
+    free(m->csd);
     free(m->rows);
     free(m->bfile);
     free(m->gamma);
@@ -190,7 +232,8 @@ static tg_status model_new(const tg_bed *bed, const int64_t *rows, int64_t n, in
     *out = m;
     const int gauss = o->kernel == TG_KERNEL_GAUSSIAN, ng = gauss ? o->ngamma : 1;
     m->info = (tg_krr_model_info){.kernel = o->kernel, .ngamma = ng, .nalpha = o->nalpha,
-                                  .diag = o->diag, .ncov = o->ncov, .bed = bed, .n = n};
+                                  .diag = o->diag, .ncov = o->fixed ? 0 : o->ncov,
+                                  .nfixed = o->fixed ? o->ncov : 0, .bed = bed, .n = n};
     const size_t npairs = (size_t)ng * (size_t)o->nalpha;
     if (!(m->bfile = tg_strdup(bed->prefix, err)) ||
         !(m->rows = tg_malloc((size_t)n * sizeof *m->rows, err)) ||
@@ -217,7 +260,7 @@ static tg_status check_fit(int64_t n, int k, const tg_krr_opts *o, tg_error *err
     if (o->keep_factor && (o->nalpha > 1 || (o->kernel == TG_KERNEL_GAUSSIAN && o->ngamma > 1)))
         return tg_error_set(err, TG_ERR_ARG, "KRR fit: the factor is kept for one gamma and "
                             "one alpha only");
-    if (o->ncov && o->kernel != TG_KERNEL_GAUSSIAN)
+    if (o->ncov && !o->fixed && o->kernel != TG_KERNEL_GAUSSIAN)
         return tg_error_set(err, TG_ERR_ARG, "KRR fit: confounders apply to the gaussian "
                             "kernel only, not %s", tg_kernel_name(o->kernel));
     return TG_OK;
@@ -232,6 +275,28 @@ static tg_status gather(const double *x, int64_t ldx, int nc, const int64_t *row
     if (!(*out = tg_malloc((size_t)(n * nc) * sizeof **out, err))) return TG_ERR_NOMEM;
     for (int c = 0; c < nc; c++)
         for (int64_t i = 0; i < n; i++) (*out)[i + c * n] = x[(rows ? rows[i] : i) + c * ldx];
+    return TG_OK;
+}
+
+/* Kernel confounders standardised: the training samples' @p x (n × ncov) to mean 0 and
+ * variance 1, their mean and deviation kept in @p m; with @p train 0, another cohort's by them. A
+ * constant confounder keeps deviation 1 (its distances are 0 among the training samples). */
+static tg_status standardise(tg_krr_model *m, int train, double *x, int64_t n, tg_error *err) {
+    const int nc = m->info.ncov;
+    if (train && nc && (!(m->cmean = tg_malloc((size_t)nc * sizeof *m->cmean, err)) ||
+                        !(m->csd = tg_malloc((size_t)nc * sizeof *m->csd, err))))
+        return TG_ERR_NOMEM;
+    for (int c = 0; c < nc; c++) {
+        double *v = x + c * n;
+        if (train) {
+            double s = 0, ss = 0;
+            for (int64_t i = 0; i < n; i++) s += v[i];
+            m->cmean[c] = s / (double)n;
+            for (int64_t i = 0; i < n; i++) ss += (v[i] - m->cmean[c]) * (v[i] - m->cmean[c]);
+            m->csd[c] = ss > 0 ? sqrt(ss / (double)(n - 1)) : 1;
+        }
+        for (int64_t i = 0; i < n; i++) v[i] = (v[i] - m->cmean[c]) / m->csd[c];
+    }
     return TG_OK;
 }
 
@@ -287,10 +352,12 @@ static tg_status fit_pair(tg_krr_model *m, const tg_matrix *C, const double *yc,
 static tg_status fit_build(tg_krr_model *m, const tg_krr_opts *o, tg_matrix **C,
                            tg_krr_fit_report *rep, tg_error *err) {
     double *x = NULL, t0 = tg_now();
-    tg_status st = gather(o->covar, o->ldc, o->ncov, m->rows, m->info.n, &x, err);
+    const int nc = m->info.ncov;
+    tg_status st = gather(o->covar, o->ldc, nc, m->rows, m->info.n, &x, err);
+    if (!st) st = standardise(m, 1, x, m->info.n, err);
     if (!st)
-        st = tg_kgeno_create(m->info.bed, m->rows, m->info.n, o->kernel, NULL, x, o->ncov,
-                             m->info.n, m->info.nb, &m->gtr, err);
+        st = tg_kgeno_create(m->info.bed, m->rows, m->info.n, o->kernel, NULL, x, nc, m->info.n,
+                             m->info.nb, &m->gtr, err);
     free(x);
     if (st) return st;
     double t1 = tg_now();
@@ -326,8 +393,11 @@ tg_status tg_krr_fit(const tg_bed *bed, const int64_t *rows, int64_t n, int k, c
         st = TG_ERR_NOMEM;
         goto cleanup;
     }
-    tg_krr_centre(m, y, ldy, yc);
-    if ((st = fit_build(m, o, &C, rep, err))) goto cleanup;
+    double *fx = NULL;
+    if (!(st = gather(o->covar, o->ldc, m->info.nfixed, m->rows, n, &fx, err)))
+        st = tg_krr_centre(m, y, ldy, fx, yc, err);
+    free(fx);
+    if (st || (st = fit_build(m, o, &C, rep, err))) goto cleanup;
     tg_chol_opts co = tg_chol_defaults();
     co.eps = o->accuracy;
     co.tol = o->accuracy > 0 ? 0 : o->pred_tol;
@@ -377,6 +447,7 @@ static tg_status predict_build(tg_krr_model *m, const tg_bed *test, const int64_
         if (!st) rep->train_imputed = tg_kgeno_imputed(m->gtr);
     }
     if (!st) st = gather(covar, ldc, i->ncov, rows, n, &x, err);
+    if (!st) st = standardise(m, 0, x, n, err);
     if (!st)
         st = tg_kgeno_create(test, rows, n, i->kernel, tg_kgeno_freq(m->gtr), x, i->ncov, n,
                              i->nb, gte, err);
@@ -394,9 +465,10 @@ static tg_status predict_build(tg_krr_model *m, const tg_bed *test, const int64_
     return TG_OK;
 }
 
-/* Pair @p p's predictions K_t·W + mean into @p pred (n × k, leading dimension ldp). */
+/* Pair @p p's predictions K_t·W + C_t·α (the mean without covariates; @p fx n × nfixed the
+ * cohort's covariates, a NAN row giving NAN) into @p pred (n × k, leading dimension ldp). */
 static tg_status predict_pair(const tg_krr_model *m, const tg_matrix *Kt, int64_t n, int p,
-                              double *pred, int64_t ldp, tg_error *err) {
+                              const double *fx, double *pred, int64_t ldp, tg_error *err) {
     const tg_krr_model_info *i = &m->info;
     tg_matrix *B = NULL;
     tg_status st = tg_matrix_create(&B, i->n, i->k, i->nb, i->k, TG_GENERAL, m->wprec[p], 0, 0,
@@ -414,8 +486,11 @@ static tg_status predict_pair(const tg_krr_model *m, const tg_matrix *Kt, int64_
                                 "a larger --alpha or a smaller --accuracy", gs,
                                 m->alpha[p % i->nalpha]);
         }
-    for (int c = 0; c < i->k; c++)
-        for (int64_t r = 0; r < n; r++) pred[r + c * ldp] += m->mean[c];
+    for (int c = 0; c < i->k; c++) {
+        const double *fa = m->fixed_alpha + c * (1 + i->nfixed);
+        for (int64_t r = 0; r < n; r++)
+            pred[r + c * ldp] += m->mean[c] + (i->nfixed ? tg_fixed_row(fx, n, i->nfixed, r, fa) - fa[0] : 0);
+    }
     return TG_OK;
 }
 
@@ -427,6 +502,7 @@ tg_status tg_krr_predict(tg_krr_model *m, const tg_bed *test, const int64_t *row
     const int npairs = i->ngamma * i->nalpha;
     tg_kgeno *gte = NULL;
     tg_matrix *Ct = NULL, *Kt = NULL;
+    double *fx = NULL;
     *rep = (tg_krr_predict_report){.ngamma = i->ngamma, .nalpha = i->nalpha};
     tg_status st = TG_OK;
     if (ldp < n)
@@ -437,6 +513,7 @@ tg_status tg_krr_predict(tg_krr_model *m, const tg_bed *test, const int64_t *row
              !(rep->seconds = tg_calloc((size_t)npairs, sizeof(double), err)))
         st = TG_ERR_NOMEM;
     if (!st) st = predict_build(m, test, rows, n, covar, ldc, &gte, &Ct, rep, err);
+    if (!st) st = gather(covar, ldc, i->nfixed, rows, n, &fx, err);
     for (int g = 0; g < i->ngamma && !st; g++) {
         double t0 = tg_now();
         if ((st = tg_kernel_apply(Ct, gte, m->gtr, m->gamma[g], 0, i->diag, &Kt, err))) break;
@@ -446,7 +523,8 @@ tg_status tg_krr_predict(tg_krr_model *m, const tg_bed *test, const int64_t *row
         for (int a = 0; a < i->nalpha && !st; a++) {
             const int p = g * i->nalpha + a;
             double t1 = tg_now();
-            st = predict_pair(m, Kt, n, p, pred + (size_t)p * (size_t)i->k * (size_t)ldp, ldp, err);
+            st = predict_pair(m, Kt, n, p, fx, pred + (size_t)p * (size_t)i->k * (size_t)ldp, ldp,
+                              err);
             rep->seconds[p] = tg_now() - t1;
         }
         tg_matrix_destroy(Kt);
@@ -455,6 +533,7 @@ tg_status tg_krr_predict(tg_krr_model *m, const tg_bed *test, const int64_t *row
     tg_matrix_destroy(Kt);
     tg_matrix_destroy(Ct);
     tg_kgeno_free(gte);
+    free(fx);
     if (!report) tg_krr_predict_report_free(&own);
     return st;
 }

@@ -12,6 +12,8 @@ struct tg_krr_model {
     int64_t *rows;
     char **names;
     double *mean;
+    double *fixed_alpha;    /* (1 + nfixed) × k, with fixed effects */
+    double *cmean, *csd;    /* ncov: the kernel confounders' training mean and deviation */
     double *gamma, *alpha;
     double *w;              /* per pair (g-major), n × k weights */
     tg_prec *wprec;         /* per pair: the precision they were solved in (the factor's diagonal) */
@@ -31,9 +33,12 @@ void tg_krr_model_sync(tg_krr_model *m);
 /* The phenotypes' names @p names[0..k) and training means into the model (replacing any). */
 tg_status tg_krr_model_set_pheno(tg_krr_model *m, int k, const char *const *names,
                                  tg_error *err);
-/* y (sample rows[i]'s phenotype c at y[rows[i] + c·ldy]) centred by the training means into
- * @p yc (n × k; m->mean receives them). */
-void tg_krr_centre(tg_krr_model *m, const double *y, int64_t ldy, double *yc);
+/* y (sample rows[i]'s phenotype c at y[rows[i] + c·ldy]) less its fixed effects into @p yc
+ * (n × k): the training means, and with @p fx (n × m->info.nfixed, the training samples'
+ * covariates) the covariates' effects; m->mean receives the intercepts, m->fixed_alpha every
+ * effect. */
+tg_status tg_krr_centre(tg_krr_model *m, const double *y, int64_t ldy, const double *fx,
+                        double *yc, tg_error *err);
 /* The factor of a loaded model, read from its folder when not yet read. */
 tg_status tg_krr_model_read_factor(tg_krr_model *m, tg_krr_solve_report *rep, tg_error *err);
 #endif

@@ -673,8 +673,8 @@ tg_status tg_krr_model_solve(tg_krr_model *m, int k, const double *y, int64_t ld
     if (!st) st = tg_krr_model_set_pheno(m, k, names, err);
     if (st) goto cleanup;
     double t0 = tg_now();
-    tg_krr_centre(m, y, ldy, yc);
-    if (!(st = tg_matrix_create(&B, n, k, m->info.nb, k, TG_GENERAL, m->ldiag, 0, 0, err)) &&
+    if (!(st = tg_krr_centre(m, y, ldy, NULL, yc, err)) &&
+        !(st = tg_matrix_create(&B, n, k, m->info.nb, k, TG_GENERAL, m->ldiag, 0, 0, err)) &&
         !(st = tg_matrix_from_dense(B, yc, n, err)) && !(st = tg_chol_solve(m->L, B, err)) &&
         !(st = tg_matrix_to_dense(B, w, n, err))) {
         free(m->w);

@@ -10,7 +10,13 @@
  * sample of the SNPs of this rank's panels; nothing else is decoded.
  * Several MPI ranks: panel J is filled and held by rank J mod R (StarPU-MPI sends it to the
  * ranks whose tiles need it), every tile of ZᵀZ is built on its owner, and the products for
- * the right-hand side split the samples over the ranks as tg_ridge_cg's do. */
+ * the right-hand side split the samples over the ranks as tg_ridge_cg's do.
+ * Fixed effects (the intercept and covariates, C = QR): the system is (ZᵀMZ + λI)β = ZᵀMy with
+ * M = I − QQᵀ (Frisch–Waugh–Lovell). ZᵀMZ + λI = A − WWᵀ, A = ZᵀZ + λI as above and W = ZᵀQ
+ * (m × r, r small), so the factorisation of A serves, with the Woodbury identity:
+ *   β = X_b + X_W·S⁻¹·WᵀX_b,  A·[X_b X_W] = [ZᵀMy W],  S = I − WᵀX_W (r × r, FP64),
+ * the solve taking r more right-hand sides. S = λQᵀ(ZZᵀ + λI)⁻¹Q is positive definite. Z is
+ * centered over these samples, so the intercept's column of W is 0 up to rounding. */
 #include "algo/rr.h"
 
 #include <math.h>
@@ -18,6 +24,7 @@
 #include <string.h>
 
 #include "algo/cg.h"
+#include "algo/fixed.h"
 #include "base/parallel.h"
 #include "codelets/distance.h"
 #include "codelets/xtx.h"
@@ -153,7 +160,53 @@ static tg_status check_args(int64_t n, int64_t m, int64_t nphen, const double *y
                                     "value must be observed and finite (keep the samples observed "
                                     "for every phenotype)",
                                     (long long)c + 1, (long long)i + 1, y[i + c * ldy]);
+    if (o->ncovar < 0 || (o->ncovar && (!o->covar || o->ldc < n)))
+        return tg_error_set(err, TG_ERR_ARG, "ridge (Cholesky): %d covariate(s), matrix %s, ld "
+                            "%lld < n %lld", o->ncovar, o->covar ? "given" : "NULL",
+                            (long long)o->ldc, (long long)n);
+    for (int j = 0; j < o->ncovar; j++)
+        for (int64_t i = 0; i < n; i++)
+            if (!isfinite(o->covar[i + j * o->ldc]))
+                return tg_error_set(err, TG_ERR_ARG,
+                                    "ridge (Cholesky): covariate %d of sample %lld is %g: every "
+                                    "value must be observed and finite (keep the samples with "
+                                    "every covariate)",
+                                    j + 1, (long long)i + 1, o->covar[i + j * o->ldc]);
     return TG_OK;
+}
+
+/* β = X_b + X_W·S⁻¹·WᵀX_b (the Woodbury correction above) from X = [X_b X_W] (m × (k + r)). */
+static tg_status woodbury(int64_t m, int64_t k, int r, const double *W, const double *X,
+                          double *beta, int64_t ldb, tg_error *err) {
+    const double *xb = X, *xw = X + k * m;
+    double *S = tg_malloc((size_t)(r * r) * sizeof *S + 1, err),
+           *U = tg_malloc((size_t)(r * k) * sizeof *U + 1, err);
+    tg_status st = !S || !U ? TG_ERR_NOMEM : TG_OK;
+    for (int a = 0; a < r && !st; a++) {
+        for (int b = 0; b < r; b++) {
+            double d = 0;
+            for (int64_t j = 0; j < m; j++) d += W[j + a * m] * xw[j + b * m];
+            S[a + b * r] = (a == b) - d;
+        }
+        for (int64_t c = 0; c < k; c++) {
+            double d = 0;
+            for (int64_t j = 0; j < m; j++) d += W[j + a * m] * xb[j + c * m];
+            U[a + c * r] = d;
+        }
+    }
+    if (!st && tg_fixed_spd_solve(r, S, r, k, U, r))
+        st = tg_error_set(err, TG_ERR_NUMERIC, "ridge (Cholesky): the fixed effects' correction "
+                          "I − WᵀA⁻¹W is not positive definite (a covariate nearly in the span "
+                          "of the genotypes with a tiny lambda?)");
+    for (int64_t c = 0; c < k && !st; c++)
+        for (int64_t j = 0; j < m; j++) {
+            double v = xb[j + c * m];
+            for (int a = 0; a < r; a++) v += xw[j + a * m] * U[a + c * r];
+            beta[j + c * ldb] = v;
+        }
+    free(S);
+    free(U);
+    return st;
 }
 
 tg_status tg_ridge_chol_source(const tg_geno_source *src, int scale, int64_t nphen,
@@ -167,6 +220,7 @@ tg_status tg_ridge_chol_source(const tg_geno_source *src, int scale, int64_t nph
     if (st) return st;
     tg_geno *g = NULL;
     tg_matrix *A = NULL, *B = NULL;
+    tg_fixed f = {0};
     double *yc = NULL, *b = NULL;
     struct panels P = {.src = src, .n = n, .m = m, .npad = (n + 15) / 16 * 16,
                        .nb = o.nb < m ? o.nb : (int)m, .scale = scale};
@@ -179,23 +233,36 @@ tg_status tg_ridge_chol_source(const tg_geno_source *src, int scale, int64_t nph
     int64_t missing = tg_geno_missing(g);
     tg_runtime_sum_int64(&missing, 1);
     P.missing = missing > 0;
+    /* the basis of the fixed effects (every sample has every value: one basis serves all) */
+    if ((st = tg_fixed_make(n, o.covar, o.ldc, o.ncovar, 1, y, ldy, &f, err))) goto done;
+    const int r = f.r[0];
+    const int64_t kr = nphen + r; /* right-hand sides: ZᵀMy, then W = ZᵀQ */
     if (!(yc = tg_malloc((size_t)(n * nphen) * sizeof *yc, err)) ||
-        !(b = tg_malloc((size_t)(m * nphen) * sizeof *b, err))) {
+        !(b = tg_malloc((size_t)(m * kr) * sizeof *b, err))) {
         st = TG_ERR_NOMEM;
         goto done;
     }
-    /* b = Zᵀ(y − ȳ): Z's columns are centered, so centering y only matters in rounding, but it
-     * keeps b's terms small */
+    /* b = ZᵀMy: without covariates My = y − ȳ (Z's columns are centered, so this only matters
+     * in rounding, but it keeps b's terms small) */
     for (int64_t c = 0; c < nphen; c++) {
-        double s = 0;
+        double s = 0, t[r];
         for (int64_t i = 0; i < n; i++) s += y[i + c * ldy];
-        double mean = s / (double)n;
+        const double mean = s / (double)n; /* Q's first column, the intercept's, exactly */
         if (mu) mu[c] = mean;
-        for (int64_t i = 0; i < n; i++) yc[i + c * n] = y[i + c * ldy] - mean;
+        for (int l = 1; l < r; l++) {
+            t[l] = 0;
+            for (int64_t i = 0; i < n; i++) t[l] += f.Q[i + l * n] * (y[i + c * ldy] - mean);
+        }
+        for (int64_t i = 0; i < n; i++) {
+            double v = y[i + c * ldy] - mean;
+            for (int l = 1; l < r; l++) v -= f.Q[i + l * n] * t[l];
+            yc[i + c * n] = v;
+        }
     }
     int64_t first, count; /* the products read this rank's samples */
     tg_geno_local(g, &first, &count);
     if ((st = tg_cg_mul(g, 1, nphen, yc + first, n, b, m, NULL, NULL, err)) ||
+        (st = tg_cg_mul(g, 1, r, f.Q + first, n, b + nphen * m, m, NULL, NULL, err)) ||
         (st = panels_make(&P, err)) ||
         (st = tg_matrix_create(&A, m, m, P.nb, P.nb, TG_SYM_LOWER, o.chol.diag, 0, 0, err)) ||
         (st = build(&P, o.lambda, A, err)))
@@ -206,18 +273,26 @@ tg_status tg_ridge_chol_source(const tg_geno_source *src, int scale, int64_t nph
         tg_geno_free(g);
         g = NULL;
     }
-    /* B in the solve's precision with A's row tiling */
+    /* B in the solve's precision with A's row tiling; X = A⁻¹B into x, W stays in b's tail
+     * for the correction */
+    double *x = tg_malloc((size_t)(m * kr) * sizeof *x, err);
+    if (!x) {
+        st = TG_ERR_NOMEM;
+        goto done;
+    }
     if (!(st = tg_cholesky(A, &o.chol, rep, err)) &&
-        !(st = tg_matrix_create(&B, m, nphen, A->nb, (int)nphen, TG_GENERAL, o.chol.diag, 0, 0,
-                                err)) &&
-        !(st = tg_matrix_from_dense(B, b, m, err)) && !(st = tg_chol_solve(A, B, err)))
-        st = tg_matrix_to_dense(B, beta, ldb, err);
+        !(st = tg_matrix_create(&B, m, kr, A->nb, (int)kr, TG_GENERAL, o.chol.diag, 0, 0, err)) &&
+        !(st = tg_matrix_from_dense(B, b, m, err)) && !(st = tg_chol_solve(A, B, err)) &&
+        !(st = tg_matrix_to_dense(B, x, m, err)))
+        st = woodbury(m, nphen, r, b + nphen * m, x, beta, ldb, err);
+    free(x);
     if (!st && train) {
         *train = g;
         g = NULL;
     }
 done:
     panels_free(&P);
+    tg_fixed_free(&f);
     tg_matrix_destroy(B);
     tg_matrix_destroy(A);
     tg_geno_free(g);

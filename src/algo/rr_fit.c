@@ -3,11 +3,13 @@
  * samples, Jacobi-preconditioned) or by the tile Cholesky (tg_ridge_chol_bed, on the samples
  * observed for every phenotype), then the predictions of the training cohort or of a test
  * cohort (tg_ridge_predict_bed, the training frequencies). The genotype matrix lives only
- * inside the call. */
+ * inside the call. Covariates are fixed effects beside the intercept (algo/fixed.h): both
+ * solvers project them out, α comes from the residuals y − Zβ, and a prediction is Cα + Zβ. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "algo/fixed.h"
 #include "io/out.h"
 #include "tilegwas.h"
 
@@ -35,75 +37,126 @@ tg_status tg_rr_check_test(const tg_bed *train, const tg_bed *test, tg_error *er
 
 void tg_rr_result_free(tg_rr_result *r) {
     free(r->beta);
+    free(r->alpha);
     free(r->mu);
     free(r->pred);
     free(r->pheno);
     memset(r, 0, sizeof *r);
 }
 
-/* TG_RR_CG: every phenotype on its own observed samples. A phenotype not converged is
- * TG_ERR_NUMERIC after the predictions are made. */
+/* α of the fixed effects on the samples of @p g (its rows: @p covar, y), and the fitted values
+ * Cα + Zβ into @p pred when not NULL; r->mu the intercepts. */
+static tg_status fixed_effects(tg_geno *g, const double *covar, int64_t ldc, int ncovar,
+                               int64_t k, const double *y, int64_t ldy, tg_rr_result *r,
+                               double *pred, tg_error *err) {
+    const int64_t n = tg_geno_n(g), m = tg_geno_m(g);
+    tg_fixed f;
+    tg_status st = tg_fixed_make(n, covar, ldc, ncovar, k, y, ldy, &f, err);
+    if (st) return st;
+    st = tg_fixed_fit(g, &f, covar, ldc, y, ldy, r->beta, m, r->alpha, r->nalpha, pred, n, err);
+    for (int64_t c = 0; c < k; c++) r->mu[c] = r->alpha[c * r->nalpha];
+    tg_fixed_free(&f);
+    return st;
+}
+
+/* pred += the covariates' part of Cα (the intercept is in tg_ridge_predict_bed's μ); NAN for a
+ * sample missing a covariate. */
+static void add_covariates(const tg_rr_result *r, int64_t k, const double *covar, int64_t ldc,
+                           int64_t n, double *pred) {
+    for (int64_t c = 0; c < k; c++) {
+        const double *a = r->alpha + c * r->nalpha;
+        for (int64_t i = 0; i < n; i++)
+            pred[i + c * n] += tg_fixed_row(covar, ldc, r->nalpha - 1, i, a) - a[0];
+    }
+}
+
+/* TG_RR_CG: every phenotype on its own observed samples with every covariate. A phenotype not
+ * converged is TG_ERR_NUMERIC after the predictions are made. */
 static tg_status fit_cg(const tg_bed *bed, int64_t k, const double *y, int64_t ldy,
                         const tg_bed *test, const tg_rr_opts *o, tg_rr_result *r, tg_geno **geno,
                         tg_error *err) {
     const int64_t n = bed->n_samples, m = bed->n_snps;
     double *jacobi = tg_malloc((size_t)(m * k) * sizeof *jacobi, err), *in_sample = NULL;
-    if (!jacobi) return TG_ERR_NOMEM;
+    double *ym = tg_malloc((size_t)(n * k) * sizeof *ym, err);
+    if (!jacobi || !ym) {
+        free(jacobi);
+        return TG_ERR_NOMEM;
+    }
+    /* a sample missing a covariate is missing for every phenotype (the Jacobi counts too) */
+    for (int64_t c = 0; c < k; c++)
+        for (int64_t i = 0; i < n; i++) {
+            int all = 1;
+            for (int j = 0; j < o->ncovar; j++) all &= isfinite(o->covar[i + j * o->ldc]) != 0;
+            ym[i + c * n] = all ? y[i + c * ldy] : NAN;
+        }
     double t0 = tg_now();
     tg_status st;
     if ((st = tg_geno_from_bed(bed, o->scale, geno, err)) ||
-        (st = tg_ridge_jacobi_bed(bed, *geno, o->scale, k, y, ldy, jacobi, m, err)))
+        (st = tg_ridge_jacobi_bed(bed, *geno, o->scale, k, ym, n, jacobi, m, err)))
         goto done;
     r->seconds_prepare = tg_now() - t0;
     tg_cg_opts co = o->cg;
     co.lambda = o->lambda;
     co.jacobi = jacobi;
     co.ldj = m;
+    co.covar = o->covar;
+    co.ldc = o->ldc;
+    co.ncovar = o->ncovar;
     r->cg = (tg_cg_report){.pheno = r->pheno};
-    tg_status solve = tg_ridge_cg(*geno, k, y, ldy, &co, r->beta, m, &r->cg, err);
+    tg_status solve = tg_ridge_cg(*geno, k, ym, n, &co, r->beta, m, &r->cg, err);
     r->seconds_solve = r->cg.seconds;
     if (solve && solve != TG_ERR_NUMERIC) {
         st = solve;
         goto done;
     }
     t0 = tg_now();
-    /* the in-sample fit gives the intercepts; with a test cohort its values are not kept */
+    /* the in-sample fit gives α; with a test cohort its values are not kept */
     in_sample = test ? tg_malloc((size_t)(n * k) * sizeof *in_sample, err) : r->pred;
     if (!in_sample) {
         st = TG_ERR_NOMEM;
         goto done;
     }
-    if (!(st = tg_ridge_predict(*geno, k, y, ldy, r->beta, m, in_sample, n, r->mu, err)) && test)
-        st = tg_ridge_predict_bed(*geno, o->scale, test, k, r->beta, m, r->mu, r->pred,
-                                  test->n_samples, err);
+    if (!(st = fixed_effects(*geno, o->covar, o->ldc, o->ncovar, k, ym, n, r, in_sample, err)) &&
+        test &&
+        !(st = tg_ridge_predict_bed(*geno, o->scale, test, k, r->beta, m, r->mu, r->pred,
+                                    test->n_samples, err)))
+        add_covariates(r, k, o->test_covar, o->ldt, test->n_samples, r->pred);
     r->seconds_predict = tg_now() - t0;
     if (!st) st = solve;
 done:
     if (in_sample != r->pred) free(in_sample);
     free(jacobi);
+    free(ym);
     return st;
 }
 
-/* TG_RR_CHOLESKY: the samples observed for every phenotype, their values into *yk. */
+/* TG_RR_CHOLESKY: the samples observed for every phenotype and covariate, their values into
+ * *yk and *ck. */
 static tg_status complete_cases(const tg_bed *bed, int64_t k, const double *y, int64_t ldy,
-                                tg_rr_result *r, int64_t **rows, double **yk, tg_error *err) {
+                                const tg_rr_opts *o, tg_rr_result *r, int64_t **rows, double **yk,
+                                double **ck, tg_error *err) {
     const int64_t n = bed->n_samples;
     if (!(*rows = tg_malloc((size_t)n * sizeof **rows, err))) return TG_ERR_NOMEM;
     int64_t nk = 0;
     for (int64_t i = 0; i < n; i++) {
         int all = 1;
         for (int64_t c = 0; c < k; c++) all &= !isnan(y[i + c * ldy]);
+        for (int j = 0; j < o->ncovar; j++) all &= isfinite(o->covar[i + j * o->ldc]) != 0;
         if (all) (*rows)[nk++] = i;
     }
     r->n_used = nk;
     if (nk < 2)
         return tg_error_set(err, TG_ERR_ARG,
                             "--solver cholesky: %lld sample(s) have every selected phenotype "
-                            "observed; at least 2 are needed",
+                            "and covariate observed; at least 2 are needed",
                             (long long)nk);
-    if (!(*yk = tg_malloc((size_t)(nk * k) * sizeof **yk, err))) return TG_ERR_NOMEM;
+    if (!(*yk = tg_malloc((size_t)(nk * k) * sizeof **yk, err)) ||
+        !(*ck = tg_malloc((size_t)(nk * o->ncovar) * sizeof **ck + 1, err)))
+        return TG_ERR_NOMEM;
     for (int64_t c = 0; c < k; c++)
         for (int64_t i = 0; i < nk; i++) (*yk)[i + c * nk] = y[(*rows)[i] + c * ldy];
+    for (int j = 0; j < o->ncovar; j++)
+        for (int64_t i = 0; i < nk; i++) (*ck)[i + j * nk] = o->covar[(*rows)[i] + j * o->ldc];
     return TG_OK;
 }
 
@@ -112,23 +165,32 @@ static tg_status fit_chol(const tg_bed *bed, int64_t k, const double *y, int64_t
                           tg_geno **geno, tg_error *err) {
     const int64_t m = bed->n_snps;
     int64_t *rows = NULL;
-    double *yk = NULL;
-    tg_status st = complete_cases(bed, k, y, ldy, r, &rows, &yk, err);
+    double *yk = NULL, *ck = NULL;
+    tg_status st = complete_cases(bed, k, y, ldy, o, r, &rows, &yk, &ck, err);
     if (st) goto done;
     tg_ridge_chol_opts ro = o->chol;
     ro.lambda = o->lambda;
+    ro.covar = ck;
+    ro.ldc = r->n_used;
+    ro.ncovar = o->ncovar;
     double t0 = tg_now();
     if ((st = tg_ridge_chol_bed(bed, rows, r->n_used, o->scale, k, yk, r->n_used, &ro, r->beta,
                                 m, r->mu, &r->chol, geno, err)))
         goto done;
+    for (int64_t c = 0; c < k; c++) /* the means; r->mu becomes the intercepts below */
+        r->pheno[c] = (tg_cg_pheno){.n_obs = r->n_used, .mean = r->mu[c]};
     r->seconds_solve = tg_now() - t0;
     /* the predictions use the training frequencies: the kept samples', in *geno */
     t0 = tg_now();
     const tg_bed *cohort = test ? test : bed;
-    st = tg_ridge_predict_bed(*geno, o->scale, cohort, k, r->beta, m, r->mu, r->pred,
-                              cohort->n_samples, err);
+    if (!(st = fixed_effects(*geno, ck, r->n_used, o->ncovar, k, yk, r->n_used, r, NULL, err)) &&
+        !(st = tg_ridge_predict_bed(*geno, o->scale, cohort, k, r->beta, m, r->mu, r->pred,
+                                    cohort->n_samples, err)))
+        add_covariates(r, k, test ? o->test_covar : o->covar, test ? o->ldt : o->ldc,
+                       cohort->n_samples, r->pred);
     r->seconds_predict = tg_now() - t0;
 done:
+    free(ck);
     free(yk);
     free(rows);
     return st;
@@ -140,7 +202,14 @@ tg_status tg_rr(const tg_bed *bed, int64_t nphen, const double *y, int64_t ldy,
     const int64_t m = bed->n_snps, np = test ? test->n_samples : bed->n_samples;
     tg_status st = test ? tg_rr_check_test(bed, test, err) : TG_OK;
     if (st) return st;
+    if (o->ncovar < 0 || (o->ncovar && (!o->covar || o->ldc < bed->n_samples ||
+                                        (test && (!o->test_covar || o->ldt < np)))))
+        return tg_error_set(err, TG_ERR_ARG, "rr: %d covariate(s) without the matrices (of the "
+                            "training%s cohort) or with a short leading dimension", o->ncovar,
+                            test ? " and test" : "");
+    r->nalpha = o->ncovar + 1;
     if (!(r->beta = tg_malloc((size_t)(m * nphen) * sizeof *r->beta, err)) ||
+        !(r->alpha = tg_malloc((size_t)(r->nalpha * nphen) * sizeof *r->alpha, err)) ||
         !(r->mu = tg_malloc((size_t)nphen * sizeof *r->mu, err)) ||
         !(r->pred = tg_malloc((size_t)(np * nphen) * sizeof *r->pred, err)) ||
         !(r->pheno = tg_calloc((size_t)nphen, sizeof *r->pheno, err)))

@@ -66,7 +66,7 @@ tg_status tg_cli_double(const char *opt, const char *s, double lo, double hi, do
 
 /** Writes PREFIX SUFFIX (rank 0's job): a header (SNP A1, or FID IID with @p by_sample, then
  * @p names) and one line per SNP or sample of @p bed with its @p k values (column-major,
- * leading dimension the line count) in the fewest digits that read back exactly. */
+ * leading dimension the line count) in the fewest digits that read back exactly, NA for NAN. */
 tg_status tg_cli_write_values(const char *prefix, const char *suffix, const tg_bed *bed,
                               int by_sample, int k, char *const *names, const double *v,
                               tg_error *err);
@@ -212,6 +212,22 @@ void tg_cli_log_traffic(tg_log *log);
  * of samples not in @p samples that it skipped (plink2 and REGENIE skip them too). */
 tg_status tg_cli_pheno_read(tg_log *log, const char *path, const char *col_nums,
                             const tg_sample *samples, int64_t n, tg_pheno *ph, tg_error *err);
+/** The covariate options fit together: --covar-name or --covar-col-nums (not both) need
+ * --covar; --test-covar needs --covar and --test-bfile, and --covar with --test-bfile needs it. */
+tg_status tg_cli_covar_check(const char *covar, const char *names, const char *col_nums,
+                             const char *test_bfile, const char *test_covar, tg_error *err);
+/** Writes PREFIX.alpha.tsv: the fixed effects @p alpha ((1 + cv->n_cols) × k), a line per
+ * design column (the intercept first), a column per phenotype. */
+tg_status tg_cli_write_alpha(const char *prefix, int k, const char *const *names,
+                             const tg_covar *cv, const double *alpha, tg_error *err);
+/** Covariates for fixed effects (--covar FILE with --covar-name / --covar-col-nums): the file's
+ * columns, categorical ones too, into the design @p cv of @p samples (tg_covar_make; with
+ * @p like, another cohort's design built alike, tg_covar_apply). Logs the columns used, each
+ * categorical column's reference level, the columns left out (a warning each) and the samples
+ * missing a covariate. */
+tg_status tg_cli_covariates(tg_log *log, const char *path, const char *names, const char *col_nums,
+                            const tg_sample *samples, int64_t n, const tg_covar *like,
+                            tg_covar *cv, tg_error *err);
 /** The phenotypes of a command, as plink2 takes them: the columns @p col_nums (plink2's
  * --pheno-col-nums; NULL: all) of the file @p path, or without a file the .fam's column 6 of
  * @p bed as PHENO1 (an error when it holds no value). */

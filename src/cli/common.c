@@ -221,6 +221,79 @@ tg_status tg_cli_pheno_read(tg_log *log, const char *path, const char *col_nums,
     return st;
 }
 
+tg_status tg_cli_write_alpha(const char *prefix, int k, const char *const *names,
+                             const tg_covar *cv, const double *alpha, tg_error *err) {
+    FILE *f;
+    char *path = NULL, num[32];
+    tg_status st = tg_out_open(prefix, ".alpha.tsv", &f, &path, err);
+    if (st) return st;
+    const int p = 1 + cv->n_cols;
+    fputs("term", f);
+    for (int c = 0; c < k; c++) fprintf(f, "\t%s", names[c]);
+    for (int j = 0; j < p; j++) {
+        fprintf(f, "\n%s", j ? cv->names[j - 1] : "intercept");
+        for (int c = 0; c < k; c++) {
+            tg_text_format_double(alpha[j + c * p], num);
+            fprintf(f, "\t%s", num);
+        }
+    }
+    fputc('\n', f);
+    st = tg_out_close(f, path, err);
+    free(path);
+    return st;
+}
+
+tg_status tg_cli_covar_check(const char *covar, const char *names, const char *col_nums,
+                             const char *test_bfile, const char *test_covar, tg_error *err) {
+    if ((names || col_nums) && !covar)
+        return tg_error_set(err, TG_ERR_ARG, "--%s needs --covar FILE",
+                            names ? "covar-name" : "covar-col-nums");
+    if (names && col_nums)
+        return tg_error_set(err, TG_ERR_ARG, "--covar-name and --covar-col-nums: give one of them");
+    if (test_covar && (!covar || !test_bfile))
+        return tg_error_set(err, TG_ERR_ARG, "--test-covar goes with --covar and --test-bfile");
+    if (covar && test_bfile && !test_covar)
+        return tg_error_set(err, TG_ERR_ARG, "--covar with --test-bfile needs --test-covar FILE: "
+                            "the test cohort's predictions include the covariates' effects");
+    return TG_OK;
+}
+
+tg_status tg_cli_covariates(tg_log *log, const char *path, const char *names, const char *col_nums,
+                            const tg_sample *samples, int64_t n, const tg_covar *like,
+                            tg_covar *cv, tg_error *err) {
+    tg_pheno ph;
+    tg_pheno_opts po = tg_pheno_defaults();
+    po.names = names;
+    po.col_nums = col_nums;
+    po.categorical = 1;
+    tg_status st = tg_pheno_read_opts(path, samples, n, &po, &ph, err);
+    if (st) return st;
+    if (ph.n_skipped)
+        tg_log_printf(log, "%s: %lld row(s) of samples not in the genotypes' .fam skipped", path,
+                      (long long)ph.n_skipped);
+    st = like ? tg_covar_apply(like, &ph, path, cv, err) : tg_covar_make(&ph, path, cv, err);
+    tg_pheno_free(&ph);
+    if (st) return st;
+    char line[1024];
+    size_t at = 0;
+    for (int j = 0; j < cv->n_cols && at < sizeof line; j++)
+        at += (size_t)snprintf(line + at, sizeof line - at, "%s%s", j ? ", " : "", cv->names[j]);
+    tg_log_printf(log, "%s: %d covariate column(s) as fixed effects beside the intercept%s%s", path,
+                  cv->n_cols, cv->n_cols ? ": " : "", line);
+    for (int s = 0; s < cv->n_src && !like; s++)
+        if (cv->src_nlevels[s] > 1)
+            tg_log_printf(log, "%s: categorical, %d levels, reference level %s (the first in "
+                          "natural order)", cv->src_names[s], cv->src_nlevels[s],
+                          cv->src_levels[s][0]);
+    for (int j = 0; j < cv->n_dropped; j++)
+        tg_log_printf(log, "warning: covariate column %s dropped", cv->dropped[j]);
+    if (cv->n_missing)
+        tg_log_printf(log, "%s: %lld of %lld sample(s) missing a covariate, left out of the fit%s",
+                      path, (long long)cv->n_missing, (long long)n,
+                      like ? " (their predictions are NA)" : "");
+    return TG_OK;
+}
+
 tg_status tg_cli_phenotypes(tg_log *log, const char *path, const char *col_nums, const tg_bed *bed,
                             tg_pheno *ph, tg_error *err) {
     if (path) return tg_cli_pheno_read(log, path, col_nums, bed->samples, bed->n_samples, ph, err);
@@ -287,7 +360,11 @@ tg_status tg_cli_write_values(const char *prefix, const char *suffix, const tg_b
         else
             fprintf(f, "%s\t%s", bed->snps[i].id, bed->snps[i].a1);
         for (int c = 0; c < k; c++) {
-            tg_text_format_double(v[i + c * rows], num);
+            const double x = v[i + c * rows];
+            if (isnan(x)) /* no value (a sample missing a covariate): plink's NA */
+                strcpy(num, "NA");
+            else
+                tg_text_format_double(x, num);
             fprintf(f, "\t%s", num);
         }
         fputc('\n', f);

@@ -31,9 +31,18 @@ static const char *help =
     "                       default: the .fam's column 6)\n"
     "  --pheno-name A,B     use these columns (default: all)\n"
     "  --pheno-col-nums L   use the file's columns L, counted from FID as 1 (e.g. 3,5-7)\n"
-    "  --covar FILE         confounders (gaussian kernel): their squared distance is added to\n"
-    "                       the genotype distance; a missing value is an error\n"
+    "  --covar FILE         covariates as fixed effects (plink2's --covar): C = [1, covariates]\n"
+    "                       over the training samples, alpha = (C'C)^-1 C'y, the kernel fits\n"
+    "                       y - C alpha, predictions add C_test alpha (PREFIX.alpha.tsv). As\n"
+    "                       rr: a non-numeric column is categorical, an indicator per level\n"
+    "                       but the first in natural order; constant and collinear columns\n"
+    "                       dropped with a warning; samples missing a covariate left out\n"
     "  --covar-name A,B     use these columns of --covar (default: all)\n"
+    "  --covar-col-nums L   use --covar's columns L, counted from FID as 1 (plink2's)\n"
+    "  --covar-kernel       gaussian kernel: the --covar columns are confounders instead,\n"
+    "                       standardised over the training samples (mean 0, variance 1), their\n"
+    "                       squared distance added to the genotype distance; a missing value\n"
+    "                       is an error\n"
     "  --kernel K           gaussian exp(-G |x_i - x_j|^2), ibs (alleles shared / 2 N_SNP)\n"
     "                       or linear (the GRM of VanRaden) (default gaussian)\n"
     "  --gamma G[,G2..]     gaussian width(s), > 0 (required for gaussian; a first guess is\n"
@@ -42,7 +51,7 @@ static const char *help =
     "  --test-bfile T       test cohort (its variants matched to the training ones by\n"
     "                       chromosome, position and ID, same alleles)\n"
     "  --test-pheno FILE    phenotypes of the test cohort, for MSPE and r\n"
-    "  --test-covar FILE    confounders of the test cohort (with --covar)\n"
+    "  --test-covar FILE    covariates of the test cohort (with --covar and --test-bfile)\n"
     "  --test-frac F        or: hold out this fraction of the samples, in (0, 1)\n"
     "  --seed S             seed of the --test-frac shuffle (default 1)\n"
     "  --pred-tol T         the adaptive precision map keeps the weights, and so the\n"
@@ -68,7 +77,8 @@ static const char *help =
     "                       row, tile column, precision) or F.png (heat map, the paper's\n"
     "                       Fig. 4: fp64 dark red, fp32 orange, fp16 light blue, fp8 dark\n"
     "                       blue, upper triangle white)\n"
-    "  --save-model DIR     save the fit (one gamma and one alpha, no --covar) in folder DIR,\n"
+    "  --save-model DIR     save the fit (one gamma and one alpha; not with --covar, whose\n"
+    "                       effects and levels the model files do not hold yet) in folder DIR,\n"
     "                       created if missing; a folder that is not empty must hold a model,\n"
     "                       which is replaced. Files: model.tsv (options, training fileset),\n"
     "                       train.tsv, snps.tsv (training A1 frequencies), pheno.tsv (means),\n"
@@ -112,15 +122,31 @@ static tg_status parse_list(const char *opt, const char *s, double lo, int open_
     return st;
 }
 
+/* The options of a fit that name covariates, and --gamma, fit together. */
+static tg_status check_covar(const krr_opts *o, tg_error *err) {
+    if (o->kernel != TG_KERNEL_GAUSSIAN && (o->ngamma || o->covar_kernel))
+        return tg_error_set(err, TG_ERR_ARG, "--%s applies to the gaussian kernel only, not %s",
+                            o->ngamma ? "gamma" : "covar-kernel", tg_kernel_name(o->kernel));
+    if (o->covar_kernel && !o->covar)
+        return tg_error_set(err, TG_ERR_ARG, "--covar-kernel needs --covar FILE");
+    if (o->save_model && o->covar)
+        return tg_error_set(err, TG_ERR_ARG, "--save-model: a model with --covar cannot be "
+                            "saved (covariates' effects, levels and confounders are not part "
+                            "of the model files yet)");
+    return tg_cli_covar_check(o->covar, o->covar_names, o->covar_col_nums, o->test_bfile,
+                              o->test_covar, err);
+}
+
 /* Returns TG_OK, an error, or -1 after printing the help. */
 static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
     enum {
         O_PHENO = 1, O_PNAME, O_PCOLS, O_COVAR, O_CNAME, O_KERNEL, O_GAMMA, O_ALPHA, O_TEST,
         O_TPHENO, O_TCOVAR, O_FRAC, O_SEED, O_ACC, O_PTOL, O_PREC, O_DIAG, O_BAND, O_TILE, O_MAP, O_SAVE,
-        O_LOAD, O_GRID, O_HELP
+        O_LOAD, O_GRID, O_CCOLS, O_CKERNEL, O_HELP
     };
     /* options of a fit, which a loaded model fixes */
-    const unsigned fit_only = 1u << O_COVAR | 1u << O_CNAME | 1u << O_KERNEL |
+    const unsigned fit_only = 1u << O_COVAR | 1u << O_CNAME | 1u << O_CCOLS | 1u << O_CKERNEL |
+                              1u << O_KERNEL |
                               1u << O_GAMMA | 1u << O_ALPHA | 1u << O_TCOVAR | 1u << O_FRAC |
                               1u << O_SEED | 1u << O_ACC | 1u << O_PTOL | 1u << O_PREC | 1u << O_DIAG |
                               1u << O_BAND | 1u << O_TILE | 1u << O_MAP;
@@ -129,6 +155,8 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
         {"pheno-name", required_argument, 0, O_PNAME}, {"pheno-col-nums", required_argument, 0, O_PCOLS},
         {"covar", required_argument, 0, O_COVAR},
         {"covar-name", required_argument, 0, O_CNAME}, {"kernel", required_argument, 0, O_KERNEL},
+        {"covar-col-nums", required_argument, 0, O_CCOLS},
+        {"covar-kernel", no_argument, 0, O_CKERNEL},
         {"gamma", required_argument, 0, O_GAMMA}, {"alpha", required_argument, 0, O_ALPHA},
         {"test-bfile", required_argument, 0, O_TEST},
         {"test-pheno", required_argument, 0, O_TPHENO},
@@ -160,6 +188,8 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
         case O_PCOLS: o->pheno_col_nums = optarg; break;
         case O_COVAR: o->covar = optarg; break;
         case O_CNAME: o->covar_names = optarg; break;
+        case O_CCOLS: o->covar_col_nums = optarg; break;
+        case O_CKERNEL: o->covar_kernel = 1; break;
         case O_KERNEL: st = tg_kernel_parse(optarg, &o->kernel, err); break;
         case O_GAMMA: st = parse_list("gamma", optarg, 0, 1, &o->gamma, &o->ngamma, err); break;
         case O_ALPHA: st = parse_list("alpha", optarg, 0, 0, &o->alpha, &o->nalpha, err); break;
@@ -229,9 +259,7 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
     if (!o->nalpha) return tg_error_set(err, TG_ERR_ARG, "--alpha A is required");
     if (o->kernel == TG_KERNEL_GAUSSIAN && !o->ngamma)
         return tg_error_set(err, TG_ERR_ARG, "--gamma G is required with --kernel gaussian");
-    if (o->kernel != TG_KERNEL_GAUSSIAN && (o->ngamma || o->covar))
-        return tg_error_set(err, TG_ERR_ARG, "--%s applies to the gaussian kernel only, not %s",
-                            o->ngamma ? "gamma" : "covar", tg_kernel_name(o->kernel));
+    if ((st = check_covar(o, err))) return st;
     if (!o->ngamma) { /* ibs, linear: one pass with no γ */
         if (!(o->gamma = tg_calloc(1, sizeof *o->gamma, err))) return TG_ERR_NOMEM;
         o->ngamma = 1;
@@ -240,19 +268,12 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
         return tg_error_set(err, TG_ERR_ARG, "give one of --test-bfile T and --test-frac F");
     if (!o->test_bfile && (o->test_pheno || o->test_covar))
         return tg_error_set(err, TG_ERR_ARG, "--test-pheno/--test-covar go with --test-bfile");
-    if (o->test_bfile && o->covar && !o->test_covar)
-        return tg_error_set(err, TG_ERR_ARG, "--covar with --test-bfile needs --test-covar");
-    if (o->covar_names && !o->covar)
-        return tg_error_set(err, TG_ERR_ARG, "--covar-name needs --covar");
     if (o->save_model && (o->ngamma > 1 || o->nalpha > 1))
         return tg_error_set(err, TG_ERR_ARG, "--save-model needs one --gamma and one --alpha");
     if (o->save_model && (o->c.in.format != TG_INPUT_BED || tg_input_filters(&o->c.in)))
         return tg_error_set(err, TG_ERR_ARG, "--save-model needs the training genotypes as a "
                             "--bfile fileset without selection or QC flags: the model reopens "
                             "that .bed when it predicts (make one with plink2 --make-bed)");
-    if (o->save_model && o->covar)
-        return tg_error_set(err, TG_ERR_ARG, "--save-model: a model with --covar cannot be "
-                            "saved (confounders are not part of the model files)");
     if (o->map_path) {
         size_t l = strlen(o->map_path);
         o->png = l > 4 && !strcmp(o->map_path + l - 4, ".png");

@@ -6,8 +6,9 @@
 
 /* The options as parsed (with --load-model the model fixes the fit's). */
 typedef struct {
-    const char *pheno, *pheno_names, *pheno_col_nums, *covar, *covar_names, *test_bfile, *test_pheno,
-        *test_covar, *map_path, *save_model, *load_model;
+    const char *pheno, *pheno_names, *pheno_col_nums, *covar, *covar_names, *covar_col_nums,
+        *test_bfile, *test_pheno, *test_covar, *map_path, *save_model, *load_model;
+    int covar_kernel; /* --covar-kernel: the covariates are gaussian-kernel confounders */
     const char *fit_opt; /* the first option given that --load-model refuses */
     tg_kernel kernel;
     double *gamma, *alpha, test_frac, eps, band;
@@ -25,12 +26,11 @@ typedef struct {
 typedef struct {
     tg_bed bed, test;     /* bed: a fit's training fileset */
     const tg_bed *train;  /* the training fileset: &bed, or the loaded model's */
-    tg_pheno ph, tph, cov, tcov;
-    int *pcols, k, *ccols, ncov, *tcols, *tccols;
+    tg_pheno ph, tph;
+    tg_covar cv, tcv;     /* --covar's design (n_cols 0 without), --test-covar's */
+    int *pcols, k, *tcols;
     const char **names;
     double *y;            /* the k selected phenotypes of every training .fam sample */
-    double *x;            /* the ncov confounders of every training .fam sample */
-    double *xte;          /* those of the --test-bfile cohort */
     double *ytest;        /* ntest × k test phenotypes (NAN: none) */
     tg_krr_split split;   /* training samples; held-out ones with --test-frac */
     int64_t ntest;

@@ -236,7 +236,11 @@ tg_status krr_write_pred(const krr_opts *o, const krr_data *d, tg_error *err) {
                                            : &d->test.samples[r];
         fprintf(f, "%s\t%s", s->fid, s->iid);
         for (int c = 0; c < ncol; c++) {
-            tg_text_format_double(d->pred[r + c * d->ntest], num);
+            const double v = d->pred[r + c * d->ntest];
+            if (isnan(v)) /* a covariate missing: no prediction */
+                strcpy(num, "NA");
+            else
+                tg_text_format_double(v, num);
             fprintf(f, "\t%s", num);
         }
         fputc('\n', f);

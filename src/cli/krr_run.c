@@ -39,6 +39,13 @@ static tg_status split(const krr_opts *o, krr_data *d, tg_log *log, tg_error *er
     tg_status st = tg_krr_split_make(n, d->k, d->y, n, o->test_bfile ? NAN : o->test_frac,
                                      (uint64_t)o->seed, s, err);
     if (st) return st;
+    int64_t held = 0; /* held-out samples missing a covariate: nothing to predict them with */
+    for (int64_t i = 0; i < s->ntest; i++)
+        if (!(d->cv.n_cols && isnan(d->cv.values[s->test[i]]))) s->test[held++] = s->test[i];
+    if (held < s->ntest)
+        tg_log_printf(log, "%lld held-out sample(s) missing a covariate not predicted",
+                      (long long)(s->ntest - held));
+    s->ntest = held;
     if (!o->test_bfile) d->ntest = s->ntest;
     if (s->empty_pheno >= 0) /* named, not just "no training sample" */
         return tg_error_set(err, TG_ERR_ARG, "%s: phenotype %s has no value for the training "
@@ -71,19 +78,14 @@ static tg_status open_test(const krr_opts *o, krr_data *d, tg_log *log, tg_error
         ((st = tg_cli_pheno_read(log, o->test_pheno, NULL, d->test.samples, d->ntest, &d->tph, err)) ||
          (st = match_columns(o->test_pheno, &d->tph, d->names, d->k, &d->tcols, err))))
         return st;
-    if (o->test_covar) {
-        const char **cn = tg_malloc((size_t)d->ncov * sizeof *cn + 1, err);
-        if (!cn) return TG_ERR_NOMEM;
-        for (int c = 0; c < d->ncov; c++) cn[c] = d->cov.names[d->ccols[c]];
-        st = tg_cli_pheno_read(log, o->test_covar, NULL, d->test.samples, d->ntest, &d->tcov, err);
-        if (!st) st = match_columns(o->test_covar, &d->tcov, cn, d->ncov, &d->tccols, err);
-        if (!st) st = select_columns(&d->tcov, d->tccols, d->ncov, d->ntest, &d->xte, err);
-        free(cn);
-    }
+    if (o->test_covar)
+        st = tg_cli_covariates(log, o->test_covar, NULL, NULL, d->test.samples, d->ntest, &d->cv,
+                               &d->tcv, err);
     return st;
 }
 
-/* The test phenotypes (NAN where absent), for the metrics. */
+/* The test phenotypes (NAN where absent, or where a covariate is: no prediction), for the
+ * metrics. */
 static tg_status test_values(krr_data *d, tg_error *err) {
     const int64_t nt = d->ntest, n = d->train->n_samples;
     if (!(d->ytest = tg_malloc((size_t)(nt * d->k) * sizeof *d->ytest + 1, err)))
@@ -91,8 +93,9 @@ static tg_status test_values(krr_data *d, tg_error *err) {
     for (int c = 0; c < d->k; c++)
         for (int64_t i = 0; i < nt; i++)
             d->ytest[i + c * nt] = d->split.test ? d->y[d->split.test[i] + c * n]
-                                   : d->tcols    ? d->tph.values[i + d->tcols[c] * nt]
-                                                 : NAN;
+                                   : d->tcols && !(d->tcv.n_cols && isnan(d->tcv.values[i]))
+                                       ? d->tph.values[i + d->tcols[c] * nt]
+                                       : NAN;
     return TG_OK;
 }
 
@@ -115,12 +118,13 @@ static tg_status read_inputs(const krr_opts *o, krr_data *d, tg_log *log, tg_err
         !(st = tg_cli_phenotypes(log, o->pheno, o->pheno_col_nums, d->train, &d->ph, err)) &&
         !(st = tg_cli_columns(src, "pheno-name", o->pheno_names, &d->ph, &d->pcols, &d->k, err)))
         st = select_columns(&d->ph, d->pcols, d->k, n, &d->y, err);
-    if (!st && o->covar &&
-        !(st = tg_cli_pheno_read(log, o->covar, NULL, d->train->samples, n, &d->cov, err)) &&
-        !(st = tg_cli_columns(o->covar, "covar-name", o->covar_names, &d->cov, &d->ccols,
-                              &d->ncov, err)))
-        st = select_columns(&d->cov, d->ccols, d->ncov, n, &d->x, err);
+    if (!st && o->covar)
+        st = tg_cli_covariates(log, o->covar, o->covar_names, o->covar_col_nums,
+                               d->train->samples, n, NULL, &d->cv, err);
     if (st) return st;
+    /* a sample missing a covariate is left out of the training as if its phenotypes were */
+    for (int64_t i = 0; i < n && d->cv.n_cols; i++)
+        for (int c = 0; c < d->k && isnan(d->cv.values[i]); c++) d->y[i + c * n] = NAN;
     if (!have_ph) d->k = tg_krr_model_describe(d->model)->k;
     if (!(d->names = tg_malloc((size_t)d->k * sizeof *d->names, err))) return TG_ERR_NOMEM;
     for (int c = 0; c < d->k; c++)
@@ -158,7 +162,8 @@ static tg_status fit(const krr_opts *o, krr_data *d, tg_log *log, tg_error *err)
     ko.kernel = o->kernel;
     ko.gamma = o->gamma, ko.ngamma = o->ngamma;
     ko.alpha = o->alpha, ko.nalpha = o->nalpha;
-    ko.covar = d->x, ko.ncov = d->ncov, ko.ldc = d->train->n_samples;
+    ko.covar = d->cv.values, ko.ncov = d->cv.n_cols, ko.ldc = d->train->n_samples;
+    ko.fixed = !o->covar_kernel;
     ko.nb = (int)o->nb;
     ko.pred_tol = o->pred_tol;
     ko.accuracy = o->eps_given ? o->eps : 0;
@@ -180,7 +185,7 @@ static tg_status predict(const krr_opts *o, krr_data *d, tg_log *log, tg_error *
     if (!(d->pred = tg_malloc((size_t)(d->ntest * ncol) * sizeof *d->pred + 1, err)))
         return TG_ERR_NOMEM;
     const tg_bed *test = o->test_bfile ? &d->test : d->train;
-    const double *x = o->test_bfile ? d->xte : d->x;
+    const double *x = o->test_bfile ? d->tcv.values : d->cv.values;
     int64_t ldx = o->test_bfile ? d->ntest : d->train->n_samples;
     tg_status st = tg_krr_predict(d->model, test, d->split.test, d->ntest, x, ldx, d->pred,
                                   d->ntest, &d->pr, err);
@@ -196,16 +201,12 @@ static void free_data(krr_data *d) {
     free(d->stats);
     free(d->pred);
     free(d->ytest);
-    free(d->xte);
-    free(d->x);
     free(d->y);
     free(d->names);
-    free(d->tccols);
     free(d->tcols);
-    free(d->ccols);
     free(d->pcols);
-    tg_pheno_free(&d->tcov);
-    tg_pheno_free(&d->cov);
+    tg_covar_free(&d->tcv);
+    tg_covar_free(&d->cv);
     tg_pheno_free(&d->tph);
     tg_pheno_free(&d->ph);
     tg_bed_close(&d->test);
@@ -220,10 +221,15 @@ static tg_status write_outputs(const krr_opts *o, const krr_data *d, tg_log *log
     if (tg_runtime_rank() == 0 &&
         ((st = krr_write_pred(o, d, err)) || (st = krr_write_stats(o, d, err)) ||
          (o->map_path && (st = tg_precmap_write(o->map_path, o->png, d->fit.map,
-                                                d->fit.map_nt, err)))))
+                                                d->fit.map_nt, err))) ||
+         (d->cv.n_cols && !o->covar_kernel &&
+          (st = tg_cli_write_alpha(o->c.out, d->k, d->names, &d->cv,
+                                   tg_krr_model_describe(d->model)->fixed_alpha, err)))))
         return st;
-    tg_log_printf(log, "wrote %s.pred.tsv, %s.krr.tsv%s%s (%.3f s)", o->c.out, o->c.out,
-                  o->map_path ? ", " : "", o->map_path ? o->map_path : "", tg_now() - t0);
+    const int alpha = d->cv.n_cols && !o->covar_kernel;
+    tg_log_printf(log, "wrote %s.pred.tsv, %s.krr.tsv%s%s%s%s%s (%.3f s)", o->c.out, o->c.out,
+                  o->map_path ? ", " : "", o->map_path ? o->map_path : "", alpha ? ", " : "",
+                  alpha ? o->c.out : "", alpha ? ".alpha.tsv" : "", tg_now() - t0);
     if (o->save_model) {
         int64_t bytes = 0;
         t0 = tg_now();

@@ -12,19 +12,23 @@
 static const char *help =
     "usage: tilegwas rr --bfile PREFIX [--pheno FILE] --lambda L --out PREFIX [options]\n"
     "       (--pfile PREFIX, --vcf FILE or --bcf FILE instead of --bfile)\n"
-    "Ridge regression of each phenotype on all SNPs with an unpenalised intercept:\n"
-    "  min over mu, beta of sum over observed samples (y - mu - Z beta)^2 + L |beta|^2\n"
+    "Ridge regression of each phenotype on all SNPs with unpenalised fixed effects, the\n"
+    "intercept and the --covar columns (C = [1, covariates]):\n"
+    "  min over alpha, beta of sum over observed samples (y - C alpha - Z beta)^2 + L |beta|^2\n"
+    "solved as (Z'MZ + L I) beta = Z'My, M = I - C(C'C)^-1 C' (Frisch-Waugh), alpha from\n"
+    "y - Z beta; a sample missing a covariate is left out.\n"
     "Z: genotypes centered by 2p (p the A1 frequency over non-missing calls), missing calls\n"
     "mean-imputed (0 after centering), with --scale divided by sqrt(2p(1-p)); monomorphic and\n"
     "all-missing SNPs get beta 0. With --solver cg each phenotype uses its own non-missing\n"
     "samples; with --solver cholesky the samples with any selected phenotype missing are\n"
     "dropped (the log says how many) and p is taken over the samples kept.\n"
     "Writes PREFIX.beta.tsv (SNP A1 then one beta column per phenotype), PREFIX.pred.tsv (FID\n"
-    "IID then the in-sample fitted values mu + Z beta for every sample, or with --test-bfile\n"
+    "IID then the in-sample fitted values C alpha + Z beta for every sample, or with --test-bfile\n"
     "the predictions of that cohort), PREFIX.cg.tsv (cg; per phenotype: observed samples,\n"
     "iterations, converged, residuals) or PREFIX.rr.tsv (cholesky; per phenotype: samples used,\n"
     "mean, lambda, solver) and PREFIX.log (options, the residual of every iteration or the\n"
-    "precision map, times).\n\n"
+    "precision map, times); with --covar PREFIX.alpha.tsv (the fixed effects: a line per\n"
+    "design column, a column per phenotype).\n\n"
     "options:\n"
     "  --pheno FILE       phenotypes: FID IID then columns (header optional; -9/NA missing;\n"
     "                     default: the .fam's column 6)\n"
@@ -47,6 +51,15 @@ static const char *help =
     "                     fp16, fp8 (default fp64,fp32,fp16 when GPUs are used, else\n"
     "                     fp64,fp32: on CPUs fp16 and fp8 tiles save memory, not time)\n"
     "  --diag P           cholesky: diagonal tiles and the solve in fp64 (default) or fp32\n"
+    "  --covar FILE       covariates as fixed effects (plink2's --covar): FID IID then columns,\n"
+    "                     as --pheno; a column with a non-numeric value is categorical,\n"
+    "                     expanded to an indicator per level but the first in natural order\n"
+    "                     (the reference), named COL=LEVEL; constant columns and columns\n"
+    "                     collinear with earlier ones are dropped with a warning\n"
+    "  --covar-name A,B   use these covariate columns (plink2's; default: all)\n"
+    "  --covar-col-nums L use the covariate file's columns L, counted from FID as 1 (plink2's)\n"
+    "  --test-covar FILE  the --test-bfile cohort's covariates (the same columns; needed with\n"
+    "                     --covar and --test-bfile)\n"
     "  --help             this text\n" TG_CLI_GRID_HELP TG_CLI_INPUT_HELP TG_CLI_COMMON_HELP
     "\nThe preconditioner is Jacobi: diag(Z'Z) + L over each phenotype's samples, exact.\n";
 
@@ -54,7 +67,7 @@ static const char *help =
 static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
     enum {
         O_PHENO = 1, O_PNAME, O_PCOLS, O_LAMBDA, O_SOLVER, O_SCALE, O_TOL, O_MAXIT, O_TEST, O_HELP,
-        O_TILE, O_ACC, O_PRECS, O_DIAG, O_GRID
+        O_TILE, O_ACC, O_PRECS, O_DIAG, O_GRID, O_COVAR, O_CNAME, O_CCOLS, O_TCOVAR
     };
     static const struct option opts[] = {
         {"pheno", required_argument, 0, O_PHENO},
@@ -65,7 +78,10 @@ static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
         {"test-bfile", required_argument, 0, O_TEST}, {"help", no_argument, 0, O_HELP},
         {"tile", required_argument, 0, O_TILE}, {"accuracy", required_argument, 0, O_ACC},
         {"precisions", required_argument, 0, O_PRECS}, {"diag", required_argument, 0, O_DIAG},
-        {"grid", required_argument, 0, O_GRID}, TG_CLI_INPUT_OPTIONS, TG_CLI_COMMON_OPTIONS,
+        {"grid", required_argument, 0, O_GRID}, {"covar", required_argument, 0, O_COVAR},
+        {"covar-name", required_argument, 0, O_CNAME},
+        {"covar-col-nums", required_argument, 0, O_CCOLS},
+        {"test-covar", required_argument, 0, O_TCOVAR}, TG_CLI_INPUT_OPTIONS, TG_CLI_COMMON_OPTIONS,
         {0, 0, 0, 0}};
     *o = (rr_opts){.lambda = NAN, .tol = 1e-8, .max_iter = 1000, .tile = 1024, .accuracy = 1e-8,
                    .diag = TG_FP64};
@@ -79,6 +95,10 @@ static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
         case O_PNAME: o->pheno_names = optarg; break;
         case O_PCOLS: o->pheno_col_nums = optarg; break;
         case O_TEST: o->test_bfile = optarg; break;
+        case O_COVAR: o->covar = optarg; break;
+        case O_CNAME: o->covar_names = optarg; break;
+        case O_CCOLS: o->covar_col_nums = optarg; break;
+        case O_TCOVAR: o->test_covar = optarg; break;
         case O_LAMBDA: st = tg_cli_double("lambda", optarg, 0, INFINITY, &o->lambda, err); break;
         case O_SOLVER:
             o->cholesky = !strcmp(optarg, "cholesky");
@@ -113,6 +133,9 @@ static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
                             o->pheno_names ? "pheno-name" : "pheno-col-nums");
     if (o->pheno_names && o->pheno_col_nums)
         return tg_error_set(err, TG_ERR_ARG, "--pheno-name and --pheno-col-nums: give one of them");
+    if ((st = tg_cli_covar_check(o->covar, o->covar_names, o->covar_col_nums, o->test_bfile,
+                                 o->test_covar, err)))
+        return st;
     if (isnan(o->lambda)) return tg_error_set(err, TG_ERR_ARG, "--lambda L is required");
     if (!(o->lambda > 0))
         return tg_error_set(err, TG_ERR_ARG, "--lambda %g: must be > 0", o->lambda);
@@ -137,6 +160,11 @@ static tg_status fit(const rr_opts *o, rr_data *d, tg_rr_result *r, tg_log *log,
     ro.chol.nb = (int)o->tile;
     ro.chol.chol.eps = o->accuracy;
     ro.chol.chol.diag = o->diag;
+    ro.covar = d->cv.values;
+    ro.ldc = d->bed.n_samples;
+    ro.ncovar = d->cv.n_cols;
+    ro.test_covar = d->tcv.values;
+    ro.ldt = d->test.n_samples;
     if (o->cholesky) {
         tg_cli_log_grid(log, " of Z'Z", "SNP panel p built");
         ro.chol.chol.allowed =
@@ -149,9 +177,11 @@ static tg_status fit(const rr_opts *o, rr_data *d, tg_rr_result *r, tg_log *log,
     tg_status st = tg_rr(&d->bed, d->k, d->y, d->bed.n_samples, o->test_bfile ? &d->test : NULL,
                          &ro, r, err);
     if (o->cholesky && r->n_used < d->bed.n_samples)
-        tg_log_printf(log, "warning: %lld sample(s) with a selected phenotype missing dropped "
-                      "(--solver cholesky uses the samples observed for every phenotype); %lld "
-                      "kept", (long long)(d->bed.n_samples - r->n_used), (long long)r->n_used);
+        tg_log_printf(log, "warning: %lld sample(s) with a selected phenotype%s missing dropped "
+                      "(--solver cholesky uses the samples observed for every phenotype%s); "
+                      "%lld kept", (long long)(d->bed.n_samples - r->n_used),
+                      o->covar ? " or a covariate" : "", o->covar ? " and covariate" : "",
+                      (long long)r->n_used);
     if (st && st != TG_ERR_NUMERIC) return st;
     rr_log_fit(o, d, r, log);
     double t0 = tg_now();
@@ -159,11 +189,14 @@ static tg_status fit(const rr_opts *o, rr_data *d, tg_rr_result *r, tg_log *log,
     if (tg_runtime_rank() == 0 &&
         ((wst = tg_cli_write_values(o->c.out, ".beta.tsv", &d->bed, 0, d->k, d->names, r->beta, err)) ||
          (wst = tg_cli_write_values(o->c.out, ".pred.tsv", cohort, 1, d->k, d->names, r->pred, err)) ||
-         (wst = rr_write_summary(o, d->k, d->names, r, err))))
+         (wst = rr_write_summary(o, d->k, d->names, r, err)) ||
+         (o->covar && (wst = tg_cli_write_alpha(o->c.out, d->k, (const char *const *)d->names,
+                                                &d->cv, r->alpha, err)))))
         return wst;
-    tg_log_printf(log, "wrote %s.beta.tsv, %s.pred.tsv (%s), %s.%s.tsv (%.3f s)", o->c.out,
+    tg_log_printf(log, "wrote %s.beta.tsv, %s.pred.tsv (%s), %s.%s.tsv%s%s%s (%.3f s)", o->c.out,
                   o->c.out, o->test_bfile ? o->test_bfile : "in-sample", o->c.out,
-                  o->cholesky ? "rr" : "cg", r->seconds_predict + tg_now() - t0);
+                  o->cholesky ? "rr" : "cg", o->covar ? ", " : "", o->covar ? o->c.out : "",
+                  o->covar ? ".alpha.tsv" : "", r->seconds_predict + tg_now() - t0);
     tg_cli_log_traffic(log);
     for (int c = 0; c < d->k && st; c++) /* TG_ERR_NUMERIC: name the first not converged */
         if (!r->pheno[c].converged)
@@ -231,6 +264,8 @@ int tg_cmd_rr(int argc, char **argv) {
     free(d.names);
     free(d.cols);
     tg_pheno_free(&d.ph);
+    tg_covar_free(&d.cv);
+    tg_covar_free(&d.tcv);
     tg_bed_close(&d.test);
     tg_bed_close(&d.bed);
     tg_log_close(log);

@@ -7,6 +7,7 @@
 /** The options. */
 typedef struct {
     const char *pheno, *pheno_names, *pheno_col_nums, *test_bfile, *precisions;
+    const char *covar, *covar_names, *covar_col_nums, *test_covar;
     double lambda, tol, accuracy;
     int64_t max_iter, tile;
     int scale, cholesky;
@@ -20,6 +21,7 @@ typedef struct {
 typedef struct {
     tg_bed bed, test;
     tg_pheno ph;
+    tg_covar cv, tcv; /* --covar's design (n_cols 0 without), --test-covar's */
     int *cols, k;
     char **names, *line;
     size_t line_len;
@@ -34,7 +36,8 @@ typedef struct {
     size_t len;
 } progress_ctx;
 
-/** Reads --bfile, the selected --pheno columns (at least 2 values each) and --test-bfile. */
+/** Reads --bfile, the selected --pheno columns (at least 2 values each), --covar, --test-bfile
+ * and --test-covar. */
 tg_status rr_load(const rr_opts *o, rr_data *d, tg_log *log, tg_error *err);
 /** A tg_cg_progress_fn (ctx: a progress_ctx): every iteration's residuals to the log file,
  * every 10th (and the first) to stderr too. */

@@ -32,7 +32,7 @@ tg_status rr_write_summary(const rr_opts *o, int k, char **names, const tg_rr_re
     for (int c = 0; c < k; c++)
         if (o->cholesky)
             fprintf(f, "%s\t%lld\t%.17g\t%.17g\tcholesky\n", names[c], (long long)r->n_used,
-                    r->mu[c], o->lambda);
+                    p[c].mean, o->lambda);
         else
             fprintf(f, "%s\t%lld\t%.17g\t%d\t%d\t%.6e\t%.6e\n", names[c], (long long)p[c].n_obs,
                     p[c].mean, p[c].iterations, p[c].converged, p[c].relres, p[c].true_relres);
@@ -68,11 +68,18 @@ tg_status rr_load(const rr_opts *o, rr_data *d, tg_log *log, tg_error *err) {
     }
     if (!(d->line = tg_malloc(d->line_len, err))) return TG_ERR_NOMEM;
     tg_log_printf(log, "%s: %d phenotype(s) used", src, d->k);
+    if (o->covar && (st = tg_cli_covariates(log, o->covar, o->covar_names, o->covar_col_nums,
+                                            d->bed.samples, n, NULL, &d->cv, err)))
+        return st;
     if (o->test_bfile) {
         if ((st = tg_cli_test_open(&o->c, log, o->test_bfile, &d->bed, &d->test, err)))
             return st;
         tg_log_printf(log, "%s: %lld samples to predict", o->test_bfile,
                       (long long)d->test.n_samples);
+        if (o->test_covar &&
+            (st = tg_cli_covariates(log, o->test_covar, NULL, NULL, d->test.samples,
+                                    d->test.n_samples, &d->cv, &d->tcv, err)))
+            return st;
     }
     tg_log_printf(log, "read inputs: %.3f s", tg_now() - t0);
     return TG_OK;

@@ -9,6 +9,7 @@
  * alone through a second map whose keys have an empty FID. Rows of samples that the list lacks
  * are skipped and counted, as plink2 and REGENIE do (a phenotype file usually covers a cohort,
  * the genotypes a subset). */
+#define _GNU_SOURCE /* strverscmp */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -21,14 +22,22 @@
 #include "tilegwas.h"
 
 void tg_pheno_free(tg_pheno *ph) {
-    if (ph->names)
-        for (int c = 0; c < ph->n_cols; c++) free(ph->names[c]);
+    for (int c = 0; c < ph->n_cols; c++) {
+        if (ph->names) free(ph->names[c]);
+        if (!ph->levels || !ph->levels[c]) continue;
+        for (int l = 0; l < ph->n_levels[c]; l++) free(ph->levels[c][l]);
+        free(ph->levels[c]);
+    }
     free(ph->names);
     free(ph->values);
+    free(ph->n_levels);
+    free(ph->levels);
     memset(ph, 0, sizeof *ph);
 }
 
-tg_pheno_opts tg_pheno_defaults(void) { return (tg_pheno_opts){.col_nums = NULL, .names = NULL}; }
+tg_pheno_opts tg_pheno_defaults(void) {
+    return (tg_pheno_opts){.col_nums = NULL, .names = NULL, .categorical = 0};
+}
 
 /* The shape of a file, from its first line. */
 typedef struct {
@@ -248,6 +257,77 @@ static const char *row_id(char buf[ROW_ID], char **f, int iid_only) {
     return buf;
 }
 
+/* Natural order of level names (strverscmp: "a2" before "a10", "2" before "10"). */
+static int level_cmp(const void *a, const void *b) {
+    return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One categorical column from its cells' texts (NULL: missing): the distinct texts, sorted, are
+ * its levels, and each value the index of its level. */
+static tg_status set_levels(tg_pheno *p, int c, char **text, tg_error *err) {
+    const int64_t n = p->n_samples;
+    char **sorted = tg_malloc((size_t)n * sizeof *sorted + 1, err);
+    if (!sorted) return TG_ERR_NOMEM;
+    int64_t k = 0, u = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (text[i]) sorted[k++] = text[i];
+    qsort(sorted, (size_t)k, sizeof *sorted, level_cmp);
+    for (int64_t a = 0; a < k; a++)
+        if (!u || strcmp(sorted[u - 1], sorted[a])) sorted[u++] = sorted[a];
+    tg_status st = TG_OK;
+    if (!(p->levels[c] = tg_calloc((size_t)u + 1, sizeof **p->levels, err))) st = TG_ERR_NOMEM;
+    for (int64_t l = 0; l < u && !st; l++, p->n_levels[c]++)
+        if (!(p->levels[c][l] = tg_strdup(sorted[l], err))) st = TG_ERR_NOMEM;
+    for (int64_t i = 0; i < n && !st; i++) {
+        char **at = text[i] ? bsearch(&text[i], p->levels[c], (size_t)u, sizeof *at, level_cmp)
+                            : NULL;
+        p->values[i + c * n] = at ? (double)(at - p->levels[c]) : NAN;
+    }
+    free(sorted);
+    return st;
+}
+
+/* The second pass over a file with categorical columns (those with p->n_levels[c] set by the
+ * first pass, which checked the file's lines and samples): their cells as text, then their
+ * levels. A cell that reads as a missing code is missing; any other (a number too) a level. */
+static tg_status read_levels(const char *path, const tg_sample *samples, int64_t n, int iid_only,
+                             const int *cols, tg_pheno *p, tg_error *err) {
+    tg_lines r = {0};
+    lookup map = {0};
+    shape sh = {.path = path};
+    char *line, **text = tg_calloc((size_t)(n * p->n_cols) + 1, sizeof *text, err);
+    tg_status st = TG_ERR_NOMEM;
+    if (!text || !(p->levels = tg_calloc((size_t)p->n_cols, sizeof *p->levels, err))) goto done;
+    if ((st = tg_lines_open(&r, path, err)) || (st = read_shape(&r, &sh, &line, err)) ||
+        (st = lookup_init(&map, path, samples, n, iid_only, err)) ||
+        (sh.header && (st = tg_lines_next(&r, &line, err))))
+        goto done;
+    for (int split = !sh.header; line; split = 0) {
+        if (!split) tg_text_split(line, sh.f, sh.nf);
+        int64_t i = iid_only ? tg_idmap_find(&map.by_iid, "", sh.f[0])
+                             : tg_idmap_find(&map.full, sh.f[0], sh.f[1]);
+        for (int c = 0; c < p->n_cols && i >= 0; c++) {
+            double v;
+            const char *cell = sh.f[cols[c]];
+            if (!p->n_levels[c] || (parse_cell(cell, &v) && isnan(v))) continue;
+            if (!(text[i + c * n] = tg_strdup(cell, err))) goto done;
+        }
+        if ((st = tg_lines_next(&r, &line, err))) goto done;
+    }
+    for (int c = 0; c < p->n_cols && !st; c++)
+        if (p->n_levels[c]) {
+            p->n_levels[c] = 0; /* counts the levels as they are set */
+            st = set_levels(p, c, text + c * n, err);
+        }
+done:
+    for (int64_t k = 0; text && k < n * p->n_cols; k++) free(text[k]);
+    free(text);
+    lookup_free(&map);
+    tg_lines_close(&r);
+    free(sh.f);
+    return st;
+}
+
 tg_status tg_pheno_read(const char *path, const tg_sample *samples, int64_t n_samples, tg_pheno *ph,
                         tg_error *err) {
     tg_pheno_opts o = tg_pheno_defaults();
@@ -320,14 +400,25 @@ tg_status tg_pheno_read_opts(const char *path, const tg_sample *samples, int64_t
             goto cleanup;
         } else {
             seen[i] = ln;
-            for (int c = 0; c < p.n_cols; c++)
-                if (!parse_cell(f[cols[c]], &p.values[i + c * n_samples])) {
-                    st = tg_error_set(err, TG_ERR_FORMAT,
-                                      "%s line %lld: column %d (%.64s): '%.64s' is not a number or "
-                                      "a missing code (-9, NA, nan, .)",
-                                      path, ln, cols[c] + 1, p.names[c], f[cols[c]]);
-                    goto cleanup;
+            for (int c = 0; c < p.n_cols; c++) {
+                double *v = &p.values[i + c * n_samples];
+                if (parse_cell(f[cols[c]], v)) continue;
+                *v = NAN;
+                if (opts->categorical) { /* its levels come from a second pass */
+                    if (!p.n_levels &&
+                        !(p.n_levels = tg_calloc((size_t)p.n_cols, sizeof *p.n_levels, err))) {
+                        st = TG_ERR_NOMEM;
+                        goto cleanup;
+                    }
+                    p.n_levels[c] = 1;
+                    continue;
                 }
+                st = tg_error_set(err, TG_ERR_FORMAT,
+                                  "%s line %lld: column %d (%.64s): '%.64s' is not a number or "
+                                  "a missing code (-9, NA, nan, .)",
+                                  path, ln, cols[c] + 1, p.names[c], f[cols[c]]);
+                goto cleanup;
+            }
         }
         if ((st = tg_lines_next(&r, &line, err))) goto cleanup;
     }
@@ -342,6 +433,8 @@ tg_status tg_pheno_read_opts(const char *path, const tg_sample *samples, int64_t
                           path, (long long)rows, first_skipped, ids, first_skipped_line);
         goto cleanup;
     }
+    if (p.n_levels && (st = read_levels(path, samples, n_samples, iid_only, cols, &p, err)))
+        goto cleanup;
     *ph = p;
     memset(&p, 0, sizeof p); /* now owned by *ph */
 cleanup:
