@@ -178,7 +178,10 @@ cleanup:
 static tg_status open_input(reader *r, tg_error *err) {
     const char *name[] = {"VCF", "BCF"}, *flag[] = {"--vcf", "--bcf"};
     if (!(r->fp = hts_open(r->path, "r")))
-        return tg_error_set(err, TG_ERR_IO, "cannot open %s: %s", r->path, strerror(errno));
+        return errno == ENOEXEC /* htslib's "unknown format" */
+                   ? tg_error_set(err, TG_ERR_FORMAT, "%s is not a VCF or BCF file (htslib "
+                                  "does not know its format)", r->path)
+                   : tg_error_set(err, TG_ERR_IO, "cannot open %s: %s", r->path, strerror(errno));
     const htsFormat *f = hts_get_format(r->fp);
     if (f->format == empty_format)
         return tg_error_set(err, TG_ERR_FORMAT, "%s is empty: expected a %s file", r->path,
@@ -530,7 +533,8 @@ static tg_status add_record(reader *r, tg_bed *bed, tg_error *err) {
 /* ---------------------------------------------------------------------------------------- */
 /* The reader */
 
-static void add_note(tg_input_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_note(tg_input_report *rep, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static void add_note(tg_input_report *rep, const char *fmt, ...) {
     if (rep->nnotes >= (int)(sizeof rep->notes / sizeof rep->notes[0])) return;
     va_list ap;
@@ -543,28 +547,30 @@ static void add_note(tg_input_report *rep, const char *fmt, ...) {
  * hard calls, the DS left aside, the half and haploid calls. */
 static void report(const reader *r, const tg_bed *bed, tg_input_report *rep) {
     const char *flag = r->is_bcf ? "--bcf" : "--vcf";
+#define S(x) (long long)(x), (x) == 1 ? "" : "s"
     if (r->multi && rep->nsteps < (int)(sizeof rep->steps / sizeof rep->steps[0])) {
         tg_input_step *s = &rep->steps[rep->nsteps++];
         *s = (tg_input_step){.snps_removed = r->multi, .samples_left = bed->n_samples,
                              .snps_left = bed->n_snps};
         snprintf(s->flag, sizeof s->flag, "multi-allelic");
-        add_note(rep, "%s: %lld multi-allelic records skipped (biallelic variants only): split "
+        add_note(rep, "%s: %lld multi-allelic record%s skipped (biallelic variants only): split "
                  "them first with bcftools norm -m-, or drop them as plink2 --max-alleles 2 does",
-                 flag, (long long)r->multi);
+                 flag, S(r->multi));
     }
     if (r->ds_only)
-        add_note(rep, "%s: %lld variants without GT: hard calls from DS as plink2's "
-                 "--hard-call-threshold 0.1 makes them (%lld calls more than 0.1 from 0, 1 or 2 "
-                 "left missing)", flag, (long long)r->ds_only, (long long)r->ds_missing);
+        add_note(rep, "%s: %lld variant%s without GT: hard calls from DS as plink2's "
+                 "--hard-call-threshold 0.1 makes them (%lld call%s more than 0.1 from 0, 1 or 2 "
+                 "left missing)", flag, S(r->ds_only), S(r->ds_missing));
     if (r->ds_with_gt)
-        add_note(rep, "%s: %lld variants with both GT and DS: GT read, DS ignored (as plink2 "
-                 "without dosage=DS)", flag, (long long)r->ds_with_gt);
+        add_note(rep, "%s: %lld variant%s with both GT and DS: GT read, DS ignored (as plink2 "
+                 "without dosage=DS)", flag, S(r->ds_with_gt));
     if (r->half_calls)
-        add_note(rep, "%s: %lld half calls (./1) read as missing (plink2 --vcf-half-call "
-                 "missing; plink2 refuses them by default)", flag, (long long)r->half_calls);
+        add_note(rep, "%s: %lld half call%s (./1) read as missing (plink2 --vcf-half-call "
+                 "missing; plink2 refuses them by default)", flag, S(r->half_calls));
     if (r->haploid_calls)
-        add_note(rep, "%s: %lld haploid calls counted as homozygous (0 or 2 ALT alleles), as "
-                 "plink2 imports them", flag, (long long)r->haploid_calls);
+        add_note(rep, "%s: %lld haploid call%s counted as homozygous (0 or 2 ALT alleles), as "
+                 "plink2 imports them", flag, S(r->haploid_calls));
+#undef S
 }
 
 tg_status tg_vcf_read(const tg_input_opts *o, tg_bed *bed, tg_input_report *rep, tg_error *err) {
@@ -587,8 +593,8 @@ tg_status tg_vcf_read(const tg_input_opts *o, tg_bed *bed, tg_input_report *rep,
         if ((st = next_record(&r, &got, err)) || (got && (st = add_record(&r, bed, err))))
             goto cleanup;
     if (bed->n_snps == 0) {
-        st = r.multi ? tg_error_set(err, TG_ERR_FORMAT, "%s: all %lld records are multi-allelic "
-                                    "(biallelic variants only): split them first with bcftools "
+        st = r.multi ? tg_error_set(err, TG_ERR_FORMAT, "%s: every record is multi-allelic (%lld; "
+                                    "biallelic variants only): split them first with bcftools "
                                     "norm -m-", o->path, (long long)r.multi)
                      : tg_error_set(err, TG_ERR_FORMAT, "%s: no variant records after the header",
                                     o->path);
