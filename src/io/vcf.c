@@ -45,6 +45,7 @@ typedef struct {
     int is_bcf, rec_ok;     /* rec_ok: rec holds the current record, unpacked to its alleles */
     kstring_t line;         /* VCF text: the current line (vcf_parse cuts it in place) */
     size_t fmt_at, fmt_end; /* VCF text: the FORMAT column's bytes in line */
+    int gi;                 /* VCF text: GT's index among the FORMAT keys (-1: none) */
     int64_t recno;          /* records read, the current one included */
     int64_t n;              /* samples */
     int32_t *gt;            /* htslib's GT and DS buffers, reused from record to record */
@@ -290,48 +291,21 @@ static int64_t count_columns(reader *r) {
     return cols <= 9 ? cols : cols + count_tabs(p, (size_t)(end - p));
 }
 
-/* Whether s[0..len) is a GT value: allele numbers or '.', separated by '/' or '|'. */
-static int is_gt(const char *s, size_t len) {
-    for (size_t i = 0;; i++) {
-        size_t a = i;
-        if (i < len && s[i] == '.') i++;
-        else
-            while (i < len && s[i] >= '0' && s[i] <= '9') i++;
-        if (i == a) return 0;
-        if (i == len) return 1;
-        if (s[i] != '/' && s[i] != '|') return 0;
-    }
+/* The index of FORMAT key @p key (2 letters) in the current VCF line, or -1. */
+static int format_key(const reader *r, const char *key) {
+    const char *s = r->line.s;
+    for (size_t i = r->fmt_at, a = i, k = 0; i <= r->fmt_end; i++)
+        if (i == r->fmt_end || s[i] == ':') {
+            if (i - a == 2 && memcmp(s + a, key, 2) == 0) return (int)k;
+            k++, a = i + 1;
+        }
+    return -1;
 }
 
-/* After vcf_parse refused the current line: the first sample whose GT is not a genotype, else
- * what htslib's error code says. In the text, the FORMAT keys are separated by ':' or, once
- * vcf_parse cut them, NUL, and the sample columns by a tab or NUL. */
+/* After vcf_parse refused the current line (its fixed columns, or the FORMAT fields of a line
+ * without GT), what htslib's error code says. */
 static tg_status parse_error(reader *r, tg_error *err) {
-    const char *s = r->line.s;
-    const size_t l = r->line.l;
     char w[320];
-    int gi = -1, key = 0;
-    for (size_t i = r->fmt_at, a = i; gi < 0 && i <= r->fmt_end; i++)
-        if (i == r->fmt_end || s[i] == ':' || !s[i]) {
-            if (i - a == 2 && memcmp(s + a, "GT", 2) == 0) gi = key;
-            key++, a = i + 1;
-        }
-    size_t i = r->fmt_end + 1;
-    for (int64_t j = 0; gi >= 0 && j < r->n && i <= l; j++, i++) {
-        size_t f = i;
-        while (i < l && s[i] != '\t' && s[i]) i++;
-        int k = 0;
-        for (size_t q = f; q < i && k < gi; q++)
-            if (s[q] == ':') k++, f = q + 1;
-        if (k < gi) continue; /* GT left out at the end of this sample's fields: missing */
-        size_t e = f;
-        while (e < i && s[e] != ':') e++;
-        if (!is_gt(s + f, e - f))
-            return tg_error_set(err, TG_ERR_FORMAT, "%s, sample '%.64s': GT '%.*s' is not a "
-                                "genotype (allele numbers or '.', separated by '/' or '|')",
-                                where(r, w, sizeof w), r->hdr->samples[j],
-                                (int)(e - f < 32 ? e - f : 32), s + f);
-    }
     int e = r->rec->errcode;
     const char *what =
         e & BCF_ERR_NCOLS ? "a sample column with more fields than FORMAT lists"
@@ -367,6 +341,10 @@ static tg_status next_line(reader *r, int *got, tg_error *err) {
     if (np == 0 || p[np] != '\t' || strtoll(p, NULL, 10) < 1)
         return tg_error_set(err, TG_ERR_FORMAT, "%s: POS is not a positive integer",
                             where(r, w, sizeof w));
+    /* with GT, htslib parses the fixed columns only and decode_gt_text the GT fields: the
+     * FORMAT fields of every sample are most of the text, and most of htslib's time */
+    r->gi = format_key(r, "GT");
+    r->rec->max_unpack = r->gi >= 0 ? BCF_UN_STR : 0;
     if (vcf_parse(&r->line, r->hdr, r->rec) < 0) return parse_error(r, err);
     *got = 1;
     return TG_OK;
@@ -438,38 +416,85 @@ static tg_status check_order(reader *r, tg_bed *bed, tg_error *err) {
     return TG_OK;
 }
 
-/* GT hard calls into r->row: ALT alleles of a diploid call; a haploid call counts as
- * homozygous (0 or 2), as plink2 imports it; a call with any allele missing is missing. */
-static tg_status decode_gt(reader *r, tg_error *err) {
+/* Sample @p i's call of @p np alleles a[] (allele numbers, -1 missing) into r->row: ALT alleles
+ * of a diploid call; a haploid call counts as homozygous (0 or 2), as plink2 imports it; a call
+ * with an allele missing, or none, is missing. */
+static tg_status store_call(reader *r, int64_t i, const int *a, int np, tg_error *err) {
     char w[320];
     const int na = r->rec->n_allele;
-    int k = bcf_get_genotypes(r->hdr, r->rec, &r->gt, &r->ngt);
-    int ploidy = k > 0 ? k / (int)r->n : 0;
-    if (ploidy < 1 || ploidy > 2)
-        return tg_error_set(err, TG_ERR_FORMAT, "%s: GT with %d alleles per call: only haploid "
-                            "and diploid calls are read", where(r, w, sizeof w), ploidy);
-    for (int64_t i = 0; i < r->n; i++) {
-        const int32_t *g = r->gt + i * ploidy;
-        const int32_t b = ploidy == 2 ? g[1] : bcf_int32_vector_end;
-        const int haploid = b == bcf_int32_vector_end;
-        int8_t v = TG_GENO_MISSING;
-        if (g[0] == bcf_int32_vector_end || bcf_gt_is_missing(g[0]) ||
-            (!haploid && bcf_gt_is_missing(b))) {
-            r->half_calls += !haploid && g[0] != bcf_int32_vector_end &&
-                             bcf_gt_is_missing(g[0]) != bcf_gt_is_missing(b);
-        } else {
-            int a0 = bcf_gt_allele(g[0]), a1 = haploid ? a0 : bcf_gt_allele(b);
-            if (a0 >= na || a1 >= na)
-                return tg_error_set(err, TG_ERR_FORMAT, "%s, sample '%.64s': GT allele %d, but "
-                                    "the record has %d allele%s (REF%s)", where(r, w, sizeof w),
-                                    r->hdr->samples[i], a0 >= na ? a0 : a1, na, na == 1 ? "" : "s",
-                                    na == 1 ? " only" : " and one ALT");
-            v = (int8_t)((a0 != 0) + (a1 != 0));
-            r->haploid_calls += haploid;
-        }
-        r->row[i] = v;
+    if (np > 2)
+        return tg_error_set(err, TG_ERR_FORMAT, "%s, sample '%.64s': a GT of %d alleles: only "
+                            "haploid and diploid calls are read", where(r, w, sizeof w),
+                            r->hdr->samples[i], np);
+    for (int k = 0; k < np; k++)
+        if (a[k] >= na)
+            return tg_error_set(err, TG_ERR_FORMAT, "%s, sample '%.64s': GT allele %d, but the "
+                                "record has %d allele%s (REF%s)", where(r, w, sizeof w),
+                                r->hdr->samples[i], a[k], na, na == 1 ? "" : "s",
+                                na == 1 ? " only" : " and one ALT");
+    int8_t v = TG_GENO_MISSING;
+    if (np == 1 && a[0] >= 0) {
+        v = (int8_t)(a[0] ? 2 : 0);
+        r->haploid_calls++;
+    } else if (np == 2 && a[0] >= 0 && a[1] >= 0) {
+        v = (int8_t)((a[0] != 0) + (a[1] != 0));
+    } else if (np == 2) {
+        r->half_calls += (a[0] < 0) != (a[1] < 0);
     }
+    r->row[i] = v;
     return TG_OK;
+}
+
+/* GT hard calls of a BCF record, or of a VCF line htslib parsed whole, from htslib's vector. */
+static tg_status decode_gt(reader *r, tg_error *err) {
+    int k = bcf_get_genotypes(r->hdr, r->rec, &r->gt, &r->ngt);
+    const int ploidy = k > 0 ? k / (int)r->n : 0;
+    tg_status st = TG_OK;
+    for (int64_t i = 0; i < r->n && !st; i++) {
+        const int32_t *g = r->gt + i * ploidy;
+        int a[3], np = 0;
+        for (; np < ploidy && np < 3 && g[np] != bcf_int32_vector_end; np++)
+            a[np] = bcf_gt_is_missing(g[np]) ? -1 : bcf_gt_allele(g[np]);
+        st = store_call(r, i, a, np, err);
+    }
+    return st;
+}
+
+/* GT hard calls of a VCF line from its text, GT being FORMAT field r->gi: each sample's column
+ * is read up to its GT and the rest skipped. Allele numbers or '.', separated by '/' or '|'. */
+static tg_status decode_gt_text(reader *r, tg_error *err) {
+    char w[320];
+    const char *p = r->line.s + r->fmt_end + 1, *end = r->line.s + r->line.l;
+    tg_status st = TG_OK;
+    for (int64_t i = 0; i < r->n && !st; i++) {
+        int k = 0, a[3], np = 0;
+        for (; k < r->gi && p < end && *p != '\t'; p++) k += *p == ':';
+        const char *g = p;
+        for (; k == r->gi && np < 3; p++) { /* GT left out at the end of the column: missing */
+            if (*p == '.') {
+                a[np++] = -1, p++;
+            } else if (*p >= '0' && *p <= '9') {
+                int x = 0;
+                for (; *p >= '0' && *p <= '9'; p++) x = x < 1000000 ? 10 * x + (*p - '0') : x;
+                a[np++] = x;
+            } else {
+                np = -1;
+                break;
+            }
+            if (*p != '/' && *p != '|') break;
+        }
+        if (np < 0 || (np < 3 && p < end && *p != ':' && *p != '\t')) {
+            size_t len = strcspn(g, ":\t");
+            return tg_error_set(err, TG_ERR_FORMAT, "%s, sample '%.64s': GT '%.*s' is not a "
+                                "genotype (allele numbers or '.', separated by '/' or '|')",
+                                where(r, w, sizeof w), r->hdr->samples[i],
+                                (int)(len < 32 ? len : 32), g);
+        }
+        st = store_call(r, i, a, np, err);
+        if (p < end && *p != '\t') p = memchr(p, '\t', (size_t)(end - p));
+        p = p ? p + 1 : end;
+    }
+    return st;
 }
 
 /* A record without GT: hard calls from DS (ALT dosage in [0, 2]) by plink2's rule, in its
@@ -511,7 +536,10 @@ static tg_status add_record(reader *r, tg_bed *bed, tg_error *err) {
         r->multi++;
         return TG_OK;
     }
-    if (bcf_get_fmt(r->hdr, v, "GT")) {
+    if (!r->is_bcf && r->gi >= 0) {
+        st = decode_gt_text(r, err);
+        r->ds_with_gt += format_key(r, "DS") >= 0;
+    } else if (bcf_get_fmt(r->hdr, v, "GT")) {
         st = decode_gt(r, err);
         r->ds_with_gt += bcf_get_fmt(r->hdr, v, "DS") != NULL;
     } else {
