@@ -264,7 +264,8 @@ static tg_status add_samples(reader *r, tg_bed *bed, tg_error *err) {
 /* Records */
 
 /* Tab bytes in p[0..len), a word at a time: a byte is zero in x = w ^ tabs exactly when the
- * high bit of ((x & 0x7f..) + 0x7f..) | x is clear (no carry crosses a byte). */
+ * high bit of ((x & 0x7f..) + 0x7f..) | x is clear (no carry crosses a byte); the flags are
+ * summed by a multiply (a popcount would be a libgcc call without -mpopcnt). */
 static int64_t count_tabs(const char *p, size_t len) {
     const uint64_t lo7 = 0x7f7f7f7f7f7f7f7fULL, tabs = 0x0909090909090909ULL;
     int64_t c = 0;
@@ -272,8 +273,8 @@ static int64_t count_tabs(const char *p, size_t len) {
     for (; i + 8 <= len; i += 8) {
         uint64_t w;
         memcpy(&w, p + i, 8);
-        uint64_t x = w ^ tabs;
-        c += __builtin_popcountll(~(((x & lo7) + lo7) | x) & ~lo7);
+        uint64_t x = w ^ tabs, z = ~(((x & lo7) + lo7) | x) & ~lo7;
+        c += (int64_t)(((z >> 7) * 0x0101010101010101ULL) >> 56); /* the bytes' sum, ≤ 8 */
     }
     for (; i < len; i++) c += p[i] == '\t';
     return c;
@@ -466,7 +467,17 @@ static tg_status decode_gt_text(reader *r, tg_error *err) {
     char w[320];
     const char *p = r->line.s + r->fmt_end + 1, *end = r->line.s + r->line.l;
     tg_status st = TG_OK;
+    const int fast = r->gi == 0 && r->rec->n_allele == 2;
     for (int64_t i = 0; i < r->n && !st; i++) {
+        /* the common call first: GT leading the column, "a/b" or "a|b" with a, b in {0, 1} */
+        if (fast && ((p[0] | 1) == '1') && (p[1] == '/' || p[1] == '|') && ((p[2] | 1) == '1') &&
+            (p[3] == '\t' || p[3] == ':' || p + 3 == end)) {
+            r->row[i] = (int8_t)(p[0] + p[2] - 2 * '0');
+            p += 3;
+            if (p < end && *p != '\t') p = memchr(p, '\t', (size_t)(end - p));
+            p = p ? p + 1 : end;
+            continue;
+        }
         int k = 0, a[3], np = 0;
         for (; k < r->gi && p < end && *p != '\t'; p++) k += *p == ':';
         const char *g = p;
