@@ -74,11 +74,28 @@ static int has_note(const tg_input_report *rep, const char *text) {
     return 0;
 }
 
+/* Converts @p vcf with htslib's own reader and writer (mode "wb": BCF, "wz": bgzip VCF);
+ * returns 0 on success. */
+static int htslib_copy(const char *vcf, const char *out, const char *mode) {
+    htsFile *in = hts_open(vcf, "r"), *o = hts_open(out, mode);
+    bcf_hdr_t *h = in ? bcf_hdr_read(in) : NULL;
+    bcf1_t *rec = bcf_init();
+    int ret = h && o && bcf_hdr_write(o, h) == 0 ? 0 : -2; /* -1: the end of the input */
+    while (ret == 0 && (ret = bcf_read(in, h, rec)) == 0)
+        if (bcf_write(o, h, rec) != 0) ret = -2;
+    bcf_destroy(rec);
+    if (h) bcf_hdr_destroy(h);
+    if (in) hts_close(in);
+    if (o && hts_close(o) != 0) ret = -2;
+    return ret != -1;
+}
+
 /* ---- the hand-written file: every rule once */
 static void hand_written(void) {
     char path[512];
     put_text(path, sizeof path, tmpdir, "hand.vcf",
-             "%s\tfa_ia\tfb_ib\tfc_ic\tfd_id\tfe_ie\n"
+             "##fileformat=VCFv4.2\n##contig=<ID=chr1>\n##contig=<ID=chrX>\n"
+             "##contig=<ID=chr2>\n%s\tfa_ia\tfb_ib\tfc_ic\tfd_id\tfe_ie\n"
              /* diploid, phased or not, one missing */
              "chr1\t100\trs1\tA\tG\t.\t.\t.\tGT\t0/0\t0/1\t1|1\t./.\t1/0\n"
              /* haploid 0 and 1 (homozygous), half calls ./1 and 1/., a missing haploid call */
@@ -94,20 +111,23 @@ static void hand_written(void) {
              "1\t600\trs6\tT\tC\t.\t.\t.\tDS\t0.1\t0.11\t2\t0\t1.9\n"
              /* GT and DS: GT read */
              "chrX\t100\trsX\tA\tT\t.\t.\t.\tGT:DS\t0/1:0\t1:0\t0:2\t./.:1\t1/1:0\n"
-             "chr2\t50\trs8\tC\tA\t.\t.\t.\tGT\t1|0\t0|1\t1|1\t0|0\t.|.\n",
-             header);
+             "chr2\t50\trs8\tC\tA\t.\t.\t.\tGT\t1|0\t0|1\t1|1\t0|0\t.|.\n"
+             /* GT not first, and left out of a column that stops before it */
+             "2\t60\trs9\tA\tG\t.\t.\t.\tDS:GT\t1:0/1\t2:1/1\t0.3\t0:0\t.:./1\n",
+             strchr(header, '\n') + 1);
     static const int8_t want[] = {0, 1,  2,  -1, 1,  /* rs1 */
                                   0, 2,  -1, -1, -1, /* . */
                                   0, 0,  -1, 0,  0,  /* rs3 */
                                   0, 1,  -1, 2,  -1, /* rs5 */
                                   0, -1, 2,  0,  2,  /* rs6 */
                                   1, 2,  0,  -1, 2,  /* rsX */
-                                  1, 1,  2,  0,  -1 /* rs8 */};
-    static const char *const chrom[] = {"1", "1", "1", "1", "1", "X", "2"};
-    static const char *const id[] = {"rs1", ".", "rs3", "rs5", "rs6", "rsX", "rs8"};
-    static const char *const a1[] = {"G", "T", ".", "C", "C", "T", "A"};
-    static const char *const a2[] = {"A", "C", "G", "T", "T", "A", "C"};
-    static const int64_t pos[] = {100, 200, 300, 500, 600, 100, 50};
+                                  1, 1,  2,  0,  -1, /* rs8 */
+                                  1, 2,  -1, 0,  -1 /* rs9 */};
+    static const char *const chrom[] = {"1", "1", "1", "1", "1", "X", "2", "2"};
+    static const char *const id[] = {"rs1", ".", "rs3", "rs5", "rs6", "rsX", "rs8", "rs9"};
+    static const char *const a1[] = {"G", "T", ".", "C", "C", "T", "A", "G"};
+    static const char *const a2[] = {"A", "C", "G", "T", "T", "A", "C", "A"};
+    static const int64_t pos[] = {100, 200, 300, 500, 600, 100, 50, 60};
     tg_bed bed;
     tg_input_report rep;
     tg_error err = {0};
@@ -116,10 +136,11 @@ static void hand_written(void) {
         diag("%s", err.msg);
         return;
     }
-    ok(same_geno(&bed, want, 5, 7), "A1 (ALT) counts as worked out by hand: diploid, haploid "
-       "(homozygous), half calls missing, DS hard calls at plink2's threshold, GT over DS");
+    ok(same_geno(&bed, want, 5, 8), "A1 (ALT) counts as worked out by hand: diploid, haploid "
+       "(homozygous), half calls missing, DS hard calls at plink2's threshold, GT over DS, GT "
+       "after another field or left out");
     int meta = 1;
-    for (int j = 0; j < 7 && j < bed.n_snps; j++) {
+    for (int j = 0; j < 8 && j < bed.n_snps; j++) {
         const tg_snp *s = &bed.snps[j];
         if (strcmp(s->chrom, chrom[j]) || strcmp(s->id, id[j]) || strcmp(s->a1, a1[j]) ||
             strcmp(s->a2, a2[j]) || s->pos != pos[j] || s->cm != 0) {
@@ -141,18 +162,33 @@ static void hand_written(void) {
     }
     ok(ids, "--id-delim _: FID and IID split at the '_', parents 0, sex 0, phenotype missing");
     ok(rep.nsteps == 1 && !strcmp(rep.steps[0].flag, "multi-allelic") &&
-           rep.steps[0].snps_removed == 1 && rep.steps[0].snps_left == 7 &&
+           rep.steps[0].snps_removed == 1 && rep.steps[0].snps_left == 8 &&
            rep.steps[0].samples_left == 5,
-       "the multi-allelic record is a step: 1 removed, 7 left");
+       "the multi-allelic record is a step: 1 removed, 8 left");
     ok(has_note(&rep, "1 multi-allelic") && has_note(&rep, "2 variants without GT") &&
-           has_note(&rep, "(3 calls") && has_note(&rep, "1 variant with both GT and DS") &&
-           has_note(&rep, "2 half calls") && has_note(&rep, "5 haploid calls"),
+           has_note(&rep, "(3 calls") && has_note(&rep, "2 variants with both GT and DS") &&
+           has_note(&rep, "3 half calls") && has_note(&rep, "6 haploid calls"),
        "notes count the skip, the DS hard calls (3 missing), GT over DS, half and haploid calls");
     ok(!strcmp(bed.format, "vcf") && !strcmp(bed.prefix, path), "format 'vcf', prefix the path");
     tg_bed_close(&bed);
 
+    /* the same records as BCF, written by htslib: its genotype vectors, not the text */
+    char bcf[512];
+    snprintf(bcf, sizeof bcf, "%s/hand.bcf", tmpdir);
+    if (htslib_copy(path, bcf, "wb")) {
+        printf("Bail out! htslib cannot write %s\n", bcf);
+        exit(1);
+    }
+    st = read_vcf(bcf, TG_INPUT_BCF, '_', NULL, 2, &bed, &rep, &err);
+    if (st) diag("%s", err.msg);
+    ok(st == TG_OK && same_geno(&bed, want, 5, 8) && !strcmp(bed.format, "bcf") &&
+           has_note(&rep, "3 half calls") && has_note(&rep, "6 haploid calls") &&
+           !strcmp(bed.samples[4].iid, "ie") && !strcmp(bed.snps[5].chrom, "X"),
+       "the same file as BCF: the same counts, IDs, codes and notes");
+    tg_bed_close(&bed);
+
     st = read_vcf(path, TG_INPUT_VCF, 0, tmpdir, 0, &bed, &rep, &err);
-    int plain = st == TG_OK && same_geno(&bed, want, 5, 7);
+    int plain = st == TG_OK && same_geno(&bed, want, 5, 8);
     for (int i = 0; plain && i < 5; i++)
         plain = !strcmp(bed.samples[i].fid, "0") && !strncmp(bed.samples[i].iid, "f", 1) &&
                 strchr(bed.samples[i].iid, '_');
@@ -174,22 +210,6 @@ static int8_t random_call(tg_rng *r, char *out) {
     }
     sprintf(out, "%s%c%s", al[a], u < 0.5 ? '/' : '|', al[b]);
     return a == 2 || b == 2 ? TG_GENO_MISSING : (int8_t)(a + b);
-}
-
-/* Converts @p vcf with htslib's own reader and writer (mode "wb": BCF, "wz": bgzip VCF);
- * returns 0 on success. */
-static int htslib_copy(const char *vcf, const char *out, const char *mode) {
-    htsFile *in = hts_open(vcf, "r"), *o = hts_open(out, mode);
-    bcf_hdr_t *h = in ? bcf_hdr_read(in) : NULL;
-    bcf1_t *rec = bcf_init();
-    int ret = h && o && bcf_hdr_write(o, h) == 0 ? 0 : -2; /* -1: the end of the input */
-    while (ret == 0 && (ret = bcf_read(in, h, rec)) == 0)
-        if (bcf_write(o, h, rec) != 0) ret = -2;
-    bcf_destroy(rec);
-    if (h) bcf_hdr_destroy(h);
-    if (in) hts_close(in);
-    if (o && hts_close(o) != 0) ret = -2;
-    return ret != -1;
 }
 
 static void random_file(tg_rng *r) {
