@@ -58,7 +58,8 @@ typedef struct {
     unsigned char *done;
     int ndone, rid;
     int64_t pos;
-    const char *chrom, *dot;
+    const char *chrom;
+    const char *dot; /* "." in the pool: A1 of a record without ALT */
     int64_t multi, ds_only, ds_missing, ds_with_gt, half_calls, haploid_calls;
 } reader;
 
