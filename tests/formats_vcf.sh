@@ -64,11 +64,11 @@ ls bed >files.txt
 [ "$(grep -c . files.txt)" -ge 14 ]
 report $? "outputs of info, grm, snpmm (both ways), rr, epistasis, krr: $(tr '\n' ' ' <files.txt)"
 for input in "vcf --vcf d.vcf.gz" "bcf --bcf d.bcf"; do
-    set -- $input
-    run "$1" "$2" "$3" --id-delim _ 2>"$1.err"
+    read -r dir flag file <<<"$input"
+    run "$dir" "$flag" "$file" --id-delim _ 2>"$dir.err"
     rc=$?
-    [ $rc -eq 0 ] && same bed "$1"
-    report $? "$2 $3 --id-delim _: outputs identical to --bfile's (exit $rc)" diff.txt
+    [ $rc -eq 0 ] && same bed "$dir"
+    report $? "$flag $file --id-delim _: outputs identical to --bfile's (exit $rc)" diff.txt
 done
 grep -q "^--vcf d.vcf.gz: 150 samples, 257 variants" vcf/rr.log
 report $? "the log counts what the VCF held" vcf/rr.log
