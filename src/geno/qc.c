@@ -176,8 +176,8 @@ tg_status tg_qc_sample_missing(const tg_bed *bed, const tg_qc_masks *m, const ui
  *     P(h − 2) = P(h) · h(h − 1) / (4 (homr + 1)(homc + 1)),
  *     P(h + 2) = P(h) · 4 homr homc / ((h + 1)(h + 2))          (eqs. 2 and 3),
  * with homr, homc the homozygote counts at h. Starting from P(obs) = 1 and walking both ways,
- * p = Σ_{P(h) ≤ P(obs)} P(h) / Σ P(h). The walk stops once the terms have passed the mode and
- * fall below 2^-64 of the sum; sums are rescaled before they could overflow. */
+ * p = Σ_{P(h) ≤ P(obs)} P(h) / Σ P(h). Each walk stops once its terms, past the mode, fall
+ * below 2^-64 of the tail sum; sums are rescaled before they could overflow. */
 typedef struct {
     double unit, tail, total; /* P(obs), the tail sum and the whole sum, in the current scale */
 } hwe_sums;
@@ -190,8 +190,10 @@ static void hwe_add(hwe_sums *s, double *p) {
     if (*p <= s->unit * (1 + 0x1p-44)) s->tail += *p;
 }
 
+/* Past the mode and inside the tail, the terms only fall: the walk ends once they no longer
+ * move the tail sum (or P(obs) has underflowed against the mode: p is 0 then). */
 static int hwe_done(const hwe_sums *s, double p, double prev) {
-    return p < prev && p < s->total * 0x1p-64;
+    return s->unit == 0 || (p < prev && p <= s->unit && p < s->tail * 0x1p-64);
 }
 
 double tg_hwe_p(int64_t het, int64_t hom1, int64_t hom2) {
