@@ -66,6 +66,25 @@ static void test_hwe(tg_rng *r) {
     }
     ok(!bad, "HWE p = naive enumeration on 200 random counts of 100..7100 samples, from "
        "deficits to excesses of heterozygotes (worst relative difference %.2g)", worst);
+    /* the threshold test, which mostly stops early, against the whole p-value */
+    static const double thr[] = {1e-50, 1e-12, 1e-6, 1e-3, 0.05, 0.5, 0.999};
+    int agree = 1, tests = 0;
+    for (int t = 0; t < 3000; t++) {
+        int64_t n = 1 + (int64_t)tg_rng_below(r, t < 1500 ? 80 : 20000);
+        int64_t het = (int64_t)tg_rng_below(r, (uint64_t)n + 1);
+        int64_t hom1 = (int64_t)tg_rng_below(r, (uint64_t)(n - het) + 1), hom2 = n - het - hom1;
+        double p = tg_hwe_p(het, hom1, hom2);
+        for (size_t k = 0; k < sizeof thr / sizeof thr[0]; k++, tests++) {
+            /* thresholds at p itself too, where the early stop must not round the other way */
+            double th = k ? thr[k] : p;
+            if (tg_hwe_below(het, hom1, hom2, th) != (p < th) && agree) {
+                agree = 0;
+                diag("het %lld hom %lld/%lld thr %g: p %.17g", (long long)het, (long long)hom1,
+                     (long long)hom2, th, p);
+            }
+        }
+    }
+    ok(agree, "tg_hwe_below(thr) = (tg_hwe_p < thr) on %d random counts and thresholds", tests);
     ok(tg_hwe_p(0, 0, 0) == 1 && tg_hwe_p(0, 5, 0) == 1 && tg_hwe_p(100000, 0, 0) == 0,
        "HWE: no genotype or a monomorphic SNP give 1; 100,000 heterozygotes alone give 0 "
        "(underflow, not NaN)");
@@ -193,7 +212,7 @@ static void test_steps(tg_rng *r) {
 int main(void) {
     tg_rng r;
     tg_rng_seed(&r, tap_seed());
-    tap_plan(7);
+    tap_plan(8);
     test_hwe(&r);
     test_steps(&r);
     return tap_done();

@@ -217,7 +217,7 @@ static int freq_fails(const tg_input_opts *o, const tg_qc_counts *c, int ploidy)
  * with a sex-aware test this does not have), not Y or MT (plink2 skips them too). */
 static int hwe_fails(double thr, const tg_qc_counts *c, int ploidy) {
     if (ploidy != TG_PLOIDY_DIPLOID || (int64_t)c->hom1 + c->het + c->hom2 == 0) return 0;
-    return tg_hwe_p(c->het, c->hom1, c->hom2) < thr * (1 - SLACK);
+    return tg_hwe_below(c->het, c->hom1, c->hom2, thr * (1 - SLACK));
 }
 
 /* --geno, --hwe, --maf/--max-maf/--mac in that order, on one pass of counts. */

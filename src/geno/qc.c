@@ -20,11 +20,16 @@
 #define EVEN 0x5555555555555555ULL
 #define SNP_CHUNK 512 /* SNPs per parallel chunk */
 
-/* Set bits of a word whose bits are all at even positions. */
-static inline int64_t lanes(uint64_t x) {
+/* Counting even bits: a word's lane bits summed into its 8 bytes (at most 4 each), bytes added
+ * over up to 63 words (at most 252 each) before one horizontal sum. */
+static inline uint64_t byte_sums(uint64_t x) {
     x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
-    return (int64_t)((x * 0x0101010101010101ULL) >> 56);
+    return (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+}
+
+static inline int64_t horizontal(uint64_t b) {
+    b = (b & 0x00ff00ff00ff00ffULL) + ((b >> 8) & 0x00ff00ff00ff00ffULL);
+    return (int64_t)((b * 0x0001000100010001ULL) >> 48);
 }
 
 static inline uint64_t load_word(const uint8_t *p, size_t bps, int64_t w) {
@@ -68,30 +73,40 @@ void tg_qc_masks_free(tg_qc_masks *m) {
     memset(m, 0, sizeof *m);
 }
 
-/* Missing calls over mask a, genotype classes over mask g (and gm, when not NULL) of one SNP. */
+/* Missing calls over mask a, genotype classes over mask g (and gm, when not NULL) of one SNP:
+ * seven counters of lane bits, summed per byte over blocks of 63 words. */
+enum { C_MISS, C_H1, C_HET, C_GMISS, C_MH1, C_MHET, C_MMISS, NC };
+
 static void count_one(const uint8_t *p, size_t bps, int64_t words, const uint64_t *a,
                       const uint64_t *g, int64_t ng, const uint64_t *gm, int64_t ngm,
                       tg_qc_counts *c) {
-    int64_t miss = 0, h1 = 0, het = 0, gmiss = 0, mh1 = 0, mhet = 0, mmiss = 0;
-    for (int64_t w = 0; w < words; w++) {
-        uint64_t x = load_word(p, bps, w), lo = x & EVEN, hi = (x >> 1) & EVEN;
-        uint64_t ms = lo & ~hi, ht = hi & ~lo, a1 = ~(lo | hi) & EVEN;
-        miss += lanes(ms & a[w]);
-        h1 += lanes(a1 & g[w]);
-        het += lanes(ht & g[w]);
-        gmiss += lanes(ms & g[w]);
-        if (gm) {
-            mh1 += lanes(a1 & gm[w]);
-            mhet += lanes(ht & gm[w]);
-            mmiss += lanes(ms & gm[w]);
+    int64_t t[NC] = {0};
+    int nc = gm ? NC : C_MH1;
+    for (int64_t w0 = 0; w0 < words; w0 += 63) {
+        uint64_t acc[NC] = {0};
+        int64_t w1 = w0 + 63 < words ? w0 + 63 : words;
+        for (int64_t w = w0; w < w1; w++) {
+            uint64_t x = load_word(p, bps, w), lo = x & EVEN, hi = (x >> 1) & EVEN;
+            uint64_t ms = lo & ~hi, ht = hi & ~lo, a1 = ~(lo | hi) & EVEN;
+            acc[C_MISS] += byte_sums(ms & a[w]);
+            acc[C_H1] += byte_sums(a1 & g[w]);
+            acc[C_HET] += byte_sums(ht & g[w]);
+            acc[C_GMISS] += byte_sums(ms & g[w]);
+            if (gm) {
+                acc[C_MH1] += byte_sums(a1 & gm[w]);
+                acc[C_MHET] += byte_sums(ht & gm[w]);
+                acc[C_MMISS] += byte_sums(ms & gm[w]);
+            }
         }
+        for (int k = 0; k < nc; k++) t[k] += horizontal(acc[k]);
     }
-    *c = (tg_qc_counts){.miss = (int32_t)miss, .hom1 = (int32_t)h1, .het = (int32_t)het,
-                        .hom2 = (int32_t)(ng - gmiss - h1 - het)};
+    *c = (tg_qc_counts){.miss = (int32_t)t[C_MISS], .hom1 = (int32_t)t[C_H1],
+                        .het = (int32_t)t[C_HET],
+                        .hom2 = (int32_t)(ng - t[C_GMISS] - t[C_H1] - t[C_HET])};
     if (gm) {
-        c->male_hom1 = (int32_t)mh1;
-        c->male_het = (int32_t)mhet;
-        c->male_hom2 = (int32_t)(ngm - mmiss - mh1 - mhet);
+        c->male_hom1 = (int32_t)t[C_MH1];
+        c->male_het = (int32_t)t[C_MHET];
+        c->male_hom2 = (int32_t)(ngm - t[C_MMISS] - t[C_MH1] - t[C_MHET]);
     }
 }
 
@@ -175,44 +190,71 @@ tg_status tg_qc_sample_missing(const tg_bed *bed, const tg_qc_masks *m, const ui
  * has P(h) ∝ n! / (homr! h! homc!) · 2^h (the paper's eq. 1), so that neighbours follow
  *     P(h − 2) = P(h) · h(h − 1) / (4 (homr + 1)(homc + 1)),
  *     P(h + 2) = P(h) · 4 homr homc / ((h + 1)(h + 2))          (eqs. 2 and 3),
- * with homr, homc the homozygote counts at h. Starting from P(obs) = 1 and walking both ways,
- * p = Σ_{P(h) ≤ P(obs)} P(h) / Σ P(h). Each walk stops once its terms, past the mode, fall
- * below 2^-64 of the tail sum; sums are rescaled before they could overflow. */
+ * with homr, homc the homozygote counts at h. Starting from P(obs) = 1, two walks go down and
+ * up, and p = Σ_{P(h) ≤ P(obs)} P(h) / Σ P(h). Along each walk the ratio of neighbours only
+ * falls (the distribution is log-concave), so once it is below 1 the walk is past the mode, and
+ * what is left of it is at most p·q / (1 − q) for its last term p and ratio q: a walk ends when
+ * its terms no longer move the tail sum, and a threshold test ends as soon as these bounds
+ * prove p above the threshold. Sums are rescaled before they could overflow. */
 typedef struct {
     double unit, tail, total; /* P(obs), the tail sum and the whole sum, in the current scale */
-} hwe_sums;
+    double p[2], q[2];        /* last term and ratio of the walk down (0) and up (1) */
+    int64_t h[2], r[2], c[2]; /* heterozygotes and homozygotes (rare, common) at that term */
+    int done[2];
+} hwe_walks;
 
-static void hwe_add(hwe_sums *s, double *p) {
-    if (*p > 1e250) { /* rescale everything, the walk's current term too */
-        s->unit *= 1e-250, s->tail *= 1e-250, s->total *= 1e-250, *p *= 1e-250;
-    }
-    s->total += *p;
-    if (*p <= s->unit * (1 + 0x1p-44)) s->tail += *p;
+static void hwe_init(hwe_walks *w, int64_t het, int64_t hom1, int64_t hom2) {
+    int64_t homr = hom1 < hom2 ? hom1 : hom2, homc = hom1 < hom2 ? hom2 : hom1;
+    *w = (hwe_walks){.unit = 1, .tail = 1, .total = 1, .p = {1, 1}, .q = {1, 1},
+                     .h = {het, het}, .r = {homr, homr}, .c = {homc, homc}};
 }
 
-/* Past the mode and inside the tail, the terms only fall: the walk ends once they no longer
- * move the tail sum (or P(obs) has underflowed against the mode: p is 0 then). */
-static int hwe_done(const hwe_sums *s, double p, double prev) {
-    return s->unit == 0 || (p < prev && p <= s->unit && p < s->tail * 0x1p-64);
+static void hwe_step(hwe_walks *w, int d) {
+    int64_t h = w->h[d], r = w->r[d], c = w->c[d];
+    if (d == 0 ? h < 2 : r < 1 || c < 1) {
+        w->done[d] = 1;
+        return;
+    }
+    double q = d == 0 ? (double)h * (double)(h - 1) / (4.0 * (double)(r + 1) * (double)(c + 1))
+                      : 4.0 * (double)r * (double)c / ((double)(h + 1) * (double)(h + 2));
+    w->h[d] = d ? h + 2 : h - 2;
+    w->r[d] = d ? r - 1 : r + 1;
+    w->c[d] = d ? c - 1 : c + 1;
+    double p = w->p[d] *= q;
+    w->q[d] = q;
+    w->total += p;
+    if (p <= w->unit * (1 + 0x1p-44)) w->tail += p;
+    if (w->unit == 0 || (q < 1 && p <= w->unit && p < w->tail * 0x1p-64)) w->done[d] = 1;
+    if (p > 1e250) { /* rescale everything, both walks' terms too */
+        w->unit *= 1e-250, w->tail *= 1e-250, w->total *= 1e-250;
+        w->p[0] *= 1e-250, w->p[1] *= 1e-250;
+    }
 }
 
 double tg_hwe_p(int64_t het, int64_t hom1, int64_t hom2) {
-    int64_t homr = hom1 < hom2 ? hom1 : hom2, homc = hom1 < hom2 ? hom2 : hom1;
-    if (het + homr + homc == 0) return 1;
-    hwe_sums s = {1, 1, 1};
-    double p = 1, prev;
-    for (int64_t h = het, r = homr, c = homc; h >= 2; h -= 2, r++, c++) {
-        prev = p;
-        p *= (double)h * (double)(h - 1) / (4.0 * (double)(r + 1) * (double)(c + 1));
-        hwe_add(&s, &p);
-        if (hwe_done(&s, p, prev)) break;
+    if (het + hom1 + hom2 == 0) return 1;
+    hwe_walks w;
+    hwe_init(&w, het, hom1, hom2);
+    for (int d = 0; d < 2; d++)
+        while (!w.done[d]) hwe_step(&w, d);
+    return w.tail / w.total;
+}
+
+int tg_hwe_below(int64_t het, int64_t hom1, int64_t hom2, double thr) {
+    if (het + hom1 + hom2 == 0) return 1 < thr;
+    hwe_walks w;
+    hwe_init(&w, het, hom1, hom2);
+    /* just past the mode the bound is loose but often enough; a little further it is tight */
+    static const double stage[2] = {1, 0.5};
+    for (int k = 0; k < 2; k++) {
+        double rest = 0;
+        for (int d = 0; d < 2; d++) {
+            while (!w.done[d] && !(w.q[d] < stage[k])) hwe_step(&w, d);
+            if (!w.done[d]) rest += w.p[d] * w.q[d] / (1 - w.q[d]);
+        }
+        if (w.tail >= thr * (w.total + rest)) return 0;
     }
-    p = s.unit;
-    for (int64_t h = het, r = homr, c = homc; r >= 1 && c >= 1; h += 2, r--, c--) {
-        prev = p;
-        p *= 4.0 * (double)r * (double)c / ((double)(h + 1) * (double)(h + 2));
-        hwe_add(&s, &p);
-        if (hwe_done(&s, p, prev)) break;
-    }
-    return s.tail / s.total;
+    /* undecided (p near or below the threshold, rare): the p-value itself, summed in its own
+     * order so that both functions agree to the last bit */
+    return tg_hwe_p(het, hom1, hom2) < thr;
 }

@@ -45,4 +45,7 @@ tg_status tg_qc_sample_missing(const tg_bed *bed, const tg_qc_masks *m, const ui
  * allele counts, of a heterozygote count no more likely than the one observed (ties within a
  * relative 2^-44 count as such, as plink2 does); 1 without a genotype. */
 double tg_hwe_p(int64_t het, int64_t hom1, int64_t hom2);
+/** Whether tg_hwe_p(het, hom1, hom2) < @p thr, most often without walking the whole
+ * distribution (what --hwe asks of every SNP). */
+int tg_hwe_below(int64_t het, int64_t hom1, int64_t hom2, double thr);
 #endif
