@@ -1,10 +1,11 @@
 /* QC statistics and the HWE exact test: see qc.h.
  *
- * Word-wise counting. A SNP's bytes read as a little-endian 64-bit word hold 32 samples, sample
- * i in bits 2i (lo) and 2i+1 (hi) of its word: lo·¬hi = 01 missing, hi·¬lo = 10 heterozygous,
- * ¬hi·¬lo = 00 homozygous A1, hi·lo = 11 homozygous A2. With lo and hi moved to the even bits,
- * each class is a word of lane bits, which a mask of selected samples cuts and a popcount of
- * even bits counts. The padding codes of the last byte are never selected. */
+ * Samples as lane masks: sample i is bit 2·(i mod 32) of mask word i / 32, i.e. the low bit of
+ * its 2-bit code's place when the .bed bytes are read as little-endian words (01 missing, 10
+ * heterozygous, 00 homozygous A1, 11 homozygous A2). Per-SNP counts OR each byte with the
+ * complement of its mask byte, tripled into 2-bit lanes (a sample left out reads as 11), and look
+ * the byte up in one table of three counts; per-sample missing calls walk the missing bits of
+ * each word. The padding codes of the last byte are never selected. */
 #include "geno/qc.h"
 
 #include <math.h>
@@ -17,25 +18,32 @@
 #error "the lane masks read .bed bytes as little-endian words"
 #endif
 
-#define EVEN 0x5555555555555555ULL
 #define SNP_CHUNK 512 /* SNPs per parallel chunk */
 
-/* Counting even bits: a word's lane bits summed into its 8 bytes (at most 4 each), bytes added
- * over up to 63 words (at most 252 each) before one horizontal sum. */
-static inline uint64_t byte_sums(uint64_t x) {
-    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-    return (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
-}
-
-static inline int64_t horizontal(uint64_t b) {
-    b = (b & 0x00ff00ff00ff00ffULL) + ((b >> 8) & 0x00ff00ff00ff00ffULL);
-    return (int64_t)((b * 0x0001000100010001ULL) >> 48);
-}
+/* Byte → its 4 codes' missing calls, heterozygotes and A1 homozygotes, in 16-bit fields (bits
+ * 0, 16, 32), so that one lookup counts all three and a sum of up to 16,383 bytes cannot carry
+ * from one field into the next. */
+#define CODE_CLS(c) ((c) == 1 ? 1ULL : (c) == 2 ? 1ULL << 16 : (c) == 0 ? 1ULL << 32 : 0)
+#define SAMPLE(b, k) ((b) >> (2 * (k)) & 3)
+#define CLS_ENTRY(b)                                                                             \
+    (CODE_CLS(SAMPLE(b, 0)) + CODE_CLS(SAMPLE(b, 1)) + CODE_CLS(SAMPLE(b, 2)) +                 \
+     CODE_CLS(SAMPLE(b, 3)))
+/* clang-format off */
+#define T4(E, b) E(b), E((b) + 1), E((b) + 2), E((b) + 3)
+#define T16(E, b) T4(E, b), T4(E, (b) + 4), T4(E, (b) + 8), T4(E, (b) + 12)
+#define T64(E, b) T16(E, b), T16(E, (b) + 16), T16(E, (b) + 32), T16(E, (b) + 48)
+#define T256(E) T64(E, 0), T64(E, 64), T64(E, 128), T64(E, 192)
+/* clang-format on */
+static const uint64_t cls_table[256] = {T256(CLS_ENTRY)};
+#define FIELD(x, k) ((int64_t)((x) >> (16 * (k)) & 0xffff))
 
 static inline uint64_t load_word(const uint8_t *p, size_t bps, int64_t w) {
     uint64_t x = 0;
     size_t off = (size_t)w * 8;
-    memcpy(&x, p + off, off + 8 <= bps ? 8 : bps - off);
+    if (off + 8 <= bps)
+        memcpy(&x, p + off, 8); /* a constant size: one load, not a call */
+    else
+        memcpy(&x, p + off, bps - off);
     return x;
 }
 
@@ -73,40 +81,37 @@ void tg_qc_masks_free(tg_qc_masks *m) {
     memset(m, 0, sizeof *m);
 }
 
-/* Missing calls over mask a, genotype classes over mask g (and gm, when not NULL) of one SNP:
- * seven counters of lane bits, summed per byte over blocks of 63 words. */
-enum { C_MISS, C_H1, C_HET, C_GMISS, C_MH1, C_MHET, C_MMISS, NC };
+/* Class counts (missing, heterozygous, A1 homozygous) of one SNP's selected samples: a sample
+ * outside the mask is read as 11 (homozygous A2), which none of the three counts. */
+static void classes(const uint8_t *p, size_t bps, const uint64_t *mask, int64_t out[3]) {
+    const uint8_t *mb = (const uint8_t *)mask; /* byte k: the lane bits of samples 4k..4k+3 */
+    out[0] = out[1] = out[2] = 0;
+    for (size_t k0 = 0; k0 < bps; k0 += 16383) {
+        size_t k1 = k0 + 16383 < bps ? k0 + 16383 : bps;
+        uint64_t acc = 0;
+        for (size_t k = k0; k < k1; k++) acc += cls_table[p[k] | (uint8_t) ~(mb[k] * 3)];
+        for (int f = 0; f < 3; f++) out[f] += FIELD(acc, f);
+    }
+}
 
-static void count_one(const uint8_t *p, size_t bps, int64_t words, const uint64_t *a,
+/* Missing calls over mask a; genotype counts over mask g of ng samples (one pass when a and g
+ * are the same set); on X those of the ngm male founders too. */
+static void count_one(const uint8_t *p, size_t bps, const uint64_t *a, int same,
                       const uint64_t *g, int64_t ng, const uint64_t *gm, int64_t ngm,
                       tg_qc_counts *c) {
-    int64_t t[NC] = {0};
-    int nc = gm ? NC : C_MH1;
-    for (int64_t w0 = 0; w0 < words; w0 += 63) {
-        uint64_t acc[NC] = {0};
-        int64_t w1 = w0 + 63 < words ? w0 + 63 : words;
-        for (int64_t w = w0; w < w1; w++) {
-            uint64_t x = load_word(p, bps, w), lo = x & EVEN, hi = (x >> 1) & EVEN;
-            uint64_t ms = lo & ~hi, ht = hi & ~lo, a1 = ~(lo | hi) & EVEN;
-            acc[C_MISS] += byte_sums(ms & a[w]);
-            acc[C_H1] += byte_sums(a1 & g[w]);
-            acc[C_HET] += byte_sums(ht & g[w]);
-            acc[C_GMISS] += byte_sums(ms & g[w]);
-            if (gm) {
-                acc[C_MH1] += byte_sums(a1 & gm[w]);
-                acc[C_MHET] += byte_sums(ht & gm[w]);
-                acc[C_MMISS] += byte_sums(ms & gm[w]);
-            }
-        }
-        for (int k = 0; k < nc; k++) t[k] += horizontal(acc[k]);
-    }
-    *c = (tg_qc_counts){.miss = (int32_t)t[C_MISS], .hom1 = (int32_t)t[C_H1],
-                        .het = (int32_t)t[C_HET],
-                        .hom2 = (int32_t)(ng - t[C_GMISS] - t[C_H1] - t[C_HET])};
+    int64_t ca[3], cg[3], cm[3];
+    classes(p, bps, a, ca);
+    if (same)
+        memcpy(cg, ca, sizeof cg);
+    else
+        classes(p, bps, g, cg);
+    *c = (tg_qc_counts){.miss = (int32_t)ca[0], .het = (int32_t)cg[1], .hom1 = (int32_t)cg[2],
+                        .hom2 = (int32_t)(ng - cg[0] - cg[1] - cg[2])};
     if (gm) {
-        c->male_hom1 = (int32_t)t[C_MH1];
-        c->male_het = (int32_t)t[C_MHET];
-        c->male_hom2 = (int32_t)(ngm - t[C_MMISS] - t[C_MH1] - t[C_MHET]);
+        classes(p, bps, gm, cm);
+        c->male_het = (int32_t)cm[1];
+        c->male_hom1 = (int32_t)cm[2];
+        c->male_hom2 = (int32_t)(ngm - cm[0] - cm[1] - cm[2]);
     }
 }
 
@@ -129,17 +134,19 @@ static void counts_chunk(void *arg, int64_t c) {
         int64_t j = x->snps[k];
         const uint8_t *p = snp_bytes(x->bed, j);
         size_t bps = x->bed->bytes_per_snp;
+        /* founders ⊆ selected: equal counts, equal sets */
+        int same = m->n_founders == m->n_kept, msame = m->n_male_founders == m->n_males;
         switch ((tg_ploidy)x->ploidy[j]) {
         case TG_PLOIDY_Y:
-            count_one(p, bps, m->words, m->males, m->male_founders, m->n_male_founders, NULL, 0,
+            count_one(p, bps, m->males, msame, m->male_founders, m->n_male_founders, NULL, 0,
                       &x->counts[k]);
             break;
         case TG_PLOIDY_X:
-            count_one(p, bps, m->words, m->kept, m->founders, m->n_founders, m->male_founders,
+            count_one(p, bps, m->kept, same, m->founders, m->n_founders, m->male_founders,
                       m->n_male_founders, &x->counts[k]);
             break;
         default:
-            count_one(p, bps, m->words, m->kept, m->founders, m->n_founders, NULL, 0,
+            count_one(p, bps, m->kept, same, m->founders, m->n_founders, NULL, 0,
                       &x->counts[k]);
         }
     }
