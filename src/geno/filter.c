@@ -271,33 +271,86 @@ done:
 
 /* ---- the filtered fileset */
 
+/* The kept samples as runs of consecutive ones: source samples [from, from + len) go to new
+ * samples [to, to + len). */
+typedef struct {
+    int64_t from, to, len;
+} run;
+
 typedef struct {
     const tg_bed *src;
     tg_bed *dst;
-    const int64_t *sidx, *vidx;
+    const int64_t *vidx;
+    const run *runs;
+    int64_t nruns;
 } repack_ctx;
 
 #define REPACK_CHUNK 256
 
-/* SNPs [c·REPACK_CHUNK, …) of the new fileset: the kept samples' 2-bit codes gathered in
- * order (a byte copy when every sample is kept). */
+/* Up to 8 bytes at p, of which n exist (little-endian: sample order is bit order). */
+static uint64_t load_le(const uint8_t *p, size_t n) {
+    uint64_t x = 0;
+    if (n >= 8)
+        memcpy(&x, p, 8);
+    else
+        memcpy(&x, p, n);
+    return x;
+}
+
+/* The kept samples' codes of one SNP, run by run, 28 at a time: 56 bits read at any sample
+ * offset of the source, appended to a 64-bit accumulator written out a whole word at a time
+ * (never read back: a store followed by an overlapping load would stall). The padding codes of
+ * the last byte stay 0, as tg_fileset_pack leaves them. */
+static void gather(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len,
+                   const run *runs, int64_t nruns) {
+    uint64_t acc = 0;
+    int nb = 0; /* bits in acc */
+    size_t pos = 0;
+    for (int64_t q = 0; q < nruns; q++)
+        for (int64_t k = 0; k < runs[q].len; k += 28) {
+            int64_t n = runs[q].len - k < 28 ? runs[q].len - k : 28, i = runs[q].from + k;
+            size_t ib = (size_t)i / 4;
+            uint64_t codes = load_le(in + ib, in_len - ib) >> (2 * (i % 4));
+            codes &= (1ULL << (2 * n)) - 1;
+            acc |= codes << nb;
+            if (nb + 2 * n < 64) {
+                nb += (int)(2 * n);
+                continue;
+            }
+            memcpy(out + pos, &acc, 8);
+            pos += 8;
+            acc = nb ? codes >> (64 - nb) : 0;
+            nb += (int)(2 * n) - 64;
+        }
+    memcpy(out + pos, &acc, out_len - pos);
+}
+
+/* SNPs [c·REPACK_CHUNK, …) of the new fileset (a byte copy when every sample is kept). */
 static void repack_chunk(void *arg, int64_t c) {
     const repack_ctx *x = arg;
-    int64_t ns = x->dst->n_samples, end = (c + 1) * REPACK_CHUNK;
+    int64_t end = (c + 1) * REPACK_CHUNK;
+    size_t in_len = x->src->bytes_per_snp, out_len = x->dst->bytes_per_snp;
     if (end > x->dst->n_snps) end = x->dst->n_snps;
     for (int64_t k = c * REPACK_CHUNK; k < end; k++) {
-        const uint8_t *in = x->src->geno + (size_t)x->vidx[k] * x->src->bytes_per_snp;
+        const uint8_t *in = x->src->geno + (size_t)x->vidx[k] * in_len;
         uint8_t *out = tg_fileset_snp(x->dst, k);
-        if (ns == x->src->n_samples) {
-            memcpy(out, in, x->dst->bytes_per_snp);
-            continue;
-        }
-        memset(out, 0, x->dst->bytes_per_snp);
-        for (int64_t t = 0; t < ns; t++) {
-            int64_t i = x->sidx[t];
-            out[t >> 2] |= (uint8_t)(((in[i >> 2] >> 2 * (i & 3)) & 3) << 2 * (t & 3));
-        }
+        if (x->dst->n_samples == x->src->n_samples)
+            memcpy(out, in, out_len);
+        else
+            gather(in, in_len, out, out_len, x->runs, x->nruns);
     }
+}
+
+/* The runs of sidx[0..ns) (ascending), into runs[] (room for ns). */
+static int64_t make_runs(const int64_t *sidx, int64_t ns, run *runs) {
+    int64_t n = 0;
+    for (int64_t t = 0; t < ns; t++) {
+        if (n && runs[n - 1].from + runs[n - 1].len == sidx[t])
+            runs[n - 1].len++;
+        else
+            runs[n++] = (run){sidx[t], t, 1};
+    }
+    return n;
 }
 
 static char *copy_str(tg_bed *b, const char *s, tg_error *err) {
@@ -332,7 +385,12 @@ static tg_status copy_entries(tg_bed *nb, const tg_bed *b, const int64_t *sidx,
 static tg_status rebuild(filt *f, int64_t *vidx, tg_error *err) {
     tg_bed *b = f->bed, nb;
     int64_t *sidx = tg_malloc((size_t)b->n_samples * sizeof *sidx, err);
-    if (!sidx) return TG_ERR_NOMEM;
+    run *runs = tg_malloc((size_t)b->n_samples * sizeof *runs, err);
+    if (!sidx || !runs) {
+        free(sidx);
+        free(runs);
+        return TG_ERR_NOMEM;
+    }
     int64_t ns = kept_list(f->skeep, b->n_samples, sidx), nv = kept_list(f->vkeep, b->n_snps, vidx);
     tg_status st = tg_fileset_init(&nb, b->prefix, b->format ? b->format : "bed", ns, nv,
                                    f->o->tmp_dir, err);
@@ -341,12 +399,14 @@ static tg_status rebuild(filt *f, int64_t *vidx, tg_error *err) {
         if ((st = copy_entries(&nb, b, sidx, vidx, err))) {
             tg_bed_close(&nb);
         } else {
-            repack_ctx x = {.src = b, .dst = &nb, .sidx = sidx, .vidx = vidx};
+            repack_ctx x = {.src = b, .dst = &nb, .vidx = vidx, .runs = runs,
+                            .nruns = make_runs(sidx, ns, runs)};
             tg_parallel_for((nv + REPACK_CHUNK - 1) / REPACK_CHUNK, repack_chunk, &x);
             tg_bed_close(b);
             *b = nb;
         }
     }
+    free(runs);
     free(sidx);
     return st;
 }
