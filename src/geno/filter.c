@@ -11,6 +11,7 @@
 #include "geno/filter.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,7 +284,45 @@ typedef struct {
     const int64_t *vidx;
     const run *runs;
     int64_t nruns;
+    const uint8_t *kmask; /* per source byte, which of its 4 samples stay (NULL: copy by runs) */
 } repack_ctx;
+
+/* compact[m][b]: the codes of byte b's samples in mask m, packed in order (low byte), and their
+ * bit count (high byte). */
+static uint16_t compact[16][256];
+static pthread_once_t compact_once = PTHREAD_ONCE_INIT;
+
+static void compact_init(void) {
+    for (int m = 0; m < 16; m++)
+        for (int b = 0; b < 256; b++) {
+            int codes = 0, bits = 0;
+            for (int i = 0; i < 4; i++)
+                if (m >> i & 1) codes |= (b >> 2 * i & 3) << bits, bits += 2;
+            compact[m][b] = (uint16_t)(codes | bits << 8);
+        }
+}
+
+/* Many short runs (scattered samples): one table lookup per source byte instead, appended to
+ * a 64-bit accumulator written out 4 bytes at a time. */
+static void gather_bytes(const uint8_t *in, size_t in_len, const uint8_t *kmask, uint8_t *out,
+                         size_t out_len) {
+    uint64_t acc = 0;
+    int nb = 0;
+    size_t pos = 0;
+    for (size_t k = 0; k < in_len; k++) {
+        uint16_t e = compact[kmask[k]][in[k]];
+        acc |= (uint64_t)(e & 0xff) << nb;
+        nb += e >> 8;
+        if (nb >= 32) {
+            uint32_t w = (uint32_t)acc;
+            memcpy(out + pos, &w, 4);
+            pos += 4;
+            acc >>= 32;
+            nb -= 32;
+        }
+    }
+    memcpy(out + pos, &acc, out_len - pos);
+}
 
 #define REPACK_CHUNK 256
 
@@ -336,6 +375,8 @@ static void repack_chunk(void *arg, int64_t c) {
         uint8_t *out = tg_fileset_snp(x->dst, k);
         if (x->dst->n_samples == x->src->n_samples)
             memcpy(out, in, out_len);
+        else if (x->kmask)
+            gather_bytes(in, in_len, x->kmask, out, out_len);
         else
             gather(in, in_len, out, out_len, x->runs, x->nruns);
     }
@@ -386,9 +427,11 @@ static tg_status rebuild(filt *f, int64_t *vidx, tg_error *err) {
     tg_bed *b = f->bed, nb;
     int64_t *sidx = tg_malloc((size_t)b->n_samples * sizeof *sidx, err);
     run *runs = tg_malloc((size_t)b->n_samples * sizeof *runs, err);
-    if (!sidx || !runs) {
+    uint8_t *kmask = tg_calloc(b->bytes_per_snp, 1, err);
+    if (!sidx || !runs || !kmask) {
         free(sidx);
         free(runs);
+        free(kmask);
         return TG_ERR_NOMEM;
     }
     int64_t ns = kept_list(f->skeep, b->n_samples, sidx), nv = kept_list(f->vkeep, b->n_snps, vidx);
@@ -401,11 +444,19 @@ static tg_status rebuild(filt *f, int64_t *vidx, tg_error *err) {
         } else {
             repack_ctx x = {.src = b, .dst = &nb, .vidx = vidx, .runs = runs,
                             .nruns = make_runs(sidx, ns, runs)};
+            /* a run costs about four source bytes' lookups (bench/filter) */
+            if (x.nruns * 4 > (int64_t)b->bytes_per_snp) {
+                pthread_once(&compact_once, compact_init);
+                for (int64_t t = 0; t < ns; t++)
+                    kmask[sidx[t] / 4] |= (uint8_t)(1 << (sidx[t] % 4));
+                x.kmask = kmask;
+            }
             tg_parallel_for((nv + REPACK_CHUNK - 1) / REPACK_CHUNK, repack_chunk, &x);
             tg_bed_close(b);
             *b = nb;
         }
     }
+    free(kmask);
     free(runs);
     free(sidx);
     return st;
