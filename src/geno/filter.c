@@ -81,7 +81,9 @@ static tg_status by_chrom(filt *f, const tg_chr_set *chr, tg_error *err) {
     if (!o->chr && !o->autosome) return TG_OK;
     for (int64_t j = 0; j < b->n_snps; j++) {
         const char *c = b->snps[j].chrom;
-        if (o->chr) {
+        if (j && strcmp(c, b->snps[j - 1].chrom) == 0) {
+            f->vkeep[j] = f->vkeep[j - 1]; /* the same chromosome as the SNP before */
+        } else if (o->chr) {
             f->vkeep[j] = (uint8_t)tg_chr_set_has(chr, c);
         } else {
             int code = tg_chrom_code(c);
@@ -484,8 +486,8 @@ tg_status tg_input_filter(tg_bed *bed, const tg_input_opts *o, tg_input_report *
         goto done;
     memset(f.skeep, 1, (size_t)n);
     memset(f.vkeep, 1, (size_t)m);
-    for (int64_t j = 0; j < m; j++)
-        f.ploidy[j] = j && bed->snps[j].chrom == bed->snps[j - 1].chrom
+    for (int64_t j = 0; j < m; j++) /* a chromosome's SNPs come in runs */
+        f.ploidy[j] = j && strcmp(bed->snps[j].chrom, bed->snps[j - 1].chrom) == 0
                           ? f.ploidy[j - 1]
                           : ploidy_of(bed->snps[j].chrom);
     if ((st = select_variants(&f, err)) || (st = select_samples(&f, err))) goto done;
