@@ -84,6 +84,8 @@ check "--keep (IID and FID IID lines, extra columns)" --keep keep2.txt
 check "--remove (#IID header after a comment)" --remove remove1.txt
 check "--extract (IDs, several per line)" --extract ids1.txt
 check "--exclude" --exclude ids2.txt
+gzip -c ids1.txt >ids1.txt.gz && gzip -c keep1.txt >keep1.txt.gz
+check "--extract, --keep gzip-compressed" --extract ids1.txt.gz --keep keep1.txt.gz
 check "--extract range (chr prefix, X, a contig)" --extract range range1.txt
 check "--exclude range" --exclude range range2.txt
 check "--chr 1-2,X" --chr 1-2,X

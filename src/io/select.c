@@ -7,6 +7,7 @@
 
 #include "base/hash.h"
 #include "io/idmap.h"
+#include "io/lines.h"
 
 static const char *strip_chr(const char *s) {
     return strncasecmp(s, "chr", 3) == 0 && s[3] ? s + 3 : s;
@@ -90,14 +91,14 @@ void tg_chr_set_free(tg_chr_set *c) {
 enum { IDS_PER_LINE, IDS_FID_IID, IDS_IID };
 
 tg_status tg_sample_list_mark(const char *path, const tg_bed *bed, uint8_t *hit, tg_error *err) {
-    tg_text t;
+    tg_lines t;
     tg_idmap map = {0};
-    tg_status st = tg_text_read(&t, path, err);
-    if (st) return st;
+    tg_status st = tg_lines_open(&t, path, err);
+    if (st) goto done;
     if ((st = tg_idmap_init(&map, bed->samples, bed->n_samples, err))) goto done;
     for (int64_t i = 0; i < bed->n_samples; i++) tg_idmap_insert(&map, i);
     int mode = IDS_PER_LINE, header_seen = 0;
-    for (char *line; (line = tg_text_next_line(&t));) {
+    for (char *line; !(st = tg_lines_next(&t, &line, err)) && line;) {
         char *f[2];
         int nf = tg_text_split(line, f, 2);
         if (!header_seen && f[0][0] == '#') {
@@ -129,7 +130,7 @@ tg_status tg_sample_list_mark(const char *path, const tg_bed *bed, uint8_t *hit,
     }
 done:
     tg_idmap_free(&map);
-    tg_text_free(&t);
+    tg_lines_close(&t);
     return st;
 }
 
@@ -175,23 +176,22 @@ static char *next_word(char **p) {
 }
 
 tg_status tg_snp_ids_mark(const char *path, const tg_bed *bed, uint8_t *hit, tg_error *err) {
-    tg_text t;
+    tg_lines t;
     id_table h = {0};
-    tg_status st = tg_text_read(&t, path, err);
-    if (st) return st;
-    if (!(st = id_table_build(&h, bed, err)))
-        for (char *line; (line = tg_text_next_line(&t));)
+    tg_status st = tg_lines_open(&t, path, err);
+    if (!st && !(st = id_table_build(&h, bed, err)))
+        for (char *line; !(st = tg_lines_next(&t, &line, err)) && line;)
             for (char *w; (w = next_word(&line));) id_table_mark(&h, bed, w, hit);
     free(h.slot);
-    tg_text_free(&t);
+    tg_lines_close(&t);
     return st;
 }
 
 /* ---- --extract range / --exclude range */
 
 typedef struct {
-    int code;         /* human code, or 0 with name */
-    const char *name; /* into the file's text, "chr" prefix kept (chrom_is strips it) */
+    int code;   /* human code, or 0 with name */
+    char *name; /* the file's code, "chr" prefix kept (chrom_is strips it) */
     int64_t lo, hi;
 } range;
 
@@ -208,7 +208,7 @@ static int range_cmp(const void *a, const void *b) {
 /* Whether (chrom, pos) lies in one of the n sorted, disjoint ranges r: the last range starting
  * at or before pos, if it is on that chromosome. */
 static int in_ranges(const range *r, int64_t n, const char *chrom, int64_t pos) {
-    range key = {tg_chrom_code(chrom), chrom, pos, pos};
+    range key = {tg_chrom_code(chrom), (char *)chrom, pos, pos};
     int64_t lo = 0, hi = n; /* first range after key */
     while (lo < hi) {
         int64_t mid = (lo + hi) / 2;
@@ -217,7 +217,7 @@ static int in_ranges(const range *r, int64_t n, const char *chrom, int64_t pos) 
     return lo > 0 && chrom_is(chrom, r[lo - 1].code, r[lo - 1].name) && r[lo - 1].hi >= pos;
 }
 
-static tg_status parse_range(const tg_text *t, char *line, range *r, tg_error *err) {
+static tg_status parse_range(const tg_lines *t, char *line, range *r, tg_error *err) {
     char *f[3];
     if (tg_text_split(line, f, 3) < 3)
         return tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: expected CHR START END",
@@ -231,43 +231,56 @@ static tg_status parse_range(const tg_text *t, char *line, range *r, tg_error *e
                             "start %lld", t->path, (long long)t->line_no, (long long)r->hi,
                             (long long)r->lo);
     r->code = tg_chrom_code(f[0]);
-    r->name = f[0];
-    return TG_OK;
+    r->name = tg_strdup(f[0], err);
+    return r->name ? TG_OK : TG_ERR_NOMEM;
+}
+
+/* Reads the ranges of @p path into *r (n of them, room for cap). */
+static tg_status read_ranges(const char *path, range **r, int64_t *n, tg_error *err) {
+    tg_lines t;
+    int64_t cap = 0;
+    tg_status st = tg_lines_open(&t, path, err);
+    for (char *line; !st && !(st = tg_lines_next(&t, &line, err)) && line;) {
+        while (*line == ' ' || *line == '\t') line++;
+        if (*line == '#') continue;
+        if (*n == cap) {
+            range *g = realloc(*r, (size_t)(cap = 2 * cap + 64) * sizeof *g);
+            if (!g) {
+                st = tg_error_set(err, TG_ERR_NOMEM, "%s: out of memory for its ranges", path);
+                break;
+            }
+            *r = g;
+        }
+        if (!(st = parse_range(&t, line, &(*r)[*n], err))) (*n)++;
+    }
+    tg_lines_close(&t);
+    return st;
 }
 
 tg_status tg_snp_ranges_mark(const char *path, const tg_bed *bed, uint8_t *hit, tg_error *err) {
-    tg_text t;
-    range *r = NULL;
+    range *r = NULL, *u = NULL;
     int64_t n = 0;
-    tg_status st = tg_text_read(&t, path, err);
-    if (st) return st;
-    if (!(r = tg_malloc((size_t)(tg_text_count_lines(&t) + 1) * sizeof *r, err))) {
-        st = TG_ERR_NOMEM;
-        goto done;
-    }
-    for (char *line; (line = tg_text_next_line(&t));) {
-        while (*line == ' ' || *line == '\t') line++;
-        if (*line == '#') continue;
-        if ((st = parse_range(&t, line, &r[n], err))) goto done;
-        n++;
-    }
-    qsort(r, (size_t)n, sizeof *r, range_cmp);
-    /* merge overlapping ranges of a chromosome, so that one range answers each lookup */
-    int64_t m = 0;
-    for (int64_t k = 0; k < n; k++) {
-        range *last = m ? &r[m - 1] : NULL;
-        if (last && last->code == r[k].code && (r[k].code || chrom_is(r[k].name, 0, last->name)) &&
-            r[k].lo <= last->hi) {
-            if (r[k].hi > last->hi) last->hi = r[k].hi;
-        } else {
-            r[m++] = r[k];
+    tg_status st = read_ranges(path, &r, &n, err);
+    if (!st && !(u = tg_malloc((size_t)(n + 1) * sizeof *u, err))) st = TG_ERR_NOMEM;
+    if (!st) {
+        qsort(r, (size_t)n, sizeof *r, range_cmp);
+        /* overlapping ranges of a chromosome merged into u (names still r's), so that one range
+         * answers each lookup */
+        int64_t m = 0;
+        for (int64_t k = 0; k < n; k++) {
+            range *last = m ? &u[m - 1] : NULL;
+            if (last && last->code == r[k].code &&
+                (r[k].code || chrom_is(r[k].name, 0, last->name)) && r[k].lo <= last->hi) {
+                if (r[k].hi > last->hi) last->hi = r[k].hi;
+            } else {
+                u[m++] = r[k];
+            }
         }
+        for (int64_t j = 0; j < bed->n_snps; j++)
+            if (in_ranges(u, m, bed->snps[j].chrom, bed->snps[j].pos)) hit[j] = 1;
     }
-    n = m;
-    for (int64_t j = 0; j < bed->n_snps; j++)
-        if (in_ranges(r, n, bed->snps[j].chrom, bed->snps[j].pos)) hit[j] = 1;
-done:
+    for (int64_t k = 0; k < n; k++) free(r[k].name);
+    free(u);
     free(r);
-    tg_text_free(&t);
     return st;
 }

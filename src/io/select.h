@@ -1,7 +1,8 @@
 /* The files and codes of plink2's sample and variant selection: --keep/--remove sample lists,
  * --extract/--exclude variant ID lists and range files, and chromosome codes (--chr, the
  * ranges' first column), read against an open fileset's samples and SNPs. Each reader marks the
- * entries it names; the caller (geno/filter.c) turns marks into a selection. */
+ * entries it names; the caller (geno/filter.c) turns marks into a selection. Files are plain,
+ * gzip or zstd (io/lines.h), streamed. */
 #ifndef TG_IO_SELECT_H
 #define TG_IO_SELECT_H
 #include <stdint.h>
