@@ -11,7 +11,6 @@
 #include "geno/filter.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,192 +273,17 @@ done:
 
 /* ---- the filtered fileset */
 
-/* The kept samples as runs of consecutive ones: source samples [from, from + len) go to new
- * samples [to, to + len). */
-typedef struct {
-    int64_t from, to, len;
-} run;
-
-typedef struct {
-    const tg_bed *src;
-    tg_bed *dst;
-    const int64_t *vidx;
-    const run *runs;
-    int64_t nruns;
-    const uint8_t *kmask; /* per source byte, which of its 4 samples stay (NULL: copy by runs) */
-} repack_ctx;
-
-/* compact[m][b]: the codes of byte b's samples in mask m, packed in order (low byte), and their
- * bit count (high byte). */
-static uint16_t compact[16][256];
-static pthread_once_t compact_once = PTHREAD_ONCE_INIT;
-
-static void compact_init(void) {
-    for (int m = 0; m < 16; m++)
-        for (int b = 0; b < 256; b++) {
-            int codes = 0, bits = 0;
-            for (int i = 0; i < 4; i++)
-                if (m >> i & 1) codes |= (b >> 2 * i & 3) << bits, bits += 2;
-            compact[m][b] = (uint16_t)(codes | bits << 8);
-        }
-}
-
-/* Many short runs (scattered samples): one table lookup per source byte instead, appended to
- * a 64-bit accumulator written out 4 bytes at a time. */
-static void gather_bytes(const uint8_t *in, size_t in_len, const uint8_t *kmask, uint8_t *out,
-                         size_t out_len) {
-    uint64_t acc = 0;
-    int nb = 0;
-    size_t pos = 0;
-    for (size_t k = 0; k < in_len; k++) {
-        uint16_t e = compact[kmask[k]][in[k]];
-        acc |= (uint64_t)(e & 0xff) << nb;
-        nb += e >> 8;
-        if (nb >= 32) {
-            uint32_t w = (uint32_t)acc;
-            memcpy(out + pos, &w, 4);
-            pos += 4;
-            acc >>= 32;
-            nb -= 32;
-        }
-    }
-    memcpy(out + pos, &acc, out_len - pos);
-}
-
-#define REPACK_CHUNK 256
-
-/* Up to 8 bytes at p, of which n exist (little-endian: sample order is bit order). */
-static uint64_t load_le(const uint8_t *p, size_t n) {
-    uint64_t x = 0;
-    if (n >= 8)
-        memcpy(&x, p, 8);
-    else
-        memcpy(&x, p, n);
-    return x;
-}
-
-/* The kept samples' codes of one SNP, run by run, 28 at a time: 56 bits read at any sample
- * offset of the source, appended to a 64-bit accumulator written out a whole word at a time
- * (never read back: a store followed by an overlapping load would stall). The padding codes of
- * the last byte stay 0, as tg_fileset_pack leaves them. */
-static void gather(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len,
-                   const run *runs, int64_t nruns) {
-    uint64_t acc = 0;
-    int nb = 0; /* bits in acc */
-    size_t pos = 0;
-    for (int64_t q = 0; q < nruns; q++)
-        for (int64_t k = 0; k < runs[q].len; k += 28) {
-            int64_t n = runs[q].len - k < 28 ? runs[q].len - k : 28, i = runs[q].from + k;
-            size_t ib = (size_t)i / 4;
-            uint64_t codes = load_le(in + ib, in_len - ib) >> (2 * (i % 4));
-            codes &= (1ULL << (2 * n)) - 1;
-            acc |= codes << nb;
-            if (nb + 2 * n < 64) {
-                nb += (int)(2 * n);
-                continue;
-            }
-            memcpy(out + pos, &acc, 8);
-            pos += 8;
-            acc = nb ? codes >> (64 - nb) : 0;
-            nb += (int)(2 * n) - 64;
-        }
-    memcpy(out + pos, &acc, out_len - pos);
-}
-
-/* SNPs [c·REPACK_CHUNK, …) of the new fileset (a byte copy when every sample is kept). */
-static void repack_chunk(void *arg, int64_t c) {
-    const repack_ctx *x = arg;
-    int64_t end = (c + 1) * REPACK_CHUNK;
-    size_t in_len = x->src->bytes_per_snp, out_len = x->dst->bytes_per_snp;
-    if (end > x->dst->n_snps) end = x->dst->n_snps;
-    for (int64_t k = c * REPACK_CHUNK; k < end; k++) {
-        const uint8_t *in = x->src->geno + (size_t)x->vidx[k] * in_len;
-        uint8_t *out = tg_fileset_snp(x->dst, k);
-        if (x->dst->n_samples == x->src->n_samples)
-            memcpy(out, in, out_len);
-        else if (x->kmask)
-            gather_bytes(in, in_len, x->kmask, out, out_len);
-        else
-            gather(in, in_len, out, out_len, x->runs, x->nruns);
-    }
-}
-
-/* The runs of sidx[0..ns) (ascending), into runs[] (room for ns). */
-static int64_t make_runs(const int64_t *sidx, int64_t ns, run *runs) {
-    int64_t n = 0;
-    for (int64_t t = 0; t < ns; t++) {
-        if (n && runs[n - 1].from + runs[n - 1].len == sidx[t])
-            runs[n - 1].len++;
-        else
-            runs[n++] = (run){sidx[t], t, 1};
-    }
-    return n;
-}
-
-static char *copy_str(tg_bed *b, const char *s, tg_error *err) {
-    return tg_fileset_str(b, s, strlen(s), err);
-}
-
-static tg_status copy_entries(tg_bed *nb, const tg_bed *b, const int64_t *sidx,
-                              const int64_t *vidx, tg_error *err) {
-    for (int64_t t = 0; t < nb->n_samples; t++) {
-        const tg_sample *s = &b->samples[sidx[t]];
-        tg_sample *d = &nb->samples[t];
-        *d = *s;
-        if (!(d->fid = copy_str(nb, s->fid, err)) || !(d->iid = copy_str(nb, s->iid, err)) ||
-            !(d->father = copy_str(nb, s->father, err)) ||
-            !(d->mother = copy_str(nb, s->mother, err)))
-            return TG_ERR_NOMEM;
-    }
-    for (int64_t k = 0; k < nb->n_snps; k++) {
-        const tg_snp *s = &b->snps[vidx[k]];
-        tg_snp *d = &nb->snps[k];
-        *d = *s;
-        /* a chromosome's name is stored once for its run of SNPs */
-        int same = k && strcmp(nb->snps[k - 1].chrom, s->chrom) == 0;
-        if (!(d->chrom = same ? nb->snps[k - 1].chrom : copy_str(nb, s->chrom, err)) ||
-            !(d->id = copy_str(nb, s->id, err)) || !(d->a1 = copy_str(nb, s->a1, err)) ||
-            !(d->a2 = copy_str(nb, s->a2, err)))
-            return TG_ERR_NOMEM;
-    }
-    return TG_OK;
-}
-
 static tg_status rebuild(filt *f, int64_t *vidx, tg_error *err) {
     tg_bed *b = f->bed, nb;
     int64_t *sidx = tg_malloc((size_t)b->n_samples * sizeof *sidx, err);
-    run *runs = tg_malloc((size_t)b->n_samples * sizeof *runs, err);
-    uint8_t *kmask = tg_calloc(b->bytes_per_snp, 1, err);
-    if (!sidx || !runs || !kmask) {
-        free(sidx);
-        free(runs);
-        free(kmask);
-        return TG_ERR_NOMEM;
-    }
+    if (!sidx) return TG_ERR_NOMEM;
     int64_t ns = kept_list(f->skeep, b->n_samples, sidx), nv = kept_list(f->vkeep, b->n_snps, vidx);
-    tg_status st = tg_fileset_init(&nb, b->prefix, b->format ? b->format : "bed", ns, nv,
-                                   f->o->tmp_dir, err);
+    tg_status st = tg_fileset_subset(b, ns < b->n_samples ? sidx : NULL, ns, vidx, nv,
+                                     f->o->tmp_dir, &nb, err);
     if (!st) {
-        nb.n_snps = nv;
-        if ((st = copy_entries(&nb, b, sidx, vidx, err))) {
-            tg_bed_close(&nb);
-        } else {
-            repack_ctx x = {.src = b, .dst = &nb, .vidx = vidx, .runs = runs,
-                            .nruns = make_runs(sidx, ns, runs)};
-            /* a run costs about four source bytes' lookups (bench/filter) */
-            if (x.nruns * 4 > (int64_t)b->bytes_per_snp) {
-                pthread_once(&compact_once, compact_init);
-                for (int64_t t = 0; t < ns; t++)
-                    kmask[sidx[t] / 4] |= (uint8_t)(1 << (sidx[t] % 4));
-                x.kmask = kmask;
-            }
-            tg_parallel_for((nv + REPACK_CHUNK - 1) / REPACK_CHUNK, repack_chunk, &x);
-            tg_bed_close(b);
-            *b = nb;
-        }
+        tg_bed_close(b);
+        *b = nb;
     }
-    free(kmask);
-    free(runs);
     free(sidx);
     return st;
 }

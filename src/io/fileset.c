@@ -3,6 +3,7 @@
 #include "io/fileset.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -153,65 +154,179 @@ static tg_status copy_str(tg_bed *b, char **dst, const char *s, tg_error *err) {
     return !s || (*dst = tg_fileset_str(b, s, strlen(s), err)) ? TG_OK : TG_ERR_NOMEM;
 }
 
+/* The kept samples as runs of consecutive ones: source samples [from, from + len). */
+typedef struct {
+    int64_t from, len;
+} run;
+
+/* compact[m][b]: the codes of byte b's samples in mask m, packed in order (low byte), and their
+ * bit count (high byte). */
+static uint16_t compact[16][256];
+static pthread_once_t compact_once = PTHREAD_ONCE_INIT;
+
+static void compact_init(void) {
+    for (int m = 0; m < 16; m++)
+        for (int b = 0; b < 256; b++) {
+            int codes = 0, bits = 0;
+            for (int i = 0; i < 4; i++)
+                if (m >> i & 1) codes |= (b >> 2 * i & 3) << bits, bits += 2;
+            compact[m][b] = (uint16_t)(codes | bits << 8);
+        }
+}
+
+/* Many short runs (scattered samples): one table lookup per source byte instead, appended to
+ * a 64-bit accumulator written out 4 bytes at a time. */
+static void gather_bytes(const uint8_t *in, size_t in_len, const uint8_t *kmask, uint8_t *out,
+                         size_t out_len) {
+    uint64_t acc = 0;
+    int nb = 0;
+    size_t pos = 0;
+    for (size_t k = 0; k < in_len; k++) {
+        uint16_t e = compact[kmask[k]][in[k]];
+        acc |= (uint64_t)(e & 0xff) << nb;
+        nb += e >> 8;
+        if (nb >= 32) {
+            uint32_t w = (uint32_t)acc;
+            memcpy(out + pos, &w, 4);
+            pos += 4;
+            acc >>= 32;
+            nb -= 32;
+        }
+    }
+    memcpy(out + pos, &acc, out_len - pos);
+}
+
+/* Up to 8 bytes at p, of which n exist (little-endian: sample order is bit order). */
+static uint64_t load_le(const uint8_t *p, size_t n) {
+    uint64_t x = 0;
+    if (n >= 8)
+        memcpy(&x, p, 8);
+    else
+        memcpy(&x, p, n);
+    return x;
+}
+
+/* The kept samples' codes of one SNP, run by run, 28 at a time: 56 bits read at any sample
+ * offset of the source, appended to a 64-bit accumulator written out a whole word at a time
+ * (never read back: a store followed by an overlapping load would stall). The padding codes of
+ * the last byte stay 0, as tg_fileset_pack leaves
+ * them. */
+static void gather(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len,
+                   const run *runs, int64_t nruns) {
+    uint64_t acc = 0;
+    int nb = 0; /* bits in acc */
+    size_t pos = 0;
+    for (int64_t q = 0; q < nruns; q++)
+        for (int64_t k = 0; k < runs[q].len; k += 28) {
+            int64_t n = runs[q].len - k < 28 ? runs[q].len - k : 28, i = runs[q].from + k;
+            size_t ib = (size_t)i / 4;
+            uint64_t codes = load_le(in + ib, in_len - ib) >> (2 * (i % 4));
+            codes &= (1ULL << (2 * n)) - 1;
+            acc |= codes << nb;
+            if (nb + 2 * n < 64) {
+                nb += (int)(2 * n);
+                continue;
+            }
+            memcpy(out + pos, &acc, 8);
+            pos += 8;
+            acc = nb ? codes >> (64 - nb) : 0;
+            nb += (int)(2 * n) - 64;
+        }
+    memcpy(out + pos, &acc, out_len - pos);
+}
+
 typedef struct {
     const tg_bed *in;
     tg_bed *out;
-    const int64_t *rows, *cols;
+    const int64_t *cols;
+    const run *runs; /* NULL: every sample, in order */
+    int64_t nruns;
+    const uint8_t *kmask; /* per source byte, which of its 4 samples stay (NULL: by runs) */
 } subset_job;
 
-/* SNPs [256c, 256c + 256) of the subset: each selected sample's 2-bit code moved to its new
- * place (the padding codes of the last byte stay 00, which decoding never reads). */
+/* SNPs [256c, 256c + 256) of the subset (a byte copy when every sample is kept). */
 static void subset_chunk(void *ctx, int64_t c) {
     const subset_job *j = ctx;
-    const int64_t n = j->out->n_samples, m = j->out->n_snps;
-    const int64_t end = 256 * c + 256 < m ? 256 * c + 256 : m;
+    const size_t in_len = j->in->bytes_per_snp, out_len = j->out->bytes_per_snp;
+    const int64_t m = j->out->n_snps, end = 256 * c + 256 < m ? 256 * c + 256 : m;
     for (int64_t t = 256 * c; t < end; t++) {
-        const int64_t f = j->cols ? j->cols[t] : t;
-        const uint8_t *src = j->in->geno + (size_t)f * j->in->bytes_per_snp;
-        uint8_t *dst = tg_fileset_snp(j->out, t);
-        if (!j->rows) {
-            memcpy(dst, src, j->out->bytes_per_snp);
-            continue;
-        }
-        memset(dst, 0, j->out->bytes_per_snp);
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t r = j->rows[i];
-            dst[i >> 2] |= (uint8_t)((src[r >> 2] >> 2 * (r & 3) & 3) << 2 * (i & 3));
-        }
+        const uint8_t *in = j->in->geno + (size_t)(j->cols ? j->cols[t] : t) * in_len;
+        uint8_t *out = tg_fileset_snp(j->out, t);
+        if (!j->runs)
+            memcpy(out, in, out_len);
+        else if (j->kmask)
+            gather_bytes(in, in_len, j->kmask, out, out_len);
+        else
+            gather(in, in_len, out, out_len, j->runs, j->nruns);
     }
+}
+
+/* Copies the sample and SNP entries, their strings into @p out's pool (a chromosome's name
+ * once for its run of SNPs). */
+static tg_status copy_entries(const tg_bed *in, const int64_t *rows, const int64_t *cols,
+                              tg_bed *out, tg_error *err) {
+    for (int64_t i = 0; i < out->n_samples; i++) {
+        const tg_sample *a = &in->samples[rows ? rows[i] : i];
+        tg_sample *b = &out->samples[i];
+        *b = *a;
+        if (copy_str(out, &b->fid, a->fid, err) || copy_str(out, &b->iid, a->iid, err) ||
+            copy_str(out, &b->father, a->father, err) || copy_str(out, &b->mother, a->mother, err))
+            return TG_ERR_NOMEM;
+    }
+    for (int64_t t = 0; t < out->n_snps; t++) {
+        const tg_snp *a = &in->snps[cols ? cols[t] : t];
+        tg_snp *b = &out->snps[t];
+        *b = *a;
+        if (t && a->chrom && out->snps[t - 1].chrom && !strcmp(out->snps[t - 1].chrom, a->chrom))
+            b->chrom = out->snps[t - 1].chrom;
+        else if (copy_str(out, &b->chrom, a->chrom, err))
+            return TG_ERR_NOMEM;
+        if (copy_str(out, &b->id, a->id, err) || copy_str(out, &b->a1, a->a1, err) ||
+            copy_str(out, &b->a2, a->a2, err))
+            return TG_ERR_NOMEM;
+    }
+    return TG_OK;
 }
 
 tg_status tg_fileset_subset(const tg_bed *in, const int64_t *rows, int64_t n,
                             const int64_t *cols, int64_t m, const char *tmp_dir, tg_bed *out,
                             tg_error *err) {
+    run *runs = NULL;
+    uint8_t *kmask = NULL;
     tg_status st = tg_fileset_init(out, in->prefix, in->format ? in->format : "bed", n, m,
                                    tmp_dir, err);
     if (st) return st;
-    for (int64_t i = 0; i < n && !st; i++) {
-        const tg_sample *a = &in->samples[rows ? rows[i] : i];
-        tg_sample *b = &out->samples[i];
-        *b = (tg_sample){.sex = a->sex, .pheno = a->pheno};
-        if (!(st = copy_str(out, &b->fid, a->fid, err)) &&
-            !(st = copy_str(out, &b->iid, a->iid, err)) &&
-            !(st = copy_str(out, &b->father, a->father, err)))
-            st = copy_str(out, &b->mother, a->mother, err);
-    }
-    for (int64_t t = 0; t < m && !st; t++) {
-        const tg_snp *a = &in->snps[cols ? cols[t] : t];
-        tg_snp *b = &out->snps[t];
-        *b = (tg_snp){.cm = a->cm, .pos = a->pos};
-        if (!(st = copy_str(out, &b->chrom, a->chrom, err)) &&
-            !(st = copy_str(out, &b->id, a->id, err)) && !(st = copy_str(out, &b->a1, a->a1, err)))
-            st = copy_str(out, &b->a2, a->a2, err);
-    }
-    if (st) {
-        tg_bed_close(out);
-        return st;
-    }
     out->n_snps = m;
-    subset_job job = {.in = in, .out = out, .rows = rows, .cols = cols};
+    subset_job job = {.in = in, .out = out, .cols = cols};
+    if ((st = copy_entries(in, rows, cols, out, err))) goto cleanup;
+    if (rows) {
+        if (!(runs = tg_malloc((size_t)n * sizeof *runs, err))) {
+            st = TG_ERR_NOMEM;
+            goto cleanup;
+        }
+        for (int64_t i = 0; i < n; i++)
+            if (job.nruns && runs[job.nruns - 1].from + runs[job.nruns - 1].len == rows[i])
+                runs[job.nruns - 1].len++;
+            else
+                runs[job.nruns++] = (run){rows[i], 1};
+        job.runs = runs;
+        /* a run costs about four source bytes' lookups (bench/filter) */
+        if (job.nruns * 4 > (int64_t)in->bytes_per_snp) {
+            if (!(kmask = tg_calloc(in->bytes_per_snp, 1, err))) {
+                st = TG_ERR_NOMEM;
+                goto cleanup;
+            }
+            pthread_once(&compact_once, compact_init);
+            for (int64_t i = 0; i < n; i++) kmask[rows[i] / 4] |= (uint8_t)(1 << (rows[i] % 4));
+            job.kmask = kmask;
+        }
+    }
     tg_parallel_for((m + 255) / 256, subset_chunk, &job);
-    return TG_OK;
+cleanup:
+    if (st) tg_bed_close(out);
+    free(kmask);
+    free(runs);
+    return st;
 }
 
 void tg_fileset_free(tg_bed *b) {

@@ -28,9 +28,11 @@ uint8_t *tg_fileset_snp(tg_bed *b, int64_t j);
 /** Packs @p n A1 counts (0, 1, 2 or TG_GENO_MISSING) into .bed codes at @p out
  * (ceil(n/4) bytes; the padding codes of the last byte are 0). */
 void tg_fileset_pack(const int8_t *g, int64_t n, uint8_t *out);
-/** A fileset of @p in's samples rows[0..n) and SNPs cols[0..m) (indices into @p in, in that
- * order; NULL: all of them, in order) built in memory into @p out (@p tmp_dir as for
- * tg_fileset_init): IDs copied, genotypes repacked in parallel over SNPs. @p in is unchanged. */
+/** A fileset of @p in's samples rows[0..n) (increasing; NULL: all of them) and SNPs cols[0..m)
+ * (any order, repeats allowed; NULL: all of them) built in memory into @p out (@p tmp_dir as
+ * for tg_fileset_init): IDs copied, genotypes repacked in parallel over SNPs, by runs of
+ * consecutive samples or, when the runs are short, one table lookup per source byte. @p in is
+ * unchanged. */
 tg_status tg_fileset_subset(const tg_bed *in, const int64_t *rows, int64_t n,
                             const int64_t *cols, int64_t m, const char *tmp_dir, tg_bed *out,
                             tg_error *err);
