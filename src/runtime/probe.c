@@ -350,12 +350,13 @@ void tg_models_ensure(const struct starpu_task *task) {
             us[i] = ready[i] ? 0 : rate_of(src, &k[i], src == e ? task : NULL, &w0[i]);
             if (us[i] > 0 && w0[i] > ref) ref = w0[i];
         }
-        /* which kind is fastest, at the work of the largest probe */
-        for (int i = 0; i < n; i++) {
+        /* which kind is fastest, at the work of the largest probe (none measured: no prior to
+         * set, and a model asked about no work would read the handles a paper task lacks) */
+        for (int i = 0; i < n && ref > 0; i++) {
             t[i] = ready[i] ? predicted(cl, &k[i], ref) : us[i] > 0 ? us[i] * ref : INFINITY;
             if (t[i] < best) best = t[i];
         }
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < n && ref > 0; i++) {
             if (ready[i] || !(us[i] > 0)) continue;
             double a = us[i] * (t[i] > best ? SLOWER_MARGIN : 1);
             set_prior(cl, &k[i], a, w0[i]);

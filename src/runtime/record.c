@@ -186,8 +186,10 @@ size_t tg_task_work(struct starpu_task *task, unsigned nimpl) {
     (void)nimpl;
     if (task->flops > 0) return (size_t)task->flops;
     size_t bytes = 0;
-    for (unsigned i = 0; i < STARPU_TASK_GET_NBUFFERS(task); i++)
-        bytes += starpu_data_get_size(STARPU_TASK_GET_HANDLE(task, i));
+    for (unsigned i = 0; i < STARPU_TASK_GET_NBUFFERS(task); i++) {
+        starpu_data_handle_t h = STARPU_TASK_GET_HANDLE(task, i);
+        if (h) bytes += starpu_data_get_size(h); /* none on the probe's paper tasks */
+    }
     return bytes;
 }
 
