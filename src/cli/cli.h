@@ -113,7 +113,7 @@ typedef struct {
     "  --bcf FILE       BCF (GT hard calls)\n"                                                  \
     "  --id-delim C     VCF/BCF sample IDs are FID C IID (default: FID 0, IID the whole ID)\n"  \
     "selection and QC, applied once in plink2's order, each step counted in the log:\n"        \
-    "  --keep FILE      only the samples listed (FID IID, or IID, per line)\n"                  \
+    "  --keep FILE      only the samples listed (FID IID per line; an IID alone means FID 0)\n" \
     "  --remove FILE    all but the samples listed\n"                                           \
     "  --extract FILE   only the variants whose IDs are listed ('--extract range FILE': CHR\n"  \
     "                   START END lines)\n"                                                     \

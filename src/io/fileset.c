@@ -32,38 +32,31 @@ static size_t geno_bytes(const tg_bed *b, int64_t snps) {
     return n ? n : 1; /* a mapping of 0 bytes is not allowed */
 }
 
+/* An unlinked file in @p tmp_dir, @p len bytes long; -1 when it cannot be made. */
+static int spill_file(const char *tmp_dir, size_t len) {
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/tilegwas-geno-XXXXXX", tmp_dir) >= (int)sizeof path)
+        return -1;
+    int fd = mkstemp(path);
+    if (fd < 0) return -1;
+    unlink(path); /* freed by the kernel when the process ends, however it ends */
+    if (ftruncate(fd, (off_t)len) == 0) return fd;
+    close(fd);
+    return -1;
+}
+
 static tg_status map_geno(tg_bed *b, size_t len, const char *tmp_dir, tg_error *err) {
     struct tg_fileset_store *s = b->store;
-    if (!tmp_dir) {
-        b->map = mmap(NULL, len, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (b->map == MAP_FAILED) {
-            b->map = NULL;
-            return tg_error_set(err, TG_ERR_NOMEM, "%s: cannot allocate %zu bytes of genotypes: %s",
-                                b->prefix, len, strerror(errno));
-        }
-    } else {
-        size_t plen = strlen(tmp_dir) + 32;
-        char *path = tg_malloc(plen, err);
-        if (!path) return TG_ERR_NOMEM;
-        snprintf(path, plen, "%s/tilegwas-geno-XXXXXX", tmp_dir);
-        s->fd = mkstemp(path);
-        if (s->fd >= 0) unlink(path); /* freed by the kernel when the process ends, however */
-        int e = errno;
-        if (s->fd < 0) {
-            tg_error_set(err, TG_ERR_IO, "cannot create a temporary genotype file in %s: %s",
-                         tmp_dir, strerror(e));
-            free(path);
-            return TG_ERR_IO;
-        }
-        free(path);
-        if (ftruncate(s->fd, (off_t)len) != 0 ||
-            (b->map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0)) ==
-                MAP_FAILED) {
-            b->map = NULL;
-            return tg_error_set(err, TG_ERR_IO, "cannot map %zu bytes of genotypes in %s: %s", len,
-                                tmp_dir, strerror(errno));
-        }
+    /* a folder that takes no file (read-only, full) leaves the genotypes in memory */
+    s->fd = tmp_dir ? spill_file(tmp_dir, len) : -1;
+    b->map = s->fd >= 0 ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0)
+                        : mmap(NULL, len, PROT_READ | PROT_WRITE,
+                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (b->map == MAP_FAILED) {
+        b->map = NULL;
+        return tg_error_set(err, TG_ERR_NOMEM, "%s: cannot map %zu bytes of genotypes%s%s: %s",
+                            b->prefix, len, s->fd >= 0 ? " in " : "", s->fd >= 0 ? tmp_dir : "",
+                            strerror(errno));
     }
     b->map_len = len;
     b->geno = b->map;

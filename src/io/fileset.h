@@ -14,8 +14,8 @@
 
 /** Starts @p b: @p prefix (copied; names the input in messages), @p format ("pgen", "vcf", …),
  * @p n_samples zeroed samples, room for @p snp_cap SNPs (grown by tg_fileset_reserve), no SNP
- * yet. @p tmp_dir NULL: anonymous memory; else an unlinked file in that folder. On failure @p b
- * is closed and zeroed. */
+ * yet. @p tmp_dir NULL: anonymous memory; else an unlinked file in that folder (memory when no
+ * file can be made there). On failure @p b is closed and zeroed. */
 tg_status tg_fileset_init(tg_bed *b, const char *prefix, const char *format, int64_t n_samples,
                           int64_t snp_cap, const char *tmp_dir, tg_error *err);
 /** Makes room for at least @p snps SNPs (samples' bytes and tg_snp entries), growing
