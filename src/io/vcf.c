@@ -5,11 +5,14 @@
  * homozygous, half calls (./1) missing; a record without GT takes hard calls from DS by plink2's
  * --hard-call-threshold 0.1. Multi-allelic records are skipped and counted.
  *
- * The file is streamed, one record at a time packed into the builder's SNP-major 2-bit mapping
- * (a file beside the outputs with o->tmp_dir): never the whole text in memory. htslib's thread
- * pool decompresses BGZF blocks beside the parsing thread. A VCF text line is read here
- * (hts_getline) and parsed by htslib's vcf_parse, as bcf_read would, so that the line number,
- * the column count and, on a parse error, the offending sample are known for the message.
+ * The file is streamed into the builder's SNP-major 2-bit mapping (a file beside the outputs with
+ * o->tmp_dir): never the whole text in memory. htslib's thread pool decompresses BGZF blocks
+ * beside the reading thread, which parses each record's fixed columns; a VCF line with GT is
+ * then held, up to a batch of BATCH_RECORDS lines or BATCH_BYTES of text, and the batch's calls
+ * are decoded on up to o->threads threads (tg_parallel_for), each packing its own SNPs. A VCF
+ * text line is read here (hts_getline) and parsed by htslib's vcf_parse, as bcf_read would, so
+ * that the line number, the column count and, on a parse error, the offending sample are known
+ * for the message.
  * htslib's log is silenced while reading: the library never prints, and every problem ends as
  * one tg_error naming the file, the line (VCF) or record (BCF), the variant and what was
  * expected. */
@@ -574,7 +577,9 @@ static tg_status decode_ds(reader *r, tg_error *err) {
 static tg_status hold_line(reader *r, int64_t snp, tg_error *err) {
     const size_t need = r->ntext + r->line.l + 1;
     if (need > r->captext) {
-        size_t cap = need > 2 * r->captext ? need : 2 * r->captext;
+        /* doubling, but past BATCH_BYTES only as far as the line needs */
+        size_t cap = 2 * r->captext < BATCH_BYTES ? 2 * r->captext : BATCH_BYTES;
+        if (cap < need) cap = need;
         char *t = realloc(r->text, cap);
         if (!t) return tg_error_set(err, TG_ERR_NOMEM, "%s: out of memory", r->path);
         r->text = t;
