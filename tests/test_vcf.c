@@ -245,6 +245,7 @@ static void random_file(tg_rng *r) {
     } runs[] = {{"plain VCF", 0, 1, TG_INPUT_VCF},
                 {"bgzip VCF, 1 thread", 1, 1, TG_INPUT_VCF},
                 {"bgzip VCF, 2 threads", 1, 2, TG_INPUT_VCF},
+                {"plain VCF, 5 threads", 0, 5, TG_INPUT_VCF},
                 {"BCF, the CPUs allowed", 2, 0, TG_INPUT_BCF}};
     const char *files[] = {path, gz, bcf};
     for (size_t k = 0; k < sizeof runs / sizeof *runs; k++) {
@@ -284,6 +285,83 @@ static void random_file(tg_rng *r) {
            err.msg);
     }
     free(buf);
+    free(want);
+}
+
+/* ---- batches: the reader holds up to 1024 lines and decodes their GT on several threads */
+
+/* A VCF of 9 samples × 3000 records (batches of 1024: three of them), every call "0/1" but
+ * record @p bad's, @p call, and record bad + 900's, "0/4", at sample S4; record @p unsorted
+ * (0: none) at position 1. */
+static void batch_file(const char *path, int64_t bad, const char *call, int64_t unsorted) {
+    FILE *f = fopen(path, "w");
+    fprintf(f, "%s", header);
+    for (int i = 0; i < 9; i++) fprintf(f, "\tS%d", i);
+    fputc('\n', f);
+    for (int64_t j = 1; j <= 3000; j++) {
+        fprintf(f, "1\t%lld\tv%lld\tA\tC\t.\t.\t.\tGT", j == unsorted ? 1 : (long long)j,
+                (long long)j);
+        for (int i = 0; i < 9; i++) fprintf(f, "\t%s", i != 4 ? "0/1" : j == bad ? call : j == bad + 900 ? "0/4" : "0/1");
+        fputc('\n', f);
+    }
+    fclose(f);
+}
+
+static void batches(tg_rng *r) {
+    char path[512], line[64];
+    snprintf(path, sizeof path, "%s/batch.vcf", tmpdir);
+    /* record 2500 (line 2506: 6 header lines), late in the third batch, on 1 and 4 threads;
+     * then the same with an unsorted record after it, whose check runs before the batch is
+     * decoded: the bad call still comes first */
+    for (int k = 0; k < 4; k++) {
+        batch_file(path, 2500, "0/x", k < 2 ? 0 : 2900);
+        tg_bed bed;
+        tg_input_report rep;
+        tg_error err = {0};
+        tg_status st = read_vcf(path, TG_INPUT_VCF, 0, NULL, k % 2 ? 4 : 1, &bed, &rep, &err);
+        snprintf(line, sizeof line, "line 2506 (variant 1:2500 v2500), sample 'S4'");
+        ok(st == TG_ERR_FORMAT && strstr(err.msg, line) && strstr(err.msg, "GT '0/x'") &&
+               !bed.samples,
+           "a bad GT in record 2500 of 3000, %d thread%s%s: %s", k % 2 ? 4 : 1,
+           k % 2 ? "s" : "", k < 2 ? "" : ", an unsorted record after it", err.msg);
+    }
+    /* the first of two bad records in the second batch, decoded by different threads */
+    batch_file(path, 1100, "0/3", 0);
+    tg_bed bed;
+    tg_input_report rep;
+    tg_error err = {0};
+    tg_status st = read_vcf(path, TG_INPUT_VCF, 0, NULL, 3, &bed, &rep, &err);
+    ok(st == TG_ERR_FORMAT && strstr(err.msg, "line 1106 (variant 1:1100 v1100), sample 'S4': "
+                                     "GT allele 3"), "the first of two bad records: %s", err.msg);
+    /* random calls over 3000 records: the same fileset and notes on 1 and on 3 threads */
+    const int64_t n = 9, m = 3000;
+    int8_t *want = malloc((size_t)(n * m));
+    char call[8];
+    FILE *f = fopen(path, "w");
+    fprintf(f, "%s", header);
+    for (int64_t i = 0; i < n; i++) fprintf(f, "\tS%lld", (long long)i);
+    fputc('\n', f);
+    for (int64_t j = 0; j < m; j++) {
+        fprintf(f, "1\t%lld\tv%lld\tA\tC\t.\t.\t.\tGT", (long long)(j + 1), (long long)j);
+        for (int64_t i = 0; i < n; i++) {
+            want[i + j * n] = random_call(r, call);
+            fprintf(f, "\t%s", call);
+        }
+        fputc('\n', f);
+    }
+    fclose(f);
+    tg_bed one, three;
+    tg_input_report rep1, rep3;
+    st = read_vcf(path, TG_INPUT_VCF, 0, NULL, 1, &one, &rep1, &err);
+    tg_status st3 = read_vcf(path, TG_INPUT_VCF, 0, NULL, 3, &three, &rep3, &err);
+    int same = !st && !st3 && one.n_snps == m && three.n_snps == m &&
+               !memcmp(one.geno, three.geno, (size_t)(m * ((n + 3) / 4))) &&
+               rep1.nnotes == rep3.nnotes && rep1.nnotes > 0;
+    for (int k = 0; same && k < rep1.nnotes; k++) same = !strcmp(rep1.notes[k], rep3.notes[k]);
+    ok(same && same_geno(&three, want, n, m) && has_note(&rep3, "haploid call"),
+       "random 9 × 3000 over three batches: 1 and 3 threads give the same bytes and notes");
+    if (!st) tg_bed_close(&one);
+    if (!st3) tg_bed_close(&three);
     free(want);
 }
 
@@ -414,6 +492,7 @@ int main(void) {
     }
     hand_written();
     random_file(&r);
+    batches(&r);
     bad_inputs();
     nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     tap_plan(tap_n);

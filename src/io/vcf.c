@@ -5,11 +5,14 @@
  * homozygous, half calls (./1) missing; a record without GT takes hard calls from DS by plink2's
  * --hard-call-threshold 0.1. Multi-allelic records are skipped and counted.
  *
- * The file is streamed, one record at a time packed into the builder's SNP-major 2-bit mapping
- * (a file beside the outputs with o->tmp_dir): never the whole text in memory. htslib's thread
- * pool decompresses BGZF blocks beside the parsing thread. A VCF text line is read here
- * (hts_getline) and parsed by htslib's vcf_parse, as bcf_read would, so that the line number,
- * the column count and, on a parse error, the offending sample are known for the message.
+ * The file is streamed into the builder's SNP-major 2-bit mapping (a file beside the outputs with
+ * o->tmp_dir): never the whole text in memory. htslib's thread pool decompresses BGZF blocks
+ * beside the reading thread, which parses each record's fixed columns; a VCF line with GT is
+ * then held, up to a batch of BATCH_RECORDS lines or BATCH_BYTES of text, and the batch's calls
+ * are decoded on up to o->threads threads (tg_parallel_for), each packing its own SNPs. A VCF
+ * text line is read here (hts_getline) and parsed by htslib's vcf_parse, as bcf_read would, so
+ * that the line number, the column count and, on a parse error, the offending sample are known
+ * for the message.
  * htslib's log is silenced while reading: the library never prints, and every problem ends as
  * one tg_error naming the file, the line (VCF) or record (BCF), the variant and what was
  * expected. */
@@ -29,11 +32,25 @@
 #include <strings.h>
 
 #include "base/cpus.h"
+#include "base/parallel.h"
 #include "io/fileset.h"
 
 /* plink2 holds dosages in 1/16384 allele; --hard-call-threshold 0.1 is 16384 / 10 = 1638 of
  * them: a dosage at most that far from 0, 1 or 2 becomes that count, any other is missing. */
 enum { DOSAGE_MID = 16384, HARD_CALL_DIST = DOSAGE_MID / 10 };
+
+/* The lines whose GT is decoded in parallel are held until BATCH_RECORDS of them or
+ * BATCH_BYTES of text: the memory the reader holds beyond the fileset. */
+enum { BATCH_RECORDS = 1024 };
+#define BATCH_BYTES ((size_t)64 << 20)
+
+/* A line held for decoding: its copy at text + at, where its FORMAT ends, GT's index, its
+ * alleles, its line number and its SNP. */
+typedef struct {
+    size_t at, l, fmt_end;
+    int gi, na;
+    int64_t lineno, snp;
+} held_line;
 
 typedef struct {
     const tg_input_opts *o;
@@ -47,6 +64,8 @@ typedef struct {
     size_t fmt_at, fmt_end; /* VCF text: the FORMAT column's bytes in line */
     int gi;                 /* VCF text: GT's index among the FORMAT keys (-1: none) */
     int64_t recno;          /* records read, the current one included */
+    int64_t lineno;         /* VCF text: the current line's number */
+    int na;                 /* the current record's alleles */
     int64_t n;              /* samples */
     int32_t *gt;            /* htslib's GT and DS buffers, reused from record to record */
     int ngt;
@@ -61,6 +80,12 @@ typedef struct {
     const char *chrom;
     const char *dot; /* "." in the pool: A1 of a record without ALT */
     int64_t multi, ds_only, ds_missing, ds_with_gt, half_calls, haploid_calls;
+    /* VCF text with GT: the lines held for decode_gt_text on nrows threads, one row each */
+    char *text;
+    size_t ntext, captext;
+    held_line *held;
+    int nheld, nrows;
+    int8_t **rows;
 } reader;
 
 /* "FILE line L (variant CHR:POS ID)", or "FILE record R (...)" in a BCF. A VCF line's first
@@ -84,7 +109,7 @@ static const char *where(const reader *r, char *buf, size_t len) {
         fl[k] = (int)(i - a < 64 ? i - a : 64);
         if (i < l) i++;
     }
-    snprintf(buf, len, "%s line %lld (variant %.*s:%.*s %.*s)", r->path, (long long)r->fp->lineno,
+    snprintf(buf, len, "%s line %lld (variant %.*s:%.*s %.*s)", r->path, (long long)r->lineno,
              fl[0], f[0], fl[1], f[1], fl[2], f[2]);
     return buf;
 }
@@ -177,6 +202,14 @@ cleanup:
     return st;
 }
 
+/* The threads o->threads asks for: 0 is the CPUs this process may use. */
+static int input_threads(const tg_input_opts *o) {
+    if (o->threads >= 1) return o->threads;
+    tg_cpus c;
+    tg_cpus_get(&c);
+    return c.usable > 0 ? c.usable : 1;
+}
+
 static tg_status open_input(reader *r, tg_error *err) {
     const char *name[] = {"VCF", "BCF"}, *flag[] = {"--vcf", "--bcf"};
     if (!(r->fp = hts_open(r->path, "r")))
@@ -208,12 +241,7 @@ static tg_status open_input(reader *r, tg_error *err) {
         return tg_error_set(err, TG_ERR_FORMAT, "%s is truncated: its bgzip stream has no "
                             "end-of-file block (copy or compress it again)", r->path);
     if (f->compression != bgzf) return TG_OK;
-    int threads = r->o->threads;
-    if (threads < 1) {
-        tg_cpus c;
-        tg_cpus_get(&c);
-        threads = c.usable > 0 ? c.usable : 1;
-    }
+    const int threads = input_threads(r->o);
     htsThreadPool tp = {.pool = r->pool = hts_tpool_init(threads)};
     if (!r->pool || hts_set_opt(r->fp, HTS_OPT_THREAD_POOL, &tp) != 0)
         return tg_error_set(err, TG_ERR_NOMEM, "%s: cannot start %d decompression threads",
@@ -331,6 +359,7 @@ static tg_status next_line(reader *r, int *got, tg_error *err) {
         return tg_error_set(err, TG_ERR_FORMAT, "%s: cannot read past line %lld: the file is "
                             "truncated or corrupt", r->path, (long long)r->fp->lineno - 1);
     r->recno++;
+    r->lineno = r->fp->lineno;
     int64_t cols = count_columns(r);
     if (cols != 9 + r->n)
         return tg_error_set(err, TG_ERR_FORMAT, "%s: %lld columns, expected %lld (CHROM POS ID "
@@ -373,6 +402,7 @@ static tg_status next_record(reader *r, int *got, tg_error *err) {
         return tg_error_set(err, TG_ERR_FORMAT, "%s: malformed record (no REF allele)",
                             where(r, w, sizeof w));
     r->rec_ok = 1;
+    r->na = r->rec->n_allele;
     if (r->is_bcf && r->rec->n_sample != r->n)
         return tg_error_set(err, TG_ERR_FORMAT, "%s: %d samples, the header has %lld",
                             where(r, w, sizeof w), (int)r->rec->n_sample, (long long)r->n);
@@ -423,7 +453,7 @@ static tg_status check_order(reader *r, tg_bed *bed, tg_error *err) {
  * with an allele missing, or none, is missing. */
 static tg_status store_call(reader *r, int64_t i, const int *a, int np, tg_error *err) {
     char w[320];
-    const int na = r->rec->n_allele;
+    const int na = r->na;
     if (np > 2)
         return tg_error_set(err, TG_ERR_FORMAT, "%s, sample '%.64s': a GT of %d alleles: only "
                             "haploid and diploid calls are read", where(r, w, sizeof w),
@@ -468,7 +498,7 @@ static tg_status decode_gt_text(reader *r, tg_error *err) {
     char w[320];
     const char *p = r->line.s + r->fmt_end + 1, *end = r->line.s + r->line.l;
     tg_status st = TG_OK;
-    const int fast = r->gi == 0 && r->rec->n_allele == 2;
+    const int fast = r->gi == 0 && r->na == 2;
     for (int64_t i = 0; i < r->n && !st; i++) {
         /* the common call first: GT leading the column, "a/b" or "a|b" with a, b in {0, 1} */
         if (fast && ((p[0] | 1) == '1') && (p[1] == '/' || p[1] == '|') && ((p[2] | 1) == '1') &&
@@ -539,7 +569,95 @@ static tg_status decode_ds(reader *r, tg_error *err) {
     return TG_OK;
 }
 
-/* Checks the current record's place, then adds it as the next SNP (or counts it skipped). */
+/* ---------------------------------------------------------------------------------------- */
+/* Held lines: GT decoded from the text on several threads, each writing its own SNPs' bytes */
+
+/* Holds the current VCF line for SNP @p snp: copied (htslib reuses its buffer) with its NUL,
+ * which decode_gt_text's scans stop at. */
+static tg_status hold_line(reader *r, int64_t snp, tg_error *err) {
+    const size_t need = r->ntext + r->line.l + 1;
+    if (need > r->captext) {
+        /* doubling, but past BATCH_BYTES only as far as the line needs */
+        size_t cap = 2 * r->captext < BATCH_BYTES ? 2 * r->captext : BATCH_BYTES;
+        if (cap < need) cap = need;
+        char *t = realloc(r->text, cap);
+        if (!t) return tg_error_set(err, TG_ERR_NOMEM, "%s: out of memory", r->path);
+        r->text = t;
+        r->captext = cap;
+    }
+    memcpy(r->text + r->ntext, r->line.s, r->line.l + 1);
+    r->held[r->nheld++] = (held_line){.at = r->ntext, .l = r->line.l, .fmt_end = r->fmt_end,
+                                      .gi = r->gi, .na = r->na, .lineno = r->lineno, .snp = snp};
+    r->ntext = need;
+    return TG_OK;
+}
+
+/* The reader as decode_gt_text sees held line @p h: its text, number and alleles, row @p row
+ * and counts of its own. */
+static reader held_view(const reader *r, const held_line *h, int8_t *row) {
+    reader v = *r;
+    v.line = (kstring_t){.l = h->l, .m = h->l, .s = r->text + h->at};
+    v.fmt_end = h->fmt_end;
+    v.gi = h->gi;
+    v.na = h->na;
+    v.lineno = h->lineno;
+    v.row = row;
+    v.half_calls = v.haploid_calls = 0;
+    return v;
+}
+
+typedef struct {
+    const reader *r;
+    tg_bed *bed;
+    int nc;          /* chunks, one row each */
+    int64_t *counts; /* per chunk: half calls, haploid calls */
+    int first;       /* the first held line that failed (nheld: none) */
+} decode_job;
+
+/* Chunk @p c of the held lines: decoded and packed into their SNPs; a failure is only noted
+ * (the message is made on the reading thread, for the first failing line in file order). */
+static void decode_chunk(void *ctx, int64_t c) {
+    decode_job *J = ctx;
+    const reader *r = J->r;
+    const int a = (int)(c * r->nheld / J->nc), b = (int)((c + 1) * r->nheld / J->nc);
+    for (int k = a; k < b; k++) {
+        reader v = held_view(r, &r->held[k], r->rows[c]);
+        if (decode_gt_text(&v, NULL)) {
+            int f = __atomic_load_n(&J->first, __ATOMIC_RELAXED);
+            while (k < f && !__atomic_compare_exchange_n(&J->first, &f, k, 0, __ATOMIC_RELAXED,
+                                                         __ATOMIC_RELAXED)) {}
+            return;
+        }
+        tg_fileset_pack(v.row, r->n, tg_fileset_snp(J->bed, r->held[k].snp));
+        J->counts[2 * c] += v.half_calls;
+        J->counts[2 * c + 1] += v.haploid_calls;
+    }
+}
+
+/* Decodes the held lines (their SNPs are reserved and named) and empties the batch; on an
+ * error, the first failing line's message. */
+static tg_status decode_held(reader *r, tg_bed *bed, tg_error *err) {
+    int64_t counts[2 * r->nrows];
+    memset(counts, 0, sizeof counts);
+    decode_job J = {.r = r, .bed = bed, .nc = r->nheld < r->nrows ? r->nheld : r->nrows,
+                    .counts = counts, .first = r->nheld};
+    tg_parallel_for(J.nc, decode_chunk, &J);
+    tg_status st = TG_OK;
+    if (J.first < r->nheld) {
+        reader v = held_view(r, &r->held[J.first], r->rows[0]);
+        st = decode_gt_text(&v, err);
+    }
+    for (int c = 0; c < J.nc; c++) {
+        r->half_calls += counts[2 * c];
+        r->haploid_calls += counts[2 * c + 1];
+    }
+    r->nheld = 0;
+    r->ntext = 0;
+    return st;
+}
+
+/* Checks the current record's place, then adds it as the next SNP (or counts it skipped). A
+ * VCF line with GT is held, its calls decoded with the batch. */
 static tg_status add_record(reader *r, tg_bed *bed, tg_error *err) {
     tg_status st = check_order(r, bed, err);
     if (st) return st;
@@ -548,8 +666,8 @@ static tg_status add_record(reader *r, tg_bed *bed, tg_error *err) {
         r->multi++;
         return TG_OK;
     }
-    if (!r->is_bcf && r->gi >= 0) {
-        st = decode_gt_text(r, err);
+    const int held = !r->is_bcf && r->gi >= 0;
+    if (held) {
         r->ds_with_gt += format_key(r, "DS") >= 0;
     } else if (bcf_get_fmt(r->hdr, v, "GT")) {
         st = decode_gt(r, err);
@@ -557,7 +675,9 @@ static tg_status add_record(reader *r, tg_bed *bed, tg_error *err) {
     } else {
         st = decode_ds(r, err);
     }
-    if (st || (st = tg_fileset_reserve(bed, bed->n_snps + 1, err))) return st;
+    if (st || (st = tg_fileset_reserve(bed, bed->n_snps + 1, err)) ||
+        (held && (st = hold_line(r, bed->n_snps, err))))
+        return st;
     tg_snp *s = &bed->snps[bed->n_snps];
     const char *id = v->d.id, *ref = v->d.allele[0], *alt = v->n_allele > 1 ? v->d.allele[1] : ".";
     *s = (tg_snp){.chrom = (char *)r->chrom, .pos = v->pos + 1, .a1 = (char *)r->dot};
@@ -565,9 +685,9 @@ static tg_status add_record(reader *r, tg_bed *bed, tg_error *err) {
         !(s->a2 = tg_fileset_str(bed, ref, strlen(ref), err)) ||
         (v->n_allele > 1 && !(s->a1 = tg_fileset_str(bed, alt, strlen(alt), err))))
         return TG_ERR_NOMEM;
-    tg_fileset_pack(r->row, r->n, tg_fileset_snp(bed, bed->n_snps));
+    if (!held) tg_fileset_pack(r->row, r->n, tg_fileset_snp(bed, bed->n_snps));
     bed->n_snps++;
-    return TG_OK;
+    return r->nheld == BATCH_RECORDS || r->ntext >= BATCH_BYTES ? decode_held(r, bed, err) : TG_OK;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -625,13 +745,26 @@ tg_status tg_vcf_read(const tg_input_opts *o, tg_bed *bed, tg_input_report *rep,
                               err)) ||
         (st = add_samples(&r, bed, err)))
         goto cleanup;
-    if (!(r.row = tg_malloc((size_t)r.n, err))) {
+    /* one row per decoding thread, at most as many as the pool has */
+    const int nt = input_threads(o), np = tg_parallel_threads();
+    r.nrows = nt < np ? nt : np;
+    if (!(r.row = tg_malloc((size_t)r.n, err)) ||
+        !(r.held = tg_malloc(BATCH_RECORDS * sizeof *r.held, err)) ||
+        !(r.rows = tg_calloc((size_t)r.nrows, sizeof *r.rows, err))) {
         st = TG_ERR_NOMEM;
         goto cleanup;
     }
-    for (int got = 1; got;)
-        if ((st = next_record(&r, &got, err)) || (got && (st = add_record(&r, bed, err))))
+    for (int c = 0; c < r.nrows; c++)
+        if (!(r.rows[c] = tg_malloc((size_t)r.n, err))) {
+            st = TG_ERR_NOMEM;
             goto cleanup;
+        }
+    int got = 1;
+    while (got && !(st = next_record(&r, &got, err)) && (!got || !(st = add_record(&r, bed, err)))) {}
+    /* the held lines come before the record the loop stopped at: their error is the first */
+    tg_status held_st = decode_held(&r, bed, err);
+    if (held_st) st = held_st;
+    if (st) goto cleanup;
     if (bed->n_snps == 0) {
         st = r.multi ? tg_error_set(err, TG_ERR_FORMAT, "%s: every record is multi-allelic (%lld; "
                                     "biallelic variants only): split them first with bcftools "
@@ -642,6 +775,10 @@ tg_status tg_vcf_read(const tg_input_opts *o, tg_bed *bed, tg_input_report *rep,
     }
     report(&r, bed, rep ? rep : &own);
 cleanup:
+    for (int c = 0; r.rows && c < r.nrows; c++) free(r.rows[c]);
+    free(r.rows);
+    free(r.held);
+    free(r.text);
     free(r.row);
     free(r.gt);
     free(r.ds);
