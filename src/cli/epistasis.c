@@ -276,9 +276,9 @@ int tg_cmd_epistasis(int argc, char **argv) {
         goto cleanup;
     }
     if (o.e.p_threshold > 0)
-        tg_log_printf(log, "--p-threshold %g: %llu of %llu combinations have P <= %g", o.e.p_threshold,
-                      (unsigned long long)rep.passed, (unsigned long long)rep.combinations,
-                      o.e.p_threshold);
+        tg_log_printf(log, "--p-threshold %g: %llu of %llu combinations have P <= %g",
+                      o.e.p_threshold, (unsigned long long)rep.passed,
+                      (unsigned long long)rep.combinations, o.e.p_threshold);
     tg_log_printf(log, "wrote %s.epi%d.tsv (%lld combinations)", o.c.out, rep.order,
                   (long long)tsv.rows);
 cleanup:

@@ -11,8 +11,10 @@ static const char *help =
     "usage: tilegwas info [--bfile|--pfile PREFIX | --vcf|--bcf FILE] [options]\n"
     "  with a genotype input: summarise it (after the selection and QC flags below): samples,\n"
     "  SNPs, missing rate, MAF spectrum\n"
-    "  --pheno FILE     also summarise a phenotype file (FID IID columns...) matched to the samples\n"
-    "  without a genotype input: print the build (CUDA, MPI) and the CPU/GPU workers StarPU starts\n"
+    "  --pheno FILE     also summarise a phenotype file (FID IID columns...) matched to the\n"
+    "                   samples\n"
+    "  without a genotype input: print the build (CUDA, MPI) and the CPU/GPU workers StarPU\n"
+    "  starts\n"
     "runtime options (without a genotype input):\n"
     "  --sched NAME --ncpu N --ngpu N   as for the compute commands\n" TG_CLI_INPUT_HELP;
 

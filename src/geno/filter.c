@@ -33,15 +33,10 @@ typedef struct {
 /* Records a step that left ns samples and nv SNPs; an empty selection is the error naming it. */
 static tg_status step(filt *f, const char *flag, const char *arg, int64_t ns, int64_t nv,
                       tg_error *err) {
-    tg_input_report *r = f->rep;
-    if (r->nsteps == (int)(sizeof r->steps / sizeof r->steps[0]))
+    if (!tg_input_step_add(f->rep, flag, f->ns - ns, f->nv - nv, ns, nv))
         return tg_error_set(err, TG_ERR_ARG, "selection and QC: too many steps");
-    tg_input_step *s = &r->steps[r->nsteps++];
-    snprintf(s->flag, sizeof s->flag, "%s", flag);
-    s->samples_removed = f->ns - ns;
-    s->snps_removed = f->nv - nv;
-    s->samples_left = f->ns = ns;
-    s->snps_left = f->nv = nv;
+    f->ns = ns;
+    f->nv = nv;
     if (!ns || !nv)
         return tg_error_set(err, TG_ERR_ARG, "%s%s%s removed every %s", flag, *arg ? " " : "", arg,
                             ns ? "variant" : "sample");

@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -320,6 +322,24 @@ cleanup:
     free(kmask);
     free(runs);
     return st;
+}
+
+tg_input_step *tg_input_step_add(tg_input_report *rep, const char *flag, int64_t samples_removed,
+                                 int64_t snps_removed, int64_t samples_left, int64_t snps_left) {
+    if (rep->nsteps == (int)(sizeof rep->steps / sizeof rep->steps[0])) return NULL;
+    tg_input_step *s = &rep->steps[rep->nsteps++];
+    *s = (tg_input_step){.samples_removed = samples_removed, .snps_removed = snps_removed,
+                         .samples_left = samples_left, .snps_left = snps_left};
+    snprintf(s->flag, sizeof s->flag, "%s", flag);
+    return s;
+}
+
+void tg_input_note(tg_input_report *rep, const char *fmt, ...) {
+    if (rep->nnotes == (int)(sizeof rep->notes / sizeof rep->notes[0])) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rep->notes[rep->nnotes++], sizeof rep->notes[0], fmt, ap);
+    va_end(ap);
 }
 
 void tg_fileset_free(tg_bed *b) {

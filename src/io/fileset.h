@@ -36,6 +36,13 @@ void tg_fileset_pack(const int8_t *g, int64_t n, uint8_t *out);
 tg_status tg_fileset_subset(const tg_bed *in, const int64_t *rows, int64_t n,
                             const int64_t *cols, int64_t m, const char *tmp_dir, tg_bed *out,
                             tg_error *err);
+/** Appends a step of reading, selection or QC to @p rep: @p flag, what it removed, what is
+ * left; returns it, or NULL when the report's table is full. */
+tg_input_step *tg_input_step_add(tg_input_report *rep, const char *flag, int64_t samples_removed,
+                                 int64_t snps_removed, int64_t samples_left, int64_t snps_left);
+/** Appends a printf-style note to @p rep (dropped when its table is full). */
+void tg_input_note(tg_input_report *rep, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /** Frees what tg_fileset_init allocated (called by tg_bed_close). */
 void tg_fileset_free(tg_bed *b);
 #endif

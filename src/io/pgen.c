@@ -9,7 +9,6 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -448,16 +447,6 @@ static tg_status read_calls(const char *path, tg_pgr_file *f, int dosages, const
 
 /* ---------------------------------------------------------------------------------------- */
 
-static void add_note(tg_input_report *rep, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void add_note(tg_input_report *rep, const char *fmt, ...) {
-    if (rep->nnotes >= (int)(sizeof rep->notes / sizeof rep->notes[0])) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(rep->notes[rep->nnotes++], sizeof rep->notes[0], fmt, ap);
-    va_end(ap);
-}
-
 /* The counts of the .pgen against its .psam and .pvar, and what pgenlib needs to open it. */
 static tg_status open_pgen(const char *pgen, const pgen_counts *hc, const char *psam,
                            const char *pvar, const tg_bed *b, const pvar_read *pv,
@@ -492,20 +481,19 @@ static tg_status open_pgen(const char *pgen, const pgen_counts *hc, const char *
 static void report(const tg_input_opts *o, const tg_bed *b, const pvar_read *pv,
                    int64_t n_dosage, tg_input_report *rep) {
     if (pv->n_multi) {
-        tg_input_step *s = &rep->steps[rep->nsteps++];
-        *s = (tg_input_step){.snps_removed = pv->n_multi, .samples_left = b->n_samples,
-                             .snps_left = b->n_snps};
-        snprintf(s->flag, sizeof s->flag, "multi-allelic");
-        add_note(rep, "%s.pvar: %lld multi-allelic variant%s skipped (tilegwas reads biallelic "
-                 "ones: plink2 --max-alleles 2 drops them, bcftools norm -m- splits them "
-                 "before import)",
-                 o->path, (long long)pv->n_multi, pv->n_multi == 1 ? "" : "s");
+        tg_input_step_add(rep, "multi-allelic", 0, pv->n_multi, b->n_samples, b->n_snps);
+        tg_input_note(rep,
+                      "%s.pvar: %lld multi-allelic variant%s skipped (tilegwas reads biallelic "
+                      "ones: plink2 --max-alleles 2 drops them, bcftools norm -m- splits them "
+                      "before import)",
+                      o->path, (long long)pv->n_multi, pv->n_multi == 1 ? "" : "s");
     }
     if (n_dosage)
-        add_note(rep, "%s.pgen: %lld of %lld variants store dosages; their hard calls are read "
-                 "(plink2's, rounded by --hard-call-threshold when the .pgen was written; "
-                 "missing where a dosage was too far from 0, 1 or 2), not the dosages",
-                 o->path, (long long)n_dosage, (long long)b->n_snps);
+        tg_input_note(rep,
+                      "%s.pgen: %lld of %lld variants store dosages; their hard calls are read "
+                      "(plink2's, rounded by --hard-call-threshold when the .pgen was written; "
+                      "missing where a dosage was too far from 0, 1 or 2), not the dosages",
+                      o->path, (long long)n_dosage, (long long)b->n_snps);
 }
 
 tg_status tg_pgen_read(const tg_input_opts *o, tg_bed *bed, tg_input_report *rep, tg_error *err) {

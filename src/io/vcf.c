@@ -26,7 +26,6 @@
 #include <htslib/thread_pool.h>
 #include <htslib/vcf.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -693,43 +692,36 @@ static tg_status add_record(reader *r, tg_bed *bed, tg_error *err) {
 /* ---------------------------------------------------------------------------------------- */
 /* The reader */
 
-static void add_note(tg_input_report *rep, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void add_note(tg_input_report *rep, const char *fmt, ...) {
-    if (rep->nnotes >= (int)(sizeof rep->notes / sizeof rep->notes[0])) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(rep->notes[rep->nnotes++], sizeof rep->notes[0], fmt, ap);
-    va_end(ap);
-}
-
 /* What the log says about the reading: the skipped multi-allelic records (a step), the DS
  * hard calls, the DS left aside, the half and haploid calls. */
 static void report(const reader *r, const tg_bed *bed, tg_input_report *rep) {
     const char *flag = r->is_bcf ? "--bcf" : "--vcf";
 #define S(x) (long long)(x), (x) == 1 ? "" : "s"
-    if (r->multi && rep->nsteps < (int)(sizeof rep->steps / sizeof rep->steps[0])) {
-        tg_input_step *s = &rep->steps[rep->nsteps++];
-        *s = (tg_input_step){.snps_removed = r->multi, .samples_left = bed->n_samples,
-                             .snps_left = bed->n_snps};
-        snprintf(s->flag, sizeof s->flag, "multi-allelic");
-        add_note(rep, "%s: %lld multi-allelic record%s skipped (biallelic variants only): split "
-                 "them first with bcftools norm -m-, or drop them as plink2 --max-alleles 2 does",
-                 flag, S(r->multi));
+    if (r->multi) {
+        tg_input_step_add(rep, "multi-allelic", 0, r->multi, bed->n_samples, bed->n_snps);
+        tg_input_note(rep,
+                      "%s: %lld multi-allelic record%s skipped (biallelic variants only): "
+                      "split them first with bcftools norm -m-, or drop them as plink2 "
+                      "--max-alleles 2 does",
+                      flag, S(r->multi));
     }
     if (r->ds_only)
-        add_note(rep, "%s: %lld variant%s without GT: hard calls from DS as plink2's "
-                 "--hard-call-threshold 0.1 makes them (%lld call%s more than 0.1 from 0, 1 or 2 "
-                 "left missing)", flag, S(r->ds_only), S(r->ds_missing));
+        tg_input_note(rep,
+                      "%s: %lld variant%s without GT: hard calls from DS as plink2's "
+                      "--hard-call-threshold 0.1 makes them (%lld call%s more than 0.1 from 0, 1 "
+                      "or 2 left missing)", flag, S(r->ds_only), S(r->ds_missing));
     if (r->ds_with_gt)
-        add_note(rep, "%s: %lld variant%s with both GT and DS: GT read, DS ignored (as plink2 "
-                 "without dosage=DS)", flag, S(r->ds_with_gt));
+        tg_input_note(rep,
+                      "%s: %lld variant%s with both GT and DS: GT read, DS ignored (as plink2 "
+                      "without dosage=DS)", flag, S(r->ds_with_gt));
     if (r->half_calls)
-        add_note(rep, "%s: %lld half call%s (./1) read as missing (plink2 --vcf-half-call "
-                 "missing; plink2 refuses them by default)", flag, S(r->half_calls));
+        tg_input_note(rep,
+                      "%s: %lld half call%s (./1) read as missing (plink2 --vcf-half-call "
+                      "missing; plink2 refuses them by default)", flag, S(r->half_calls));
     if (r->haploid_calls)
-        add_note(rep, "%s: %lld haploid call%s counted as homozygous (0 or 2 ALT alleles), as "
-                 "plink2 imports them", flag, S(r->haploid_calls));
+        tg_input_note(rep,
+                      "%s: %lld haploid call%s counted as homozygous (0 or 2 ALT alleles), as "
+                      "plink2 imports them", flag, S(r->haploid_calls));
 #undef S
 }
 
@@ -760,7 +752,8 @@ tg_status tg_vcf_read(const tg_input_opts *o, tg_bed *bed, tg_input_report *rep,
             goto cleanup;
         }
     int got = 1;
-    while (got && !(st = next_record(&r, &got, err)) && (!got || !(st = add_record(&r, bed, err)))) {}
+    while (got && !(st = next_record(&r, &got, err)) && (!got || !(st = add_record(&r, bed, err))))
+        continue;
     /* the held lines come before the record the loop stopped at: their error is the first */
     tg_status held_st = decode_held(&r, bed, err);
     if (held_st) st = held_st;
