@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 void make_geno(tg_rng *r, int64_t n, int64_t m, double p_lo, double p_hi, double miss, int8_t *g) {
@@ -114,4 +115,13 @@ long double chi2_sf_closed(int df, long double x) {
         q += expl(-y + p * logl(y) - lgammal(p + 1));
     }
     return q;
+}
+
+char *fmt_str(const char *fmt, ...) {
+    char buf[64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return strdup(buf);
 }

@@ -23,6 +23,9 @@ tg_status write_bed_tmp(char *prefix, const int8_t *g, int64_t n, int64_t m, tg_
 /** Removes PREFIX.bed, .bim and .fam, and PREFIX itself (write_bed_tmp's placeholder). */
 void remove_bed(const char *prefix);
 
+/** A malloc'ed string from a printf format (at most 63 characters): IDs of hand-made filesets. */
+char *fmt_str(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /** Writes DIR/NAME from a printf format, its path into @p path (@p len bytes); returns @p path. */
 const char *put_text(char *path, size_t len, const char *dir, const char *name, const char *fmt,
                      ...) __attribute__((format(printf, 5, 6)));

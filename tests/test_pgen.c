@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "io/pgen.h"
+#include "common.h"
 #include "tap.h"
 #include "tilegwas.h"
 
@@ -43,15 +44,6 @@ static int run_plink2(const char *fmt, ...) {
     int rc = system(cmd);
     if (rc) diag("plink2 %s: exit %d", args, rc);
     return rc;
-}
-
-static char *fmt_str(const char *fmt, ...) {
-    char buf[64];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    return strdup(buf);
 }
 
 /* A random fileset PREFIX.bed/.bim/.fam of n samples × m SNPs (values plink2 prints exactly:

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/rng.h"
+#include "common.h"
 #include "tap.h"
 #include "tilegwas.h"
 
@@ -42,7 +43,7 @@ static void put_file(const char *path, const void *data, size_t len) {
     }
 }
 
-static void put_text(const char *path, const char *text) { put_file(path, text, strlen(text)); }
+static void put_string(const char *path, const char *text) { put_file(path, text, strlen(text)); }
 
 static uint8_t *get_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
@@ -75,15 +76,6 @@ typedef struct {
     tg_snp *v;
     int8_t *g; /* n × m, ld = n */
 } dataset;
-
-static char *fmt_str(const char *fmt, ...) {
-    char buf[64];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    return strdup(buf);
-}
 
 static void make_dataset(dataset *d, int64_t n, int64_t m, tg_rng *r) {
     static const char *alleles[] = {"A", "C", "G", "T", "AT", "GCC"};
@@ -322,7 +314,7 @@ static const char *variant(const char *name, const char *fam, const char *bim) {
         if (!repl[k])
             copy_file(in_tmp("good.%s", ext[k]), to);
         else if (strcmp(repl[k], "-") != 0)
-            put_text(to, repl[k]);
+            put_string(to, repl[k]);
     }
     return in_tmp("%s", name);
 }
@@ -462,8 +454,8 @@ static void parsing(void) {
              "f3 i5 0 0 1 NA\n"
              "\n\n  \n",
              longid);
-    put_text(in_tmp("parse.fam"), fam);
-    put_text(in_tmp("parse.bim"), "1\trs1\t0.5\t100\tA\tG\r\n\r\nX rs2 0 -5 AT  C\r\n\r\n");
+    put_string(in_tmp("parse.fam"), fam);
+    put_string(in_tmp("parse.bim"), "1\trs1\t0.5\t100\tA\tG\r\n\r\nX rs2 0 -5 AT  C\r\n\r\n");
     /* 5 samples: 2 bytes per SNP; SNP 1 = 2 1 0 -1 | 2, SNP 2 all missing */
     const uint8_t bedb[] = {0x6c, 0x1b, 0x01, 0x02 << 2 | 0x03 << 4 | 0x01 << 6, 0x00, 0x55, 0x01};
     put_file(in_tmp("parse.bed"), bedb, sizeof bedb);
@@ -494,7 +486,7 @@ static void parsing(void) {
     tg_bed_close(&b);
 
     /* a value outside {0, 1, 2} makes the column quantitative: 0 is then a value */
-    put_text(in_tmp("parse.fam"), "f1 i1 0 0 1 1\nf1 i2 0 0 2 0\nf2 i3 0 0 0 2.5\n"
+    put_string(in_tmp("parse.fam"), "f1 i1 0 0 1 1\nf1 i2 0 0 2 0\nf2 i3 0 0 0 2.5\n"
                                   "f3 i4 0 0 0 -9\nf3 i5 0 0 1 2\n");
     st = tg_bed_open(in_tmp("parse"), &b, &err);
     ok(st == TG_OK && b.samples[0].pheno == 1 && b.samples[1].pheno == 0 &&

@@ -57,6 +57,27 @@ int64_t tg_idmap_insert(tg_idmap *m, int64_t i) {
     return -1;
 }
 
+tg_status tg_idmap_add_line(tg_idmap *m, int64_t i, int64_t *line_of, const char *path,
+                            int64_t line, tg_error *err) {
+    line_of[i] = line;
+    int64_t d = tg_idmap_insert(m, i);
+    if (d < 0) return TG_OK;
+    return tg_error_set(err, TG_ERR_FORMAT,
+                        "%s line %lld: duplicate sample ID '%.64s %.64s' (FID IID), first on line "
+                        "%lld",
+                        path, (long long)line, m->samples[i].fid, m->samples[i].iid,
+                        (long long)line_of[d]);
+}
+
+void tg_fam_case_control(tg_sample *s, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        double p = s[i].pheno;
+        if (!isnan(p) && p != 0 && p != 1 && p != 2) return;
+    }
+    for (int64_t i = 0; i < n; i++)
+        if (s[i].pheno == 0) s[i].pheno = NAN;
+}
+
 int64_t tg_idmap_find(const tg_idmap *m, const char *fid, const char *iid) {
     return id_slot(m, fid, iid, id_hash(fid, iid))->idx;
 }

@@ -29,6 +29,13 @@ tg_status tg_idmap_init(tg_idmap *m, const tg_sample *samples, int64_t n, tg_err
 /** Adds samples[i]; returns -1, or the index of an earlier sample with the same FID+IID (then
  * nothing is added). At most the @p n given to tg_idmap_init may be added. */
 int64_t tg_idmap_insert(tg_idmap *m, int64_t i);
+/** tg_idmap_insert for sample @p i of a sample file being read, at line @p line of @p path
+ * (kept in line_of[i]): a repeated FID IID is TG_ERR_FORMAT naming both lines. */
+tg_status tg_idmap_add_line(tg_idmap *m, int64_t i, int64_t *line_of, const char *path,
+                            int64_t line, tg_error *err);
+/** PLINK's rule for a phenotype column read from a .fam (or a .psam): when every value that is
+ * not missing is 0, 1 or 2 the column is case/control (1 control, 2 case) and 0 is missing. */
+void tg_fam_case_control(tg_sample *s, int64_t n);
 /** Index of the sample with this FID and IID, or -1. */
 int64_t tg_idmap_find(const tg_idmap *m, const char *fid, const char *iid);
 void tg_idmap_free(tg_idmap *m);

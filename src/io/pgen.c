@@ -175,15 +175,17 @@ static tg_status fill_psam(const char *path, const psam_cols *c, tg_bed *b, tg_e
     if (!(line_of = tg_malloc((size_t)c->n * sizeof *line_of, err)) ||
         tg_idmap_init(&map, b->samples, c->n, err) || !(zero = tg_fileset_str(b, "0", 1, err)))
         goto done;
+    st = TG_OK;
     while ((line = tg_text_next_line(&t)) && t.line_no < c->data_line) continue;
-    int case_control = 1;
     for (int64_t i = 0; line; line = tg_text_next_line(&t), i++) {
         tg_text_split(line, f, 256);
         tg_sample *s = &b->samples[i];
 #define FIELD(col) ((col) < 0 ? zero : tg_fileset_str(b, f[col], strlen(f[col]), err))
         if (!(s->fid = (char *)FIELD(c->fid)) || !(s->iid = (char *)FIELD(c->iid)) ||
-            !(s->father = (char *)FIELD(c->pat)) || !(s->mother = (char *)FIELD(c->mat)))
+            !(s->father = (char *)FIELD(c->pat)) || !(s->mother = (char *)FIELD(c->mat))) {
+            st = TG_ERR_NOMEM;
             goto done;
+        }
 #undef FIELD
         s->sex = c->sex < 0 ? 0 : psam_sex(f[c->sex]);
         s->pheno = NAN;
@@ -194,21 +196,9 @@ static tg_status fill_psam(const char *path, const psam_cols *c, tg_bed *b, tg_e
                               path, (long long)t.line_no, f[c->pheno], c->pheno + 1);
             goto done;
         }
-        if (!isnan(s->pheno) && s->pheno != 0 && s->pheno != 1 && s->pheno != 2) case_control = 0;
-        line_of[i] = t.line_no;
-        int64_t d = tg_idmap_insert(&map, i);
-        if (d >= 0) {
-            st = tg_error_set(err, TG_ERR_FORMAT,
-                              "%s line %lld: duplicate sample ID '%.64s %.64s' (FID IID), first "
-                              "on line %lld",
-                              path, (long long)t.line_no, s->fid, s->iid, (long long)line_of[d]);
-            goto done;
-        }
+        if ((st = tg_idmap_add_line(&map, i, line_of, path, t.line_no, err))) goto done;
     }
-    if (case_control) /* the .fam's rule: 1/2 with 0 missing */
-        for (int64_t i = 0; i < c->n; i++)
-            if (b->samples[i].pheno == 0) b->samples[i].pheno = NAN;
-    st = TG_OK;
+    tg_fam_case_control(b->samples, c->n);
 done:
     tg_text_free(&t);
     tg_idmap_free(&map);

@@ -94,7 +94,6 @@ static tg_status read_fam(const char *path, tg_bed *b, tg_error *err) {
         st = TG_ERR_NOMEM;
         goto cleanup;
     }
-    int case_control = 1;
     char *line, *f[6];
     for (int64_t i = 0; (line = tg_text_next_line(&t)); i++) {
         int k = tg_text_split(line, f, 6);
@@ -114,21 +113,9 @@ static tg_status read_fam(const char *path, tg_bed *b, tg_error *err) {
                               path, (long long)t.line_no, f[5]);
             goto cleanup;
         }
-        double p = s[i].pheno;
-        if (!isnan(p) && p != 0 && p != 1 && p != 2) case_control = 0;
-        line_of[i] = t.line_no;
-        int64_t d = tg_idmap_insert(&map, i);
-        if (d >= 0) {
-            st = tg_error_set(err, TG_ERR_FORMAT,
-                              "%s line %lld: duplicate sample ID '%.64s %.64s' (FID IID), first "
-                              "on line %lld",
-                              path, (long long)t.line_no, f[0], f[1], (long long)line_of[d]);
-            goto cleanup;
-        }
+        if ((st = tg_idmap_add_line(&map, i, line_of, path, t.line_no, err))) goto cleanup;
     }
-    if (case_control)
-        for (int64_t i = 0; i < n; i++)
-            if (s[i].pheno == 0) s[i].pheno = NAN;
+    tg_fam_case_control(s, n);
     b->samples = s;
     b->n_samples = n;
     t.base = NULL; /* the block now belongs to b->samples */
