@@ -136,17 +136,12 @@ done:
 
 /* ---- --extract / --exclude by ID */
 
-/* Open addressing over SNP indices by ID, load ≤ 1/2; repeated IDs take several slots. */
-typedef struct {
-    int64_t *slot; /* -1: empty */
-    uint64_t mask;
-} id_table;
-
 static uint64_t id_hash(const char *s) { return tg_fnv1a(TG_FNV1A_INIT, s, strlen(s)); }
 
-static tg_status id_table_build(id_table *h, const tg_bed *bed, tg_error *err) {
+tg_status tg_snp_index_build(tg_snp_index *h, const tg_bed *bed, tg_error *err) {
     uint64_t cap = 16;
     while (cap < 2 * (uint64_t)bed->n_snps) cap <<= 1;
+    h->bed = bed;
     if (!(h->slot = tg_malloc(cap * sizeof *h->slot, err))) return TG_ERR_NOMEM;
     memset(h->slot, 0xff, cap * sizeof *h->slot);
     h->mask = cap - 1;
@@ -158,9 +153,19 @@ static tg_status id_table_build(id_table *h, const tg_bed *bed, tg_error *err) {
     return TG_OK;
 }
 
-static void id_table_mark(const id_table *h, const tg_bed *bed, const char *id, uint8_t *hit) {
-    for (uint64_t k = id_hash(id) & h->mask; h->slot[k] >= 0; k = (k + 1) & h->mask)
-        if (strcmp(bed->snps[h->slot[k]].id, id) == 0) hit[h->slot[k]] = 1;
+int64_t tg_snp_index_next(const tg_snp_index *h, const char *id, uint64_t *at) {
+    uint64_t k = *at == UINT64_MAX ? id_hash(id) & h->mask : (*at + 1) & h->mask;
+    for (; h->slot[k] >= 0; k = (k + 1) & h->mask)
+        if (strcmp(h->bed->snps[h->slot[k]].id, id) == 0) {
+            *at = k;
+            return h->slot[k];
+        }
+    return -1;
+}
+
+void tg_snp_index_free(tg_snp_index *h) {
+    free(h->slot);
+    h->slot = NULL;
 }
 
 /* Cuts the next whitespace-separated word of *p in place; NULL at the end of the line. */
@@ -177,12 +182,15 @@ static char *next_word(char **p) {
 
 tg_status tg_snp_ids_mark(const char *path, const tg_bed *bed, uint8_t *hit, tg_error *err) {
     tg_lines t;
-    id_table h = {0};
+    tg_snp_index h = {0};
     tg_status st = tg_lines_open(&t, path, err);
-    if (!st && !(st = id_table_build(&h, bed, err)))
+    if (!st && !(st = tg_snp_index_build(&h, bed, err)))
         for (char *line; !(st = tg_lines_next(&t, &line, err)) && line;)
-            for (char *w; (w = next_word(&line));) id_table_mark(&h, bed, w, hit);
-    free(h.slot);
+            for (char *w; (w = next_word(&line));) {
+                uint64_t at = UINT64_MAX;
+                for (int64_t j; (j = tg_snp_index_next(&h, w, &at)) >= 0;) hit[j] = 1;
+            }
+    tg_snp_index_free(&h);
     tg_lines_close(&t);
     return st;
 }

@@ -39,6 +39,18 @@ void tg_chr_set_free(tg_chr_set *c);
  * columns after the ID are ignored; IDs not in the fileset are ignored). */
 tg_status tg_sample_list_mark(const char *path, const tg_bed *bed, uint8_t *hit, tg_error *err);
 
+/** The SNPs of a fileset by ID: open addressing, load ≤ 1/2, a repeated ID in several slots. */
+typedef struct {
+    const tg_bed *bed;
+    int64_t *slot; /* -1: empty */
+    uint64_t mask;
+} tg_snp_index;
+tg_status tg_snp_index_build(tg_snp_index *h, const tg_bed *bed, tg_error *err);
+/** The SNPs whose ID is @p id, in .bim order: start with *at = UINT64_MAX, call again with the
+ * same @p at for the next; -1 when there are no more. */
+int64_t tg_snp_index_next(const tg_snp_index *h, const char *id, uint64_t *at);
+void tg_snp_index_free(tg_snp_index *h);
+
 /** Sets hit[j] = 1 for each SNP whose ID is one of the whitespace-separated words of @p path
  * (--extract/--exclude; every SNP with that ID when the fileset repeats it). */
 tg_status tg_snp_ids_mark(const char *path, const tg_bed *bed, uint8_t *hit, tg_error *err);
