@@ -1,11 +1,58 @@
 /* Per-worker CUDA library handles: cuBLAS (StarPU's), cuBLASLt and cuSOLVER, and the device
  * attributes CUDA codelets ask for. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "base/hash.h"
 #include "runtime/internal.h"
 
 int tg_cuda_device_count(void) {
     int n = 0;
 #ifdef TG_USE_CUDA
     if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
+#endif
+    return n;
+}
+
+uint64_t tg_cuda_devices_signature(void) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+#ifdef TG_USE_CUDA
+    for (int d = 0, n = tg_cuda_device_count(); d < n; d++) {
+        char bus[32] = "";
+        cudaDeviceGetPCIBusId(bus, sizeof bus, d);
+        h = tg_fnv1a(h, bus, sizeof bus);
+    }
+#endif
+    return h;
+}
+
+int tg_cuda_rank_devices(const tg_node *node, int *dev, int max) {
+    int ndev = tg_cuda_device_count(), n = 0;
+    if (node->nranks == 1 || !node->same_gpus) {
+        for (int d = 0; d < ndev && n < max; d++) dev[n++] = d;
+        return n;
+    }
+    if (!ndev || !max) return 0;
+    if (node->nranks <= ndev) {
+        for (int d = node->index; d < ndev && n < max; d += node->nranks) dev[n++] = d;
+        return n;
+    }
+    /* more ranks than devices: each StarPU would take the whole device's memory as its own and
+     * fail its allocations once the other ranks hold theirs, so each sharer gets its part */
+    dev[n++] = node->index % ndev;
+    int sharers = node->nranks / ndev + (node->index % ndev < node->nranks % ndev);
+#ifdef TG_USE_CUDA
+    char var[64];
+    snprintf(var, sizeof var, "STARPU_LIMIT_CUDA_%d_MEM", dev[0]);
+    struct cudaDeviceProp p;
+    if (!getenv(var) && !getenv("STARPU_LIMIT_CUDA_MEM") &&
+        cudaGetDeviceProperties(&p, dev[0]) == cudaSuccess) {
+        char mib[32]; /* 5% of the device left to CUDA's contexts and libraries */
+        snprintf(mib, sizeof mib, "%zu", p.totalGlobalMem / 20 * 19 / sharers >> 20);
+        setenv(var, mib, 1);
+    }
+#else
+    (void)sharers;
 #endif
     return n;
 }

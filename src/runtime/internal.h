@@ -13,10 +13,23 @@ void tg_mpi_started(int grid_p, int grid_q);
 /** Stops StarPU-MPI or StarPU, whichever tg_mpi_starpu_init started. */
 void tg_mpi_starpu_shutdown(void);
 
+/* ---- The ranks of a node (node.c) */
+typedef struct {
+    int nranks, index;   /* the ranks on this node, and this rank's place among them */
+    int same_cpus;       /* every one of them may use the same CPUs (nobody bound them) */
+    int same_gpus;       /* every one of them sees the same CUDA devices */
+} tg_node;
+/** A collective over every rank: the ranks sharing this node, given each rank's signature of
+ * its CPU set (@p cpus) and of its visible CUDA devices (@p gpus). One rank: 1, 0, 1, 1. */
+tg_node tg_node_query(uint64_t cpus, uint64_t gpus);
+
 /* ---- Worker places (workers.c) */
-/** Checks o->ncpu against the CPUs this process may use, makes the default worker count
- * (o->ncpu −1) and binds StarPU's threads, @p ngpu GPUs' driver threads counted. */
-tg_status tg_workers_place(tg_runtime_opts *o, int ngpu, tg_error *err);
+/** Signature of the CPUs this process may use, for tg_node_query. */
+uint64_t tg_workers_cpus_signature(void);
+/** Checks o->ncpu against the CPUs this process may use (its share of them when ranks of
+ * @p node share them), makes the default worker count (o->ncpu −1) and binds StarPU's threads,
+ * @p ngpu GPUs' driver threads counted. */
+tg_status tg_workers_place(tg_runtime_opts *o, const tg_node *node, int ngpu, tg_error *err);
 /** " on CPUs 0-13": the CPUs StarPU bound its workers of @p type to; "" for none. */
 void tg_workers_bound(enum starpu_worker_archtype type, char *buf, size_t len);
 
@@ -24,6 +37,13 @@ void tg_workers_bound(enum starpu_worker_archtype type, char *buf, size_t len);
  * nothing without CUDA workers or in a build without CUDA. */
 void tg_cuda_handles_create(void);
 void tg_cuda_handles_destroy(void);
+/** Signature of the CUDA devices this process sees (their PCI addresses), for tg_node_query. */
+uint64_t tg_cuda_devices_signature(void);
+/** The CUDA devices this rank drives when --ngpu is left to tilegwas: every device it sees, or,
+ * when ranks of @p node see the same devices, its share (device d to rank d mod R; with more
+ * ranks than devices, device i mod D to rank i, each sharer held to its part of the memory).
+ * Writes up to @p max device numbers to @p dev and returns their count. */
+int tg_cuda_rank_devices(const tg_node *node, int *dev, int max);
 
 /* ---- Scheduling (sched.c) */
 /** Sets @p conf's policy to @p sched, with heteroprio's buckets from @p buckets. */

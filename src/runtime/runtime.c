@@ -70,17 +70,21 @@ tg_status tg_runtime_open(const tg_runtime_opts *opts, const tg_sched_buckets *b
                             "was built with has no CUDA); use --ngpu 0, or rebuild after "
                             "scripts/setup-deps on a machine with nvcc",
                             o.ngpu);
-    int ngpu_used = 0;
+    /* ranks that share a node share its cores and GPUs unless the launcher split them */
+    const tg_node node = tg_node_query(tg_workers_cpus_signature(), tg_cuda_devices_signature());
+    int ngpu_used = 0, dev[STARPU_NMAXWORKERS], ndev = 0;
 #ifdef TG_USE_CUDA
     /* refuse an impossible --ngpu before starting StarPU: StarPU 1.3.10 hangs in starpu_init on
      * the H100 when asked for more CUDA devices than exist */
-    const int ndev = tg_cuda_device_count();
+    ndev = tg_cuda_rank_devices(&node, dev, STARPU_NMAXWORKERS);
     if (o.ngpu > ndev)
-        return tg_error_set(err, TG_ERR_DEVICE, "--ngpu %d: only %d CUDA device%s found", o.ngpu,
-                            ndev, ndev == 1 ? "" : "s");
+        return tg_error_set(err, TG_ERR_DEVICE, "--ngpu %d: only %d CUDA device%s %s", o.ngpu,
+                            ndev, ndev == 1 ? "" : "s", node.nranks > 1 && node.same_gpus ?
+                            "for this rank (the node's devices are shared among its ranks)" :
+                            "found");
     ngpu_used = o.ngpu < 0 ? ndev : o.ngpu;
 #endif
-    st = tg_workers_place(&o, ngpu_used, err);
+    st = tg_workers_place(&o, &node, ngpu_used, err);
     if (st) return st;
     /* dmdas (dmda with each worker's queue sorted by priority, so a panel's factorisation
      * overtakes the updates queued before it) ran KRR's factorisation 7-8% faster than dmda on
@@ -112,7 +116,12 @@ tg_status tg_runtime_open(const tg_runtime_opts *opts, const tg_sched_buckets *b
     starpu_conf_init(&conf);
     tg_sched_conf(&conf, rt.sched, buckets);
     conf.ncpus = o.ncpu;
-    conf.ncuda = tg_have_cuda() ? o.ngpu : 0;
+    conf.ncuda = ngpu_used;
+    /* the devices chosen above, unless the user named them to StarPU */
+    if (node.nranks > 1 && node.same_gpus && !getenv("STARPU_WORKERS_CUDAID")) {
+        conf.use_explicit_workers_cuda_gpuid = 1;
+        for (int i = 0; i < ndev; i++) conf.workers_cuda_gpuid[i] = (unsigned)dev[i];
+    }
     conf.nopencl = 0;
     conf.nmic = 0;
     conf.nmpi_ms = 0;

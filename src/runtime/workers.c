@@ -6,6 +6,7 @@
 #include <hwloc.h>
 
 #include "base/cpus.h"
+#include "base/hash.h"
 #include "runtime/internal.h"
 
 /* Where StarPU may bind its threads, from the CPUs this process may use (tg_cpus_get): StarPU
@@ -55,13 +56,23 @@ static int bind_ours;
  * repeated entry of a core already taken, and the variable's list counts exactly as long as it
  * is. A user's STARPU_WORKERS_CPUID, STARPU_WORKERS_COREID or STARPU_WORKERS_GETBIND is left
  * to StarPU. */
-tg_status tg_workers_place(tg_runtime_opts *o, int ngpu, tg_error *err) {
+tg_status tg_workers_place(tg_runtime_opts *o, const tg_node *node, int ngpu, tg_error *err) {
     tg_cpus c;
     tg_cpus_get(&c);
     unsigned pu[STARPU_NMAXWORKERS];
     int places = cpu_places(&c, pu, STARPU_NMAXWORKERS);
     if (!places) return tg_error_set(err, TG_ERR_RUNTIME, "hwloc could not read this machine's "
                                      "CPU topology");
+    /* ranks of one node that the launcher did not bind (MPICH's default) would each bind a
+     * worker to every core: each takes its own consecutive share of the places instead (one
+     * place, shared, when there are more ranks than places) */
+    if (node->nranks > 1 && node->same_cpus) {
+        int first = (int)((int64_t)places * node->index / node->nranks);
+        int count = (int)((int64_t)places * (node->index + 1) / node->nranks) - first;
+        if (count < 1) first = node->index % places, count = 1;
+        for (int i = 0; i < count; i++) pu[i] = pu[first + i];
+        c.usable = places = count;
+    }
     /* without GPUs one worker at least, even on a rank's only core beside StarPU-MPI's thread */
     int others = ngpu + (tg_runtime_nranks() > 1), most = places > others ? places - others : !ngpu;
     if (o->ncpu > most) {
@@ -87,6 +98,13 @@ tg_status tg_workers_place(tg_runtime_opts *o, int ngpu, tg_error *err) {
         bind_ours = 1;
     }
     return TG_OK;
+}
+
+uint64_t tg_workers_cpus_signature(void) {
+    tg_cpus c;
+    tg_cpus_get(&c);
+    return tg_fnv1a(tg_fnv1a(0xcbf29ce484222325ULL, c.id, (size_t)c.n * sizeof *c.id), &c.usable,
+                    sizeof c.usable);
 }
 
 static int ascending(const void *a, const void *b) {
