@@ -2,7 +2,7 @@
  * memory (tg_geno_from_int8, 2 in 256 calls missing unless --missing says otherwise), against
  * ceilings measured in the same run.
  *
- * GPU (one CUDA worker): per product, end to end through tg_geno_mul (Λ sent, result fetched:
+ * GPU (one CUDA worker; --ngpu G: G of them, the ceilings taken G times): per product, end to end through tg_geno_mul (Λ sent, result fetched:
  * the API as a caller sees it; Λ and the result in malloc's memory, then in tg_host_alloc's,
  * pinned) and "resident" (Λ and the result in StarPU handles that stay on
  * the GPU, as a solver keeping its vectors there would see it); rates: 2nmk flops/s against
@@ -15,7 +15,7 @@
  * decompress-on-the-fly method the paper compares with), on one core and on every core,
  * against OpenBLAS DGEMM on one core as the FP64 ceiling.
  * usage: bench/snpmm [--n N] [--m M] [--k K] [--reps R] [--pairs P] [--cpu-n N] [--missing F]
- *                    [--no-gpu] [--no-cpu]
+ *                    [--ngpu G] [--no-gpu] [--no-cpu]
  * (defaults: the paper's small set, n 102,000 × m 50,241, k 10, 10 reps, 3 pairs) */
 #include <cblas.h>
 #include <math.h>
@@ -227,14 +227,14 @@ static double gpu_gemm_ceiling(tg_prec prec) {
 }
 #endif
 
-static void gpu_part(const int8_t *geno, int64_t n, int64_t m, int k, int reps) {
+static void gpu_part(const int8_t *geno, int64_t n, int64_t m, int k, int reps, int ngpu) {
 #ifdef TG_USE_CUDA
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
         printf("# no GPU: GPU part skipped\n");
         return;
     }
-    start(0, 1);
+    start(0, ngpu);
     tg_error err = {0};
     tg_geno *g;
     double t0 = tg_now();
@@ -248,8 +248,9 @@ static void gpu_part(const int8_t *geno, int64_t n, int64_t m, int k, int reps) 
            flops = 2.0 * (double)n * (double)m * k;
     double gemm[2] = {gpu_gemm_ceiling(TG_FP64), gpu_gemm_ceiling(TG_FP32)};
     printf("# ceilings: cudaMemcpy D2D %.0f GB/s (read + write); cuBLAS DGEMM %.1f TFLOP/s, "
-           "SGEMM %.1f TFLOP/s (8192^3)\n",
-           copy / 1e9, gemm[0] / 1e12, gemm[1] / 1e12);
+           "SGEMM %.1f TFLOP/s (8192^3), on one GPU; the ratios below are to %d times them\n",
+           copy / 1e9, gemm[0] / 1e12, gemm[1] / 1e12, tg_runtime_ngpu());
+    copy *= tg_runtime_ngpu(), gemm[0] *= tg_runtime_ngpu(), gemm[1] *= tg_runtime_ngpu();
     printf("device\tproduct\tprec\tmode\tms\tTFLOP/s\tof_gemm\tGB/s_codes\tof_copy\n");
     for (int pi = 0; pi < 2; pi++)
         for (int trans = 0; trans < 2; trans++)
@@ -265,7 +266,7 @@ static void gpu_part(const int8_t *geno, int64_t n, int64_t m, int k, int reps) 
     tg_geno_free(g);
     tg_runtime_stop();
 #else
-    (void)geno, (void)n, (void)m, (void)k, (void)reps;
+    (void)geno, (void)n, (void)m, (void)k, (void)reps, (void)ngpu;
     printf("# built without CUDA: GPU part skipped\n");
 #endif
 }
@@ -457,7 +458,7 @@ static void cpu_part(const int8_t *geno, int64_t ld, int64_t n, int64_t m, int k
 int main(int argc, char **argv) {
     tg_blas_restart_if_generic(argv);
     int64_t n = 102000, m = 50241, cpu_n = 20400;
-    int k = 10, reps = 10, pairs = 3, gpu = 1, cpu = 1;
+    int k = 10, reps = 10, pairs = 3, gpu = 1, cpu = 1, ngpu = 1;
     double missing = 2.0 / 256;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--n") && i + 1 < argc)
@@ -474,6 +475,8 @@ int main(int argc, char **argv) {
             cpu_n = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--missing") && i + 1 < argc)
             missing = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--ngpu") && i + 1 < argc)
+            ngpu = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--no-gpu"))
             gpu = 0;
         else if (!strcmp(argv[i], "--no-cpu"))
@@ -481,13 +484,13 @@ int main(int argc, char **argv) {
         else {
             fprintf(stderr,
                     "usage: %s [--n N] [--m M] [--k K] [--reps R] [--pairs P] [--cpu-n N] [--missing F] "
-                    "[--no-gpu] [--no-cpu]\n",
+                    "[--ngpu G] [--no-gpu] [--no-cpu]\n",
                     argv[0]);
             return 2;
         }
     }
     if (n < 1 || m < 1 || k < 1 || k > 64 || reps < 1 || pairs < 1 || pairs > MAX_PAIRS ||
-        cpu_n < 1 || !(missing >= 0) || missing > 1) {
+        cpu_n < 1 || !(missing >= 0) || missing > 1 || ngpu < 1) {
         fprintf(stderr, "bench/snpmm: sizes must be positive, k at most 64, --pairs at most %d, "
                         "--missing in [0, 1]\n", MAX_PAIRS);
         return 2;
@@ -503,7 +506,7 @@ int main(int argc, char **argv) {
     random_genotypes(geno, (size_t)n * (size_t)m, 42, miss256);
     printf("# random genotypes n %lld x m %lld, %u in 256 calls missing, in %.1f s\n",
            (long long)n, (long long)m, miss256, tg_now() - t0);
-    if (gpu) gpu_part(geno, n, m, k, reps);
+    if (gpu) gpu_part(geno, n, m, k, reps, ngpu);
     if (cpu) cpu_part(geno, n, cpu_n, m, k, reps, pairs);
     free(geno);
     return 0;
