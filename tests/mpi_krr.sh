@@ -1,8 +1,8 @@
 # tilegwas krr and rr --solver cholesky under MPICH's mpiexec: with the tiles spread 2D
 # block-cyclic over 1, 2 and 4 ranks (grids 1x1, 2x1, 1x2, 2x2, 1x4) the outputs equal those of
 # a run without mpiexec: predictions with an all-FP64 precision map within 1e-10 relative, with
-# the adaptive FP32/FP16 map within 1e-3 (the mixed map's target in tests/rr_cli.sh; the same map
-# and the same tasks give the same bits in practice), RR's β and predictions likewise (Z'y is
+# the adaptive FP32/FP16 map within 1e-3 for RR (the mixed map's target in tests/rr_cli.sh; the
+# same map and the same tasks give the same bits on CPUs) and 2e-3 for KRR (below), RR's β and predictions likewise (Z'y is
 # summed over the ranks, so the last bits may differ). Rank 0 alone writes and logs the grid and,
 # with 2 ranks, the bytes StarPU-MPI sent (at least the tiles that must cross a 2x1 grid; no such
 # line on one rank); a tile larger than the matrix works as on one rank. tests/test_rr_ranks on
@@ -103,7 +103,10 @@ krr="krr --bfile ../../d --pheno ../../d.pheno --test-frac 0.2 --tile 32"
         --tile 32 --gamma 0.003,0.006 --alpha 0.5,1 --precisions fp64
     same_as_one "krr ibs kernel, fp64" 1e-10 "$kf" o.pred.tsv 2:1x2 -- \
         $krr --kernel ibs --alpha 1 --precisions fp64
-    same_as_one "krr adaptive fp32/fp16 map" 1e-3 "$kf" o.pred.tsv 2 4 4:1x4 -- \
+    # on a GPU node the tiles of each run go to GPUs or cores as the scheduler places them, and
+    # FP16 products round otherwise on each: two runs within 1e-3 of the exact predictions
+    # agree within 2e-3 (seen: 1.3e-3 with 4 ranks over 4 H200s, 0 on CPUs)
+    same_as_one "krr adaptive fp32/fp16 map" 2e-3 "$kf" o.pred.tsv 2 4 4:1x4 -- \
         $krr --gamma 0.004 --alpha 1 --diag fp32 --precisions fp32,fp16 --accuracy 1e-3
     grep -q "tiles fp64 0, fp32 [0-9]*, fp16 [1-9]" base/rank0/o.log
     report $? "the adaptive map has fp16 tiles: $(grep -o 'tiles fp64.*fp8 [0-9]*' base/rank0/o.log)"
