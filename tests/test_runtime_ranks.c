@@ -6,8 +6,12 @@
  *    double over the ranks (tg_runtime_sum_int64, tg_runtime_sum) and gets the right totals.
  * StarPU-MPI's progression thread may still be in MPI_Test on rank 0's sends when the sums
  * start (docs/DESIGN-NOTES.md): under MPI_THREAD_SERIALIZED UCX aborted this program on 2
- * ranks in 20 runs of 20 (2 cores), in under a second; it takes 2 s with MULTIPLE. */
+ * ranks in 20 runs of 20 (2 cores), in under a second; it takes 2 s with MULTIPLE.
+ * Ranks started unbound on one node (mpiexec's default) bind their CPU workers to distinct
+ * cores while there are enough cores for one each (tg_node_query). */
 #include <stdlib.h>
+
+#include <hwloc.h>
 
 #include "runtime/runtime.h"
 #include "tap.h"
@@ -23,7 +27,7 @@ int main(void) {
         return 1;
     }
     const int rank = tg_runtime_rank(), nr = tg_runtime_nranks();
-    tap_plan(3);
+    tap_plan(4);
     diag("rank %d of %d", rank, nr);
 #ifdef TG_USE_MPI
     int level;
@@ -66,6 +70,23 @@ int main(void) {
     ok(!bad_recv, "%d buffers received from rank 0, %d wrong", rank ? ROUNDS : 0, bad_recv);
     ok(!bad_int && !bad_dbl, "%d integer and %d double sums right after the sends, %d and %d wrong",
        ROUNDS, ROUNDS, bad_int, bad_dbl);
+#ifdef TG_USE_MPI
+    /* each rank's first CPU worker's core, against the node's cores */
+    int mine = starpu_worker_get_bindid(starpu_worker_get_by_type(STARPU_CPU_WORKER, 0)), cores = 0;
+    hwloc_topology_t topo;
+    if (!hwloc_topology_init(&topo) && !hwloc_topology_load(topo))
+        cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+    hwloc_topology_destroy(topo);
+    int *all = calloc((size_t)nr, sizeof *all), same = 0;
+    MPI_Allgather(&mine, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
+    for (int a = 0; a < nr; a++)
+        for (int b = a + 1; b < nr; b++) same += all[a] == all[b];
+    ok(nr > cores || !same, "%d ranks on %d cores: rank %d's CPU worker on place %d, %d pairs of "
+       "ranks on one place", nr, cores, rank, mine, same);
+    free(all);
+#else
+    ok(1, "no MPI in this build");
+#endif
     tg_runtime_stop();
     return tap_done();
 }
