@@ -460,6 +460,9 @@ typedef struct {
     /** With ncpu -1 and GPUs in use: 0 for workloads that CPU workers cannot help (they then
      * start none), 1 otherwise (the default) */
     int cpus_help_gpus;
+    /** With ngpu -1: at most this many of the GPUs this rank may drive (0: all), for workloads
+     * that run slower on several GPUs of one process than on one */
+    int gpus_max;
     int grid_p, grid_q; /**< process grid of the matrices created with p = q = 0 (P·Q must be
                          * the rank count); 0, 0 = the squarest, P ≥ Q */
 } tg_runtime_opts;
@@ -492,6 +495,8 @@ int tg_runtime_differing_rank(uint64_t value);
 void tg_runtime_abort(int code) __attribute__((noreturn));
 int tg_runtime_ncpu(void);
 int tg_runtime_ngpu(void);
+/** The GPUs this rank could have driven (its share of the node's), tg_runtime_ngpu() or more. */
+int tg_runtime_gpus_available(void);
 /** One line describing ranks, workers and devices, for the log. */
 void tg_runtime_describe(char *buf, size_t len);
 /** One line saying which codelets were probed since the runtime started: those that several

@@ -217,6 +217,7 @@ static int run(const rr_opts *o, rr_data *d, tg_log *log) {
      * genotype products of CG share the work */
     tg_runtime_opts ro = o->c.rt;
     ro.cpus_help_gpus = !o->cholesky;
+    ro.gpus_max = o->cholesky; /* as krr: the tile Cholesky on one GPU */
     if ((st = tg_runtime_start(&ro, &err))) return tg_cli_fail("rr", log, &err);
     tg_cli_trace_start(&o->c);
     tg_cli_progress_on(&o->c);
