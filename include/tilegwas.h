@@ -171,6 +171,18 @@ void tg_bed_stats(const tg_bed *bed, tg_snp_stats *stats);
  * without a call: the one frequency rule of every statistic and workload. */
 double tg_a1_freq(int64_t a1, int64_t calls);
 
+/** The columns that start every output row about one SNP: plink2's .glm key, so that a row
+ * joins back to the input by position and alleles when its ID is `.`. REF is A2 and ALT is A1
+ * (every reader maps them so, as plink2 maps a .bim); A1 names the counted allele. */
+#define TG_SNP_KEY_HEADER "#CHROM\tPOS\tID\tREF\tALT\tA1"
+/** The columns tg_snp_stats_write writes after the key. */
+#define TG_SNP_STATS_HEADER "\tA1_FREQ\tN"
+/** Writes the TG_SNP_KEY_HEADER columns of @p s, tab-separated, without a tab or newline after. */
+void tg_snp_key_write(FILE *f, const tg_snp *s);
+/** Writes the TG_SNP_STATS_HEADER columns of @p s, each after a tab: the A1 frequency as plink2
+ * writes its frequencies, 6 significant digits (NA without a call), and the non-missing calls. */
+void tg_snp_stats_write(FILE *f, const tg_snp_stats *s);
+
 /** Writes PREFIX.bed/.bim/.fam from column-major genotypes (A1 counts 0/1/2 or
  * TG_GENO_MISSING; sample i of SNP j at geno[i + j·ld]). The .bim and .fam are tab-separated,
  * numbers in the fewest digits that read back exactly, a NAN phenotype as -9. Every string
@@ -1452,6 +1464,8 @@ typedef struct {
     tg_chol_report chol;    /**< cholesky */
     int64_t n_used;         /**< samples fitted: every one (cg), or those observed for every
                              * phenotype (cholesky) */
+    tg_snp_stats *snps;     /**< each SNP's A1 frequency and calls over the samples fitted
+                             * (those that centred Z) */
     int64_t excluded;       /**< monomorphic or all-missing SNPs: β 0 */
     int64_t local_rows;     /**< this rank's samples of the genotype matrix */
     double seconds_prepare; /**< cg: genotypes and the Jacobi preconditioner */

@@ -88,9 +88,9 @@ if [ -n "${PLINK19:-}" ]; then
     check "Z*L, header and SNP IDs, fp64" zl 2 1e-9 0 0 L.tsv 1 1 -- --matrix L.tsv
     head -1 zl.snpmm.tsv | grep -q "^FID	IID	beta	gamma	delta$"
     report $? "Z*L header: FID IID then the column names of the matrix file"
-    check "Z'*L, FID IID columns, scaled" ztl 1 1e-9 1 1 Lt.tsv 2 1 -- --matrix Lt.tsv --transpose --scale
-    head -1 ztl.snpmm.tsv | grep -q "^SNP	u$"
-    report $? "Z'*L header: SNP then the column name"
+    check "Z'*L, FID IID columns, scaled" ztl 8 1e-9 1 1 Lt.tsv 2 1 -- --matrix Lt.tsv --transpose --scale
+    head -1 ztl.snpmm.tsv | grep -q "^#CHROM	POS	ID	REF	ALT	A1	A1_FREQ	N	u$"
+    report $? "Z'*L header: the SNP key #CHROM POS ID REF ALT A1, A1_FREQ N, then the column name"
     check "Z*L, no header, scaled, fp64" plain 2 1e-9 0 1 Lplain.tsv 0 0 -- --matrix Lplain.tsv --scale
     check "Z*L --float within the FP32 bound" f32 2 1e-4 0 0 L.tsv 1 1 -- --matrix L.tsv --float
     grep -q "product Z\*L (fp64, k = 3)" zl.log && grep -q "5codes genotypes prepared" zl.log
@@ -112,10 +112,12 @@ printf '1\n2\n3\n4\n5\n' >h5.tsv
 rc=$?
 # SNP a: genotypes 2 (00), 0 (11), 1 (10), 2 (00), 2 (00): p = 0.7, Z'*L = Σ_i (x_i − 1.4)·i
 want_a=$(awk 'BEGIN { x[1]=2; x[2]=0; x[3]=1; x[4]=2; x[5]=2; for (i=1;i<=5;i++) v += (x[i]-1.4)*i; printf "%.10f", v }')
-got=$(awk 'NR > 1 { printf "%s=%.10f ", $1, $2 }' h.snpmm.tsv)
-[ $rc -eq 0 ] && [ "$got" = "a=$want_a b=0.0000000000 c=0.0000000000 " ] &&
+got=$(awk 'NR > 1 { printf "%s %s %s:%s:%s=%.10f ", $2, $4, $3, $7, $8, $9 }' h.snpmm.tsv)
+# b: A2/A2 everywhere (p = 0 over 5 calls); c: no call (A1_FREQ NA, N 0)
+[ $rc -eq 0 ] && [ "$got" = "1 C a:0.7:5=$want_a 2 C b:0:5=0.0000000000 3 C c:NA:0=0.0000000000 " ] &&
     grep -q "warning: 2 monomorphic or all-missing SNPs" h.log
-report $? "monomorphic and all-missing SNPs: zero rows, counted in the log ($got)"
+report $? "monomorphic and all-missing SNPs: zero rows, A1_FREQ 0 and NA, counted in the log \
+($got)"
 
 # snpmm_error DESCRIPTION SUBSTRING SNPMM_OPTIONS...: one error line naming the fault
 snpmm_error() { expect_error "$1" "$2" "$TG_BIN" snpmm "${@:3}"; }
