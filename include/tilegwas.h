@@ -369,7 +369,8 @@ void tg_text_format_double(double x, char buf[32]);
 typedef struct {
     int64_t rows; /**< the fileset's SNPs or samples */
     int k;        /**< value columns, 1 .. TG_VALUES_MAX_COLS */
-    int nid;      /**< leading ID columns checked against the fileset: 0, 1 or 2 */
+    int nid;      /**< leading ID columns: 0, 1 or 2 (SNP or ID; FID IID or IID), or 6 or 8
+                   * (the SNP key, then A1_FREQ N), checked against the fileset but the last 2 */
     char **names; /**< the k column names: the header's, or COL1..COLk */
     double *v;    /**< rows × k, column-major */
 } tg_values;
@@ -379,7 +380,8 @@ typedef struct {
  * fields. An optional header, a first line whose first field is not a number, names the
  * columns; its leading columns named SNP (or ID) for SNP rows, FID IID (or IID) for sample
  * rows (in any case, with an optional leading #) are IDs, which must match the .bim/.fam
- * line by line. Without a header every field is a value. CRLF accepted, blank lines skipped.
+ * line by line; so is the SNP key of the outputs (TG_SNP_KEY_HEADER, each column; then
+ * A1_FREQ and N, skipped: they describe the samples of the run that wrote them). Without a header every field is a value. CRLF accepted, blank lines skipped.
  * Errors name the file and the line (and the column of a value that is not a finite number).
  * On failure @p t is freed and zeroed. */
 tg_status tg_values_read(const char *path, const tg_bed *bed, int by_sample, tg_values *t,

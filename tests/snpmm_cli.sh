@@ -1,8 +1,8 @@
 # tilegwas snpmm end to end: products of a simulated fileset with missing calls against a
 # reference computed here in awk from plink1.9's --recode A (an independent reader of the .bed),
 # in both orientations, scaled, FP32, with and without header / ID columns; a hand-made .bed
-# with a monomorphic and an all-missing SNP (zero rows, counted in the log); bad matrix files
-# give one error line naming the line, column or ID.
+# with a monomorphic and an all-missing SNP (zero rows, counted in the log); rr's beta.tsv read
+# back through its SNP key; bad matrix files give one error line naming the line, column or ID.
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/tap.sh"
 
@@ -119,8 +119,30 @@ got=$(awk 'NR > 1 { printf "%s %s %s:%s:%s=%.10f ", $2, $4, $3, $7, $8, $9 }' h.
 report $? "monomorphic and all-missing SNPs: zero rows, A1_FREQ 0 and NA, counted in the log \
 ($got)"
 
+# the SNP key read back: rr's beta.tsv (key, A1_FREQ, N, two betas) as L gives Z*beta, which
+# is the in-sample fit less the intercept, a constant per phenotype (complete phenotypes)
+"$TG_BIN" simulate --quiet --out q --n-samples 67 --n-snps 43 --missing 0.08 --seed 3 \
+    --n-pheno 2 --trait qt --additive 3 >/dev/null 2>&1 &&
+    "$TG_BIN" rr --quiet --bfile q --pheno q.pheno --lambda 20 --tol 1e-13 --out r >/dev/null 2>&1 &&
+    run --bfile q --matrix r.beta.tsv --out zb
+rc=$?
+got=$(paste r.pred.tsv zb.snpmm.tsv | awk -F'\t' 'NR == 1 { ok = $3 $4 == $7 $8; next }
+    { for (c = 3; c <= 4; c++) { d = $c - $(c + 4); if (NR == 2) d0[c] = d
+          e = d - d0[c]; e = e < 0 ? -e : e; if (e > m) m = e } }
+    END { printf "%s %.3g", ok && NR == 68 ? "ok" : "bad", m; exit !(ok && NR == 68 && m < 1e-9) }')
+report $(( rc || $? )) "Z*L with rr's beta.tsv as L (the SNP key, A1_FREQ, N as ID columns): \
+fit - Z beta constant per phenotype ($got)"
+
 # snpmm_error DESCRIPTION SUBSTRING SNPMM_OPTIONS...: one error line naming the fault
 snpmm_error() { expect_error "$1" "$2" "$TG_BIN" snpmm "${@:3}"; }
+awk -F'\t' -v OFS='\t' 'NR == 3 { $4 = $4 "T" } { print }' r.beta.tsv >ref.tsv
+ref=$(sed -n 3p r.beta.tsv | cut -f4)
+snpmm_error "the key with another REF" "ref.tsv line 3: REF '${ref}T' but SNP 2 of q.bim (snp1) \
+has REF $ref" --bfile q --matrix ref.tsv --out e
+{ head -1 r.beta.tsv; sed -n 3p r.beta.tsv; sed -n 2p r.beta.tsv; tail -n +4 r.beta.tsv; } \
+    >kswap.tsv
+snpmm_error "the key out of .bim order" "kswap.tsv line 2: POS" --bfile q --matrix kswap.tsv \
+    --out e
 { head -1 L.tsv; sed -n 3p L.tsv; sed -n 2p L.tsv; tail -n +4 L.tsv; } >swapped.tsv
 id2=$(sed -n 3p L.tsv | cut -f1)
 snpmm_error "SNP IDs out of .bim order" "line 2: SNP '$id2'" --bfile d --matrix swapped.tsv --out e
