@@ -381,7 +381,8 @@ typedef struct {
  * columns; its leading columns named SNP (or ID) for SNP rows, FID IID (or IID) for sample
  * rows (in any case, with an optional leading #) are IDs, which must match the .bim/.fam
  * line by line; so is the SNP key of the outputs (TG_SNP_KEY_HEADER, each column; then
- * A1_FREQ and N, skipped: they describe the samples of the run that wrote them). Without a header every field is a value. CRLF accepted, blank lines skipped.
+ * A1_FREQ and N, skipped: they describe the samples of the run that wrote them). Without a
+ * header every field is a value. CRLF accepted, blank lines skipped.
  * Errors name the file and the line (and the column of a value that is not a finite number).
  * On failure @p t is freed and zeroed. */
 tg_status tg_values_read(const char *path, const tg_bed *bed, int by_sample, tg_values *t,

@@ -31,11 +31,11 @@ static const char *help =
     "out); any other value is a quantitative phenotype and an error. A missing genotype\n"
     "leaves the sample out of the tables of the combinations holding that SNP.\n"
     "Output columns: RANK, SNP1..SNPk, CHR1..CHRk, BP1..BPk, REF1..REFk, ALT1..ALTk (ALT is\n"
-    "A1, the allele counted), the score (K2_LNBF, MI or\n"
-    "CHI2; for MI and CHI2 then DF, the table's degrees of freedom, and P: the G-test's or\n"
-    "Pearson's, from chi-square), N (samples counted),\n"
-    "CONTROLS and CASES: 3^k comma-separated counts, cell g = sum g_i*3^(k-i) over the A1\n"
-    "counts g_i of SNP i (first SNP most significant: 00, 01, 02, 10, ... for k = 2).\n";
+    "A1, the allele counted), the score (K2_LNBF, MI or CHI2; for MI and CHI2 then DF, the\n"
+    "table's degrees of freedom, and P: the G-test's or Pearson's, from chi-square), N\n"
+    "(samples counted), CONTROLS and CASES: 3^k comma-separated counts, cell g =\n"
+    "sum g_i*3^(k-i) over the A1 counts g_i of SNP i (first SNP most significant: 00, 01, 02,\n"
+    "10, ... for k = 2).\n";
 
 static const char *score_names[] = {"k2", "mi", "chi2"};
 
