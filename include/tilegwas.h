@@ -171,6 +171,18 @@ void tg_bed_stats(const tg_bed *bed, tg_snp_stats *stats);
  * without a call: the one frequency rule of every statistic and workload. */
 double tg_a1_freq(int64_t a1, int64_t calls);
 
+/** The columns that start every output row about one SNP: plink2's .glm key, so that a row
+ * joins back to the input by position and alleles when its ID is `.`. REF is A2 and ALT is A1
+ * (every reader maps them so, as plink2 maps a .bim); A1 names the counted allele. */
+#define TG_SNP_KEY_HEADER "#CHROM\tPOS\tID\tREF\tALT\tA1"
+/** The columns tg_snp_stats_write writes after the key. */
+#define TG_SNP_STATS_HEADER "\tA1_FREQ\tN"
+/** Writes the TG_SNP_KEY_HEADER columns of @p s, tab-separated, without a tab or newline after. */
+void tg_snp_key_write(FILE *f, const tg_snp *s);
+/** Writes the TG_SNP_STATS_HEADER columns of @p s, each after a tab: the A1 frequency as plink2
+ * writes its frequencies, 6 significant digits (NA without a call), and the non-missing calls. */
+void tg_snp_stats_write(FILE *f, const tg_snp_stats *s);
+
 /** Writes PREFIX.bed/.bim/.fam from column-major genotypes (A1 counts 0/1/2 or
  * TG_GENO_MISSING; sample i of SNP j at geno[i + j·ld]). The .bim and .fam are tab-separated,
  * numbers in the fewest digits that read back exactly, a NAN phenotype as -9. Every string
@@ -357,7 +369,8 @@ void tg_text_format_double(double x, char buf[32]);
 typedef struct {
     int64_t rows; /**< the fileset's SNPs or samples */
     int k;        /**< value columns, 1 .. TG_VALUES_MAX_COLS */
-    int nid;      /**< leading ID columns checked against the fileset: 0, 1 or 2 */
+    int nid;      /**< leading ID columns: 0, 1 or 2 (SNP or ID; FID IID or IID), or 6 or 8
+                   * (the SNP key, then A1_FREQ N), checked against the fileset but the last 2 */
     char **names; /**< the k column names: the header's, or COL1..COLk */
     double *v;    /**< rows × k, column-major */
 } tg_values;
@@ -367,7 +380,9 @@ typedef struct {
  * fields. An optional header, a first line whose first field is not a number, names the
  * columns; its leading columns named SNP (or ID) for SNP rows, FID IID (or IID) for sample
  * rows (in any case, with an optional leading #) are IDs, which must match the .bim/.fam
- * line by line. Without a header every field is a value. CRLF accepted, blank lines skipped.
+ * line by line; so is the SNP key of the outputs (TG_SNP_KEY_HEADER, each column; then
+ * A1_FREQ and N, skipped: they describe the samples of the run that wrote them). Without a
+ * header every field is a value. CRLF accepted, blank lines skipped.
  * Errors name the file and the line (and the column of a value that is not a finite number).
  * On failure @p t is freed and zeroed. */
 tg_status tg_values_read(const char *path, const tg_bed *bed, int by_sample, tg_values *t,
@@ -1457,6 +1472,8 @@ typedef struct {
     tg_chol_report chol;    /**< cholesky */
     int64_t n_used;         /**< samples fitted: every one (cg), or those observed for every
                              * phenotype (cholesky) */
+    tg_snp_stats *snps;     /**< each SNP's A1 frequency and calls over the samples fitted
+                             * (those that centred Z) */
     int64_t excluded;       /**< monomorphic or all-missing SNPs: β 0 */
     int64_t local_rows;     /**< this rank's samples of the genotype matrix */
     double seconds_prepare; /**< cg: genotypes and the Jacobi preconditioner */

@@ -49,8 +49,8 @@ rc=$?
 # the same model on the same samples: the solvers agree to CG's tolerance (without missing calls:
 # Z differs between them by each SNP's centring, over all samples or the samples kept, which
 # moves the intercept only)
-d=$(paste cg.beta.tsv ch.beta.tsv | awk -F'\t' 'NR > 1 { for (c = 3; c <= 4; c++) {
-        e = $c - $(c + 4); e = e < 0 ? -e : e; if (e > m) m = e; a = $c < 0 ? -$c : $c
+d=$(paste cg.beta.tsv ch.beta.tsv | awk -F'\t' 'NR > 1 { for (c = 9; c <= 10; c++) {
+        e = $c - $(c + 10); e = e < 0 ? -e : e; if (e > m) m = e; a = $c < 0 ? -$c : $c
         if (a > s) s = a } } END { print (m <= 1e-6 * s) ? "ok" : m " of " s }')
 da=$(paste cg.alpha.tsv ch.alpha.tsv | awk -F'\t' 'NR > 2 { for (c = 2; c <= 3; c++) {
         e = $c - $(c + 3); e = e < 0 ? -e : e; a = $c < 0 ? -$c : $c

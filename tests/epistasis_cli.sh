@@ -12,10 +12,10 @@
 # a good run at order 3: 4060 combinations, top 7
 "$TG_BIN" epistasis --bfile good --order 3 --top 7 --block 8 --out run >run.out 2>run.err
 report $? "order 3 run succeeds"
-awk -F'\t' 'NR == 1 { ok = $0 == "RANK\tSNP1\tSNP2\tSNP3\tCHR1\tCHR2\tCHR3\tBP1\tBP2\tBP3\tK2_LNBF\tN\tCONTROLS\tCASES"; next }
-    { rows++; nc = split($13, c, ","); na = split($14, a, ","); s = 0
+awk -F'\t' 'NR == 1 { ok = $0 == "RANK\tSNP1\tSNP2\tSNP3\tCHR1\tCHR2\tCHR3\tBP1\tBP2\tBP3\tREF1\tREF2\tREF3\tALT1\tALT2\tALT3\tK2_LNBF\tN\tCONTROLS\tCASES"; next }
+    { rows++; nc = split($19, c, ","); na = split($20, a, ","); s = 0
       for (i = 1; i <= nc; i++) s += c[i]; for (i = 1; i <= na; i++) s += a[i]
-      if ($1 != rows || nc != 27 || na != 27 || s != $12 || (rows > 1 && $11 > prev)) ok = 0; prev = $11 }
+      if ($1 != rows || nc != 27 || na != 27 || s != $18 || (rows > 1 && $17 > prev)) ok = 0; prev = $17 }
     END { exit !(ok && rows == 7) }' run.epi3.tsv
 report $? "run.epi3.tsv: header, 7 ranked rows, K2_LNBF non-increasing, 27 cells per class adding up to N"
 grep -q "C(30" run.log || grep -q "4060 combinations" run.log
@@ -30,9 +30,9 @@ report $(( $? || $(grep -c . q.err) )) "--quiet: nothing on stderr"
 head -1 q.epi2.tsv | grep -q "	MI	DF	P	N	"
 report $? "--score mi names the columns MI, DF, P"
 # the DF of a pair: (non-empty cells − 1) × (non-empty classes − 1) of its row's table
-awk -F'\t' 'NR > 1 { split($12, c, ","); split($13, a, ","); n = 0; r0 = 0; r1 = 0
+awk -F'\t' 'NR > 1 { split($16, c, ","); split($17, a, ","); n = 0; r0 = 0; r1 = 0
       for (g = 1; g <= 9; g++) { n += c[g] + a[g] > 0; r0 += c[g]; r1 += a[g] }
-      if ($9 != (n - 1) * ((r0 > 0) + (r1 > 0) - 1) || $10 < 0 || $10 > 1) bad++ }
+      if ($13 != (n - 1) * ((r0 > 0) + (r1 > 0) - 1) || $14 < 0 || $14 > 1) bad++ }
     END { exit !(NR == 4 && !bad) }' q.epi2.tsv
 report $? "--score mi: DF from each row's table, P in [0, 1]"
 grep -q "P values: 435 combinations tested; Bonferroni: P <= 0.05 / 435 = 0.000115" q.log
@@ -42,7 +42,7 @@ report $? "log: combinations tested and the Bonferroni threshold"
 "$TG_BIN" epistasis --bfile good --order 2 --top 435 --score chi2 --quiet --out all >/dev/null 2>&1 &&
     "$TG_BIN" epistasis --bfile good --order 2 --score chi2 --p-threshold 0.05 --quiet --out pt \
         >/dev/null 2>pt.err
-awk -F'\t' -v OFS='\t' 'NR == 1 || $10 <= 0.05 { $1 = NR == 1 ? $1 : ++r; print }' all.epi2.tsv >want.tsv
+awk -F'\t' -v OFS='\t' 'NR == 1 || $14 <= 0.05 { $1 = NR == 1 ? $1 : ++r; print }' all.epi2.tsv >want.tsv
 rows=$(($(wc -l <pt.epi2.tsv) - 1))
 cmp -s want.tsv pt.epi2.tsv && [ "$rows" -gt 0 ] &&
     grep -q -- "--p-threshold 0.05: $rows of 435 combinations have P <= 0.05" pt.log
@@ -60,7 +60,7 @@ report $? "--set (snp3, snp17; one repeated): the 57 rows of the full run holdin
 "$TG_BIN" epistasis --bfile good --order 2 --score chi2 --set set.txt --p-threshold 0.2 --quiet \
     --out sp >/dev/null 2>sp.err
 awk -F'\t' -v OFS='\t' 'NR == 1 || (($2 == "snp3" || $3 == "snp3" || $2 == "snp17" || $3 == "snp17") &&
-    $10 <= 0.2) { $1 = NR == 1 ? $1 : ++r; print }' all.epi2.tsv >want.tsv
+    $14 <= 0.2) { $1 = NR == 1 ? $1 : ++r; print }' all.epi2.tsv >want.tsv
 cmp -s want.tsv sp.epi2.tsv && [ "$(wc -l <sp.epi2.tsv)" -gt 2 ]
 report $? "--set with --p-threshold 0.2: the full run's rows holding snp3 or snp17 with P <= 0.2" sp.err
 printf 'snp3\nsnp999\n' >badset.txt

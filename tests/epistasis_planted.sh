@@ -27,6 +27,6 @@ done
 got=$(first_hit quad.epi4.tsv 4 2>/dev/null)
 [ -n "$got" ] && [ "$got" = "$(truth quad)" ]
 report $? "order 4, k2: planted quad $(truth quad) ranked first among C(24,4) = 10626 (got '$got')" err.txt
-awk -F'\t' 'NR == 2 { exit !(split($16, c, ",") == 81 && split($17, a, ",") == 81) }' quad.epi4.tsv 2>/dev/null
+awk -F'\t' 'NR == 2 { exit !(split($24, c, ",") == 81 && split($25, a, ",") == 81) }' quad.epi4.tsv 2>/dev/null
 report $? "order 4 rows carry 81 control and 81 case counts" err.txt
 tap_end

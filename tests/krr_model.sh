@@ -115,6 +115,10 @@ cp -r m mt && truncate -s -1000 mt/factor.bin
 cp -r m mb && sed -i 's/^tile\t64$/tile\tsixty-four/' mb/model.tsv
 cp -r m mk && printf 'colour\tblue\n' >>mk/model.tsv
 cp -r m mw && sed -i '5s/\t[^\t]*$/\tx/' mw/weights.tsv
+# snps.tsv: SNP 3's position moved by one; a model of format 1 (its snps.tsv had no key)
+cp -r m ms && awk -F'\t' -v OFS='\t' 'NR == 4 { want = $2; $2 += 1 } { print }
+    END { print want >"ms.pos" }' m/snps.tsv >ms/snps.tsv
+cp -r m m1 && sed -i 's/^tilegwas_krr_model\t2$/tilegwas_krr_model\t1/' m1/model.tsv
 mkdir other && touch other/notes.txt
 awk 'NR == 1 { print; next } { print $1 "\t" $2 "\t" (NR == 9 ? "NA" : $3) "\t" $4 }' new.pheno \
     >hole.pheno
@@ -132,6 +136,12 @@ cut -f1-3 ds.pheno >cov.txt
         --load-model mk --test-bfile te --out e
     krr_error "weights.tsv with a bad value" "mw/weights.tsv line 5: column 3: 'x'" \
         --load-model mw --test-bfile te --out e
+    krr_error "snps.tsv with a position the .bim does not have" \
+        "ms/snps.tsv line 4: POS '$(($(cat ms.pos) + 1))', but SNP 3 of" --load-model ms \
+        --test-bfile te --out e
+    krr_error "a model of format 1" "m1/model.tsv line 2: tilegwas_krr_model '1' is not 2 (format \
+1, whose snps.tsv had no position and REF, is no longer read: save the model again)" \
+        --load-model m1 --test-bfile te --out e
     krr_error "--gamma with --load-model" "--gamma cannot be given with --load-model" \
         --load-model m --gamma 0.1 --test-bfile te --out e
     krr_error "--tile with --load-model" "--tile cannot be given with --load-model" \

@@ -30,10 +30,13 @@ report $? "--help exits 0 and lists every option${missing_opts:+ (missing:$missi
 rr --bfile ds --pheno ds2.pheno --lambda 150 --scale --solver cg --out r
 rc=$?
 sed 's/^/# /' rr.err
-[ $rc -eq 0 ] && [ "$(head -1 r.beta.tsv)" = "$(printf 'SNP\tA1\tPHENO1\tPHENO2')" ] &&
-    [ "$(wc -l <r.beta.tsv)" -eq 301 ] && [ "$(awk -F'\t' 'NF != 4' r.beta.tsv | wc -l)" -eq 0 ] &&
-    [ "$(cut -f2 ds.bim | head -3)" = "$(tail -n +2 r.beta.tsv | cut -f1 | head -3)" ]
-report $? "beta.tsv: header SNP A1 PHENO1 PHENO2, one line per SNP in .bim order (exit $rc)"
+[ $rc -eq 0 ] && [ "$(head -1 r.beta.tsv)" = \
+    "$(printf '#CHROM\tPOS\tID\tREF\tALT\tA1\tA1_FREQ\tN\tPHENO1\tPHENO2')" ] &&
+    [ "$(wc -l <r.beta.tsv)" -eq 301 ] && [ "$(awk -F'\t' 'NF != 10' r.beta.tsv | wc -l)" -eq 0 ] &&
+    [ "$(awk -v OFS='\t' '{ print $1, $4, $2, $6, $5, $5 }' ds.bim)" = \
+        "$(tail -n +2 r.beta.tsv | cut -f1-6)" ]
+report $? "beta.tsv: header #CHROM POS ID REF ALT A1 A1_FREQ N PHENO1 PHENO2, one line per SNP in \
+.bim order, REF = A2, ALT = A1 (exit $rc)"
 [ "$(head -1 r.pred.tsv)" = "$(printf 'FID\tIID\tPHENO1\tPHENO2')" ] &&
     [ "$(wc -l <r.pred.tsv)" -eq 401 ] && [ "$(awk -F'\t' 'NF != 4' r.pred.tsv | wc -l)" -eq 0 ]
 report $? "pred.tsv: header FID IID PHENO1 PHENO2, one line per sample (missing ones too)"
@@ -50,11 +53,11 @@ report $? "log: one residual line per iteration ($lines lines, PHENO1 converged 
 # the noise at n = 400) are exactly the largest |β| of their phenotype
 found=0 strong=0
 for p in PHENO1 PHENO2; do
-    col=$([ $p = PHENO1 ] && echo 3 || echo 4)
+    col=$([ $p = PHENO1 ] && echo 9 || echo 10)
     awk -F'\t' -v p=$p '$1 == p && $2 == "additive" && ($4 >= 0.2 || $4 <= -0.2) { print $3 }' \
         ds.truth.tsv | sort >truth.$p
     k=$(wc -l <truth.$p)
-    tail -n +2 r.beta.tsv | awk -F'\t' -v c=$col '{ b = $c < 0 ? -$c : $c; print b "\t" $1 }' |
+    tail -n +2 r.beta.tsv | awk -F'\t' -v c=$col '{ b = $c < 0 ? -$c : $c; print b "\t" $3 }' |
         sort -g -r | head -n "$k" | cut -f2 | sort >top.$p
     cmp -s top.$p truth.$p && found=$((found + 1))
     strong=$((strong + k))
@@ -71,7 +74,7 @@ report $? "in-sample fitted PHENO2 correlates with its observed values (r = $r)"
 
 rr --bfile ds --pheno ds2.pheno --pheno-name PHENO2 --lambda 150 --scale --out r2
 rc=$?
-paste <(cut -f4 r.beta.tsv) <(cut -f3 r2.beta.tsv) | awk -F'\t' 'NR == 1 { ok = $1 == $2; next }
+paste <(cut -f10 r.beta.tsv) <(cut -f9 r2.beta.tsv) | awk -F'\t' 'NR == 1 { ok = $1 == $2; next }
     { d = $1 - $2; s += d * d; t += $2 * $2 } END { exit !(ok && NR == 301 && sqrt(s / t) < 1e-6) }'
 report $? "--pheno-name PHENO2 alone gives the same beta as in the joint solve (exit $rc)"
 
@@ -115,9 +118,9 @@ rr --bfile ds --pheno ds.pheno --lambda 150 --scale --solver cg --tol 1e-12 --ou
 rr --bfile ds --pheno ds.pheno --lambda 150 --scale --solver cholesky --tile 64 --out c
 rc=$?
 sed 's/^/# /' rr.err
-w=$(agree <(cut -f3,4 c.beta.tsv) <(cut -f3,4 g.beta.tsv) 1e-6)
+w=$(agree <(cut -f9,10 c.beta.tsv) <(cut -f9,10 g.beta.tsv) 1e-6)
 [ $? -eq 0 ] && [ $rc -eq 0 ] && [ "$(head -1 c.beta.tsv)" = "$(head -1 g.beta.tsv)" ] &&
-    [ "$(cut -f1,2 c.beta.tsv)" = "$(cut -f1,2 g.beta.tsv)" ]
+    [ "$(cut -f1-8 c.beta.tsv)" = "$(cut -f1-8 g.beta.tsv)" ]
 report $? "--solver cholesky: beta.tsv equal to cg's within 1e-6 relative ($w, exit $rc)"
 w=$(agree <(cut -f3,4 c.pred.tsv) <(cut -f3,4 g.pred.tsv) 1e-6)
 [ $? -eq 0 ] && [ "$(cut -f1,2 c.pred.tsv)" = "$(cut -f1,2 g.pred.tsv)" ]
@@ -138,7 +141,7 @@ report $? "--solver cholesky: default precisions by the workers: $(grep -m1 '^pr
 rr --bfile ds --pheno ds.pheno --lambda 150 --scale --solver cholesky --tile 32 --diag fp32 \
     --precisions fp32,fp16 --accuracy 1e-2 --out c16
 rc=$?
-w=$(agree <(cut -f3,4 c16.beta.tsv) <(cut -f3,4 c.beta.tsv) 1e-3)
+w=$(agree <(cut -f9,10 c16.beta.tsv) <(cut -f9,10 c.beta.tsv) 1e-3)
 [ $? -eq 0 ] && [ $rc -eq 0 ] && grep -q "precision map (diagonal fp32, .*fp16 45," c16.log
 report $? "--diag fp32 --precisions fp32,fp16 --accuracy 1e-2: 45 fp16 tiles, beta vs fp64 $w"
 rr --bfile ds --pheno ds2.pheno --lambda 150 --scale --solver cholesky --out c2

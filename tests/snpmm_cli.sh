@@ -1,8 +1,8 @@
 # tilegwas snpmm end to end: products of a simulated fileset with missing calls against a
 # reference computed here in awk from plink1.9's --recode A (an independent reader of the .bed),
 # in both orientations, scaled, FP32, with and without header / ID columns; a hand-made .bed
-# with a monomorphic and an all-missing SNP (zero rows, counted in the log); bad matrix files
-# give one error line naming the line, column or ID.
+# with a monomorphic and an all-missing SNP (zero rows, counted in the log); rr's beta.tsv read
+# back through its SNP key; bad matrix files give one error line naming the line, column or ID.
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/tap.sh"
 
@@ -88,9 +88,9 @@ if [ -n "${PLINK19:-}" ]; then
     check "Z*L, header and SNP IDs, fp64" zl 2 1e-9 0 0 L.tsv 1 1 -- --matrix L.tsv
     head -1 zl.snpmm.tsv | grep -q "^FID	IID	beta	gamma	delta$"
     report $? "Z*L header: FID IID then the column names of the matrix file"
-    check "Z'*L, FID IID columns, scaled" ztl 1 1e-9 1 1 Lt.tsv 2 1 -- --matrix Lt.tsv --transpose --scale
-    head -1 ztl.snpmm.tsv | grep -q "^SNP	u$"
-    report $? "Z'*L header: SNP then the column name"
+    check "Z'*L, FID IID columns, scaled" ztl 8 1e-9 1 1 Lt.tsv 2 1 -- --matrix Lt.tsv --transpose --scale
+    head -1 ztl.snpmm.tsv | grep -q "^#CHROM	POS	ID	REF	ALT	A1	A1_FREQ	N	u$"
+    report $? "Z'*L header: the SNP key #CHROM POS ID REF ALT A1, A1_FREQ N, then the column name"
     check "Z*L, no header, scaled, fp64" plain 2 1e-9 0 1 Lplain.tsv 0 0 -- --matrix Lplain.tsv --scale
     check "Z*L --float within the FP32 bound" f32 2 1e-4 0 0 L.tsv 1 1 -- --matrix L.tsv --float
     grep -q "product Z\*L (fp64, k = 3)" zl.log && grep -q "5codes genotypes prepared" zl.log
@@ -112,13 +112,39 @@ printf '1\n2\n3\n4\n5\n' >h5.tsv
 rc=$?
 # SNP a: genotypes 2 (00), 0 (11), 1 (10), 2 (00), 2 (00): p = 0.7, Z'*L = Σ_i (x_i − 1.4)·i
 want_a=$(awk 'BEGIN { x[1]=2; x[2]=0; x[3]=1; x[4]=2; x[5]=2; for (i=1;i<=5;i++) v += (x[i]-1.4)*i; printf "%.10f", v }')
-got=$(awk 'NR > 1 { printf "%s=%.10f ", $1, $2 }' h.snpmm.tsv)
-[ $rc -eq 0 ] && [ "$got" = "a=$want_a b=0.0000000000 c=0.0000000000 " ] &&
+got=$(awk 'NR > 1 { printf "%s %s %s:%s:%s=%.10f ", $2, $4, $3, $7, $8, $9 }' h.snpmm.tsv)
+# b: A2/A2 everywhere (p = 0 over 5 calls); c: no call (A1_FREQ NA, N 0)
+want="1 C a:0.7:5=$want_a 2 C b:0:5=0.0000000000 3 C c:NA:0=0.0000000000 "
+[ $rc -eq 0 ] && [ "$got" = "$want" ] &&
     grep -q "warning: 2 monomorphic or all-missing SNPs" h.log
-report $? "monomorphic and all-missing SNPs: zero rows, counted in the log ($got)"
+report $? "monomorphic and all-missing SNPs: zero rows, A1_FREQ 0 and NA, counted in the log \
+($got)"
+
+# the SNP key read back: rr's beta.tsv (key, A1_FREQ, N, two betas) as L gives Z*beta, which
+# is the in-sample fit less the intercept, a constant per phenotype (complete phenotypes)
+"$TG_BIN" simulate --quiet --out q --n-samples 67 --n-snps 43 --missing 0.08 --seed 3 \
+    --n-pheno 2 --trait qt --additive 3 >/dev/null 2>&1 &&
+    "$TG_BIN" rr --quiet --bfile q --pheno q.pheno --lambda 20 --tol 1e-13 --out r \
+        >/dev/null 2>&1 &&
+    run --bfile q --matrix r.beta.tsv --out zb
+rc=$?
+got=$(paste r.pred.tsv zb.snpmm.tsv | awk -F'\t' 'NR == 1 { ok = $3 $4 == $7 $8; next }
+    { for (c = 3; c <= 4; c++) { d = $c - $(c + 4); if (NR == 2) d0[c] = d
+          e = d - d0[c]; e = e < 0 ? -e : e; if (e > m) m = e } }
+    END { printf "%s %.3g", ok && NR == 68 ? "ok" : "bad", m; exit !(ok && NR == 68 && m < 1e-9) }')
+report $(( rc || $? )) "Z*L with rr's beta.tsv as L (the SNP key, A1_FREQ, N as ID columns): \
+fit - Z beta constant per phenotype ($got)"
 
 # snpmm_error DESCRIPTION SUBSTRING SNPMM_OPTIONS...: one error line naming the fault
 snpmm_error() { expect_error "$1" "$2" "$TG_BIN" snpmm "${@:3}"; }
+awk -F'\t' -v OFS='\t' 'NR == 3 { $4 = $4 "T" } { print }' r.beta.tsv >ref.tsv
+ref=$(sed -n 3p r.beta.tsv | cut -f4)
+snpmm_error "the key with another REF" "ref.tsv line 3: REF '${ref}T' but SNP 2 of q.bim (snp1) \
+has REF $ref" --bfile q --matrix ref.tsv --out e
+{ head -1 r.beta.tsv; sed -n 3p r.beta.tsv; sed -n 2p r.beta.tsv; tail -n +4 r.beta.tsv; } \
+    >kswap.tsv
+snpmm_error "the key out of .bim order" "kswap.tsv line 2: POS" --bfile q --matrix kswap.tsv \
+    --out e
 { head -1 L.tsv; sed -n 3p L.tsv; sed -n 2p L.tsv; tail -n +4 L.tsv; } >swapped.tsv
 id2=$(sed -n 3p L.tsv | cut -f1)
 snpmm_error "SNP IDs out of .bim order" "line 2: SNP '$id2'" --bfile d --matrix swapped.tsv --out e

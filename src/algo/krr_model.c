@@ -34,12 +34,16 @@ static const char *const model_keys[NKEYS] = {
     "train_bim_fnv1a"};
 /* what a valid value is, for messages */
 static const char *const model_values[NKEYS] = {
-    "1 (the only format version)", "gaussian, ibs or linear",
+    "2 (format 1, whose snps.tsv had no position and REF, is no longer read: save the model "
+    "again)", "gaussian, ibs or linear",
     "a positive number (NA for the ibs and linear kernels)", "a number >= 0",
     "an integer in [1, 65536]", "fp32 or fp64", "an integer >= 2", "an integer >= 1",
     "an integer in [1, n_train]", "a path", "an absolute path", "an integer >= 0",
     "SECONDS.NANOSECONDS", "16 hexadecimal digits"};
-enum { MODEL_VERSION = 1 };
+enum { MODEL_VERSION = 2 };
+/* snps.tsv's columns: the SNP key (TG_SNP_KEY_HEADER), then A1_FREQ in full, a parameter of the
+ * model (no N: the model keeps the frequencies, not the calls) */
+enum { SNP_COLS = 7 };
 
 /* factor.bin: the magic, n, nb, nt (int64), then per lower tile, by columns (j, then i ≥ j):
  * precision (int64, a tg_prec), scale (double), byte count (int64); then the tiles' bytes in
@@ -208,12 +212,12 @@ static void write_model_text(int file, const tg_krr_model *m, FILE *f) {
         break;
     case F_SNPS: {
         const double *freq = tg_krr_model_freq(m);
-        fputs("SNP\tA1\tA2\tfreq\n", f);
+        fputs(TG_SNP_KEY_HEADER "\tA1_FREQ\n", f);
         for (int64_t j = 0; j < i->bed->n_snps; j++) {
-            const tg_snp *s = &i->bed->snps[j];
             if (isnan(freq[j])) strcpy(num, "NA");
             else tg_text_format_double(freq[j], num);
-            fprintf(f, "%s\t%s\t%s\t%s\n", s->id, s->a1, s->a2, num);
+            tg_snp_key_write(f, &i->bed->snps[j]);
+            fprintf(f, "\t%s\n", num);
         }
         break;
     }
@@ -403,14 +407,15 @@ static tg_status read_model_tsv(const char *path, tg_krr_model *m, char *abs, in
  * must be the training .bim's), pheno.tsv (m->names, m->mean), weights.tsv (m->w; its rows
  * the training samples in order). */
 static tg_status read_model_text(int file, const char *path, tg_krr_model *m, tg_error *err) {
-    static const char *const heads[NFILES][4] = {[F_TRAIN] = {"FID", "IID"},
-                                                 [F_SNPS] = {"SNP", "A1", "A2", "freq"},
-                                                 [F_PHENO] = {"pheno", "mean"},
-                                                 [F_WEIGHTS] = {"FID", "IID"}};
+    static const char *const heads[NFILES][SNP_COLS] = {
+        [F_TRAIN] = {"FID", "IID"},
+        [F_SNPS] = {"#CHROM", "POS", "ID", "REF", "ALT", "A1", "A1_FREQ"},
+        [F_PHENO] = {"pheno", "mean"},
+        [F_WEIGHTS] = {"FID", "IID"}};
     const int64_t nr = m->info.n, nlines = file == F_SNPS    ? m->bed.n_snps
                                            : file == F_PHENO ? m->info.k
                                                              : nr;
-    const int nf = file == F_SNPS ? 4 : file == F_WEIGHTS ? 2 + m->info.k : 2;
+    const int nf = file == F_SNPS ? SNP_COLS : file == F_WEIGHTS ? 2 + m->info.k : 2;
     tg_text t = {0};
     tg_idmap map = {0};
     const char **want = tg_malloc((size_t)nf * sizeof *want, err);
@@ -446,18 +451,24 @@ static tg_status read_model_text(int file, const char *path, tg_krr_model *m, tg
                 st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: sample '%.64s %.64s' (FID "
                                   "IID) is not in %s.fam", path, ln, f[0], f[1], m->bed.prefix);
             break;
-        case F_SNPS:
-            if (strcmp(f[0], snp->id) || strcmp(f[1], snp->a1) || strcmp(f[2], snp->a2))
-                st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: SNP %.64s (A1 %.16s, A2 "
-                                  "%.16s), but SNP %lld of %s.bim is %s (A1 %s, A2 %s)", path,
-                                  ln, f[0], f[1], f[2], (long long)i + 1, m->bed.prefix,
-                                  snp->id, snp->a1, snp->a2);
-            else if (!strcmp(f[3], "NA"))
+        case F_SNPS: {
+            char pos[24];
+            snprintf(pos, sizeof pos, "%lld", (long long)snp->pos);
+            const char *key[SNP_COLS - 1] = {snp->chrom, pos, snp->id, snp->a2, snp->a1, snp->a1};
+            for (int c = 0; c < SNP_COLS - 1 && !st; c++)
+                if (strcmp(f[c], key[c]))
+                    st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: %s '%.64s', but SNP "
+                                      "%lld of %s.bim (%s) has %s %s", path, ln, want[c], f[c],
+                                      (long long)i + 1, m->bed.prefix, snp->id, want[c], key[c]);
+            if (st) break;
+            if (!strcmp(f[SNP_COLS - 1], "NA"))
                 m->freq[i] = NAN;
-            else if (!tg_text_parse_double(f[3], &m->freq[i]) || m->freq[i] < 0 || m->freq[i] > 1)
-                st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: frequency '%.64s' is not NA "
-                                  "or a number in [0, 1]", path, ln, f[3]);
+            else if (!tg_text_parse_double(f[SNP_COLS - 1], &m->freq[i]) || m->freq[i] < 0 ||
+                     m->freq[i] > 1)
+                st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: A1_FREQ '%.64s' is not NA "
+                                  "or a number in [0, 1]", path, ln, f[SNP_COLS - 1]);
             break;
+        }
         case F_PHENO:
             if (!(m->names[i] = tg_strdup(f[0], err)))
                 st = TG_ERR_NOMEM;

@@ -41,7 +41,21 @@ void tg_rr_result_free(tg_rr_result *r) {
     free(r->mu);
     free(r->pred);
     free(r->pheno);
+    free(r->snps);
     memset(r, 0, sizeof *r);
+}
+
+/* r->snps over the samples rows[0..n) of @p bed (NULL: every sample), the output's A1_FREQ and
+ * N: the frequencies that centred Z, counted again rather than taken from the genotype matrix,
+ * which keeps no call counts. */
+static tg_status snp_stats(const tg_bed *bed, const int64_t *rows, int64_t n, tg_rr_result *r,
+                           tg_error *err) {
+    tg_geno_source *src = NULL;
+    tg_status st = tg_geno_source_bed(bed, &src, err);
+    if (!st) st = tg_geno_source_select(src, rows, n, NULL, bed->n_snps, err);
+    if (!st) st = tg_geno_source_stats(src, r->snps, err);
+    tg_geno_source_free(src);
+    return st;
 }
 
 /* α of the fixed effects on the samples of @p g (its rows: @p covar, y), and the fitted values
@@ -91,7 +105,8 @@ static tg_status fit_cg(const tg_bed *bed, int64_t k, const double *y, int64_t l
         }
     double t0 = tg_now();
     tg_status st;
-    if ((st = tg_geno_from_bed(bed, o->scale, geno, err)) ||
+    if ((st = snp_stats(bed, NULL, n, r, err)) ||
+        (st = tg_geno_from_bed(bed, o->scale, geno, err)) ||
         (st = tg_ridge_jacobi_bed(bed, *geno, o->scale, k, ym, n, jacobi, m, err)))
         goto done;
     r->seconds_prepare = tg_now() - t0;
@@ -167,6 +182,7 @@ static tg_status fit_chol(const tg_bed *bed, int64_t k, const double *y, int64_t
     int64_t *rows = NULL;
     double *yk = NULL, *ck = NULL;
     tg_status st = complete_cases(bed, k, y, ldy, o, r, &rows, &yk, &ck, err);
+    if (!st) st = snp_stats(bed, rows, r->n_used, r, err);
     if (st) goto done;
     tg_ridge_chol_opts ro = o->chol;
     ro.lambda = o->lambda;
@@ -212,7 +228,8 @@ tg_status tg_rr(const tg_bed *bed, int64_t nphen, const double *y, int64_t ldy,
         !(r->alpha = tg_malloc((size_t)(r->nalpha * nphen) * sizeof *r->alpha, err)) ||
         !(r->mu = tg_malloc((size_t)nphen * sizeof *r->mu, err)) ||
         !(r->pred = tg_malloc((size_t)(np * nphen) * sizeof *r->pred, err)) ||
-        !(r->pheno = tg_calloc((size_t)nphen, sizeof *r->pheno, err)))
+        !(r->pheno = tg_calloc((size_t)nphen, sizeof *r->pheno, err)) ||
+        !(r->snps = tg_malloc((size_t)m * sizeof *r->snps + 1, err)))
         return TG_ERR_NOMEM;
     r->n_used = bed->n_samples;
     tg_geno *geno = NULL;

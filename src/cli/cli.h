@@ -64,12 +64,13 @@ unsigned tg_cli_default_precisions(tg_log *log, unsigned with_gpus, unsigned wit
 tg_status tg_cli_double(const char *opt, const char *s, double lo, double hi, double *out,
                         tg_error *err);
 
-/** Writes PREFIX SUFFIX (rank 0's job): a header (SNP A1, or FID IID with @p by_sample, then
- * @p names) and one line per SNP or sample of @p bed with its @p k values (column-major,
- * leading dimension the line count) in the fewest digits that read back exactly, NA for NAN. */
+/** Writes PREFIX SUFFIX (rank 0's job): one line per SNP of @p bed, keyed as every SNP row
+ * (TG_SNP_KEY_HEADER) with its A1 frequency and calls from @p stats, or with @p stats NULL one
+ * line per sample (FID IID); then its @p k values (column-major, leading dimension the line
+ * count) under @p names, in the fewest digits that read back exactly, NA for NAN. */
 tg_status tg_cli_write_values(const char *prefix, const char *suffix, const tg_bed *bed,
-                              int by_sample, int k, char *const *names, const double *v,
-                              tg_error *err);
+                              const tg_snp_stats *stats, int k, char *const *names,
+                              const double *v, tg_error *err);
 /** Columns of @p ph (read from @p file) named in the comma-separated @p list, in that order, or
  * all of them when @p list is NULL; errors name --@p opt. *cols is malloc'd. */
 tg_status tg_cli_columns(const char *file, const char *opt, const char *list, const tg_pheno *ph,

@@ -349,21 +349,24 @@ void tg_cli_log_grid(tg_log *log, const char *tiles, const char *panels) {
 }
 
 tg_status tg_cli_write_values(const char *prefix, const char *suffix, const tg_bed *bed,
-                              int by_sample, int k, char *const *names, const double *v,
-                              tg_error *err) {
+                              const tg_snp_stats *stats, int k, char *const *names,
+                              const double *v, tg_error *err) {
     FILE *f;
     char *path = NULL, num[32];
     tg_status st = tg_out_open(prefix, suffix, &f, &path, err);
     if (st) return st;
+    const int by_sample = !stats;
     const int64_t rows = by_sample ? bed->n_samples : bed->n_snps;
-    fputs(by_sample ? "FID\tIID" : "SNP\tA1", f);
+    fputs(by_sample ? "FID\tIID" : TG_SNP_KEY_HEADER TG_SNP_STATS_HEADER, f);
     for (int c = 0; c < k; c++) fprintf(f, "\t%s", names[c]);
     fputc('\n', f);
     for (int64_t i = 0; i < rows; i++) {
-        if (by_sample)
+        if (by_sample) {
             fprintf(f, "%s\t%s", bed->samples[i].fid, bed->samples[i].iid);
-        else
-            fprintf(f, "%s\t%s", bed->snps[i].id, bed->snps[i].a1);
+        } else {
+            tg_snp_key_write(f, &bed->snps[i]);
+            tg_snp_stats_write(f, &stats[i]);
+        }
         for (int c = 0; c < k; c++) {
             const double x = v[i + c * rows];
             if (isnan(x)) /* no value (a sample missing a covariate): plink's NA */

@@ -30,11 +30,12 @@ static const char *help =
     "Phenotype coding as PLINK: 1 control, 2 case, 0/-9/NA missing (those samples are left\n"
     "out); any other value is a quantitative phenotype and an error. A missing genotype\n"
     "leaves the sample out of the tables of the combinations holding that SNP.\n"
-    "Output columns: RANK, SNP1..SNPk, CHR1..CHRk, BP1..BPk, the score (K2_LNBF, MI or\n"
-    "CHI2; for MI and CHI2 then DF, the table's degrees of freedom, and P: the G-test's or\n"
-    "Pearson's, from chi-square), N (samples counted),\n"
-    "CONTROLS and CASES: 3^k comma-separated counts, cell g = sum g_i*3^(k-i) over the A1\n"
-    "counts g_i of SNP i (first SNP most significant: 00, 01, 02, 10, ... for k = 2).\n";
+    "Output columns: RANK, SNP1..SNPk, CHR1..CHRk, BP1..BPk, REF1..REFk, ALT1..ALTk (ALT is\n"
+    "A1, the allele counted), the score (K2_LNBF, MI or CHI2; for MI and CHI2 then DF, the\n"
+    "table's degrees of freedom, and P: the G-test's or Pearson's, from chi-square), N\n"
+    "(samples counted), CONTROLS and CASES: 3^k comma-separated counts, cell g =\n"
+    "sum g_i*3^(k-i) over the A1 counts g_i of SNP i (first SNP most significant: 00, 01, 02,\n"
+    "10, ... for k = 2).\n";
 
 static const char *score_names[] = {"k2", "mi", "chi2"};
 
@@ -136,9 +137,10 @@ static tg_status open_tsv(const epi_opts *o, const tg_bed *bed, struct tsv *t, t
     snprintf(suffix, sizeof suffix, ".epi%d.tsv", k);
     tg_status st = tg_out_open(o->c.out, suffix, &t->f, &t->path, err);
     if (st) return st;
-    static const char *cols[3] = {"SNP", "CHR", "BP"};
+    /* each SNP's ID, then what joins a row back when the ID is '.': position and alleles */
+    static const char *cols[5] = {"SNP", "CHR", "BP", "REF", "ALT"};
     fputs("RANK", t->f);
-    for (int c = 0; c < 3; c++)
+    for (int c = 0; c < 5; c++)
         for (int i = 1; i <= k; i++) fprintf(t->f, "\t%s%d", cols[c], i);
     fprintf(t->f, "\t%s%s\tN\tCONTROLS\tCASES\n",
             o->e.score == TG_EPI_SCORE_K2   ? "K2_LNBF"
@@ -158,6 +160,8 @@ static tg_status write_row(void *ctx, const tg_epi_hit_info *x, tg_error *err) {
     for (int i = 0; i < k; i++) fprintf(t->f, "\t%s", v[x->snp[i]].id);
     for (int i = 0; i < k; i++) fprintf(t->f, "\t%s", v[x->snp[i]].chrom);
     for (int i = 0; i < k; i++) fprintf(t->f, "\t%lld", (long long)v[x->snp[i]].pos);
+    for (int i = 0; i < k; i++) fprintf(t->f, "\t%s", v[x->snp[i]].a2); /* REF */
+    for (int i = 0; i < k; i++) fprintf(t->f, "\t%s", v[x->snp[i]].a1); /* ALT, the A1 counted */
     fprintf(t->f, "\t%.10g", x->score);
     if (t->o->e.score != TG_EPI_SCORE_K2) fprintf(t->f, "\t%d\t%.6g", x->df, x->p);
     fprintf(t->f, "\t%lld", (long long)x->n);

@@ -22,13 +22,14 @@ static const char *help =
     "all-missing SNPs get beta 0. With --solver cg each phenotype uses its own non-missing\n"
     "samples; with --solver cholesky the samples with any selected phenotype missing are\n"
     "dropped (the log says how many) and p is taken over the samples kept.\n"
-    "Writes PREFIX.beta.tsv (SNP A1 then one beta column per phenotype), PREFIX.pred.tsv (FID\n"
-    "IID then the in-sample fitted values C alpha + Z beta for every sample, or with --test-bfile\n"
-    "the predictions of that cohort), PREFIX.cg.tsv (cg; per phenotype: observed samples,\n"
-    "iterations, converged, residuals) or PREFIX.rr.tsv (cholesky; per phenotype: samples used,\n"
-    "mean, lambda, solver) and PREFIX.log (options, the residual of every iteration or the\n"
-    "precision map, times); with --covar PREFIX.alpha.tsv (the fixed effects: a line per\n"
-    "design column, a column per phenotype).\n\n"
+    "Writes PREFIX.beta.tsv (#CHROM POS ID REF ALT A1 A1_FREQ N, A1_FREQ and N the p and the\n"
+    "non-missing calls over the samples fitted, then one beta column per phenotype),\n"
+    "PREFIX.pred.tsv (FID IID then the in-sample fitted values C alpha + Z beta for every\n"
+    "sample, or with --test-bfile the predictions of that cohort), PREFIX.cg.tsv (cg; per\n"
+    "phenotype: observed samples, iterations, converged, residuals) or PREFIX.rr.tsv\n"
+    "(cholesky; per phenotype: samples used, mean, lambda, solver) and PREFIX.log (options,\n"
+    "the residual of every iteration or the precision map, times); with --covar\n"
+    "PREFIX.alpha.tsv (the fixed effects: a line per design column, a column per phenotype).\n\n"
     "options:\n"
     "  --pheno FILE       phenotypes: FID IID then columns (header optional; -9/NA missing;\n"
     "                     default: the .fam's column 6)\n"
@@ -187,8 +188,10 @@ static tg_status fit(const rr_opts *o, rr_data *d, tg_rr_result *r, tg_log *log,
     double t0 = tg_now();
     tg_status wst;
     if (tg_runtime_rank() == 0 &&
-        ((wst = tg_cli_write_values(o->c.out, ".beta.tsv", &d->bed, 0, d->k, d->names, r->beta, err)) ||
-         (wst = tg_cli_write_values(o->c.out, ".pred.tsv", cohort, 1, d->k, d->names, r->pred, err)) ||
+        ((wst = tg_cli_write_values(o->c.out, ".beta.tsv", &d->bed, r->snps, d->k, d->names,
+                                    r->beta, err)) ||
+         (wst = tg_cli_write_values(o->c.out, ".pred.tsv", cohort, NULL, d->k, d->names, r->pred,
+                                    err)) ||
          (wst = rr_write_summary(o, d->k, d->names, r, err)) ||
          (o->covar && (wst = tg_cli_write_alpha(o->c.out, d->k, (const char *const *)d->names,
                                                 &d->cv, r->alpha, err)))))

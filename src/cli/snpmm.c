@@ -17,16 +17,19 @@ static const char *help =
     "  --matrix FILE    L: whitespace-separated numbers, 1 to 64 columns; one line per SNP in\n"
     "                   .bim order (Z*L) or, with --transpose, per sample in .fam order.\n"
     "                   Optional header: a first line whose first field is not a number names\n"
-    "                   the columns; leading columns named SNP (or ID) for Z*L, FID IID (or\n"
-    "                   IID) for Z'*L, are IDs and must match the .bim/.fam line by line.\n"
+    "                   the columns; leading columns named SNP (or ID), or the SNP key of\n"
+    "                   the outputs (#CHROM POS ID REF ALT A1, then A1_FREQ N, skipped: rr's\n"
+    "                   beta.tsv gives Z*beta) for Z*L, FID IID (or IID) for Z'*L, are IDs\n"
+    "                   and must match the .bim/.fam line by line.\n"
     "                   Without a header every field is a value.\n"
     "  --transpose      compute Z'*L (L has one line per sample)\n"
     "  --scale          scale SNP j by 1/sqrt(2p(1-p)) (standardized genotypes)\n"
     "  --float          single precision (FP32 arrays and accumulation) instead of "
     "double\n" TG_CLI_INPUT_HELP TG_CLI_COMMON_HELP "  --help           this text\n\n"
     "Monomorphic and all-missing SNPs have a zero column in Z (counted in the log).\n"
-    "Output: header FID IID NAMES (Z*L) or SNP NAMES (Z'*L), NAMES from the header of FILE\n"
-    "or COL1..COLk.\n";
+    "Output: header FID IID NAMES (Z*L) or #CHROM POS ID REF ALT A1 A1_FREQ N NAMES (Z'*L;\n"
+    "A1_FREQ and N, the frequency p and the non-missing calls of the SNP), NAMES from the\n"
+    "header of FILE or COL1..COLk.\n";
 
 typedef struct {
     const char *matrix;
@@ -74,17 +77,28 @@ static tg_status write_output(const mm_opts *o, const tg_bed *bed, const tg_valu
                               const void *res, tg_prec prec, tg_error *err) {
     FILE *f;
     char *path;
+    tg_snp_stats *stats = NULL; /* the A1_FREQ and N of Z'L's rows: those that centred Z */
+    if (o->transpose) {
+        if (!(stats = tg_malloc((size_t)bed->n_snps * sizeof *stats + 1, err)))
+            return TG_ERR_NOMEM;
+        tg_bed_stats(bed, stats);
+    }
     tg_status st = tg_out_open(o->c.out, ".snpmm.tsv", &f, &path, err);
-    if (st) return st;
+    if (st) {
+        free(stats);
+        return st;
+    }
     const int64_t rows = o->transpose ? bed->n_snps : bed->n_samples;
-    fputs(o->transpose ? "SNP" : "FID\tIID", f);
+    fputs(o->transpose ? TG_SNP_KEY_HEADER TG_SNP_STATS_HEADER : "FID\tIID", f);
     for (int c = 0; c < mx->k; c++) fprintf(f, "\t%s", mx->names[c]);
     fputc('\n', f);
     for (int64_t r = 0; r < rows; r++) {
-        if (o->transpose)
-            fputs(bed->snps[r].id, f);
-        else
+        if (o->transpose) {
+            tg_snp_key_write(f, &bed->snps[r]);
+            tg_snp_stats_write(f, &stats[r]);
+        } else {
             fprintf(f, "%s\t%s", bed->samples[r].fid, bed->samples[r].iid);
+        }
         for (int c = 0; c < mx->k; c++) {
             double x = tg_prec_load(prec, res, (size_t)(r + c * rows));
             char buf[32];
@@ -98,6 +112,7 @@ static tg_status write_output(const mm_opts *o, const tg_bed *bed, const tg_valu
     }
     st = tg_out_close(f, path, err);
     free(path);
+    free(stats);
     return st;
 }
 

@@ -310,6 +310,19 @@ void tg_bed_stats(const tg_bed *bed, tg_snp_stats *stats) {
     }
 }
 
+void tg_snp_key_write(FILE *f, const tg_snp *s) {
+    fprintf(f, "%s\t%lld\t%s\t%s\t%s\t%s", s->chrom, (long long)s->pos, s->id, s->a2, s->a1,
+            s->a1);
+}
+
+void tg_snp_stats_write(FILE *f, const tg_snp_stats *s) {
+    /* descriptive, not read back: plink2's digits, so that the column equals its .afreq's */
+    if (isnan(s->freq))
+        fprintf(f, "\tNA\t%lld", (long long)s->n_obs);
+    else
+        fprintf(f, "\t%.6g\t%lld", s->freq, (long long)s->n_obs);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Writing */
 

@@ -7,6 +7,10 @@
 
 #include "io/idmap.h"
 
+enum { KEY_COLS = 6 }; /* #CHROM POS ID REF ALT A1 */
+/* the most fields a line is split into: 8 ID columns, the values, one more to count too many */
+enum { MAX_FIELDS = KEY_COLS + 2 + TG_VALUES_MAX_COLS + 1 };
+
 static int is_number(const char *s) {
     char *end;
     strtod(s, &end); /* nan and inf spellings count as numbers here: refused below by name */
@@ -18,16 +22,46 @@ static int id_name(const char *s, const char *want) {
     return !strcasecmp(s, want);
 }
 
-/* The header's ID columns: SNP or ID for SNP rows; FID IID or IID for sample rows. */
+/* The SNP key of the outputs (TG_SNP_KEY_HEADER), and the columns that may follow it. */
+static const char *const key_names[KEY_COLS] = {"#CHROM", "POS", "ID", "REF", "ALT", "A1"};
+static const char *const key_stats[2] = {"A1_FREQ", "N"};
+
+/* The header's ID columns: SNP or ID, or the SNP key (with A1_FREQ N), for SNP rows; FID IID or
+ * IID for sample rows. */
 static int id_columns(char **f, int nf, int by_sample) {
-    if (!by_sample) return id_name(f[0], "SNP") || id_name(f[0], "ID");
+    if (!by_sample) {
+        int key = 0, stats = 0;
+        while (key < KEY_COLS && key < nf && !strcmp(f[key], key_names[key])) key++;
+        if (key < KEY_COLS) return id_name(f[0], "SNP") || id_name(f[0], "ID");
+        while (stats < 2 && KEY_COLS + stats < nf && !strcmp(f[KEY_COLS + stats], key_stats[stats]))
+            stats++;
+        return KEY_COLS + (stats == 2 ? 2 : 0);
+    }
     if (id_name(f[0], "FID") && nf > 1 && id_name(f[1], "IID")) return 2;
     return id_name(f[0], "IID");
+}
+
+/* Checks the key fields of data row r against SNP r of the fileset. */
+static tg_status check_key(const char *path, int64_t ln, char **f, const tg_bed *bed, int64_t r,
+                           tg_error *err) {
+    const tg_snp *s = &bed->snps[r];
+    char pos[24];
+    snprintf(pos, sizeof pos, "%lld", (long long)s->pos);
+    const char *key[KEY_COLS] = {s->chrom, pos, s->id, s->a2, s->a1, s->a1};
+    for (int c = 0; c < KEY_COLS; c++)
+        if (strcmp(f[c], key[c]))
+            return tg_error_set(err, TG_ERR_FORMAT,
+                                "%s line %lld: %s '%s' but SNP %lld of %s.bim (%s) has %s %s "
+                                "(rows must follow the .bim order)", path, (long long)ln,
+                                key_names[c], f[c], (long long)r + 1, bed->prefix, s->id,
+                                key_names[c], key[c]);
+    return TG_OK;
 }
 
 /* Checks the ID fields of data row r against the fileset. */
 static tg_status check_ids(const char *path, int64_t ln, char **f, int nid, const tg_bed *bed,
                            int by_sample, int64_t r, tg_error *err) {
+    if (nid >= KEY_COLS) return check_key(path, ln, f, bed, r, err);
     const char *unit = by_sample ? "sample" : "SNP", *ext = by_sample ? "fam" : "bim";
     const char *id = by_sample ? bed->samples[r].iid : bed->snps[r].id, *idf = f[nid - 1];
     if (!strcmp(idf, id) && (nid < 2 || !strcmp(f[0], bed->samples[r].fid))) return TG_OK;
@@ -81,17 +115,17 @@ static tg_status read_values(tg_text *txt, const char *path, const tg_bed *bed, 
                              tg_values *t, tg_error *err) {
     const int64_t want = by_sample ? bed->n_samples : bed->n_snps;
     const char *unit = by_sample ? "sample" : "SNP";
-    char *f[TG_VALUES_MAX_COLS + 3];
+    char *f[MAX_FIELDS];
     char *line = tg_text_next_line(txt);
     if (!line) return tg_error_set(err, TG_ERR_FORMAT, "%s: empty file", path);
-    int nf = tg_text_split(line, f, TG_VALUES_MAX_COLS + 3), header = !is_number(f[0]);
+    int nf = tg_text_split(line, f, MAX_FIELDS), header = !is_number(f[0]);
     t->rows = want;
     tg_status st = read_header(path, txt->line_no, f, nf, header, by_sample, t, err);
     if (st) return st;
     if (!(t->v = tg_malloc((size_t)(want * t->k) * sizeof *t->v, err))) return TG_ERR_NOMEM;
     /* f holds the fields of the current line (the first one is split already) */
     int got = nf;
-    if (header && (line = tg_text_next_line(txt))) got = tg_text_split(line, f, TG_VALUES_MAX_COLS + 3);
+    if (header && (line = tg_text_next_line(txt))) got = tg_text_split(line, f, MAX_FIELDS);
     int64_t r = 0;
     for (; line; r++) {
         const int64_t ln = txt->line_no;
@@ -105,7 +139,7 @@ static tg_status read_values(tg_text *txt, const char *path, const tg_bed *bed, 
         if ((t->nid && (st = check_ids(path, ln, f, t->nid, bed, by_sample, r, err))) ||
             (st = read_row(path, ln, f, t, r, err)))
             return st;
-        if ((line = tg_text_next_line(txt))) got = tg_text_split(line, f, TG_VALUES_MAX_COLS + 3);
+        if ((line = tg_text_next_line(txt))) got = tg_text_split(line, f, MAX_FIELDS);
     }
     if (r != want)
         return tg_error_set(err, TG_ERR_FORMAT,

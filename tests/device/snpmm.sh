@@ -23,7 +23,7 @@ run() { # run OUT WORKER_OPTIONS... (the matrix options are $args)
 for prec in fp64 fp32; do
     for dir in zl ztl; do
         args="--matrix L.tsv" cols=3- tol=1e-12
-        [ $dir = ztl ] && args="--matrix Lt.tsv --transpose" cols=2-
+        [ $dir = ztl ] && args="--matrix Lt.tsv --transpose" cols=7-
         [ $prec = fp32 ] && args="$args --float" tol=1e-3
         if run cpu --ngpu 0 && run gpu --ncpu 0 --ngpu 1; then
             msg=$(agree <(cut -f$cols gpu.snpmm.tsv) <(cut -f$cols cpu.snpmm.tsv) $tol)
