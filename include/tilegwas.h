@@ -497,9 +497,12 @@ int tg_runtime_nranks(void);
 /** The process grid P × Q of matrices created with p = q = 0: the runtime's (tg_runtime_opts),
  * or before it starts the squarest with P ≥ Q (1 × 1 with one rank). */
 void tg_runtime_grid(int *p, int *q);
-/** Collective, before tg_runtime_start(): the lowest rank whose @p value differs from rank
- * 0's, or −1 when every rank has the same (always −1 with one rank). */
-int tg_runtime_differing_rank(uint64_t value);
+/** Collective, before tg_runtime_start(): every rank's @p n values @p mine gathered into @p all
+ * on every rank (nranks·n entries, rank r's from all[r·n]; with one rank a copy of @p mine),
+ * and the lowest rank whose values differ from rank 0's, or −1 when every rank has the same
+ * (always −1 with one rank). The ranks' check that they run the same command on the same
+ * inputs (tilegwas's main, then each command's inputs). */
+int tg_runtime_differing_rank(const uint64_t *mine, int n, uint64_t *all);
 /** Ends every rank at once, with exit status @p code: MPI_Abort with several ranks (for a
  * failure on one rank while the others may wait for it in a collective), exit() with one. */
 void tg_runtime_abort(int code) __attribute__((noreturn));
