@@ -47,6 +47,11 @@ char *tg_strdup(const char *s, tg_error *err);
  * telling argument lists or files apart, not a checksum against tampering. */
 #define TG_HASH_INIT 0xcbf29ce484222325ULL
 uint64_t tg_hash(uint64_t h, const void *p, size_t n);
+/** The size in bytes and a 64-bit hash of the content of the file @p path, read through a
+ * mapping and hashed on every CPU (several GB/s), to tell copies of a file apart (not against
+ * tampering). A file that is not a regular one (a pipe, which cannot be read twice) gets size
+ * −1 and hash 0. TG_ERR_IO naming the file when it cannot be opened or mapped. */
+tg_status tg_file_hash(const char *path, int64_t *bytes, uint64_t *hash, tg_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
 /** @name Precisions */
@@ -140,6 +145,14 @@ tg_status tg_bed_open(const char *prefix, tg_bed *bed, tg_error *err);
 tg_status tg_snp_set_read(const char *path, const tg_bed *bed, int64_t **set, int64_t *n,
                           tg_error *err);
 void tg_bed_close(tg_bed *bed);
+/** Hashes of what a fileset holds, whatever format it was read from, to tell two copies apart
+ * (not against tampering): its variant rows (chromosome, ID, cM, position, A1, A2), its sample
+ * rows (FID, IID, parents, sex, phenotype) and its genotype bytes, these on every CPU at
+ * several GB/s. */
+typedef struct {
+    uint64_t snps, samples, geno;
+} tg_bed_hashes;
+void tg_bed_hash(const tg_bed *bed, tg_bed_hashes *h);
 
 /** Decodes samples [i0, i0+ni) × SNPs [j0, j0+nj) into column-major @p out (sample i of SNP j
  * at out[(i-i0) + (j-j0)·ld]): the count of A1 alleles 0/1/2, TG_GENO_MISSING when missing.
@@ -502,9 +515,12 @@ int tg_runtime_nranks(void);
 /** The process grid P × Q of matrices created with p = q = 0: the runtime's (tg_runtime_opts),
  * or before it starts the squarest with P ≥ Q (1 × 1 with one rank). */
 void tg_runtime_grid(int *p, int *q);
-/** Collective, before tg_runtime_start(): the lowest rank whose @p value differs from rank
- * 0's, or −1 when every rank has the same (always −1 with one rank). */
-int tg_runtime_differing_rank(uint64_t value);
+/** Collective, before tg_runtime_start(): every rank's @p n values @p mine gathered into @p all
+ * on every rank (nranks·n entries, rank r's from all[r·n]; with one rank a copy of @p mine),
+ * and the lowest rank whose values differ from rank 0's, or −1 when every rank has the same
+ * (always −1 with one rank). The ranks' check that they run the same command on the same
+ * inputs (tilegwas's main, then each command's inputs). */
+int tg_runtime_differing_rank(const uint64_t *mine, int n, uint64_t *all);
 /** Ends every rank at once, with exit status @p code: MPI_Abort with several ranks (for a
  * failure on one rank while the others may wait for it in a collective), exit() with one. */
 void tg_runtime_abort(int code) __attribute__((noreturn));

@@ -143,6 +143,18 @@ tg_status tg_cli_input_open(const tg_cli_common *c, tg_log *log, tg_bed *bed, tg
 tg_status tg_cli_test_open(const tg_cli_common *c, tg_log *log, const char *path,
                            const tg_bed *train, tg_bed *test, tg_error *err);
 
+/** With several MPI ranks, after reading the inputs and before the first collective of the work
+ * (collective itself; nothing with one rank): every rank hashes what it read, the fileset
+ * @p bed as the work sees it (after selection and QC: variant rows, sample rows, genotype
+ * bytes), the test fileset @p test of --test-bfile @p test_path (NULL: none), the files of
+ * @p c's selection flags and @p files[0..nfiles) (NULL entries: options not given), and the
+ * ranks compare the sizes and hashes in one collective (tg_runtime_differing_rank). Returns 0
+ * when every rank read the same (logged); else rank 0 has printed and logged one line naming
+ * the ranks and the first input that differs, and every rank gets exit status 2. */
+int tg_cli_ranks_agree(const char *cmd, tg_log *log, const tg_cli_common *c, const tg_bed *bed,
+                       const char *test_path, const tg_bed *test, const char *const *files,
+                       int nfiles);
+
 /** Help text of the common options. */
 #define TG_CLI_COMMON_HELP                                                                       \
     "  --out PREFIX     output prefix (default: tilegwas)\n"                                    \

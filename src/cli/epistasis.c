@@ -207,8 +207,13 @@ int tg_cmd_epistasis(int argc, char **argv) {
     if ((st = tg_cli_input_open(&o.c, log, &bed, &err)) ||
         !(cls = tg_malloc((size_t)bed.n_samples + 1, &err)) ||
         (st = tg_epi_classes_bed(&bed, o.pheno, o.pheno_name, cls, &err)) ||
-        (o.set && (st = tg_snp_set_read(o.set, &bed, &set, &o.e.nset, &err))) ||
-        (st = tg_runtime_start(&o.c.rt, &err))) {
+        (o.set && (st = tg_snp_set_read(o.set, &bed, &set, &o.e.nset, &err)))) {
+        rc = tg_cli_fail("epistasis", log, &err);
+        goto cleanup;
+    }
+    const char *files[] = {o.pheno, o.set};
+    if ((rc = tg_cli_ranks_agree("epistasis", log, &o.c, &bed, NULL, NULL, files, 2))) goto cleanup;
+    if ((st = tg_runtime_start(&o.c.rt, &err))) {
         rc = tg_cli_fail("epistasis", log, &err);
         goto cleanup;
     }

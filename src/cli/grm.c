@@ -64,6 +64,10 @@ static int run(int cov, int bin, const tg_cli_common *c, tg_log *log) {
     int rc;
     tg_status st = tg_cli_input_open(c, log, &bed, &err);
     if (st) return tg_cli_fail("grm", log, &err);
+    if ((rc = tg_cli_ranks_agree("grm", log, c, &bed, NULL, NULL, NULL, 0))) {
+        tg_bed_close(&bed);
+        return rc;
+    }
     const int64_t n = bed.n_samples;
     const int root = tg_runtime_rank() == 0; /* holds K and writes it */
     if (root && ((double)n * (double)n * sizeof *k > (double)SIZE_MAX ||

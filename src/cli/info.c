@@ -53,6 +53,11 @@ static int info_input(const tg_cli_common *c, const char *pheno) {
     tg_error err = {0};
     tg_bed bed;
     if (tg_cli_input_open(c, NULL, &bed, &err)) return tg_cli_fail("info", NULL, &err);
+    int rc = tg_cli_ranks_agree("info", NULL, c, &bed, NULL, NULL, &pheno, 1);
+    if (rc) {
+        tg_bed_close(&bed);
+        return rc;
+    }
     tg_snp_stats *st = tg_malloc((size_t)bed.n_snps * sizeof *st, &err);
     double *maf = st ? tg_malloc((size_t)bed.n_snps * sizeof *maf, &err) : NULL;
     if (!maf) {
@@ -115,7 +120,7 @@ static int info_input(const tg_cli_common *c, const char *pheno) {
     else
         printf("fam_pheno\tnone\n");
     printf("fam_pheno_missing\t%lld\n", (long long)pheno_missing);
-    int rc = pheno && info_pheno(pheno, &bed, &err) ? tg_cli_fail("info", NULL, &err) : 0;
+    rc = pheno && info_pheno(pheno, &bed, &err) ? tg_cli_fail("info", NULL, &err) : 0;
     free(maf);
     free(st);
     tg_bed_close(&bed);

@@ -250,6 +250,14 @@ int krr_run(const krr_opts *o, tg_log *log) {
         free_data(&d);
         return rc;
     }
+    /* --load-model runs on one rank only (krr.c): with several, the training fileset is d.bed */
+    const char *files[] = {o->pheno, o->covar, o->test_pheno, o->test_covar};
+    int differ = tg_cli_ranks_agree("krr", log, &o->c, &d.bed, o->test_bfile,
+                                    o->test_bfile ? &d.test : NULL, files, 4);
+    if (differ) {
+        free_data(&d);
+        return differ;
+    }
     /* the factorisation's CPU workers never got a task on the H100 node, and slowed it; more
      * GPUs than one made it slower (tg_cli_log_runtime says so) */
     tg_runtime_opts ro = o->c.rt;

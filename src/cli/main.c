@@ -41,7 +41,8 @@ static uint64_t args_hash(int argc, char **argv) {
 /* Under mpiexec every rank runs main: ranks started with other arguments would run other work
  * and wait for each other forever. Every rank learns which one differs; that one says so. */
 static int same_args(int argc, char **argv) {
-    int bad = tg_runtime_differing_rank(args_hash(argc, argv));
+    uint64_t mine = args_hash(argc, argv), all[tg_runtime_nranks()];
+    int bad = tg_runtime_differing_rank(&mine, 1, all);
     if (bad < 0) return 1;
     tg_error err;
     tg_error_set(&err, TG_ERR_ARG,

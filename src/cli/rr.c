@@ -216,6 +216,10 @@ static int run(const rr_opts *o, rr_data *d, tg_log *log) {
     tg_rr_result r = {0};
     tg_status st = rr_load(o, d, log, &err);
     if (st) return tg_cli_fail("rr", log, &err);
+    const char *files[] = {o->pheno, o->covar, o->test_covar};
+    int rc = tg_cli_ranks_agree("rr", log, &o->c, &d->bed, o->test_bfile,
+                                o->test_bfile ? &d->test : NULL, files, 3);
+    if (rc) return rc;
     /* the tile Cholesky's CPU workers never got a task on the H100 node, and slowed it; the
      * genotype products of CG share the work */
     tg_runtime_opts ro = o->c.rt;
@@ -232,7 +236,6 @@ static int run(const rr_opts *o, rr_data *d, tg_log *log) {
      * except numerical failures, which every rank reaches alike: CG's (not converged,
      * breakdown) at the same iteration, its sums having the same bits everywhere, and the tile
      * Cholesky's (not SPD), whose info is summed over the ranks */
-    int rc = 0;
     if (st == TG_ERR_NUMERIC)
         rc = tg_cli_fail_alike("rr", log, &err);
     else if (st)

@@ -139,6 +139,8 @@ int tg_cmd_snpmm(int argc, char **argv) {
     if ((st = tg_values_read(o.matrix, &bed, o.transpose, &mx, &err))) goto fail;
     tg_log_printf(log, "%s: %d column%s%s (%.2f s)", o.matrix, mx.k, mx.k == 1 ? "" : "s",
                   mx.nid ? ", IDs checked" : "", tg_now() - t);
+    if ((rc = tg_cli_ranks_agree("snpmm", log, &o.c, &bed, NULL, NULL, &o.matrix, 1)))
+        goto cleanup;
     t = tg_now();
     if ((st = tg_geno_from_bed(&bed, o.scale, &g, &err))) goto fail;
     int64_t first, rows;

@@ -155,6 +155,19 @@ void tg_geno_counts_free(tg_geno_counts *c) {
     memset(c, 0, sizeof *c);
 }
 
+/* Counts summed over the ranks are those of every selected row: 0 ≤ a1 ≤ 2·obs ≤ 2n. Ranks that
+ * summed different things (other inputs: the CLI checks them first, tg_cli_ranks_agree; a
+ * library caller may not) would give any values, and 64-bit sums of them overflow below. */
+static tg_status check_sums(const tg_geno_source *s, const tg_geno_counts *c, tg_error *err) {
+    for (int64_t j = 0; j < s->m; j++)
+        if (c->obs[j] < 0 || c->obs[j] > s->n || c->a1[j] < 0 || c->a1[j] > 2 * c->obs[j])
+            return tg_error_set(err, TG_ERR_ARG, "%s: SNP %lld has %lld calls and %lld A1 alleles "
+                                "summed over the ranks, for %lld samples: the ranks did not read "
+                                "the same genotypes", s->what, (long long)j + 1,
+                                (long long)c->obs[j], (long long)c->a1[j], (long long)s->n);
+    return TG_OK;
+}
+
 tg_status tg_geno_pass(const tg_geno_source *s, const tg_geno_range *ranges, int nranges,
                        int collective, const double *freq, const tg_geno_encoder *enc,
                        tg_geno_counts *c, tg_error *err) {
@@ -178,7 +191,10 @@ tg_status tg_geno_pass(const tg_geno_source *s, const tg_geno_range *ranges, int
     jb.set_freq = !freq && !split;
     jb.enc = split ? NULL : enc;
     tg_status st = run(&jb, err);
-    if (!st && collective) tg_runtime_sum_int64(c->obs, 2 * m);
+    if (!st && collective) {
+        tg_runtime_sum_int64(c->obs, 2 * m);
+        st = check_sums(s, c, err);
+    }
     for (int64_t j = 0; !st && split && j < m; j++) c->freq[j] = tg_a1_freq(c->a1[j], c->obs[j]);
     if (!st && split && enc) {
         jb.count = jb.set_freq = 0;

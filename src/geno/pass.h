@@ -38,7 +38,9 @@ typedef struct {
  * @p freq, the rows are read twice (the counts first, the encodings once the sums are known).
  * @p freq (may be NULL): frequencies given (a test cohort's are its training cohort's), used
  * instead of the counted ones.
- * A value other than 0, 1, 2 and TG_GENO_MISSING is TG_ERR_ARG naming the sample and SNP. */
+ * A value other than 0, 1, 2 and TG_GENO_MISSING is TG_ERR_ARG naming the sample and SNP; so
+ * are summed counts that no n rows can give (0 ≤ A1 ≤ 2·calls ≤ 2n): ranks that read other
+ * genotypes, on some ranks only (the caller must then end every rank). */
 tg_status tg_geno_pass(const tg_geno_source *s, const tg_geno_range *ranges, int nranges,
                        int collective, const double *freq, const tg_geno_encoder *enc,
                        tg_geno_counts *c, tg_error *err);

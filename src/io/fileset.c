@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/hash.h"
 #include "base/parallel.h"
 
 /* The pool's strings come in chunks of at least this many bytes, so that a million IDs cost a
@@ -340,6 +341,27 @@ void tg_input_note(tg_input_report *rep, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(rep->notes[rep->nnotes++], sizeof rep->notes[0], fmt, ap);
     va_end(ap);
+}
+
+/* A string with its NUL, so that "ab" "c" and "a" "bc" differ. */
+static uint64_t hash_str(uint64_t h, const char *s) { return tg_fnv1a(h, s, strlen(s) + 1); }
+
+void tg_bed_hash(const tg_bed *b, tg_bed_hashes *h) {
+    h->snps = h->samples = TG_FNV1A_INIT;
+    for (int64_t j = 0; j < b->n_snps; j++) {
+        const tg_snp *s = &b->snps[j];
+        h->snps = hash_str(hash_str(h->snps, s->chrom), s->id);
+        h->snps = tg_fnv1a(tg_fnv1a(h->snps, &s->cm, sizeof s->cm), &s->pos, sizeof s->pos);
+        h->snps = hash_str(hash_str(h->snps, s->a1), s->a2);
+    }
+    for (int64_t i = 0; i < b->n_samples; i++) {
+        const tg_sample *s = &b->samples[i];
+        h->samples = hash_str(hash_str(h->samples, s->fid), s->iid);
+        h->samples = hash_str(hash_str(h->samples, s->father), s->mother);
+        h->samples = tg_fnv1a(h->samples, &s->sex, sizeof s->sex);
+        h->samples = tg_fnv1a(h->samples, &s->pheno, sizeof s->pheno);
+    }
+    h->geno = tg_hash_bulk(TG_FNV1A_INIT, b->geno, (size_t)b->n_snps * b->bytes_per_snp);
 }
 
 void tg_fileset_free(tg_bed *b) {

@@ -78,20 +78,17 @@ tg_status tg_runtime_init_mpi(tg_error *err) {
     return TG_OK;
 }
 
-int tg_runtime_differing_rank(uint64_t value) {
-    int first = -1;
+int tg_runtime_differing_rank(const uint64_t *mine, int n, uint64_t *all) {
+    memcpy(all, mine, (size_t)n * sizeof *mine);
 #ifdef TG_USE_MPI
     if (rt.nranks > 1) {
-        uint64_t root = value;
-        MPI_Bcast(&root, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-        int mine = root == value ? rt.nranks : rt.rank;
-        MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-        if (first == rt.nranks) first = -1;
+        /* every rank gets every rank's values, so that each can tell which differ and how */
+        MPI_Allgather(mine, n, MPI_UINT64_T, all, n, MPI_UINT64_T, MPI_COMM_WORLD);
+        for (int r = 1; r < rt.nranks; r++)
+            if (memcmp(all + (size_t)r * (size_t)n, all, (size_t)n * sizeof *all)) return r;
     }
-#else
-    (void)value;
 #endif
-    return first;
+    return -1;
 }
 
 void tg_runtime_abort(int code) {
