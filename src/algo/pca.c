@@ -1,4 +1,4 @@
-/* Principal components (pca.h): the top k eigenpairs of K = Z·Zᵀ/m, Z the scaled genotypes.
+/* Principal components (tg_pca, tilegwas.h): the top k eigenpairs of K = Z·Zᵀ/m, Z the scaled genotypes.
  *
  * Exact: K formed by tg_grm (the one call that forms it), then LAPACK dsyevr for eigenpairs
  * n−k+1..n; what plink2 --pca does (its ExtractEigvecs is dsyevr too), n² doubles of memory.
@@ -18,8 +18,6 @@
  * the small Gram and projected matrices are summed over the ranks (tg_runtime_sum: the same bits
  * everywhere), so every rank takes the same decisions and the same small eigenproblems; rank 0
  * gathers the eigenvectors. */
-#include "algo/pca.h"
-
 #include <cblas.h>
 #include <lapacke.h>
 #include <math.h>
@@ -29,7 +27,9 @@
 #include "algo/cg.h"
 #include "base/rng.h"
 #include "io/out.h"
+#include "io/select.h"
 #include "runtime/runtime.h"
+#include "tilegwas.h"
 
 tg_pca_opts tg_pca_defaults(void) {
     return (tg_pca_opts){.k = 10, .mode = TG_PCA_AUTO, .seed = 1, .tol = 1e-6, .max_blocks = 24};
@@ -286,6 +286,28 @@ done:
     free(s.T);
     free(s.W);
     free(s.Q);
+    return st;
+}
+
+tg_status tg_pca_geno(const tg_bed *bed, tg_geno **out, int64_t *dropped, tg_error *err) {
+    tg_geno_source *src = NULL;
+    int64_t *keep = tg_malloc((size_t)(bed->n_snps ? bed->n_snps : 1) * sizeof *keep, err), m = 0;
+    if (!keep) return TG_ERR_NOMEM;
+    for (int64_t j = 0; j < bed->n_snps; j++) {
+        int code = tg_chrom_code(bed->snps[j].chrom);
+        if (code >= 1 && code <= 22) keep[m++] = j;
+    }
+    *dropped = bed->n_snps - m;
+    tg_status st = TG_OK;
+    if (!m)
+        st = tg_error_set(err, TG_ERR_ARG, "%s: none of the %lld variants is on an autosome "
+                          "(chromosomes 1-22): PCA uses autosomes only, as plink2 --pca does",
+                          bed->prefix, (long long)bed->n_snps);
+    if (!st) st = tg_geno_source_bed(bed, &src, err);
+    if (!st) st = tg_geno_source_select(src, NULL, bed->n_samples, keep, m, err);
+    if (!st) st = tg_geno_from_source(src, 1, out, err);
+    tg_geno_source_free(src);
+    free(keep);
     return st;
 }
 

@@ -3,9 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algo/pca.h"
 #include "cli/cli.h"
-#include "io/select.h"
 
 static const char *help =
     "usage: tilegwas pca (--bfile|--pfile PREFIX | --vcf|--bcf FILE) [--pca [K] [approx]]\n"
@@ -72,31 +70,6 @@ static tg_status write_outputs(const char *prefix, const tg_bed *bed, int k, con
     return st;
 }
 
-/* The autosomal SNPs of @p bed (plink2 --pca leaves the others out) into @p g. */
-static tg_status autosomal_geno(const tg_bed *bed, tg_log *log, tg_geno **g, tg_error *err) {
-    tg_geno_source *src = NULL;
-    int64_t *keep = tg_malloc((size_t)(bed->n_snps ? bed->n_snps : 1) * sizeof *keep, err), m = 0;
-    if (!keep) return TG_ERR_NOMEM;
-    for (int64_t j = 0; j < bed->n_snps; j++) {
-        int code = tg_chrom_code(bed->snps[j].chrom);
-        if (code >= 1 && code <= 22) keep[m++] = j;
-    }
-    tg_status st = TG_OK;
-    if (!m)
-        st = tg_error_set(err, TG_ERR_ARG, "%s: none of the %lld variants is on an autosome "
-                          "(chromosomes 1-22): PCA uses autosomes only, as plink2 --pca does",
-                          bed->prefix, (long long)bed->n_snps);
-    else if (m < bed->n_snps)
-        tg_log_printf(log, "%lld variants not on chromosomes 1-22 left out (as plink2 --pca "
-                      "does); %lld left", (long long)(bed->n_snps - m), (long long)m);
-    if (!st) st = tg_geno_source_bed(bed, &src, err);
-    if (!st) st = tg_geno_source_select(src, NULL, bed->n_samples, keep, m, err);
-    if (!st) st = tg_geno_from_source(src, 1, g, err);
-    tg_geno_source_free(src);
-    free(keep);
-    return st;
-}
-
 static int run(const tg_pca_opts *po, const tg_cli_common *c, tg_log *log) {
     tg_error err = {0};
     tg_bed bed = {0};
@@ -130,7 +103,11 @@ static int run(const tg_pca_opts *po, const tg_cli_common *c, tg_log *log) {
     tg_cli_trace_start(c);
     tg_cli_progress_on(c);
     tg_cli_log_runtime(log, &c->rt);
-    if ((st = autosomal_geno(&bed, log, &geno, &err))) goto done;
+    int64_t dropped;
+    if ((st = tg_pca_geno(&bed, &geno, &dropped, &err))) goto done;
+    if (dropped)
+        tg_log_printf(log, "%lld variants not on chromosomes 1-22 left out (as plink2 --pca "
+                      "does); %lld left", (long long)dropped, (long long)tg_geno_m(geno));
     if (tg_geno_excluded(geno) == tg_geno_m(geno)) {
         st = tg_error_set(&err, TG_ERR_ARG, "%s: every one of the %lld autosomal variants is "
                           "monomorphic or all-missing: no PC to find", bed.prefix,
