@@ -1030,11 +1030,14 @@ typedef struct {
  * (TG_ERR_ARG with several). */
 tg_status tg_cholesky(tg_matrix *A, const tg_chol_opts *o, tg_chol_report *r, tg_error *err);
 
-/** Writes a precision map @p map (nt × nt, column-major, as tg_chol_opts.map_out) to @p path:
- * with @p png a heat map of ⌊256/nt⌋ (at least 1) pixels per tile, tile (0, 0) top left (fp64
- * dark red, fp32 orange, fp16 light blue, fp8 dark blue, upper triangle white; the KRR paper's
- * Fig. 4); otherwise TSV lines (tile row, tile column, precision) of the lower tiles. */
-tg_status tg_precmap_write(const char *path, int png, const tg_prec *map, int nt, tg_error *err);
+/** Writes a precision map @p map (nt × nt, column-major, as tg_chol_opts.map_out) of an n × n
+ * matrix in tiles of @p nb to @p path: with @p png a heat map of ⌊256/nt⌋ (at least 1) pixels
+ * per tile, tile (0, 0) top left (fp64 dark red, fp32 light red, fp16 light blue, fp8 dark
+ * blue, upper triangle white; the KRR paper's Fig. 4), axes above and left in tiles and
+ * samples, a legend on the right; otherwise TSV lines (tile row, tile column, precision) of the
+ * lower tiles. */
+tg_status tg_precmap_write(const char *path, int png, const tg_prec *map, int nt, int64_t nb,
+                           int64_t n, tg_error *err);
 
 /** Solves L·Lᵀ·W = B in place for every column of @p B (TG_GENERAL, n × nrhs, the row tiling of
  * @p L, every tile FP64 or every tile FP32: the precision the solve runs in), L from
