@@ -93,7 +93,7 @@ static void chart(tg_image *img, tg_rng *r) {
 static void pictures(const char *dir, tg_rng *r) {
     char path[512];
     tg_error err = {0};
-    long bytes;
+    long bytes = 0;
     tg_image img;
     /* a chart, then the same size of noise, then odd sizes (one pixel; rows of one stored
      * block's length) */
