@@ -1,4 +1,5 @@
-/* Principal components (tg_pca, tilegwas.h): the top k eigenpairs of K = Z·Zᵀ/m, Z the scaled genotypes.
+/* Principal components (tg_pca, tilegwas.h): the top k eigenpairs of K = Z·Zᵀ/m, Z the scaled
+ * genotypes.
  *
  * Exact: K formed by tg_grm (the one call that forms it), then LAPACK dsyevr for eigenpairs
  * n−k+1..n; what plink2 --pca does (its ExtractEigvecs is dsyevr too), n² doubles of memory.
