@@ -123,6 +123,18 @@ report $? "approx: noise eigenvalues 3-6 within $e6 of exact, plink2 --pca appro
 grep -q "^approximate PCA (--pca approx): block Krylov" a.log
 report $? "the log names the approximation: $(grep -m1 '^approximate' a.log)" a.log
 
+# few SNPs (19 polymorphic autosomal ones: K has rank 19 < the 26 columns of two blocks at
+# --pca 3): the second block's columns that K·Y cannot fill are replaced by random ones, and the
+# basis then spans K's range, so approx equals exact (and plink2) to the printed digits
+pops few 150 40 8 0
+"$TG_BIN" pca --quiet --bfile few --pca 3 approx --out fa 2>fa.err
+rc=$?
+p2 --bfile few --pca 3 meanimpute --out pfew
+[ $rc -eq 0 ] && same_pcs fa.eigenvec pfew.eigenvec 3 >fa.diff &&
+    le "$(eigdiff fa.eigenval pfew.eigenval 1 3)" 1e-5 && grep -q "^approximate PCA" fa.log
+report $? "rank 19 < basis: approx = plink2 to 6 digits ($(grep -o '[0-9]* blocks of [0-9]*' \
+    fa.log), residual $(grep -o 'top 3: [^ ]*' fa.log))" fa.err fa.diff
+
 # a .psam without family IDs: plink2's header and lines start with IID
 p2 --bfile s --make-pgen --out s2
 cut -f2- s2.psam | sed '1s/^/#/' >s2.tmp && mv s2.tmp s2.psam

@@ -149,15 +149,20 @@ static int orth_pass(krylov *s, double *y, int c0, int check) {
 }
 
 /* The block at basis column c0 orthonormal to the columns before it and within itself;
- * dependent columns are replaced by random ones (the basis stays a valid subspace). */
-static void orthonormalise(krylov *s, int c0) {
+ * dependent columns are replaced by random ones (the basis stays a valid subspace). A block
+ * that random columns cannot complete (not seen; c0 + b ≤ n always) is an error, not a
+ * basis that is not one. */
+static tg_status orthonormalise(krylov *s, int c0, tg_error *err) {
     double *y = s->Q + (int64_t)c0 * s->nl;
     for (int tries = 0; tries < 4 * s->b + 8; tries++) {
         int j = orth_pass(s, y, c0, 1);
         if (j < 0) j = orth_pass(s, y, c0, 0); /* the second pass: orthogonal to rounding */
-        if (j < 0) return;
+        if (j < 0) return TG_OK;
         random_column(s, y, j);
     }
+    return tg_error_set(err, TG_ERR_NUMERIC, "approximate PCA: no orthonormal block %d of %d "
+                        "columns found after %d random restarts", c0 / s->b + 1, s->b,
+                        4 * s->b + 8);
 }
 
 /* W[:, c0 : c0 + b] = K·Q[:, c0 : c0 + b]: Zᵀ·Y summed over the ranks, Z·(that) on this
@@ -251,9 +256,9 @@ static tg_status pca_approx(tg_geno *g, const tg_pca_opts *o, double *vec, doubl
             memcpy(s.Q + (int64_t)c * s.nl, s.W + (int64_t)(c - s.b) * s.nl,
                    (size_t)s.nl * (size_t)s.b * sizeof *s.Q);
         }
-        orthonormalise(&s, c);
+        st = orthonormalise(&s, c, err);
         t_dense += tg_now() - t0;
-        if ((st = apply_k(&s, c, err))) break;
+        if (st || (st = apply_k(&s, c, err))) break;
         t0 = tg_now();
         c += s.b;
         /* the new columns of H = QᵀW: rows 0..c of the block's columns (the upper triangle) */

@@ -8,21 +8,24 @@
 static const char *help =
     "usage: tilegwas pca (--bfile|--pfile PREFIX | --vcf|--bcf FILE) [--pca [K] [approx]]\n"
     "                    --out PREFIX [options]\n"
-    "The top K principal components of the samples: eigenvectors and eigenvalues of\n"
-    "K = Z Z' / m, Z the genotypes centred by 2p (p the A1 frequency over non-missing calls)\n"
-    "and divided by sqrt(2p(1-p)), missing calls mean-imputed, over the autosomal SNPs (m of\n"
-    "them, monomorphic ones counted) as plink2 --pca computes them (variants on other\n"
-    "chromosomes are left out, as plink2 leaves them out).\n"
+    "The top K principal components of the samples: eigenvectors and eigenvalues of the\n"
+    "relationship matrix G = Z Z' / m, Z the genotypes centred by 2p (p the A1 frequency over\n"
+    "non-missing calls) and divided by sqrt(2p(1-p)), missing calls mean-imputed, over the\n"
+    "SNPs on chromosomes 1-22 (m of them, monomorphic ones counted; the others are left out,\n"
+    "as plink2 leaves them out). This is plink2 --pca meanimpute (and --pca approx); plink2's\n"
+    "default exact --pca divides each pair by the SNPs both samples have called instead,\n"
+    "which is the same without missing calls.\n"
     "Outputs (plink2's layout): PREFIX.eigenvec, a header '#FID IID PC1 ... PCK' ('#IID ...'\n"
     "for a .psam or VCF without family IDs) and a line per sample of its unit-length\n"
     "eigenvector entries; PREFIX.eigenval, one eigenvalue per line, largest first; 6\n"
     "significant digits as plink2 prints them. PCs have an arbitrary sign. PREFIX.log.\n\n"
     "options:\n"
-    "  --pca [K] [approx]  K PCs (default 10). Exact (K formed, then LAPACK dsyevr) up to\n"
+    "  --pca [K] [approx]  K PCs (default 10). Exact (G formed, then LAPACK dsyevr) up to\n"
     "                   5000 samples, approximate above, or always with 'approx' (plink2's\n"
-    "                   word): randomized block Krylov on the genotype products, K never\n"
-    "                   formed, run until every top-K residual |Kv - lv| is below 1e-6 l1\n"
-    "                   (the log gives it); 'exact' (tilegwas's word) forms K at any size\n"
+    "                   word): randomized block Krylov on the genotype products, G never\n"
+    "                   formed, run until every top-K residual |Gv - lv| is below 1e-6 l1\n"
+    "                   (the log gives it); 'exact' (tilegwas's word) forms G at any size;\n"
+    "                   'meanimpute' (plink2's) is accepted: both modes impute by the mean\n"
     "  --seed S         approx: seed of the random start (default 1)\n"
     "  --help           this text\n" TG_CLI_INPUT_HELP TG_CLI_COMMON_HELP;
 
@@ -125,7 +128,7 @@ static int run(const tg_pca_opts *po, const tg_cli_common *c, tg_log *log) {
     if (rep.approx)
         tg_log_printf(log, "approximate PCA (%s): block Krylov, %d blocks of %d columns, %lld "
                       "genotype products (%.3f s), dense algebra %.3f s; largest residual "
-                      "|Kv - lv| / l1 of the top %d: %.3g%s", po->mode == TG_PCA_APPROX ?
+                      "|Gv - lv| / l1 of the top %d: %.3g%s", po->mode == TG_PCA_APPROX ?
                       "--pca approx" : "more than 5000 samples", rep.blocks, rep.block,
                       (long long)rep.products, rep.seconds_products, rep.seconds_dense, po->k,
                       rep.residual, rep.converged ? "" : " (above the 1e-6 aimed at: the "
@@ -162,9 +165,9 @@ static tg_status pca_words(char **argv, int argc, tg_pca_opts *po, tg_error *err
             if (st) return st;
             po->k = (int)k;
         } else
-            return tg_error_set(err, TG_ERR_ARG, "--pca '%s': expected a PC count, 'approx' or "
-                                "'exact' (plink2's other modifiers, such as variant weights, "
-                                "are not supported)", w);
+            return tg_error_set(err, TG_ERR_ARG, "--pca '%s': expected a PC count, 'approx', "
+                                "'exact' or 'meanimpute' (plink2's other modifiers, such as "
+                                "variant weights, are not supported)", w);
     }
     return TG_OK;
 }
