@@ -7,6 +7,7 @@
 # differ, as the user guide says), and without missing calls the two are the same (checked).
 # - exact mode (n ≤ 5000): every PC and eigenvalue equals plink2's to its 6 printed digits, up
 #   to each PC's sign; the header and ID columns are plink2's byte for byte.
+# Two MPI ranks give one rank's results (when the build has MPI).
 # - approx mode (--pca approx): the structured PCs correlate with plink2's exact ones at
 #   |r| ≥ 0.9999, and every eigenvalue agrees to 1e-5 relative (Ritz values converged to a
 #   residual of 1e-6·λ₁ err by about its square over the gap). The noise PCs' vectors are not
@@ -134,6 +135,21 @@ p2 --bfile few --pca 3 meanimpute --out pfew
     le "$(eigdiff fa.eigenval pfew.eigenval 1 3)" 1e-5 && grep -q "^approximate PCA" fa.log
 report $? "rank 19 < basis: approx = plink2 to 6 digits ($(grep -o '[0-9]* blocks of [0-9]*' \
     fa.log), residual $(grep -o 'top 3: [^ ]*' fa.log))" fa.err fa.diff
+
+# two MPI ranks (with an MPI build and mpiexec): each rank holds its samples' rows; the files
+# are one rank's to the printed digits, up to sign, and rank 0 alone writes them
+if [ -n "${MPIEXEC:-}" ] && "$TG_BIN" info 2>/dev/null | grep -q '^mpi	yes'; then
+    for mode in exact:t approx:a; do
+        one=${mode#*:} mode=${mode%:*}
+        ranked 2 m$mode pca --quiet --bfile ../../s --pca 6 $mode --ncpu 1 --out o
+        rc=$?
+        [ $rc -eq 0 ] && same_pcs m$mode/rank0/o.eigenvec $one.eigenvec 6 >m$mode.diff &&
+            le "$(eigdiff m$mode/rank0/o.eigenval $one.eigenval 1 6)" 1e-5 &&
+            [ -z "$(ls m$mode/rank1)" ]
+        report $? "$mode on 2 ranks: one rank's PCs and eigenvalues, rank 1 wrote nothing" \
+            m$mode/err.txt m$mode.diff
+    done
+fi
 
 # a .psam without family IDs: plink2's header and lines start with IID
 p2 --bfile s --make-pgen --out s2
