@@ -1502,8 +1502,9 @@ typedef struct {
     int block, blocks; /**< approx: block width and blocks in the basis */
     int converged;     /**< approx: every one of the top k met tol (exact: 1) */
     double residual;   /**< approx: the largest ‖K·v − λ·v‖/λ₁ of the top k */
-    int64_t products;  /**< genotype products (calls of at most 64 columns) */
-    double seconds_products, seconds_dense;
+    int64_t products;  /**< approx: genotype products (calls of at most 64 columns) */
+    double seconds_products; /**< approx: the products; exact: forming K (tg_grm) */
+    double seconds_dense;    /**< the dense algebra: Krylov's, or dsyevr */
 } tg_pca_report;
 
 /** The genotype matrix plink2 --pca takes from @p bed: scaled (tg_geno_from_bed with scale),

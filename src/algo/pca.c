@@ -58,7 +58,6 @@ static tg_status pca_exact(tg_geno *g, int k, double *vec, double *val, tg_pca_r
                             (long long)n, (long long)n, 8e-9 * (double)n * (double)n);
     double t0 = tg_now();
     tg_status st = tg_grm(g, K, n, err);
-    rep->products = 2 * ((n + TG_CG_MAXK - 1) / TG_CG_MAXK);
     rep->seconds_products = tg_now() - t0;
     t0 = tg_now();
     if (!st && root) {

@@ -134,9 +134,8 @@ static int run(const tg_pca_opts *po, const tg_cli_common *c, tg_log *log) {
                       rep.residual, rep.converged ? "" : " (above the 1e-6 aimed at: the "
                       "basis reached its size limit; the trailing PCs are approximate)");
     else
-        tg_log_printf(log, "exact PCA: relationship matrix (%lld genotype products) %.3f s, "
-                      "LAPACK dsyevr %.3f s", (long long)rep.products, rep.seconds_products,
-                      rep.seconds_dense);
+        tg_log_printf(log, "exact PCA: relationship matrix %.3f s, LAPACK dsyevr %.3f s",
+                      rep.seconds_products, rep.seconds_dense);
     tg_log_printf(log, "PCA: %.3f s", tg_now() - t0);
     if (root && (st = write_outputs(c->out, &bed, po->k, vec, val, &err))) goto done;
     tg_log_printf(log, "wrote %s.eigenvec and %s.eigenval", c->out, c->out);
