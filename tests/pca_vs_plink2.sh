@@ -7,13 +7,14 @@
 # differ, as the user guide says), and without missing calls the two are the same (checked).
 # - exact mode (n ≤ 5000): every PC and eigenvalue equals plink2's to its 6 printed digits, up
 #   to each PC's sign; the header and ID columns are plink2's byte for byte.
-# Two MPI ranks give one rank's results (when the build has MPI).
 # - approx mode (--pca approx): the structured PCs correlate with plink2's exact ones at
-#   |r| ≥ 0.9999, and every eigenvalue agrees to 1e-5 relative (Ritz values converged to a
-#   residual of 1e-6·λ₁ err by about its square over the gap). The noise PCs' vectors are not
-#   compared: with gaps of ~1% between them, a 1e-6 residual moves them by ~1e-3. plink2's own
-#   approx (k + 1 unorthogonalised blocks) is looser on the noise eigenvalues: ours must be at
-#   least as close there.
+#   |r| ≥ 0.9999, and every eigenvalue agrees to 1e-5 relative (a Ritz value whose residual is
+#   r errs by about r² over the gap; the run stops at r ≤ 1e-6·λ₁). The noise PCs' vectors are
+#   not compared: with gaps of ~1% between them, a 1e-6 residual moves them by ~1e-3.
+#   plink2's own approx (k + 1 unorthogonalised blocks) is looser on the noise eigenvalues:
+#   ours must be at least as close there. On few SNPs (K's rank below the basis) approx is
+#   exact.
+# - two MPI ranks give one rank's results in both modes (when the build has MPI).
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/tap.sh"
 PLINK2=${PLINK2:-$(command -v plink2 || true)}
@@ -125,7 +126,7 @@ grep -q "^approximate PCA (--pca approx): block Krylov" a.log
 report $? "the log names the approximation: $(grep -m1 '^approximate' a.log)" a.log
 
 # few SNPs (19 polymorphic autosomal ones: K has rank 19 < the 26 columns of two blocks at
-# --pca 3): the second block's columns that K·Y cannot fill are replaced by random ones, and the
+# --pca 3): the third block's columns that K·Y cannot fill are replaced by random ones, and the
 # basis then spans K's range, so approx equals exact (and plink2) to the printed digits
 pops few 150 40 8 0
 "$TG_BIN" pca --quiet --bfile few --pca 3 approx --out fa 2>fa.err
