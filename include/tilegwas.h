@@ -1066,11 +1066,14 @@ typedef struct {
  * (TG_ERR_ARG with several). */
 tg_status tg_cholesky(tg_matrix *A, const tg_chol_opts *o, tg_chol_report *r, tg_error *err);
 
-/** Writes a precision map @p map (nt × nt, column-major, as tg_chol_opts.map_out) to @p path:
- * with @p png a heat map of ⌊256/nt⌋ (at least 1) pixels per tile, tile (0, 0) top left (fp64
- * dark red, fp32 orange, fp16 light blue, fp8 dark blue, upper triangle white; the KRR paper's
- * Fig. 4); otherwise TSV lines (tile row, tile column, precision) of the lower tiles. */
-tg_status tg_precmap_write(const char *path, int png, const tg_prec *map, int nt, tg_error *err);
+/** Writes a precision map @p map (nt × nt, column-major, as tg_chol_opts.map_out) of an n × n
+ * matrix in tiles of @p nb to @p path: with @p png a heat map of ⌊256/nt⌋ (at least 1) pixels
+ * per tile, tile (0, 0) top left (fp64 dark red, fp32 light red, fp16 light blue, fp8 dark
+ * blue, upper triangle white; the KRR paper's Fig. 4), axes above and left in tiles and
+ * samples, a legend on the right; otherwise TSV lines (tile row, tile column, precision) of the
+ * lower tiles. */
+tg_status tg_precmap_write(const char *path, int png, const tg_prec *map, int nt, int64_t nb,
+                           int64_t n, tg_error *err);
 
 /** Solves L·Lᵀ·W = B in place for every column of @p B (TG_GENERAL, n × nrhs, the row tiling of
  * @p L, every tile FP64 or every tile FP32: the precision the solve runs in), L from
@@ -1510,6 +1513,53 @@ tg_status tg_rr_check_test(const tg_bed *train, const tg_bed *test, tg_error *er
 tg_status tg_rr(const tg_bed *bed, int64_t nphen, const double *y, int64_t ldy,
                 const tg_bed *test, const tg_rr_opts *o, tg_rr_result *r, tg_error *err);
 void tg_rr_result_free(tg_rr_result *r);
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name Principal components (the pca command; src/algo/pca.c)
+ * The top eigenpairs of the standardised GRM K = Z·Zᵀ/m (tg_grm's), as plink2 --pca
+ * meanimpute computes them: exactly from K, or by block Krylov on the genotype products. */
+/** Samples above which TG_PCA_AUTO takes the approximation (plink2 recommends --pca approx
+ * only above 5000; forming K costs n²·m and 8·n² bytes). */
+#define TG_PCA_EXACT_MAX 5000
+
+typedef enum { TG_PCA_AUTO, TG_PCA_EXACT, TG_PCA_APPROX } tg_pca_mode;
+
+typedef struct {
+    int k;            /**< PCs wanted, 1 ≤ k ≤ n */
+    tg_pca_mode mode; /**< exact (K, then LAPACK dsyevr), approx, or by n (TG_PCA_EXACT_MAX) */
+    uint64_t seed;    /**< approx: the random start block */
+    double tol;       /**< approx: stop at ‖K·v − λ·v‖ ≤ tol·λ₁ for each of the top k */
+    int max_blocks;   /**< approx: at most this many Krylov blocks */
+} tg_pca_opts;
+
+/** k 10 (plink2's default count), TG_PCA_AUTO, seed 1, tol 1e-6, 24 blocks. */
+tg_pca_opts tg_pca_defaults(void);
+
+typedef struct {
+    int approx;        /**< 1: block Krylov was run */
+    int block, blocks; /**< approx: block width and blocks in the basis */
+    int converged;     /**< approx: every one of the top k met tol (exact: 1) */
+    double residual;   /**< approx: the largest ‖K·v − λ·v‖/λ₁ of the top k */
+    int64_t products;  /**< approx: genotype products (calls of at most 64 columns) */
+    double seconds_products; /**< approx: the products; exact: forming K (tg_grm) */
+    double seconds_dense;    /**< the dense algebra: Krylov's, or dsyevr */
+} tg_pca_report;
+
+/** The genotype matrix plink2 --pca takes from @p bed: scaled (tg_geno_from_bed with scale),
+ * of the SNPs on chromosomes 1-22 only; *@p dropped counts the others. TG_ERR_ARG naming the
+ * fileset when none is autosomal. Collective as tg_geno_from_bed. */
+tg_status tg_pca_geno(const tg_bed *bed, tg_geno **out, int64_t *dropped, tg_error *err);
+
+/** The top k eigenvalues @p val (descending) and unit eigenvectors @p vec (n × k,
+ * column-major, leading dimension n) of K = Z·Zᵀ/m for the scaled genotypes @p g (m counts
+ * every SNP of @p g, zero columns too). Exact: K formed by tg_grm, then LAPACK dsyevr for the
+ * top k. Approx: randomized block Krylov (blocks of 2k columns, at least k + 10; each block's
+ * K·Y by two genotype products, K never formed; Rayleigh-Ritz on the whole basis after each
+ * block, until the residuals meet tol or max_blocks; @p rep says which). Needs a started
+ * runtime. Several ranks: collective; @p vec and @p val are filled on rank 0 only (NULL
+ * elsewhere accepted). */
+tg_status tg_pca(tg_geno *g, const tg_pca_opts *o, double *vec, double *val, tg_pca_report *rep,
+                 tg_error *err);
 
 #ifdef __cplusplus
 }

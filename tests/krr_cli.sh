@@ -100,29 +100,43 @@ report $? "default precisions: '$(grep -m1 '^precisions' p0.log)'; map $(grep -o
 krr --bfile ds --pheno ds.pheno --gamma 0.03 --alpha 0.1 --test-frac 0.2 --tile 64 \
     --precision-map m.png --out g
 rc=$?
+ntrain=$(sed -n 's/^split: \([0-9]*\) training.*/\1/p' g.log)
 sig=$(od -An -tx1 -N8 m.png | tr -d ' \n')
-wh=$(od -An -tu1 -j16 -N8 m.png | xargs)
-[ $rc -eq 0 ] && [ "$sig" = 89504e470d0a1a0a ] && [ "$wh" = "0 0 1 0 0 0 1 0" ] &&
-    [ "$(wc -c <m.png)" -gt $((256 * (1 + 3 * 256))) ]
-report $? "precision map PNG: signature, IHDR 256 x 256 (8 tiles of 32 px) (exit $rc, $wh)"
+[ $rc -eq 0 ] && [ "$sig" = 89504e470d0a1a0a ] && [ -n "$ntrain" ] &&
+    [ "$(wc -c <m.png)" -lt $((256 * (1 + 3 * 256) / 10)) ]
+report $? "precision map PNG: signature, $(wc -c <m.png) bytes (deflated: under a tenth of the \
+raw 256 x 256 map alone) (exit $rc)"
 if command -v python3 >/dev/null; then # an independent decoder: CRCs, zlib/Adler-32, pixels
-    python3 - m.png <<'EOF'
+    python3 - m.png "$ntrain" <<'EOF'
 import binascii, struct, sys, zlib
 b = open(sys.argv[1], 'rb').read()
+n = int(sys.argv[2])
 i, idat = 8, b''
 while i < len(b):
-    n, = struct.unpack('>I', b[i:i + 4])
-    t, d = b[i + 4:i + 8], b[i + 8:i + 8 + n]
-    assert binascii.crc32(t + d) & 0xffffffff == struct.unpack('>I', b[i + 8 + n:i + 12 + n])[0]
+    k, = struct.unpack('>I', b[i:i + 4])
+    t, d = b[i + 4:i + 8], b[i + 8:i + 8 + k]
+    assert binascii.crc32(t + d) & 0xffffffff == struct.unpack('>I', b[i + 8 + k:i + 12 + k])[0]
+    if t == b'IHDR': w, h = struct.unpack('>II', d[:8])
     idat += d if t == b'IDAT' else b''
-    i += 12 + n
+    i += 12 + k
 raw = zlib.decompress(idat)
-row = 1 + 3 * 256
-assert len(raw) == 256 * row
-px = lambda x, y: raw[y * row + 1 + 3 * x:y * row + 4 + 3 * x]
-assert px(255, 0) == b'\xff\xff\xff' and px(0, 255) != b'\xff\xff\xff'
+row = 1 + 3 * w
+assert len(raw) == h * row
+px = lambda x, y: raw[y * row + 1 + 3 * x:y * row + 4 + 3 * x].hex()
+# the layout (src/io/precmap.c): tiles of 64 samples, 256 // NT px each, the map's corner
+# right of the left axis' widest label "NT n" and 48 px down; the legend 16 px right of it
+nt = (n + 63) // 64
+x0, y0, side = 12 + len('%d %d' % (nt, n)) * 6, 48, 256 // nt * nt
+colours = {'b2182b', 'f4a582', '92c5de', '2166ac'}  # fp64 dark red ... fp8 dark blue
+assert px(x0 + side - 1, y0) == 'ffffff' and px(x0, y0 + side - 1) in colours
+assert all(px(x0 + x, y0 + y) in colours | {'ffffff'} for x in range(side) for y in range(side))
+assert [px(x0 + side + 16 + 5, y0 + 16 * q + 5) for q in range(4)] == \
+    ['b2182b', 'f4a582', '92c5de', '2166ac']  # the legend's swatches, fp64 to fp8
+ink = lambda x1, x2, y1, y2: any(px(x, y) == '000000' for x in range(x1, x2) for y in range(y1, y2))
+assert ink(x0 - 10, x0 + side, y0 - 30, y0 - 4) and ink(0, x0 - 4, y0, y0 + side)  # the axes
 EOF
-    report $? "precision map PNG decodes (CRC-32, zlib, Adler-32): upper triangle white"
+    report $? "precision map PNG decodes (CRC-32, zlib, Adler-32): lower tiles in the four \
+colours, upper triangle white, the legend's swatches in order, labelled axes"
 fi
 
 # the default map follows --pred-tol (1e-3): the log states the map, its eps and the bound,

@@ -221,7 +221,8 @@ static tg_status write_outputs(const krr_opts *o, const krr_data *d, tg_log *log
     if (tg_runtime_rank() == 0 &&
         ((st = krr_write_pred(o, d, err)) || (st = krr_write_stats(o, d, err)) ||
          (o->map_path && (st = tg_precmap_write(o->map_path, o->png, d->fit.map,
-                                                d->fit.map_nt, err))) ||
+                                                d->fit.map_nt, d->fit.nb, d->split.ntrain,
+                                                err))) ||
          (d->cv.n_cols && !o->covar_kernel &&
           (st = tg_cli_write_alpha(o->c.out, d->k, d->names, &d->cv,
                                    tg_krr_model_describe(d->model)->fixed_alpha, err)))))

@@ -13,6 +13,7 @@ static const tg_command commands[] = {
     /* workload commands (one line each) */
     {"rr", tg_cmd_rr, "ridge regression / SNP-BLUP on all SNPs (--solver cg)"},
     {"grm", tg_cmd_grm, "genomic relationship matrix ZZ'/m (plink2 --make-rel meanimpute)"},
+    {"pca", tg_cmd_pca, "top principal components (plink2 --pca: exact, or block Krylov)"},
     {"epistasis", tg_cmd_epistasis, "exhaustive search of SNP pairs/triples/quads (case-control)"},
     {"snpmm", tg_cmd_snpmm, "genotype matrix products Z*L and Z'*L (5codes CPU, GPU)"},
     {"krr", tg_cmd_krr, "kernel ridge regression: build, mixed-precision Cholesky, predict"},

@@ -4,24 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "io/out.h"
 
-/* PNG by hand: CRC-32 (ISO-HDLC, reflected 0xEDB88320) over each chunk's type and data, and a
- * zlib stream of "stored" deflate blocks (no compression) ending in the Adler-32 of the data. */
-static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n) {
-    static uint32_t table[256];
-    if (!table[1])
-        for (uint32_t i = 0; i < 256; i++) {
-            uint32_t c = i;
-            for (int b = 0; b < 8; b++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-            table[i] = c;
-        }
-    crc = ~crc;
-    for (size_t i = 0; i < n; i++) crc = table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
-    return ~crc;
-}
-
+/* PNG: chunks with their CRC-32 (zlib's crc32, over each chunk's type and data), the rows
+ * (filter type 0) deflated by zlib into one IDAT. The pictures are flat colours and text: zlib
+ * shrinks them over a hundredfold (tests/test_png's 1200 × 160 chart: 4.2 kB, 576 kB stored). */
 static void put32(uint8_t *p, uint32_t v) {
     p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v;
 }
@@ -32,40 +21,37 @@ static void png_chunk(FILE *f, const char *type, const uint8_t *data, size_t n) 
     fwrite(len, 1, 4, f);
     fwrite(type, 1, 4, f);
     if (n) fwrite(data, 1, n, f);
-    put32(crc, crc32_update(crc32_update(0, (const uint8_t *)type, 4), data, n));
+    uLong c = crc32(0, (const Bytef *)type, 4);
+    if (n) c = crc32(c, data, (uInt)n); /* not with Z_NULL: that call returns crc32's seed */
+    put32(crc, (uint32_t)c);
     fwrite(crc, 1, 4, f);
 }
 
 tg_status tg_png_write(const char *path, const uint8_t *rgb, uint32_t w, uint32_t h,
                        tg_error *err) {
-    size_t row = 1 + 3 * (size_t)w, raw_n = row * h, nblocks = (raw_n + 65534) / 65535;
-    uint8_t *raw = tg_malloc(raw_n, err), *z = tg_malloc(2 + raw_n + 5 * nblocks + 4, err);
+    size_t row = 1 + 3 * (size_t)w, raw_n = row * h;
+    uLongf zn = compressBound((uLong)raw_n);
+    uint8_t *raw = tg_malloc(raw_n, err), *z = raw ? tg_malloc(zn, err) : NULL;
     FILE *f = NULL;
     char *p = NULL;
-    tg_status st = !raw || !z ? TG_ERR_NOMEM : tg_out_open(path, "", &f, &p, err);
+    tg_status st = !raw || !z ? TG_ERR_NOMEM : TG_OK;
+    if (!st && (uLong)raw_n != raw_n)
+        st = tg_error_set(err, TG_ERR_ARG, "%s: a %u × %u picture is too large for zlib", path,
+                          w, h);
+    for (uint32_t y = 0; !st && y < h; y++) { /* filter type 0 (none) per row */
+        raw[y * row] = 0;
+        memcpy(raw + y * row + 1, rgb + (size_t)y * 3 * w, 3 * (size_t)w);
+    }
+    int zr = st ? Z_OK : compress2(z, &zn, raw, (uLong)raw_n, Z_BEST_COMPRESSION);
+    if (!st && zr != Z_OK)
+        st = tg_error_set(err, zr == Z_MEM_ERROR ? TG_ERR_NOMEM : TG_ERR_IO,
+                          "%s: zlib could not compress the picture (%s)", path, zError(zr));
+    if (!st) st = tg_out_open(path, "", &f, &p, err);
     if (st) {
         free(raw);
         free(z);
         return st;
     }
-    for (uint32_t y = 0; y < h; y++) { /* filter type 0 (none) per row */
-        raw[y * row] = 0;
-        memcpy(raw + y * row + 1, rgb + (size_t)y * 3 * w, 3 * (size_t)w);
-    }
-    size_t at = 0;
-    z[at++] = 0x78, z[at++] = 0x01; /* deflate, 32K window, no dictionary; (0x7801 % 31 == 0) */
-    uint32_t s1 = 1, s2 = 0;
-    for (size_t i = 0; i < raw_n; i++) s1 = (s1 + raw[i]) % 65521, s2 = (s2 + s1) % 65521;
-    for (size_t off = 0; off < raw_n; off += 65535) {
-        size_t len = raw_n - off < 65535 ? raw_n - off : 65535;
-        z[at++] = off + len == raw_n; /* BFINAL, BTYPE 00 */
-        z[at++] = (uint8_t)len, z[at++] = (uint8_t)(len >> 8);
-        z[at++] = (uint8_t)~len, z[at++] = (uint8_t)(~len >> 8);
-        memcpy(z + at, raw + off, len);
-        at += len;
-    }
-    put32(z + at, s2 << 16 | s1);
-    at += 4;
     static const uint8_t sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     uint8_t ihdr[13] = {0};
     put32(ihdr, w);
@@ -74,7 +60,7 @@ tg_status tg_png_write(const char *path, const uint8_t *rgb, uint32_t w, uint32_
     ihdr[9] = 2;  /* colour type RGB; compression, filter, interlace 0 */
     fwrite(sig, 1, 8, f);
     png_chunk(f, "IHDR", ihdr, 13);
-    png_chunk(f, "IDAT", z, at);
+    png_chunk(f, "IDAT", z, zn);
     png_chunk(f, "IEND", NULL, 0);
     st = tg_out_close(f, p, err);
     free(p);
@@ -149,4 +135,27 @@ void tg_image_text(tg_image *img, int64_t x, int64_t y, const char *s, uint32_t 
             for (int r = 0; r < 8; r++)
                 if (font[g][c] >> r & 1) tg_image_fill(img, x + c, y + r, 1, 1, colour);
     }
+}
+
+int tg_image_text_wrap(tg_image *img, int64_t x, int64_t y, int64_t width, const char *s,
+                       uint32_t colour) {
+    size_t per = width / TG_GLYPH_W > 0 ? (size_t)(width / TG_GLYPH_W) : 1;
+    char line[512];
+    int lines = 0;
+    if (per >= sizeof line) per = sizeof line - 1;
+    while (*s) {
+        size_t len = strlen(s), cut = len;
+        if (len > per) { /* before the last space where the line fits, else a hard cut */
+            for (cut = per; cut > 0 && s[cut] != ' '; cut--) continue;
+            if (!cut) cut = per;
+        }
+        if (img) {
+            memcpy(line, s, cut);
+            line[cut] = 0;
+            tg_image_text(img, x, y + lines * TG_LINE_H, line, colour);
+        }
+        lines++;
+        for (s += cut; *s == ' '; s++) continue; /* a line starts with a word */
+    }
+    return lines;
 }

@@ -1,4 +1,4 @@
-/* RGB pictures written as PNG without a library: the precision map of krr, the Gantt charts of
+/* RGB pictures written as PNG (deflated by zlib): the precision map of krr, the Gantt charts of
  * --trace and bench/sched. A canvas with filled rectangles and a built-in 5×8 bitmap font. */
 #ifndef TG_PNG_H
 #define TG_PNG_H
@@ -24,5 +24,11 @@ void tg_image_fill(tg_image *img, int64_t x, int64_t y, int64_t w, int64_t h, ui
 /** Text of printable ASCII in 5×8 glyphs, 6 pixels apart (TG_GLYPH_W), the top left corner at
  * (x, y); other bytes are drawn as '?'. */
 void tg_image_text(tg_image *img, int64_t x, int64_t y, const char *s, uint32_t colour);
-enum { TG_GLYPH_W = 6, TG_GLYPH_H = 8 };
+enum { TG_GLYPH_W = 6, TG_GLYPH_H = 8, TG_LINE_H = 10 };
+/** tg_image_text in lines TG_LINE_H apart, each at most @p width pixels wide, broken at the
+ * last space where the line fits (a longer word is cut; spaces at a break are dropped); returns
+ * the line count. @p img NULL only counts,
+ * so that a canvas can be sized before it is drawn. */
+int tg_image_text_wrap(tg_image *img, int64_t x, int64_t y, int64_t width, const char *s,
+                       uint32_t colour);
 #endif

@@ -96,7 +96,8 @@ tg_status tg_trace_gantt(const char *path, const tg_task_record *r, size_t n, co
 
     /* layout: title, worker rows with their names left, the axis, the legend in columns */
     const int W = 1200, label_w = 20 * TG_GLYPH_W, x0 = label_w + 10, plot_w = W - x0 - 20;
-    const int row_h = nw <= 48 ? 16 : nw <= 256 ? 6 : 3, top = 24;
+    const int row_h = nw <= 48 ? 16 : nw <= 256 ? 6 : 3;
+    const int top = 14 + TG_LINE_H * tg_image_text_wrap(NULL, 8, 6, W - 16, title, 0);
     const int plot_h = nw * row_h, axis_y = top + plot_h, legend_y = axis_y + 34;
     const int col_w = 390, per_col = (nk + 2) / 3, legend_h = (per_col ? per_col : 1) * 12;
     tg_image img;
@@ -106,7 +107,7 @@ tg_status tg_trace_gantt(const char *path, const tg_task_record *r, size_t n, co
         free(ks);
         return st;
     }
-    tg_image_text(&img, 8, 6, title, 0x000000);
+    tg_image_text_wrap(&img, 8, 6, W - 16, title, 0x000000);
     for (int w = 0; w < nw; w++) {
         if (w % 2) tg_image_fill(&img, x0, top + w * row_h, plot_w, row_h, 0xF2F2F2);
         if (row_h >= TG_GLYPH_H + 2) {
