@@ -3,7 +3,7 @@
 # and of snpmm's matrix (l.txt). Rank 1 (ranks 1 and 3 of 4) given a stale copy: a fileset of
 # another SNP count, of another sample count, of the same sizes with other genotypes, or the same
 # fileset with another phenotype or matrix file. Every command that reads them (info, epistasis,
-# snpmm, grm, rr, krr) ends within 10 s, exit 2, with one stderr line naming those ranks, the
+# snpmm, grm, pca, rr, krr) ends within 10 s, exit 2, with one stderr line naming those ranks, the
 # file and what differs, and writes no result. The same copies on every rank run (exit 0, the
 # check logged). A rank killed with SIGKILL mid-run ends every rank within seconds.
 # Skipped when tilegwas is built without MPI or no mpiexec was found.
@@ -80,10 +80,11 @@ declare -A cmds=(
     [epistasis]="epistasis --bfile in --pheno in.pheno --order 2 $c"
     [snpmm]="snpmm --bfile in --matrix l.txt $c"
     [grm]="grm --bfile in $c"
+    [pca]="pca --bfile in --pca 2 $c"
     [rr]="rr --bfile in --pheno in.pheno --lambda 300 --tol 1e-4 $c"
     [krr]="krr --bfile in --pheno in.pheno --kernel linear --alpha 1 --test-frac 0.2 $c"
 )
-order=(info epistasis snpmm grm rr krr)
+order=(info epistasis snpmm grm pca rr krr)
 
 # The same copies everywhere: every command runs on 2 ranks and logs the check.
 limit=120
@@ -107,8 +108,9 @@ check_case() {
         who="rank 1"
         [ "$nr" -eq 4 ] && who="ranks 1 and 3"
         for cmd in "${order[@]}"; do
-            # grm reads no phenotype; only snpmm reads the matrix, and only snpmm not in.pheno
-            [ "$name" = pheno ] && { [ "$cmd" = grm ] || [ "$cmd" = snpmm ]; } && continue
+            # grm and pca read no phenotype; only snpmm reads the matrix, and not in.pheno
+            [ "$name" = pheno ] && { [ "$cmd" = grm ] || [ "$cmd" = pca ] || [ "$cmd" = snpmm ]; } &&
+                continue
             [ "$name" = matrix ] && [ "$cmd" != snpmm ] && continue
             setup run "$nr" "$fs" "$ph" "$mx"
             # shellcheck disable=SC2086

@@ -83,6 +83,10 @@ static int run(const tg_pca_opts *po, const tg_cli_common *c, tg_log *log) {
     int rc;
     tg_status st = tg_cli_input_open(c, log, &bed, &err);
     if (st) return tg_cli_fail("pca", log, &err);
+    if ((rc = tg_cli_ranks_agree("pca", log, c, &bed, NULL, NULL, NULL, 0))) {
+        tg_bed_close(&bed);
+        return rc;
+    }
     const int64_t n = bed.n_samples;
     const int root = tg_runtime_rank() == 0;
     if (po->k > n) {
