@@ -1,5 +1,8 @@
-/* FNV-1a, 64 bits: a cheap hash of bytes for hash tables and for telling files or argument
- * lists apart (not a checksum against tampering). Chain calls to hash several pieces. */
+/* Hashes of bytes. FNV-1a, 64 bits: a cheap hash for hash tables and for telling argument lists
+ * apart, one byte at a time. tg_xxh64: XXH64 (xxHash's 64-bit hash, seed 0, as `xxhsum -H64`
+ * prints it on a little-endian machine), four independent lanes of 8-byte words, ten times
+ * FNV-1a's speed: the checksum of files (a KRR model's), fed in pieces as they are written or
+ * read. Neither is a defence against tampering. */
 #ifndef TG_HASH_H
 #define TG_HASH_H
 #include <stddef.h>
@@ -11,4 +14,16 @@ static inline uint64_t tg_fnv1a(uint64_t h, const void *p, size_t n) {
     for (const unsigned char *c = p; n--; c++) h = (h ^ *c) * 0x100000001b3ULL;
     return h;
 }
+
+/* XXH64's state: the lanes, the byte count, and the bytes of a stripe not yet complete. */
+typedef struct {
+    uint64_t lane[4], total;
+    unsigned char stripe[32];
+    size_t held;
+} tg_xxh64;
+
+void tg_xxh64_init(tg_xxh64 *h);
+void tg_xxh64_add(tg_xxh64 *h, const void *p, size_t n);
+/* The hash of every byte added so far (the state is unchanged: more may be added). */
+uint64_t tg_xxh64_value(const tg_xxh64 *h);
 #endif
