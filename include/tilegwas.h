@@ -39,6 +39,17 @@ typedef struct {
 tg_status tg_error_set(tg_error *err, tg_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/** Bytes from an input file made fit to quote in a message, into @p buf (TG_ESC_SIZE bytes),
+ * which is returned: control characters, DEL and bytes that are not UTF-8 as \xNN, and past
+ * TG_ESC_CHARS characters the rest cut, with the value's length ("abc… (1048576 bytes)"). So a
+ * message stays one readable line whatever the file holds. TG_ESC(s) gives a buffer of its own
+ * to each use (valid to the end of the enclosing block). tg_error_set escapes control bytes
+ * and bytes that are not UTF-8 in every message too; TG_ESC also bounds the length. */
+#define TG_ESC_CHARS 60
+#define TG_ESC_SIZE (4 * TG_ESC_CHARS + 40)
+const char *tg_esc(const char *s, char *buf);
+#define TG_ESC(s) tg_esc((s), (char[TG_ESC_SIZE]){0})
+
 /** Allocation helpers that fill @p err on failure (return NULL then). */
 void *tg_malloc(size_t size, tg_error *err);
 void *tg_calloc(size_t n, size_t size, tg_error *err);
