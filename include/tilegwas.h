@@ -642,6 +642,16 @@ typedef enum { TG_GENERAL = 0, TG_SYM_LOWER } tg_shape;
  * Tiles are allocated by StarPU on first use (pinned, possibly on a GPU), never as one array. */
 typedef struct tg_matrix tg_matrix;
 
+/** The tile size @p nb of a tiled solver (krr, rr --solver cholesky, a saved model) for @p n
+ * rows (0: not yet known), refused with a message naming @p opt and the bound: below
+ * TG_TILE_MIN unless one tile holds every row (a task on a 16 × 16 tile, 8,192 flops, is over
+ * in about a microsecond, what StarPU spends to schedule it: smaller tiles leave the workers
+ * idle while the tasks, (n / nb)³ / 6 for the Cholesky, grow without bound), or more than
+ * TG_TILES_MAX tiles a side (10⁸ Cholesky tasks: StarPU's own cost alone would take minutes). */
+#define TG_TILE_MIN 16
+#define TG_TILES_MAX 1024
+tg_status tg_tile_check(const char *opt, int64_t n, int64_t nb, tg_error *err);
+
 /** Creates an m × n matrix of mb × nb tiles (the last row/column of tiles may be smaller),
  * every tile of precision @p prec, owners 2D block-cyclic over a p × q grid (p·q must equal
  * the rank count; 0,0 means the runtime's grid, tg_runtime_grid). */

@@ -72,7 +72,7 @@ static const char *help =
     "                       i - j <= B (NT - 1) take --diag, the others the lowest of\n"
     "                       --precisions (B in [0, 1])\n"
     "  --tile NB            tile size (default with GPUs 2048, 4096 from 32,768 training\n"
-    "                       samples; CPU only 512)\n"
+    "                       samples; CPU only 512); at least 16, and at most 1024 tiles a side\n"
     "  --precision-map F    write the precision map of the last factorisation: F.tsv (tile\n"
     "                       row, tile column, precision) or F.png (heat map, the paper's\n"
     "                       Fig. 4: fp64 dark red, fp32 orange, fp16 light blue, fp8 dark\n"
@@ -219,7 +219,10 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
                 st = tg_error_set(err, TG_ERR_ARG, "--diag %s: expected fp32 or fp64", optarg);
             break;
         case O_BAND: st = tg_cli_double("band", optarg, 0, 1, &o->band, err); break;
-        case O_TILE: st = tg_cli_int("tile", optarg, 1, 1 << 16, &o->nb, err); break;
+        case O_TILE:
+            if (!(st = tg_cli_int("tile", optarg, 0, 1 << 16, &o->nb, err)))
+                st = tg_tile_check("--tile", 0, o->nb, err);
+            break;
         case O_MAP: o->map_path = optarg; break;
         case O_SAVE: o->save_model = optarg; break;
         case O_LOAD: o->load_model = optarg; break;

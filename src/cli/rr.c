@@ -45,7 +45,8 @@ static const char *help =
     "  --tol T            cg: stop when |r|/|b| <= T for a phenotype (default 1e-8)\n"
     "  --max-iter N       cg: iterations at most (default 1000); a phenotype not converged by\n"
     "                     then is an error (exit 1) after the results are written and flagged\n"
-    "  --tile NB          cholesky: SNPs per tile (default 1024)\n"
+    "  --tile NB          cholesky: SNPs per tile (default 1024; at least 16, and at most\n"
+    "                     1024 tiles a side)\n"
     "  --accuracy EPS     cholesky: target accuracy of the adaptive precision map (default 1e-8)\n"
     "  --precisions LIST  cholesky: precisions off-diagonal tiles may take, from fp64, fp32,\n"
     "                     fp16, fp8 (default fp64,fp32,fp16 when GPUs are used, else\n"
@@ -108,7 +109,10 @@ static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
         case O_SCALE: o->scale = 1; break;
         case O_TOL: st = tg_cli_double("tol", optarg, 1e-300, 0.5, &o->tol, err); break;
         case O_MAXIT: st = tg_cli_int("max-iter", optarg, 1, 1000000, &o->max_iter, err); break;
-        case O_TILE: st = tg_cli_int("tile", optarg, 1, 1 << 16, &o->tile, err); break;
+        case O_TILE:
+            if (!(st = tg_cli_int("tile", optarg, 0, 1 << 16, &o->tile, err)))
+                st = tg_tile_check("--tile", 0, o->tile, err);
+            break;
         case O_ACC: st = tg_cli_double("accuracy", optarg, 0, 1, &o->accuracy, err); break;
         case O_PRECS:
             o->precisions = optarg;
