@@ -1324,17 +1324,22 @@ tg_status tg_krr_model_weights(const tg_krr_model *m, int g, int a, double *w, i
                                tg_error *err);
 void tg_krr_model_free(tg_krr_model *m);
 
-/** --save-model's check before any work: creates @p dir when missing; an existing @p dir must
- * be a writable folder, empty or holding a model (which a save replaces, never other files). */
+/** --save-model's check before any work: an existing @p dir must be a folder holding nothing
+ * or a model's files only (which a save replaces, never other files), and its parent folder
+ * writable (the save writes beside it). */
 tg_status tg_krr_model_check_dir(const char *dir, tg_error *err);
 /** Saves a model with its factor (tg_krr_opts.keep_factor, or a loaded model after
- * tg_krr_model_solve) into @p dir: each file written as NAME.tmp and renamed into place once
- * all are, model.tsv last. @p factor_bytes (may be NULL) receives the factor's size. */
+ * tg_krr_model_solve) as @p dir: written into a new folder beside it (.DIR.tmp-XXXXXX), which
+ * then takes DIR's place in one rename (or exchange, renameat2): DIR holds the old model or
+ * the new one, whole, at every instant; of two saves at once the last stays. model.tsv holds
+ * every file's checksum. @p factor_bytes (may be NULL) receives the factor's size. */
 tg_status tg_krr_model_save(const tg_krr_model *m, const char *dir, int64_t *factor_bytes,
                             tg_error *err);
-/** Reads and checks every file of the model in @p dir (the factor's tiles are read by
- * tg_krr_model_solve only) and reopens its training fileset, which must be unchanged since the
- * save (.bed size and time, a hash of the .bim). Needs no runtime. */
+/** Reads and checks every file of the model in @p dir against its checksum and its sizes
+ * against the training fileset before allocating by them (the factor's tiles are read, and
+ * their checksum checked, by tg_krr_model_solve only) and reopens its training fileset, which
+ * must be unchanged since the save (.bed size and time, hashes of the .bim and the .fam).
+ * Needs no runtime. */
 tg_status tg_krr_model_load(const char *dir, tg_krr_model **m, tg_error *err);
 
 /** What tg_krr_model_solve() did. */
