@@ -50,6 +50,13 @@ tg_status tg_error_set(tg_error *err, tg_status st, const char *fmt, ...)
 const char *tg_esc(const char *s, char *buf);
 #define TG_ESC(s) tg_esc((s), (char[TG_ESC_SIZE]){0})
 
+/** Bytes of host memory this process may still allocate: the least of the machine's
+ * MemAvailable (/proc/meminfo), the cgroup's memory.max less memory.current (v1: its limit less
+ * its usage), and the address-space limit (ulimit -v) less the address space in use (VmSize);
+ * @p what (may be NULL) names the bound that gave it. -1 when none can be read. For the
+ * commands' estimates before they allocate. */
+int64_t tg_mem_available(const char **what);
+
 /** Allocation helpers that fill @p err on failure (return NULL then). */
 void *tg_malloc(size_t size, tg_error *err);
 void *tg_calloc(size_t n, size_t size, tg_error *err);

@@ -212,6 +212,24 @@ static tg_status fit(const rr_opts *o, rr_data *d, tg_rr_result *r, tg_log *log,
     return st;
 }
 
+/* The run's peak host memory, for tg_cli_memory: the 5codes genotypes of both cohorts (0.4
+ * bytes a call, a rank holding its samples), with --solver cholesky the lower tiles of the SNP
+ * matrix ZᵀZ + λI at the diagonal's precision (fp64 at most; shared among the ranks), and the
+ * vectors of CG or the solve (samples and SNPs by phenotypes). */
+static tg_status check_memory(const rr_opts *o, const rr_data *d, tg_log *log, tg_error *err) {
+    const double n = (double)d->bed.n_samples, nt = (double)d->test.n_samples,
+                 m = (double)d->bed.n_snps, k = d->k, ranks = tg_runtime_nranks(),
+                 gb = 0.4 * (n + nt) * m / ranks,
+                 ab = o->cholesky ? (o->diag == TG_FP32 ? 4 : 8) * m * (m + 1) / 2 / ranks : 0,
+                 vb = 8 * k * (4 * (n + m) + nt), mib = 1024.0 * 1024.0;
+    char terms[256];
+    int len = snprintf(terms, sizeof terms, "genotypes %.0f MiB, ", gb / mib);
+    if (o->cholesky) len += snprintf(terms + len, sizeof terms - (size_t)len, "SNP matrix %.0f "
+                                     "MiB, ", ab / mib);
+    snprintf(terms + len, sizeof terms - (size_t)len, "vectors %.0f MiB", vb / mib);
+    return tg_cli_memory(&o->c, log, gb + ab + vb, terms, err);
+}
+
 static int run(const rr_opts *o, rr_data *d, tg_log *log) {
     tg_error err = {0};
     tg_rr_result r = {0};
@@ -225,7 +243,8 @@ static int run(const rr_opts *o, rr_data *d, tg_log *log) {
     tg_cli_trace_start(&o->c);
     tg_cli_progress_on(&o->c);
     tg_cli_log_runtime(log, &ro);
-    st = fit(o, d, &r, log, &err);
+    /* after the runtime's start, whose threads and buffers take address space (ulimit -v) */
+    if (!(st = check_memory(o, d, log, &err))) st = fit(o, d, &r, log, &err);
     if (!st) st = tg_cli_trace_stop(&o->c, "rr", log, &err);
     tg_cli_progress_off();
     /* the error first: with several ranks it ends them all, where stopping would wait for them;

@@ -101,6 +101,20 @@ static tg_status write_output(const mm_opts *o, const tg_bed *bed, const tg_valu
     return st;
 }
 
+/* The run's peak host memory, for tg_cli_memory: the 5codes genotypes (0.4 bytes a call, a
+ * rank holding its samples), L as read (fp64) and in the product's precision, the result. */
+static tg_status check_memory(const mm_opts *o, const tg_bed *bed, int k, size_t es,
+                              tg_error *err, tg_log *log) {
+    const double n = (double)bed->n_samples, m = (double)bed->n_snps,
+                 gb = 0.4 * n * m / tg_runtime_nranks(),
+                 lb = (8.0 + (double)es) * k * (o->transpose ? n : m),
+                 rb = (double)es * k * (o->transpose ? m : n), mib = 1024.0 * 1024.0;
+    char terms[256];
+    snprintf(terms, sizeof terms, "genotypes %.0f MiB, L %.0f MiB, result %.0f MiB", gb / mib,
+             lb / mib, rb / mib);
+    return tg_cli_memory(&o->c, log, gb + lb + rb, terms, err);
+}
+
 int tg_cmd_snpmm(int argc, char **argv) {
     mm_opts o;
     tg_error err = {0};
@@ -124,6 +138,10 @@ int tg_cmd_snpmm(int argc, char **argv) {
     if ((st = tg_values_read(o.matrix, &bed, o.transpose, &mx, &err))) goto fail;
     tg_log_printf(log, "%s: %d column%s%s (%.2f s)", o.matrix, mx.k, mx.k == 1 ? "" : "s",
                   mx.nid ? ", IDs checked" : "", tg_now() - t);
+    const int64_t nt = o.transpose ? bed.n_samples : bed.n_snps,
+                  nr = o.transpose ? bed.n_snps : bed.n_samples;
+    size_t es = tg_prec_size(prec);
+    if ((st = check_memory(&o, &bed, mx.k, es, &err, log))) goto fail;
     t = tg_now();
     if ((st = tg_geno_from_bed(&bed, o.scale, &g, &err))) goto fail;
     int64_t first, rows;
@@ -140,9 +158,6 @@ int tg_cmd_snpmm(int argc, char **argv) {
         tg_log_printf(log, "warning: %lld monomorphic or all-missing SNP%s: zero column%s in Z",
                       (long long)tg_geno_excluded(g), tg_geno_excluded(g) == 1 ? "" : "s",
                       tg_geno_excluded(g) == 1 ? "" : "s");
-    const int64_t nt = o.transpose ? bed.n_samples : bed.n_snps,
-                  nr = o.transpose ? bed.n_snps : bed.n_samples;
-    size_t es = tg_prec_size(prec);
     if (!(in = tg_malloc((size_t)(nt * mx.k) * es, &err)) ||
         !(res = tg_malloc((size_t)(nr * mx.k) * es, &err)))
         goto fail;
