@@ -2,7 +2,7 @@
 # below the smallest the workers use well, or too many a side, refused with the bound; a krr
 # under ulimit -v, runs bigger than --memory and filesets declaring more than the machine
 # holds, refused with the estimate within seconds; bytes of a bad input line escaped in the
-# message.
+# message; snpmm --float products beyond fp32's range refused, not written as inf or nan.
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/tap.sh"
 
@@ -86,5 +86,18 @@ awk -v id="$first" 'BEGIN { s = id " "; for (i = 0; i < 5000; i++) s = s "x"
                             print "FID IID P"; print s }' >long.pheno
 expect_error "a 5,000-byte phenotype value" "'$(printf 'x%.0s' {1..60})… (5000 bytes)' is not" \
     "$TG_BIN" rr --quiet --ngpu 0 --bfile ds --pheno long.pheno --lambda 1 --out e
+
+# snpmm --float: L near fp32's largest value gives products beyond it: refused, no output; in
+# fp64 the same product is finite (checked against the sum of |Z| · 1e38 as a bound)
+awk '{ print 3e38 }' ds.bim >big.txt
+expect_error "snpmm --float beyond fp32's range" "beyond fp32's range (largest 3.40282e+38); \
+without --float the product is in fp64: no output written" "$TG_BIN" snpmm --quiet --ngpu 0 \
+    --bfile ds --matrix big.txt --float --out f32
+[ ! -e f32.snpmm.tsv ]
+report $? "no f32.snpmm.tsv written"
+"$TG_BIN" snpmm --quiet --ngpu 0 --bfile ds --matrix big.txt --out f64 2>err.txt &&
+    awk -F'\t' 'NR > 1 && ($3 + 0 != $3 || $3 ~ /inf|nan/ || $3 > 2 * 30 * 3e38 ||
+        $3 < -2 * 30 * 3e38) { bad++ } END { exit bad || NR != 121 }' f64.snpmm.tsv
+report $? "without --float: 120 finite products within |Z|'s bound" err.txt
 
 tap_end
