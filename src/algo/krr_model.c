@@ -360,6 +360,11 @@ tg_status tg_krr_model_save(const tg_krr_model *m, const char *dir, int64_t *fac
     if (!st && !(made = mkdtemp(tmp) != NULL))
         st = tg_error_set(err, TG_ERR_IO, "--save-model %s: cannot create a folder beside it "
                           "(%s): %s", dir, tmp, strerror(errno));
+    if (!st) { /* mkdtemp's 0700 would hide the model from the group: mkdir's mode instead */
+        mode_t mask = umask(0);
+        umask(mask);
+        chmod(tmp, 0777 & ~mask);
+    }
     for (int fi = 0; fi < NFILES && !st; fi++) {
         hashed_out o = {.ok = 1};
         char *text = NULL;
