@@ -29,16 +29,22 @@ expect_error "rr --solver cholesky --tile 16 on 17,000 SNPs" "--tile 16: 1063 ti
     --ngpu 0 --bfile wide --pheno wide.pheno --lambda 1 --solver cholesky --tile 16 --out e
 
 # krr under ulimit -v 4 GB: K alone (18,000 training samples) is 1.2 GB, K_t 0.3 GB... more
-# than the address space left once MPI and StarPU are mapped
+# than the address space left once MPI and StarPU are mapped (AddressSanitizer's shadow memory
+# cannot be mapped under any such limit: skipped in the sanitizer build)
 sim --out big --n-samples 25000 --n-snps 10
-start=$(date +%s)
-(ulimit -v 4000000 && expect_error "krr under ulimit -v 4000000" "not enough memory: the run \
-needs about" "$TG_BIN" krr --quiet --ngpu 0 --bfile big --pheno big.pheno --gamma 0.1 \
-    --alpha 1 --test-frac 0.1 --out e && echo "n=$n fail=$fail" >n.txt)
-. ./n.txt
-secs=$(($(date +%s) - start))
-grep -q "MiB are available (ulimit -v)" err.txt && [ $secs -lt 30 ]
-report $? "the memory message names ulimit -v; ended in $secs s (< 30)" err.txt
+if grep -qa __asan_init "$TG_BIN"; then
+    echo "ok $((n + 1)) # SKIP AddressSanitizer build: no ulimit -v"
+    n=$((n + 1))
+else
+    start=$(date +%s)
+    (ulimit -v 4000000 && expect_error "krr under ulimit -v 4000000" "not enough memory: the \
+run needs about" "$TG_BIN" krr --quiet --ngpu 0 --bfile big --pheno big.pheno --gamma 0.1 \
+        --alpha 1 --test-frac 0.1 --out e && echo "n=$n fail=$fail" >n.txt)
+    . ./n.txt
+    secs=$(($(date +%s) - start))
+    grep -q "MiB are available (ulimit -v)" err.txt && [ $secs -lt 30 ]
+    report $? "the memory message names ulimit -v; ended in $secs s (< 30)" err.txt
+fi
 
 # --memory (MiB, as plink2): a run estimated above it is refused, one below it runs
 expect_error "rr --memory 10" "MiB are available (--memory)" "$TG_BIN" rr --quiet --ngpu 0 \
