@@ -51,8 +51,9 @@ const char *tg_esc(const char *s, char *buf);
 #define TG_ESC(s) tg_esc((s), (char[TG_ESC_SIZE]){0})
 
 /** Bytes of host memory this process may still allocate: the least of the machine's
- * MemAvailable (/proc/meminfo), the cgroup's memory.max less memory.current (v1: its limit less
- * its usage), and the address-space limit (ulimit -v) less the address space in use (VmSize);
+ * MemAvailable (/proc/meminfo), memory.max less memory.current of the process's cgroup and its
+ * ancestors (v1: limit less usage), and the address-space limit (ulimit -v) less the address
+ * space in use (VmSize);
  * @p what (may be NULL) names the bound that gave it. -1 when none can be read. For the
  * commands' estimates before they allocate. */
 int64_t tg_mem_available(const char **what);
