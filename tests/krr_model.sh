@@ -39,7 +39,8 @@ factor_xxh64 train_xxh64 snps_xxh64 pheno_xxh64 weights_xxh64 model_xxh64 " ] &&
     [ "$(cut -f1,2 m/train.tsv | tail -n +2)" = "$(cut -f1,2 ds.fam)" ] &&
     [ "$(ls -A m | tr '\n' ' ')" = \
         "factor.bin model.tsv pheno.tsv snps.tsv train.tsv weights.tsv " ] &&
-    [ "$(ls -A | grep -c '^\.')" -eq 0 ] && mkdir perm && [ "$(stat -c %a m)" = "$(stat -c %a perm)" ]
+    [ "$(ls -A | grep -c '^\.')" -eq 0 ] && mkdir perm &&
+    [ "$(stat -c %a m)" = "$(stat -c %a perm)" ]
 report $? "--save-model: model.tsv keys (format 2), 600 training rows, 40 SNPs, factor.bin magic, \
 no temporary folder left, the folder's mode mkdir's (exit $rc)"
 

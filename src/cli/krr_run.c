@@ -283,8 +283,8 @@ int krr_run(const krr_opts *o, tg_log *log) {
     tg_cli_log_runtime(log, &ro);
     tg_cli_log_grid(log, "", "genotype panel p read");
     /* after the runtime's start, whose threads and buffers take address space (ulimit -v) */
-    if (!(st = check_memory(o, &d, log, &err)) && !(st = fit(o, &d, log, &err)) && !(st = predict(o, &d, log, &err)) &&
-        !(st = tg_cli_trace_stop(&o->c, "krr", log, &err)) &&
+    if (!(st = check_memory(o, &d, log, &err)) && !(st = fit(o, &d, log, &err)) &&
+        !(st = predict(o, &d, log, &err)) && !(st = tg_cli_trace_stop(&o->c, "krr", log, &err)) &&
         !(st = write_outputs(o, &d, log, &err)))
         tg_cli_log_traffic(log);
     tg_cli_progress_off();

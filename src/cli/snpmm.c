@@ -24,7 +24,8 @@ static const char *help =
     "  --scale          scale SNP j by 1/sqrt(2p(1-p)) (standardized genotypes)\n"
     "  --float          single precision (FP32 arrays and accumulation) instead of "
     "double;\n"
-    "                   a product beyond FP32's range (3.4e38) is an error, nothing written\n" TG_CLI_INPUT_HELP TG_CLI_COMMON_HELP "  --help           this text\n\n"
+    "                   a product beyond FP32's range (3.4e38) is an error, nothing written\n"
+    TG_CLI_INPUT_HELP TG_CLI_COMMON_HELP "  --help           this text\n\n"
     "Monomorphic and all-missing SNPs have a zero column in Z (counted in the log).\n"
     "Output: header FID IID NAMES (Z*L) or SNP NAMES (Z'*L), NAMES from the header of FILE\n"
     "or COL1..COLk.\n";
@@ -105,7 +106,7 @@ static tg_status write_output(const mm_opts *o, const tg_bed *bed, const tg_valu
 /* The run's peak host memory, for tg_cli_memory: the 5codes genotypes (0.4 bytes a call, a
  * rank holding its samples), L as read (fp64) and in the product's precision, the result. */
 static tg_status check_memory(const mm_opts *o, const tg_bed *bed, int k, size_t es,
-                              tg_error *err, tg_log *log) {
+                              tg_log *log, tg_error *err) {
     const double n = (double)bed->n_samples, m = (double)bed->n_snps,
                  gb = 0.4 * n * m / tg_runtime_nranks(),
                  lb = (8.0 + (double)es) * k * (o->transpose ? n : m),
@@ -165,7 +166,7 @@ int tg_cmd_snpmm(int argc, char **argv) {
     const int64_t nt = o.transpose ? bed.n_samples : bed.n_snps,
                   nr = o.transpose ? bed.n_snps : bed.n_samples;
     size_t es = tg_prec_size(prec);
-    if ((st = check_memory(&o, &bed, mx.k, es, &err, log))) goto fail;
+    if ((st = check_memory(&o, &bed, mx.k, es, log, &err))) goto fail;
     t = tg_now();
     if ((st = tg_geno_from_bed(&bed, o.scale, &g, &err))) goto fail;
     int64_t first, rows;
