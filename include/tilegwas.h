@@ -39,6 +39,25 @@ typedef struct {
 tg_status tg_error_set(tg_error *err, tg_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/** Bytes from an input file made fit to quote in a message, into @p buf (TG_ESC_SIZE bytes),
+ * which is returned: control characters, DEL and bytes that are not UTF-8 as \xNN, and past
+ * TG_ESC_CHARS characters the rest cut, with the value's length ("abc… (1048576 bytes)"). So a
+ * message stays one readable line whatever the file holds. TG_ESC(s) gives a buffer of its own
+ * to each use (valid to the end of the enclosing block). tg_error_set escapes control bytes
+ * and bytes that are not UTF-8 in every message too; TG_ESC also bounds the length. */
+#define TG_ESC_CHARS 60
+#define TG_ESC_SIZE (4 * TG_ESC_CHARS + 40)
+const char *tg_esc(const char *s, char *buf);
+#define TG_ESC(s) tg_esc((s), (char[TG_ESC_SIZE]){0})
+
+/** Bytes of host memory this process may still allocate: the least of the machine's
+ * MemAvailable (/proc/meminfo), memory.max less memory.current of the process's cgroup and its
+ * ancestors (v1: limit less usage), and the address-space limit (ulimit -v) less the address
+ * space in use (VmSize);
+ * @p what (may be NULL) names the bound that gave it. -1 when none can be read. For the
+ * commands' estimates before they allocate. */
+int64_t tg_mem_available(const char **what);
+
 /** Allocation helpers that fill @p err on failure (return NULL then). */
 void *tg_malloc(size_t size, tg_error *err);
 void *tg_calloc(size_t n, size_t size, tg_error *err);
@@ -666,6 +685,16 @@ typedef enum { TG_GENERAL = 0, TG_SYM_LOWER } tg_shape;
 /** A tiled matrix: one StarPU data handle per tile, a precision and owner rank per tile.
  * Tiles are allocated by StarPU on first use (pinned, possibly on a GPU), never as one array. */
 typedef struct tg_matrix tg_matrix;
+
+/** The tile size @p nb of a tiled solver (krr, rr --solver cholesky, a saved model) for @p n
+ * rows (0: not yet known), refused with a message naming @p opt and the bound: below
+ * TG_TILE_MIN unless one tile holds every row (a task on a 16 × 16 tile, 8,192 flops, is over
+ * in about a microsecond, what StarPU spends to schedule it: smaller tiles leave the workers
+ * idle while the tasks, (n / nb)³ / 6 for the Cholesky, grow without bound), or more than
+ * TG_TILES_MAX tiles a side (10⁸ Cholesky tasks: StarPU's own cost alone would take minutes). */
+#define TG_TILE_MIN 16
+#define TG_TILES_MAX 1024
+tg_status tg_tile_check(const char *opt, int64_t n, int64_t nb, tg_error *err);
 
 /** Creates an m × n matrix of mb × nb tiles (the last row/column of tiles may be smaller),
  * every tile of precision @p prec, owners 2D block-cyclic over a p × q grid (p·q must equal
@@ -1342,17 +1371,22 @@ tg_status tg_krr_model_weights(const tg_krr_model *m, int g, int a, double *w, i
                                tg_error *err);
 void tg_krr_model_free(tg_krr_model *m);
 
-/** --save-model's check before any work: creates @p dir when missing; an existing @p dir must
- * be a writable folder, empty or holding a model (which a save replaces, never other files). */
+/** --save-model's check before any work: an existing @p dir must be a folder holding nothing
+ * or a model's files only (which a save replaces, never other files), and its parent folder
+ * writable (the save writes beside it). */
 tg_status tg_krr_model_check_dir(const char *dir, tg_error *err);
 /** Saves a model with its factor (tg_krr_opts.keep_factor, or a loaded model after
- * tg_krr_model_solve) into @p dir: each file written as NAME.tmp and renamed into place once
- * all are, model.tsv last. @p factor_bytes (may be NULL) receives the factor's size. */
+ * tg_krr_model_solve) as @p dir: written into a new folder beside it (.DIR.tmp-XXXXXX), which
+ * then takes DIR's place in one rename (or exchange, renameat2): DIR holds the old model or
+ * the new one, whole, at every instant; of two saves at once the last stays. model.tsv holds
+ * every file's checksum. @p factor_bytes (may be NULL) receives the factor's size. */
 tg_status tg_krr_model_save(const tg_krr_model *m, const char *dir, int64_t *factor_bytes,
                             tg_error *err);
-/** Reads and checks every file of the model in @p dir (the factor's tiles are read by
- * tg_krr_model_solve only) and reopens its training fileset, which must be unchanged since the
- * save (.bed size and time, a hash of the .bim). Needs no runtime. */
+/** Reads and checks every file of the model in @p dir against its checksum and its sizes
+ * against the training fileset before allocating by them (the factor's tiles are read, and
+ * their checksum checked, by tg_krr_model_solve only) and reopens its training fileset, which
+ * must be unchanged since the save (.bed size and time, hashes of the .bim and the .fam).
+ * Needs no runtime. */
 tg_status tg_krr_model_load(const char *dir, tg_krr_model **m, tg_error *err);
 
 /** What tg_krr_model_solve() did. */

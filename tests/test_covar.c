@@ -176,7 +176,7 @@ static void check_cholesky(tg_rr_opts o) {
         info |= reference(g, rows, nk, rows, nk, 1, cv.values, y + c * N, alpha + c * P,
                           beta + c * M);
     dense_z(g, N, rows, nk, rows, nk, 1, freq, z);
-    o.solver = TG_RR_CHOLESKY, o.scale = 1, o.chol.nb = 8;
+    o.solver = TG_RR_CHOLESKY, o.scale = 1, o.chol.nb = 16; /* 2 tiles of SNPs, the last ragged */
     o.chol.chol.allowed = 1u << TG_FP64;
     tg_rr_result res;
     tg_status st = tg_rr(&bed, K, y, N, NULL, &o, &res, &err);

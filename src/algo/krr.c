@@ -385,6 +385,7 @@ tg_status tg_krr_fit(const tg_bed *bed, const int64_t *rows, int64_t n, int k, c
     if (st || (st = model_new(bed, rows, n, k, names, o, &m, err))) goto cleanup;
     const int npairs = m->info.ngamma * m->info.nalpha;
     rep->nb = m->info.nb = o->nb ? o->nb : tg_krr_tile(n, &rep->nb_why);
+    if ((st = tg_tile_check("--tile", n, rep->nb, err))) goto cleanup;
     rep->allowed = o->allowed ? o->allowed : tg_krr_precisions(&rep->allowed_why);
     rep->map_nt = (int)((n + rep->nb - 1) / rep->nb);
     if (!(yc = tg_malloc((size_t)(n * k) * sizeof *yc, err)) ||

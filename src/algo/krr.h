@@ -24,6 +24,7 @@ struct tg_krr_model {
     char *dir;              /* a loaded model's folder: factor.bin is read on first use */
     tg_prec *tprec;         /* loaded: factor.bin's lower tiles by columns: precision */
     double *tscale;         /*   and scale */
+    uint64_t factor_sum;    /* loaded: factor.bin's checksum (model.tsv), checked when read */
 };
 
 /* The training frequencies the model's genotypes are encoded with. */

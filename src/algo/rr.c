@@ -145,9 +145,8 @@ static tg_status check_args(int64_t n, int64_t m, int64_t nphen, const double *y
     if (!(o->lambda > 0) || !isfinite(o->lambda))
         return tg_error_set(err, TG_ERR_ARG, "ridge (Cholesky): lambda %g: must be > 0",
                             o->lambda);
-    if (o->nb < 1)
-        return tg_error_set(err, TG_ERR_ARG, "ridge (Cholesky): SNP tile size %d: must be ≥ 1",
-                            o->nb);
+    tg_status st = tg_tile_check("--tile", m, o->nb, err); /* tiles of SNPs */
+    if (st) return st;
     if (o->chol.diag != TG_FP64 && o->chol.diag != TG_FP32)
         return tg_error_set(err, TG_ERR_ARG,
                             "ridge (Cholesky): diagonal precision %s: must be fp64 or fp32",

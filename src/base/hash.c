@@ -1,5 +1,7 @@
-/* tg_hash (the public name of tg_fnv1a), tg_hash_bytes and tg_hash_bulk (see hash.h), and
- * tg_file_hash, a file's content through tg_hash_bulk. */
+/* tg_hash (the public name of tg_fnv1a); tg_xxh64 (hash.h), written from xxHash's specification
+ * (github.com/Cyan4973/xxHash, doc/xxhash_spec.md), checked against xxhsum by tests/test_hash.c;
+ * tg_hash_bytes and tg_hash_bulk through it, and tg_file_hash, a file's content through
+ * tg_hash_bulk. */
 #include "base/hash.h"
 
 #include <errno.h>
@@ -17,58 +19,86 @@ _Static_assert(TG_HASH_INIT == TG_FNV1A_INIT, "one FNV-1a offset basis");
 
 uint64_t tg_hash(uint64_t h, const void *p, size_t n) { return tg_fnv1a(h, p, n); }
 
-/* Odd 64-bit constants with bits spread over the word (the golden ratio's and two others). */
-#define K0 0x9e3779b97f4a7c15ULL
-#define K1 0xbf58476d1ce4e5b9ULL
-#define K2 0x94d049bb133111ebULL
+static const uint64_t P1 = 0x9E3779B185EBCA87ULL, P2 = 0xC2B2AE3D27D4EB4FULL,
+                      P3 = 0x165667B19E3779F9ULL, P4 = 0x85EBCA77C2B2AE63ULL,
+                      P5 = 0x27D4EB2F165667C5ULL;
 
-/* A word into a lane: both steps are bijections of the lane, so two inputs that differ in one
- * word leave that lane different; the shift brings the product's high bits down. Each lane
- * shifts by its own amount (@p s): gcc then keeps the lanes in scalar registers, where a 64-bit
- * multiply is one instruction, instead of SSE2 vectors that build it from three (5× slower). */
-static inline uint64_t lane(uint64_t l, uint64_t w, int s) {
-    l = (l ^ w) * K1;
-    return l ^ (l >> s);
+static inline uint64_t rotl(uint64_t x, int r) { return x << r | x >> (64 - r); }
+
+/* words as stored: little-endian on the machines we build for */
+static inline uint64_t read64(const unsigned char *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
 }
 
-static inline uint64_t word(const unsigned char *p) {
-    uint64_t w;
-    memcpy(&w, p, sizeof w); /* any alignment; one load on x86-64 and arm64 */
-    return w;
+static inline uint32_t read32(const unsigned char *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
 }
 
-/* Mixes every bit of @p x into every other (a multiply-xorshift finaliser). */
-static inline uint64_t finish(uint64_t x) {
-    x = (x ^ (x >> 31)) * K1;
-    x = (x ^ (x >> 27)) * K2;
-    return x ^ (x >> 33);
+static inline uint64_t xround(uint64_t acc, uint64_t word) {
+    return rotl(acc + word * P2, 31) * P1;
+}
+
+static inline uint64_t merge(uint64_t acc, uint64_t lane) {
+    return (acc ^ xround(0, lane)) * P1 + P4;
+}
+
+static void stripe(uint64_t *lane, const unsigned char *p) {
+    for (int i = 0; i < 4; i++) lane[i] = xround(lane[i], read64(p + 8 * i));
+}
+
+void tg_xxh64_init(tg_xxh64 *h) {
+    *h = (tg_xxh64){.lane = {P1 + P2, P2, 0, -P1}};
+}
+
+void tg_xxh64_add(tg_xxh64 *h, const void *data, size_t n) {
+    const unsigned char *p = data;
+    h->total += n;
+    if (h->held) { /* complete the stripe begun by the last call */
+        size_t take = 32 - h->held < n ? 32 - h->held : n;
+        memcpy(h->stripe + h->held, p, take);
+        h->held += take, p += take, n -= take;
+        if (h->held < 32) return;
+        stripe(h->lane, h->stripe);
+        h->held = 0;
+    }
+    for (; n >= 32; p += 32, n -= 32) stripe(h->lane, p);
+    memcpy(h->stripe, p, n);
+    h->held = n;
+}
+
+uint64_t tg_xxh64_value(const tg_xxh64 *h) {
+    const uint64_t *v = h->lane;
+    uint64_t x = P5;
+    if (h->total >= 32) {
+        x = rotl(v[0], 1) + rotl(v[1], 7) + rotl(v[2], 12) + rotl(v[3], 18);
+        for (int i = 0; i < 4; i++) x = merge(x, v[i]);
+    }
+    x += h->total;
+    const unsigned char *p = h->stripe;
+    size_t n = h->held;
+    for (; n >= 8; p += 8, n -= 8) x = rotl(x ^ xround(0, read64(p)), 27) * P1 + P4;
+    if (n >= 4) {
+        x = rotl(x ^ (uint64_t)read32(p) * P1, 23) * P2 + P3;
+        p += 4, n -= 4;
+    }
+    for (; n; p++, n--) x = rotl(x ^ *p * P5, 11) * P1;
+    x ^= x >> 33;
+    x *= P2;
+    x ^= x >> 29;
+    x *= P3;
+    return x ^ x >> 32;
 }
 
 uint64_t tg_hash_bytes(uint64_t h, const void *p, size_t n) {
-    const unsigned char *c = p;
-    uint64_t l0 = h, l1 = h ^ K0, l2 = h ^ K1, l3 = h ^ K2;
-    size_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        l0 = lane(l0, word(c + i), 29);
-        l1 = lane(l1, word(c + i + 8), 30);
-        l2 = lane(l2, word(c + i + 16), 31);
-        l3 = lane(l3, word(c + i + 24), 32);
-    }
-    /* the last 0 to 31 bytes, the partial word zero-padded: the length below tells them */
-    uint64_t last[4] = {0};
-    if (n > i) memcpy(last, c + i, n - i);
-    l0 = lane(l0, last[0], 29);
-    l1 = lane(l1, last[1], 30);
-    l2 = lane(l2, last[2], 31);
-    l3 = lane(l3, last[3], 32);
-    /* the lanes in turn, each step a bijection of out: a difference in one lane cannot be
-     * undone by another's, as it could if they were combined by a symmetric operation */
-    uint64_t out = finish(n * K0 ^ h);
-    out = lane(out, finish(l0), 29);
-    out = lane(out, finish(l1), 30);
-    out = lane(out, finish(l2), 31);
-    out = lane(out, finish(l3), 32);
-    return finish(out);
+    tg_xxh64 x;
+    tg_xxh64_init(&x);
+    tg_xxh64_add(&x, &h, sizeof h);
+    tg_xxh64_add(&x, p, n);
+    return tg_xxh64_value(&x);
 }
 
 #define PIECE ((size_t)4 << 20)
@@ -91,14 +121,20 @@ static void hash_piece(void *ctx, int64_t k) {
 
 uint64_t tg_hash_bulk(uint64_t h, const void *p, size_t n) {
     size_t np = (n + PIECE - 1) / PIECE;
-    uint64_t small[64], out = finish(h ^ n);
+    uint64_t small[64];
     bulk_job jb = {p, n, h, np <= 64 ? small : malloc(np * sizeof *jb.piece)};
     if (jb.piece) tg_parallel_for((int64_t)np, hash_piece, &jb);
+    tg_xxh64 x;
+    tg_xxh64_init(&x);
+    tg_xxh64_add(&x, &h, sizeof h);
+    tg_xxh64_add(&x, &n, sizeof n);
     /* out of memory for the pieces' table: piece by piece on this core, to the same value */
-    for (size_t k = 0; k < np; k++)
-        out = lane(out, jb.piece ? jb.piece[k] : piece_hash(&jb, k), 29);
+    for (size_t k = 0; k < np; k++) {
+        uint64_t ph = jb.piece ? jb.piece[k] : piece_hash(&jb, k);
+        tg_xxh64_add(&x, &ph, sizeof ph);
+    }
     if (jb.piece != small) free(jb.piece);
-    return finish(out);
+    return tg_xxh64_value(&x);
 }
 
 tg_status tg_file_hash(const char *path, int64_t *bytes, uint64_t *hash, tg_error *err) {

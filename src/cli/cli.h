@@ -84,6 +84,7 @@ typedef struct {
     tg_runtime_opts rt;
     int quiet;
     const char *trace; /* NULL: no trace */
+    int64_t memory;    /* --memory, in bytes (0: what the machine has, tg_mem_available) */
     tg_input_opts in;  /* in.path NULL: no genotype input given */
 } tg_cli_common;
 
@@ -92,7 +93,7 @@ typedef struct {
     {"out", required_argument, 0, 1000}, {"sched", required_argument, 0, 1001},                  \
         {"ncpu", required_argument, 0, 1002}, {"ngpu", required_argument, 0, 1003},              \
         {"quiet", no_argument, 0, 1004}, {"trace", required_argument, 0, 1005},                  \
-        {"threads", required_argument, 0, 1002}
+        {"threads", required_argument, 0, 1002}, {"memory", required_argument, 0, 1006}
 /** getopt_long entries of the genotype input options (values 1100..1199): one format, then
  * plink2's selection and QC flags, spelled as plink2 spells them. */
 #define TG_CLI_INPUT_OPTIONS                                                                     \
@@ -165,7 +166,10 @@ int tg_cli_ranks_agree(const char *cmd, tg_log *log, const tg_cli_common *c, con
     "  --ngpu N         GPUs (default: all; 0 = CPU only)\n"                                    \
     "  --quiet          log to PREFIX.log only\n"                                               \
     "  --trace T        every task's worker and times to T.trace.tsv, a Gantt chart to\n"       \
-    "                   T.gantt.png (rank 0's tasks with several MPI ranks)\n"
+    "                   T.gantt.png (rank 0's tasks with several MPI ranks)\n"                   \
+    "  --memory MiB     host memory the run may take (default: what the machine has: the\n"    \
+    "                   least of MemAvailable, the cgroup's limit and ulimit -v); a run whose\n"\
+    "                   estimate (in the log) exceeds it is refused before it allocates\n"
 
 /** Progress of a long phase on a stream (stderr): "LABEL: DONE/TOTAL UNIT (P%), RATE UNIT/s,
  * T elapsed, ETA T" (the last line of a phase says "done" instead of the ETA). On a terminal
@@ -217,6 +221,11 @@ void tg_cli_common_init(tg_cli_common *c);
 /** Logs the started runtime (tg_runtime_describe) and, when @p ro kept CPU workers away from
  * the GPUs by default, why. */
 void tg_cli_log_runtime(tg_log *log, const tg_runtime_opts *ro);
+/** A command's estimate of its peak host memory, @p need bytes (@p terms: its main terms, for
+ * the log), logged against --memory or tg_mem_available() and refused (TG_ERR_NOMEM, both
+ * figures in the message) when it exceeds it; called before the command allocates. */
+tg_status tg_cli_memory(const tg_cli_common *c, tg_log *log, double need, const char *terms,
+                        tg_error *err);
 /** Logs what the probe measured (tg_probe_describe: codelets without a model, the log file
  * only) and, with several MPI ranks, what the ranks exchanged: the bytes StarPU-MPI sent
  * (tg_runtime_describe_comm, a collective: every rank calls this at the same point) and the

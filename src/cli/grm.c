@@ -70,6 +70,15 @@ static int run(int cov, int bin, const tg_cli_common *c, tg_log *log) {
     }
     const int64_t n = bed.n_samples;
     const int root = tg_runtime_rank() == 0; /* holds K and writes it */
+    /* the peak: K on rank 0, the 5codes genotypes (0.4 bytes a call, a rank its samples) */
+    const double kb = root ? 8.0 * (double)n * (double)n : 0,
+                 gb = 0.4 * (double)n * (double)bed.n_snps / tg_runtime_nranks();
+    char terms[128];
+    snprintf(terms, sizeof terms, "K %.0f MiB, genotypes %.0f MiB", kb / 1048576, gb / 1048576);
+    if ((st = tg_cli_memory(c, log, kb + gb, terms, &err))) {
+        tg_bed_close(&bed);
+        return tg_cli_fail("grm", log, &err);
+    }
     if (root && ((double)n * (double)n * sizeof *k > (double)SIZE_MAX ||
                  !(k = tg_malloc((size_t)(n * n) * sizeof *k, &err)))) {
         tg_error_set(&err, TG_ERR_NOMEM, "the %lld × %lld relationship matrix (%.3g GB) does not "

@@ -72,17 +72,19 @@ static const char *help =
     "                       i - j <= B (NT - 1) take --diag, the others the lowest of\n"
     "                       --precisions (B in [0, 1])\n"
     "  --tile NB            tile size (default with GPUs 2048, 4096 from 32,768 training\n"
-    "                       samples; CPU only 512)\n"
+    "                       samples; CPU only 512); at least 16, and at most 1024 tiles a side\n"
     "  --precision-map F    write the precision map of the last factorisation: F.tsv (tile\n"
     "                       row, tile column, precision) or F.png (heat map, the paper's\n"
     "                       Fig. 4: fp64 dark red, fp32 light red, fp16 light blue, fp8\n"
     "                       dark blue, upper triangle white; axes in tiles and samples)\n"
     "  --save-model DIR     save the fit (one gamma and one alpha; not with --covar, whose\n"
-    "                       effects and levels the model files do not hold yet) in folder DIR,\n"
-    "                       created if missing; a folder that is not empty must hold a model,\n"
-    "                       which is replaced. Files: model.tsv (options, training fileset),\n"
-    "                       train.tsv, snps.tsv (training A1 frequencies), pheno.tsv (means),\n"
-    "                       weights.tsv, factor.bin (the Cholesky factor in its precisions)\n"
+    "                       effects and levels the model files do not hold yet) in folder DIR:\n"
+    "                       written into a new folder beside it that then takes its place whole\n"
+    "                       (an existing DIR must hold a model's files only). Files: model.tsv\n"
+    "                       (format, options, training fileset's identity, every file's XXH64\n"
+    "                       checksum), train.tsv, snps.tsv (training A1 frequencies), pheno.tsv\n"
+    "                       (means), weights.tsv, factor.bin (the Cholesky factor in its\n"
+    "                       precisions)\n"
     "  --load-model DIR     predict --test-bfile T with the model saved in DIR instead of a\n"
     "                       fit (no --bfile, --kernel, --gamma, --alpha, --tile, --accuracy,\n"
     "                       --precisions, --diag, --band, --covar, --test-covar, --test-frac,\n"
@@ -90,6 +92,8 @@ static const char *help =
     "                       new phenotypes, observed for every training sample of the model,\n"
     "                       solved with the saved factor (no factorisation); --save-model then\n"
     "                       saves them as a new model. The training fileset must be unchanged\n"
+    "                       (.bed size and time, .bim and .fam content), every file's checksum\n"
+    "                       right (factor.bin's when it is read: with --pheno)\n"
     "                       (--save-model and --load-model run on one MPI rank)\n"
     "  --help               this text\n" TG_CLI_GRID_HELP TG_CLI_INPUT_HELP TG_CLI_COMMON_HELP
     "\nUnder mpiexec -n R every rank runs the same command: the tiles of the kernels, the\n"
@@ -219,7 +223,10 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
                 st = tg_error_set(err, TG_ERR_ARG, "--diag %s: expected fp32 or fp64", optarg);
             break;
         case O_BAND: st = tg_cli_double("band", optarg, 0, 1, &o->band, err); break;
-        case O_TILE: st = tg_cli_int("tile", optarg, 1, 1 << 16, &o->nb, err); break;
+        case O_TILE:
+            if (!(st = tg_cli_int("tile", optarg, 0, 1 << 16, &o->nb, err)))
+                st = tg_tile_check("--tile", 0, o->nb, err);
+            break;
         case O_MAP: o->map_path = optarg; break;
         case O_SAVE: o->save_model = optarg; break;
         case O_LOAD: o->load_model = optarg; break;

@@ -32,8 +32,9 @@ void krr_log_model(const krr_opts *o, const krr_data *d, double seconds, tg_log 
     if (i->kernel == TG_KERNEL_GAUSSIAN) snprintf(g, sizeof g, ", gamma %g", i->gamma[0]);
     tg_log_printf(log, "model %s: %s kernel%s, alpha %g, tile %d, diag %s; %lld training "
                   "samples of %s (unchanged since the fit), %lld SNPs; %d phenotype(s) saved; "
-                  "read and checked in %.3f s", o->load_model, tg_kernel_name(i->kernel), g,
-                  i->alpha[0], i->nb, tg_prec_name(i->diag), (long long)i->n, i->bed->prefix,
+                  "read and checked (checksums; factor.bin's when read) in %.3f s",
+                  o->load_model, tg_kernel_name(i->kernel), g, i->alpha[0], i->nb,
+                  tg_prec_name(i->diag), (long long)i->n, i->bed->prefix,
                   (long long)i->bed->n_snps, i->k, seconds);
 }
 

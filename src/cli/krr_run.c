@@ -143,6 +143,26 @@ static tg_status read_inputs(const krr_opts *o, krr_data *d, tg_log *log, tg_err
     return TG_OK;
 }
 
+/* The run's peak host memory, for tg_cli_memory: the lower tiles of K + αI at the diagonal's
+ * precision (fp64 unless --diag fp32: the map may keep every tile so), the test-training
+ * kernel K_t (fp64 at most), the INT8 genotype panels of both cohorts, and the weights,
+ * phenotypes and predictions; the tiles are shared among the MPI ranks. A prediction from a
+ * saved model reads no factor. */
+static tg_status check_memory(const krr_opts *o, const krr_data *d, tg_log *log, tg_error *err) {
+    const tg_krr_model_info *i = o->load_model ? tg_krr_model_describe(d->model) : NULL;
+    const double n = i ? (double)i->n : (double)d->split.ntrain, nt = (double)d->ntest,
+                 m = (double)d->train->n_snps, k = d->k, ranks = tg_runtime_nranks(),
+                 pairs = i ? 1 : (double)o->ngamma * o->nalpha,
+                 el = (i ? i->diag == TG_FP32 : o->diag_given && o->diag == TG_FP32) ? 4 : 8,
+                 kb = !i || o->pheno ? el * n * (n + 1) / 2 / ranks : 0, ktb = 8 * nt * n / ranks,
+                 gb = (n + nt) * m, vb = 8 * k * (n * (pairs + 3) + nt * (pairs + 1)),
+                 mib = 1024.0 * 1024.0;
+    char terms[256];
+    snprintf(terms, sizeof terms, "K %.0f MiB, K_t %.0f MiB, genotypes %.0f MiB, vectors "
+             "%.0f MiB", kb / mib, ktb / mib, gb / mib, vb / mib);
+    return tg_cli_memory(&o->c, log, kb + ktb + gb + vb, terms, err);
+}
+
 /* The fit (its log lines even when it fails), or the loaded model with new phenotypes solved. */
 static tg_status fit(const krr_opts *o, krr_data *d, tg_log *log, tg_error *err) {
     if (o->load_model) {
@@ -273,8 +293,9 @@ int krr_run(const krr_opts *o, tg_log *log) {
     tg_cli_progress_on(&o->c);
     tg_cli_log_runtime(log, &ro);
     tg_cli_log_grid(log, "", "genotype panel p read");
-    if (!(st = fit(o, &d, log, &err)) && !(st = predict(o, &d, log, &err)) &&
-        !(st = tg_cli_trace_stop(&o->c, "krr", log, &err)) &&
+    /* after the runtime's start, whose threads and buffers take address space (ulimit -v) */
+    if (!(st = check_memory(o, &d, log, &err)) && !(st = fit(o, &d, log, &err)) &&
+        !(st = predict(o, &d, log, &err)) && !(st = tg_cli_trace_stop(&o->c, "krr", log, &err)) &&
         !(st = write_outputs(o, &d, log, &err)))
         tg_cli_log_traffic(log);
     tg_cli_progress_off();

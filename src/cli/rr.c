@@ -46,7 +46,8 @@ static const char *help =
     "  --tol T            cg: stop when |r|/|b| <= T for a phenotype (default 1e-8)\n"
     "  --max-iter N       cg: iterations at most (default 1000); a phenotype not converged by\n"
     "                     then is an error (exit 1) after the results are written and flagged\n"
-    "  --tile NB          cholesky: SNPs per tile (default 1024)\n"
+    "  --tile NB          cholesky: SNPs per tile (default 1024; at least 16, and at most\n"
+    "                     1024 tiles a side)\n"
     "  --accuracy EPS     cholesky: target accuracy of the adaptive precision map (default 1e-8)\n"
     "  --precisions LIST  cholesky: precisions off-diagonal tiles may take, from fp64, fp32,\n"
     "                     fp16, fp8 (default fp64,fp32,fp16 when GPUs are used, else\n"
@@ -109,7 +110,10 @@ static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
         case O_SCALE: o->scale = 1; break;
         case O_TOL: st = tg_cli_double("tol", optarg, 1e-300, 0.5, &o->tol, err); break;
         case O_MAXIT: st = tg_cli_int("max-iter", optarg, 1, 1000000, &o->max_iter, err); break;
-        case O_TILE: st = tg_cli_int("tile", optarg, 1, 1 << 16, &o->tile, err); break;
+        case O_TILE:
+            if (!(st = tg_cli_int("tile", optarg, 0, 1 << 16, &o->tile, err)))
+                st = tg_tile_check("--tile", 0, o->tile, err);
+            break;
         case O_ACC: st = tg_cli_double("accuracy", optarg, 0, 1, &o->accuracy, err); break;
         case O_PRECS:
             o->precisions = optarg;
@@ -211,6 +215,24 @@ static tg_status fit(const rr_opts *o, rr_data *d, tg_rr_result *r, tg_log *log,
     return st;
 }
 
+/* The run's peak host memory, for tg_cli_memory: the 5codes genotypes of both cohorts (0.4
+ * bytes a call, a rank holding its samples), with --solver cholesky the lower tiles of the SNP
+ * matrix ZᵀZ + λI at the diagonal's precision (fp64 at most; shared among the ranks), and the
+ * vectors of CG or the solve (samples and SNPs by phenotypes). */
+static tg_status check_memory(const rr_opts *o, const rr_data *d, tg_log *log, tg_error *err) {
+    const double n = (double)d->bed.n_samples, nt = (double)d->test.n_samples,
+                 m = (double)d->bed.n_snps, k = d->k, ranks = tg_runtime_nranks(),
+                 gb = 0.4 * (n + nt) * m / ranks,
+                 ab = o->cholesky ? (o->diag == TG_FP32 ? 4 : 8) * m * (m + 1) / 2 / ranks : 0,
+                 vb = 8 * k * (4 * (n + m) + nt), mib = 1024.0 * 1024.0;
+    char terms[256];
+    int len = snprintf(terms, sizeof terms, "genotypes %.0f MiB, ", gb / mib);
+    if (o->cholesky) len += snprintf(terms + len, sizeof terms - (size_t)len, "SNP matrix %.0f "
+                                     "MiB, ", ab / mib);
+    snprintf(terms + len, sizeof terms - (size_t)len, "vectors %.0f MiB", vb / mib);
+    return tg_cli_memory(&o->c, log, gb + ab + vb, terms, err);
+}
+
 static int run(const rr_opts *o, rr_data *d, tg_log *log) {
     tg_error err = {0};
     tg_rr_result r = {0};
@@ -229,7 +251,8 @@ static int run(const rr_opts *o, rr_data *d, tg_log *log) {
     tg_cli_trace_start(&o->c);
     tg_cli_progress_on(&o->c);
     tg_cli_log_runtime(log, &ro);
-    st = fit(o, d, &r, log, &err);
+    /* after the runtime's start, whose threads and buffers take address space (ulimit -v) */
+    if (!(st = check_memory(o, d, log, &err))) st = fit(o, d, &r, log, &err);
     if (!st) st = tg_cli_trace_stop(&o->c, "rr", log, &err);
     tg_cli_progress_off();
     /* the error first: with several ranks it ends them all, where stopping would wait for them;

@@ -25,7 +25,9 @@ static const char *help =
     "  --transpose      compute Z'*L (L has one line per sample)\n"
     "  --scale          scale SNP j by 1/sqrt(2p(1-p)) (standardized genotypes)\n"
     "  --float          single precision (FP32 arrays and accumulation) instead of "
-    "double\n" TG_CLI_INPUT_HELP TG_CLI_COMMON_HELP "  --help           this text\n\n"
+    "double;\n"
+    "                   a product beyond FP32's range (3.4e38) is an error, nothing written\n"
+    TG_CLI_INPUT_HELP TG_CLI_COMMON_HELP "  --help           this text\n\n"
     "Monomorphic and all-missing SNPs have a zero column in Z (counted in the log).\n"
     "Output: header FID IID NAMES (Z*L) or #CHROM POS ID REF ALT A1 A1_FREQ N NAMES (Z'*L;\n"
     "A1_FREQ and N, the frequency p and the non-missing calls of the SNP), NAMES from the\n"
@@ -116,6 +118,43 @@ static tg_status write_output(const mm_opts *o, const tg_bed *bed, const tg_valu
     return st;
 }
 
+/* The run's peak host memory, for tg_cli_memory: the 5codes genotypes (0.4 bytes a call, a
+ * rank holding its samples), L as read (fp64) and in the product's precision, the result. */
+static tg_status check_memory(const mm_opts *o, const tg_bed *bed, int k, size_t es,
+                              tg_log *log, tg_error *err) {
+    const double n = (double)bed->n_samples, m = (double)bed->n_snps,
+                 gb = 0.4 * n * m / tg_runtime_nranks(),
+                 lb = (8.0 + (double)es) * k * (o->transpose ? n : m),
+                 rb = (double)es * k * (o->transpose ? m : n), mib = 1024.0 * 1024.0;
+    char terms[256];
+    snprintf(terms, sizeof terms, "genotypes %.0f MiB, L %.0f MiB, result %.0f MiB", gb / mib,
+             lb / mib, rb / mib);
+    return tg_cli_memory(&o->c, log, gb + lb + rb, terms, err);
+}
+
+/* --float: a product beyond fp32's range is inf or NaN: refused, naming where, rather than
+ * written as a result */
+static tg_status check_finite(const mm_opts *o, const tg_bed *bed, const tg_values *mx,
+                              const void *res, tg_prec prec, int64_t rows, tg_error *err) {
+    for (int c = 0; c < mx->k; c++)
+        for (int64_t r = 0; r < rows; r++) {
+            double x = tg_prec_load(prec, res, (size_t)(r + c * rows));
+            if (isfinite(x)) continue;
+            char where[160];
+            if (o->transpose)
+                snprintf(where, sizeof where, "SNP %s", TG_ESC(bed->snps[r].id));
+            else
+                snprintf(where, sizeof where, "sample '%s %s'", TG_ESC(bed->samples[r].fid),
+                         TG_ESC(bed->samples[r].iid));
+            return tg_error_set(err, TG_ERR_NUMERIC, "%s, column %s of %s: the product is %g, "
+                                "beyond %s's range (largest %g)%s: no output written", where,
+                                TG_ESC(mx->names[c]), o->matrix, x, tg_prec_name(prec),
+                                prec == TG_FP32 ? 3.4028234663852886e38 : 1.7976931348623157e308,
+                                prec == TG_FP32 ? "; without --float the product is in fp64" : "");
+        }
+    return TG_OK;
+}
+
 int tg_cmd_snpmm(int argc, char **argv) {
     mm_opts o;
     tg_error err = {0};
@@ -141,6 +180,10 @@ int tg_cmd_snpmm(int argc, char **argv) {
                   mx.nid ? ", IDs checked" : "", tg_now() - t);
     if ((rc = tg_cli_ranks_agree("snpmm", log, &o.c, &bed, NULL, NULL, &o.matrix, 1)))
         goto cleanup;
+    const int64_t nt = o.transpose ? bed.n_samples : bed.n_snps,
+                  nr = o.transpose ? bed.n_snps : bed.n_samples;
+    size_t es = tg_prec_size(prec);
+    if ((st = check_memory(&o, &bed, mx.k, es, log, &err))) goto fail;
     t = tg_now();
     if ((st = tg_geno_from_bed(&bed, o.scale, &g, &err))) goto fail;
     int64_t first, rows;
@@ -157,9 +200,6 @@ int tg_cmd_snpmm(int argc, char **argv) {
         tg_log_printf(log, "warning: %lld monomorphic or all-missing SNP%s: zero column%s in Z",
                       (long long)tg_geno_excluded(g), tg_geno_excluded(g) == 1 ? "" : "s",
                       tg_geno_excluded(g) == 1 ? "" : "s");
-    const int64_t nt = o.transpose ? bed.n_samples : bed.n_snps,
-                  nr = o.transpose ? bed.n_snps : bed.n_samples;
-    size_t es = tg_prec_size(prec);
     if (!(in = tg_malloc((size_t)(nt * mx.k) * es, &err)) ||
         !(res = tg_malloc((size_t)(nr * mx.k) * es, &err)))
         goto fail;
@@ -183,7 +223,10 @@ int tg_cmd_snpmm(int argc, char **argv) {
                   o.transpose ? "Z'*L" : "Z*L", tg_prec_name(prec), mx.k, dt,
                   2e-9 * (double)bed.n_samples * (double)bed.n_snps * mx.k / dt);
     t = tg_now();
-    if (tg_runtime_rank() == 0 && (st = write_output(&o, &bed, &mx, res, prec, &err))) goto fail;
+    if (tg_runtime_rank() == 0 &&
+        ((st = check_finite(&o, &bed, &mx, res, prec, nr, &err)) ||
+         (st = write_output(&o, &bed, &mx, res, prec, &err))))
+        goto fail;
     tg_log_printf(log, "wrote %s.snpmm.tsv (%.2f s)", o.c.out, tg_now() - t); /* rank 0 */
     tg_cli_log_traffic(log);
     goto cleanup;

@@ -63,9 +63,9 @@ tg_status tg_idmap_add_line(tg_idmap *m, int64_t i, int64_t *line_of, const char
     int64_t d = tg_idmap_insert(m, i);
     if (d < 0) return TG_OK;
     return tg_error_set(err, TG_ERR_FORMAT,
-                        "%s line %lld: duplicate sample ID '%.64s %.64s' (FID IID), first on line "
+                        "%s line %lld: duplicate sample ID '%s %s' (FID IID), first on line "
                         "%lld",
-                        path, (long long)line, m->samples[i].fid, m->samples[i].iid,
+                        path, (long long)line, TG_ESC(m->samples[i].fid), TG_ESC(m->samples[i].iid),
                         (long long)line_of[d]);
 }
 

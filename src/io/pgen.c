@@ -107,8 +107,8 @@ static tg_status psam_header(char *line, const char *path, int64_t line_no, psam
     if (c->iid < 0 || (c->fid < 0 && c->iid != 0))
         return tg_error_set(err, TG_ERR_FORMAT,
                             "%s line %lld: a .psam header starts with #FID IID or #IID, found "
-                            "'%.64s'",
-                            path, (long long)line_no, f[0]);
+                            "'%s'",
+                            path, (long long)line_no, TG_ESC(f[0]));
     return TG_OK;
 }
 
@@ -191,9 +191,9 @@ static tg_status fill_psam(const char *path, const psam_cols *c, tg_bed *b, tg_e
         s->pheno = NAN;
         if (c->pheno >= 0 && !tg_text_parse_value(f[c->pheno], &s->pheno)) {
             st = tg_error_set(err, TG_ERR_FORMAT,
-                              "%s line %lld: phenotype '%.64s' (column %d) is not a number or a "
+                              "%s line %lld: phenotype '%s' (column %d) is not a number or a "
                               "missing code (-9, NA)",
-                              path, (long long)t.line_no, f[c->pheno], c->pheno + 1);
+                              path, (long long)t.line_no, TG_ESC(f[c->pheno]), c->pheno + 1);
             goto done;
         }
         if ((st = tg_idmap_add_line(&map, i, line_of, path, t.line_no, err))) goto done;
@@ -242,9 +242,9 @@ static tg_status pvar_header(char *line, const char *path, int64_t line_no, pvar
     if (strcmp(f[0], "#CHROM") || c->pos < 0 || c->id < 0 || c->ref < 0 || c->alt < 0)
         return tg_error_set(err, TG_ERR_FORMAT,
                             "%s line %lld: a .pvar header is #CHROM followed by POS ID REF ALT "
-                            "(any order; QUAL FILTER INFO CM optional), found '%.64s' with %d "
+                            "(any order; QUAL FILTER INFO CM optional), found '%s' with %d "
                             "columns",
-                            path, (long long)line_no, f[0], k);
+                            path, (long long)line_no, TG_ESC(f[0]), k);
     return TG_OK;
 }
 
@@ -278,12 +278,12 @@ static tg_status pvar_line(const char *path, int64_t line_no, char **f, const pv
     s->cm = 0;
     if (!tg_text_parse_int64(f[c->pos], &s->pos))
         return tg_error_set(err, TG_ERR_FORMAT,
-                            "%s line %lld: position '%.64s' (column %d) is not an integer", path,
-                            (long long)line_no, f[c->pos], c->pos + 1);
+                            "%s line %lld: position '%s' (column %d) is not an integer", path,
+                            (long long)line_no, TG_ESC(f[c->pos]), c->pos + 1);
     if (c->cm >= 0 && !tg_text_parse_double(f[c->cm], &s->cm))
         return tg_error_set(err, TG_ERR_FORMAT,
-                            "%s line %lld: genetic distance '%.64s' (column %d) is not a number",
-                            path, (long long)line_no, f[c->cm], c->cm + 1);
+                            "%s line %lld: genetic distance '%s' (column %d) is not a number",
+                            path, (long long)line_no, TG_ESC(f[c->cm]), c->cm + 1);
     /* one copy of a chromosome name for a run of variants on it */
     s->chrom = prev && !strcmp(prev->chrom, f[c->chrom])
                    ? prev->chrom

@@ -184,9 +184,10 @@ static tg_status lookup_init(lookup *m, const char *path, const tg_sample *sampl
         int64_t d = tg_idmap_insert(&m->full, i);
         if (d >= 0)
             return tg_error_set(err, TG_ERR_ARG,
-                                "reading %s: the sample list has sample '%.64s %.64s' (FID IID) "
+                                "reading %s: the sample list has sample '%s %s' (FID IID) "
                                 "twice (samples %lld and %lld)",
-                                path, samples[i].fid, samples[i].iid, (long long)d, (long long)i);
+                                path, TG_ESC(samples[i].fid), TG_ESC(samples[i].iid), (long long)d,
+                                (long long)i);
     }
     if (!iid_only) return TG_OK;
     m->iid_keys = tg_malloc((size_t)n * sizeof *m->iid_keys, err);
@@ -251,9 +252,9 @@ static tg_status read_shape(tg_lines *r, shape *sh, char **line, tg_error *err) 
 enum { ROW_ID = 140 };
 static const char *row_id(char buf[ROW_ID], char **f, int iid_only) {
     if (iid_only)
-        snprintf(buf, ROW_ID, "%.64s", f[0]);
+        snprintf(buf, ROW_ID, "%s", TG_ESC(f[0]));
     else
-        snprintf(buf, ROW_ID, "%.64s %.64s", f[0], f[1]);
+        snprintf(buf, ROW_ID, "%s %s", TG_ESC(f[0]), TG_ESC(f[1]));
     return buf;
 }
 
@@ -387,10 +388,11 @@ tg_status tg_pheno_read_opts(const char *path, const tg_sample *samples, int64_t
         } else if (iid_only && map.twin[i] >= 0) {
             const tg_sample *a = &samples[i], *b = &samples[map.twin[i]];
             st = tg_error_set(err, TG_ERR_FORMAT,
-                              "%s line %lld: IID '%.64s' is that of two samples of the sample "
-                              "list, '%.64s %.64s' and '%.64s %.64s' (FID IID); a FID IID header "
+                              "%s line %lld: IID '%s' is that of two samples of the sample "
+                              "list, '%s %s' and '%s %s' (FID IID); a FID IID header "
                               "and FIDs on the rows would tell them apart",
-                              path, ln, f[0], a->fid, a->iid, b->fid, b->iid);
+                              path, ln, TG_ESC(f[0]), TG_ESC(a->fid), TG_ESC(a->iid),
+                              TG_ESC(b->fid), TG_ESC(b->iid));
             goto cleanup;
         } else if (seen[i]) {
             char id[ROW_ID];
@@ -414,9 +416,10 @@ tg_status tg_pheno_read_opts(const char *path, const tg_sample *samples, int64_t
                     continue;
                 }
                 st = tg_error_set(err, TG_ERR_FORMAT,
-                                  "%s line %lld: column %d (%.64s): '%.64s' is not a number or "
+                                  "%s line %lld: column %d (%s): '%s' is not a number or "
                                   "a missing code (-9, NA, nan, .)",
-                                  path, ln, cols[c] + 1, p.names[c], f[cols[c]]);
+                                  path, ln, cols[c] + 1, TG_ESC(p.names[c]),
+                                  TG_ESC(f[cols[c]]));
                 goto cleanup;
             }
         }
@@ -452,8 +455,8 @@ tg_status tg_pheno_write(const char *path, const tg_sample *samples, const tg_ph
     for (int c = 0; c < ph->n_cols; c++)
         if (!tg_text_is_token(ph->names[c]))
             return tg_error_set(err, TG_ERR_ARG,
-                                "writing %s: column name '%.64s' is empty or contains whitespace",
-                                path, ph->names[c] ? ph->names[c] : "(null)");
+                                "writing %s: column name '%s' is empty or contains whitespace",
+                                path, TG_ESC(ph->names[c]));
     FILE *f = fopen(path, "w");
     if (!f) return tg_error_set(err, TG_ERR_IO, "cannot write %s: %s", path, strerror(errno));
     fputs("FID\tIID", f);

@@ -108,9 +108,9 @@ static tg_status read_fam(const char *path, tg_bed *b, tg_error *err) {
         s[i].sex = strcmp(f[4], "1") == 0 ? 1 : strcmp(f[4], "2") == 0 ? 2 : 0;
         if (!tg_text_parse_value(f[5], &s[i].pheno)) {
             st = tg_error_set(err, TG_ERR_FORMAT,
-                              "%s line %lld: phenotype '%.64s' (column 6) is not a number or a "
+                              "%s line %lld: phenotype '%s' (column 6) is not a number or a "
                               "missing code (-9, NA)",
-                              path, (long long)t.line_no, f[5]);
+                              path, (long long)t.line_no, TG_ESC(f[5]));
             goto cleanup;
         }
         if ((st = tg_idmap_add_line(&map, i, line_of, path, t.line_no, err))) goto cleanup;
@@ -147,14 +147,14 @@ static tg_status read_bim(const char *path, tg_bed *b, tg_error *err) {
         s[j] = (tg_snp){.chrom = f[0], .id = f[1], .a1 = f[4], .a2 = f[5]};
         if (!tg_text_parse_double(f[2], &s[j].cm)) {
             st = tg_error_set(err, TG_ERR_FORMAT,
-                              "%s line %lld: genetic distance '%.64s' (column 3) is not a number",
-                              path, (long long)t.line_no, f[2]);
+                              "%s line %lld: genetic distance '%s' (column 3) is not a number",
+                              path, (long long)t.line_no, TG_ESC(f[2]));
             goto cleanup;
         }
         if (!tg_text_parse_int64(f[3], &s[j].pos)) {
             st = tg_error_set(err, TG_ERR_FORMAT,
-                              "%s line %lld: position '%.64s' (column 4) is not an integer", path,
-                              (long long)t.line_no, f[3]);
+                              "%s line %lld: position '%s' (column 4) is not an integer", path,
+                              (long long)t.line_no, TG_ESC(f[3]));
             goto cleanup;
         }
     }
@@ -333,8 +333,8 @@ static tg_status check_tokens(const char *prefix, const char *what, int64_t idx,
     for (int k = 0; k < ntok; k++)
         if (!tg_text_is_token(tok[k]))
             return tg_error_set(err, TG_ERR_ARG,
-                                "writing %s: %s %lld: %s '%.64s' is empty or contains whitespace",
-                                prefix, what, (long long)idx, names[k], tok[k] ? tok[k] : "(null)");
+                                "writing %s: %s %lld: %s '%s' is empty or contains whitespace",
+                                prefix, what, (long long)idx, names[k], TG_ESC(tok[k]));
     return TG_OK;
 }
 

@@ -94,8 +94,9 @@ static const char *where(const reader *r, char *buf, size_t len) {
     if (r->is_bcf) {
         int k = snprintf(buf, len, "%s record %lld", r->path, (long long)r->recno);
         if (r->rec_ok && k > 0 && (size_t)k < len)
-            snprintf(buf + k, len - (size_t)k, " (variant %.64s:%lld %.64s)",
-                     bcf_seqname_safe(r->hdr, r->rec), (long long)r->rec->pos + 1, r->rec->d.id);
+            snprintf(buf + k, len - (size_t)k, " (variant %s:%lld %s)",
+                     TG_ESC(bcf_seqname_safe(r->hdr, r->rec)), (long long)r->rec->pos + 1,
+                     TG_ESC(r->rec->d.id));
         return buf;
     }
     const char *s = r->line.s, *f[3];
@@ -159,8 +160,8 @@ static tg_status check_chrom_line(kstring_t *s, const char *path, long long ln, 
             break;
         }
         if (i && strcmp(ids[i - 1], ids[i]) == 0) {
-            st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: duplicate sample ID '%.64s' in "
-                              "the #CHROM line", path, ln, ids[i]);
+            st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: duplicate sample ID '%s' in "
+                              "the #CHROM line", path, ln, TG_ESC(ids[i]));
             break;
         }
     }
@@ -274,13 +275,13 @@ static tg_status add_samples(reader *r, tg_bed *bed, tg_error *err) {
         tg_sample *s = &bed->samples[i];
         *s = (tg_sample){.fid = zero, .father = zero, .mother = zero, .pheno = NAN};
         if (strchr(id, ' '))
-            return tg_error_set(err, TG_ERR_FORMAT, "%s: sample ID '%.64s' contains a space, "
+            return tg_error_set(err, TG_ERR_FORMAT, "%s: sample ID '%s' contains a space, "
                                 "which PLINK IDs cannot hold (plink2 refuses it too)", r->path,
-                                id);
+                                TG_ESC(id));
         if (d && (!c || c == id || !c[1]))
-            return tg_error_set(err, TG_ERR_FORMAT, "%s: sample ID '%.64s' is not FID%cIID "
+            return tg_error_set(err, TG_ERR_FORMAT, "%s: sample ID '%s' is not FID%cIID "
                                 "(--id-delim '%c': a non-empty FID and IID on either side of "
-                                "the first '%c')", r->path, id, d, d, d);
+                                "the first '%c')", r->path, TG_ESC(id), d, d, d);
         if (c && !(s->fid = tg_fileset_str(bed, id, (size_t)(c - id), err))) return TG_ERR_NOMEM;
         if (c) id = c + 1;
         if (!(s->iid = tg_fileset_str(bed, id, strlen(id), err))) return TG_ERR_NOMEM;
@@ -435,10 +436,11 @@ static tg_status check_order(reader *r, tg_bed *bed, tg_error *err) {
         r->ndone = nd;
     }
     if (r->done[rid])
-        return tg_error_set(err, TG_ERR_FORMAT, "%s: chromosome %.64s comes again after %.64s: "
+        return tg_error_set(err, TG_ERR_FORMAT, "%s: chromosome %s comes again after %s: "
                             "the file is not sorted (plink2 refuses a split chromosome too; sort "
                             "it first: bcftools sort)", where(r, w, sizeof w),
-                            bcf_seqname(r->hdr, r->rec), bcf_hdr_id2name(r->hdr, r->rid));
+                            TG_ESC(bcf_seqname(r->hdr, r->rec)),
+                            TG_ESC(bcf_hdr_id2name(r->hdr, r->rid)));
     if (r->rid >= 0) r->done[r->rid] = 1;
     const char *c = chrom_code(bcf_seqname(r->hdr, r->rec), code, sizeof code);
     if (!(r->chrom = tg_fileset_str(bed, c, strlen(c), err))) return TG_ERR_NOMEM;
@@ -454,14 +456,14 @@ static tg_status store_call(reader *r, int64_t i, const int *a, int np, tg_error
     char w[320];
     const int na = r->na;
     if (np > 2)
-        return tg_error_set(err, TG_ERR_FORMAT, "%s, sample '%.64s': a GT of %d alleles: only "
+        return tg_error_set(err, TG_ERR_FORMAT, "%s, sample '%s': a GT of %d alleles: only "
                             "haploid and diploid calls are read", where(r, w, sizeof w),
-                            r->hdr->samples[i], np);
+                            TG_ESC(r->hdr->samples[i]), np);
     for (int k = 0; k < np; k++)
         if (a[k] >= na)
-            return tg_error_set(err, TG_ERR_FORMAT, "%s, sample '%.64s': GT allele %d, but the "
+            return tg_error_set(err, TG_ERR_FORMAT, "%s, sample '%s': GT allele %d, but the "
                                 "record has %d allele%s (REF%s)", where(r, w, sizeof w),
-                                r->hdr->samples[i], a[k], na, na == 1 ? "" : "s",
+                                TG_ESC(r->hdr->samples[i]), a[k], na, na == 1 ? "" : "s",
                                 na == 1 ? " only" : " and one ALT");
     int8_t v = TG_GENO_MISSING;
     if (np == 1 && a[0] >= 0) {
@@ -526,9 +528,9 @@ static tg_status decode_gt_text(reader *r, tg_error *err) {
         }
         if (np < 0 || (np < 3 && p < end && *p != ':' && *p != '\t')) {
             size_t len = strcspn(g, ":\t");
-            return tg_error_set(err, TG_ERR_FORMAT, "%s, sample '%.64s': GT '%.*s' is not a "
+            return tg_error_set(err, TG_ERR_FORMAT, "%s, sample '%s': GT '%.*s' is not a "
                                 "genotype (allele numbers or '.', separated by '/' or '|')",
-                                where(r, w, sizeof w), r->hdr->samples[i],
+                                where(r, w, sizeof w), TG_ESC(r->hdr->samples[i]),
                                 (int)(len < 32 ? len : 32), g);
         }
         st = store_call(r, i, a, np, err);
@@ -555,8 +557,9 @@ static tg_status decode_ds(reader *r, tg_error *err) {
         int8_t v = TG_GENO_MISSING;
         if (!bcf_float_is_missing(f) && !bcf_float_is_vector_end(f)) {
             if (!(f >= 0 && f <= 2))
-                return tg_error_set(err, TG_ERR_FORMAT, "%s, sample '%.64s': DS %g outside "
-                                    "[0, 2]", where(r, w, sizeof w), r->hdr->samples[i], f);
+                return tg_error_set(err, TG_ERR_FORMAT, "%s, sample '%s': DS %g outside "
+                                    "[0, 2]", where(r, w, sizeof w), TG_ESC(r->hdr->samples[i]),
+                                    f);
             int d = (int)((double)f * DOSAGE_MID + 0.5), rem = d % DOSAGE_MID;
             if (rem <= HARD_CALL_DIST || DOSAGE_MID - rem <= HARD_CALL_DIST)
                 v = (int8_t)((d + DOSAGE_MID / 2) / DOSAGE_MID);

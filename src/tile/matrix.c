@@ -45,6 +45,22 @@ tg_handle tg_matrix_new_tile(const tg_matrix *A, int i, int j, tg_prec prec) {
     return tg_tile_temp(rows, cols, prec, tg_matrix_tile_owner(A, i, j));
 }
 
+tg_status tg_tile_check(const char *opt, int64_t n, int64_t nb, tg_error *err) {
+    if (nb < TG_TILE_MIN && (n == 0 || nb < n))
+        return tg_error_set(err, TG_ERR_ARG, "%s %lld: below %d, the smallest tile the workers "
+                            "use well (a task on a smaller tile takes less time than StarPU "
+                            "spends to schedule it, and the tasks grow as (n / tile)³)", opt,
+                            (long long)nb, TG_TILE_MIN);
+    const int64_t nt = n > 0 && nb > 0 ? (n + nb - 1) / nb : 0;
+    if (nt > TG_TILES_MAX)
+        return tg_error_set(err, TG_ERR_ARG, "%s %lld: %lld tiles a side for %lld rows, more "
+                            "than %d (%.2g Cholesky tasks): use %s %lld or more", opt,
+                            (long long)nb, (long long)nt, (long long)n, TG_TILES_MAX,
+                            (double)nt * (double)nt * (double)nt / 6, opt,
+                            (long long)((n + TG_TILES_MAX - 1) / TG_TILES_MAX));
+    return TG_OK;
+}
+
 tg_status tg_matrix_create(tg_matrix **out, int64_t m, int64_t n, int mb, int nb, tg_shape shape,
                            tg_prec prec, int p, int q, tg_error *err) {
     *out = NULL;
