@@ -17,6 +17,7 @@
 
 #include "io/fileset.h"
 #include "io/idmap.h"
+#include "io/lines.h"
 #include "base/rng.h"
 #include "tilegwas.h"
 
@@ -170,10 +171,10 @@ cleanup:
 static tg_status open_bed(const char *path, int *fd, long long *size, tg_error *err) {
     struct stat sb;
     uint8_t m[3];
-    if ((*fd = open(path, O_RDONLY)) < 0 || fstat(*fd, &sb) != 0)
-        return tg_error_set(err, TG_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-    if (!S_ISREG(sb.st_mode))
-        return tg_error_set(err, TG_ERR_IO, "cannot open %s: not a regular file", path);
+    tg_status st = tg_file_open(path, fd, err);
+    if (st) return st;
+    if (fstat(*fd, &sb) != 0)
+        return tg_error_set(err, TG_ERR_IO, "cannot read %s: %s", path, strerror(errno));
     *size = (long long)sb.st_size;
     if (*size < 3)
         return tg_error_set(err, TG_ERR_FORMAT,
