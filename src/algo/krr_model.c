@@ -261,7 +261,7 @@ tg_status tg_krr_model_save(const tg_krr_model *m, const char *dir, int64_t *fac
         if (fi == F_FACTOR) st = write_factor(m, f, tmp[fi], &bytes, err);
         else if (fi == F_MODEL) write_model_tsv(m, abs, &id, f);
         else write_model_text(fi, m, f);
-        if (st) fclose(f); /* the error is the write's */
+        if (st) tg_out_discard(f); /* the error is the write's */
         else st = tg_out_close(f, tmp[fi], err);
     }
     for (int fi = 0; fi < NFILES && !st; fi++)

@@ -18,6 +18,7 @@ static int print_error(const char *cmd, tg_log *log, const tg_error *err, int na
     fprintf(stderr, "tilegwas%s%s: error: %s%s\n", cmd ? " " : "", cmd ? cmd : "", rank,
             err->msg);
     tg_log_file_only(log, "error: %s%s", rank, err->msg);
+    tg_log_failed(log);
     return exit_code(err);
 }
 
@@ -27,8 +28,12 @@ int tg_cli_error(const char *cmd, tg_log *log, const tg_error *err) {
 
 int tg_cli_fail(const char *cmd, tg_log *log, const tg_error *err) {
     int rc = tg_cli_error(cmd, log, err);
-    /* the other ranks may be waiting for this one in a collective, or would run on alone */
-    if (tg_runtime_nranks() > 1) tg_runtime_abort(rc);
+    /* the other ranks may be waiting for this one in a collective, or would run on alone;
+     * the log ends first, removing the outputs left unfinished, as the abort does not return */
+    if (tg_runtime_nranks() > 1) {
+        tg_log_close(log);
+        tg_runtime_abort(rc);
+    }
     return rc;
 }
 
