@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 #include "cli/cli.h"
 
@@ -109,6 +110,7 @@ void tg_cli_common_init(tg_cli_common *c) {
     c->rt = tg_runtime_defaults();
     c->quiet = 0;
     c->trace = NULL;
+    c->zst = c->zst_level = 0;
     tg_input_opts_init(&c->in);
 }
 
@@ -128,14 +130,26 @@ tg_status tg_cli_common_option(tg_cli_common *c, int opt, const char *arg, char 
         break;
     case 1004: c->quiet = 1; break;
     case 1005: c->trace = arg; break;
+    case 1006: c->zst = 1; break;
+    case 1007:
+        if (!(st = tg_cli_int("zst-level", arg, 1, ZSTD_maxCLevel(), &v, err)))
+            c->zst_level = (int)v;
+        break;
     default: st = tg_error_set(err, TG_ERR_ARG, "unknown option");
     }
     return st;
 }
 
 tg_status tg_cli_check_outputs(const tg_cli_common *c, tg_error *err) {
+    if (c->zst_level && !c->zst)
+        return tg_error_set(err, TG_ERR_ARG, "--zst-level %d without --zst: add --zst to "
+                            "compress the outputs", c->zst_level);
     tg_status st = tg_out_check_prefix(c->out, err);
-    return st || !c->trace ? st : tg_out_check_option("trace", c->trace, err);
+    if (!st && c->trace) st = tg_out_check_option("trace", c->trace, err);
+    /* plink2's default level; as many compression threads as --threads gives, else every
+     * usable core (writing mostly follows the computing) */
+    if (!st && c->zst) tg_out_set_zstd(c->zst_level ? c->zst_level : 3, c->rt.ncpu);
+    return st;
 }
 
 void tg_cli_trace_start(const tg_cli_common *c) {
