@@ -153,8 +153,9 @@ tg_status tg_cli_test_open(const tg_cli_common *c, tg_log *log, const char *path
     "                   --threads N is the same, as plink2 spells it)\n"                          \
     "  --ngpu N         GPUs (default: all; 0 = CPU only)\n"                                    \
     "  --quiet          log to PREFIX.log only\n"                                               \
-    "  --zst            zstd-compress the text outputs, named PREFIX.SUFFIX.zst (plink2's 'zs'),\n" \
-    "                   on every usable core; binary outputs (.bin, .png) are never compressed\n" \
+    "  --zst            zstd-compress the text outputs, named PREFIX.SUFFIX.zst (plink2's\n"    \
+    "                   'zs'), on --threads or every usable core; binary outputs (.bin,\n"      \
+    "                   .png) are never compressed\n"                                           \
     "  --zst-level N    with --zst: the zstd level, 1 (fastest) to 22 (smallest; default 3)\n"  \
     "  --trace T        every task's worker and times to T.trace.tsv, a Gantt chart to\n"       \
     "                   T.gantt.png (rank 0's tasks with several MPI ranks)\n"
