@@ -118,6 +118,10 @@ run "${G[@]}" --bfile small --out ok --bin && run "${G[@]}" --bfile small --out 
     cmp -s zb.rel.bin ok.rel.bin && [ ! -e zb.rel.bin.zst ] &&
     zstd -qdc zb.rel.id.zst | cmp -s - ok.rel.id
 report $? "grm --bin --zst: the binary .rel.bin is written as it is, the .rel.id compressed" err.txt
+run "${G[@]}" --bfile small --out zt --trace zt --zst && zstd -qt zt.trace.tsv.zst &&
+    [ "$(head -c 4 zt.gantt.png | od -An -tx1 | tr -d ' ')" = 89504e47 ] &&
+    [ ! -e zt.gantt.png.zst ]
+report $? "grm --trace T --zst: T.trace.tsv.zst is zstd, T.gantt.png a PNG as it is" err.txt
 sim --out zs --n-samples 60 --n-snps 50 --missing 0.02 --zst && cmp -s zs.bed small.bed &&
     zstd -qdc zs.pheno.zst | cmp -s - small.pheno &&
     zstd -qdc zs.truth.tsv.zst | cmp -s - small.truth.tsv

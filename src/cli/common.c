@@ -163,8 +163,8 @@ tg_status tg_cli_trace_stop(const tg_cli_common *c, const char *cmd, tg_log *log
     snprintf(label, sizeof label, "tilegwas %s", cmd);
     tg_status st = tg_trace_stop(c->trace, label, &n, err);
     if (!st)
-        tg_log_printf(log, "trace: %zu tasks in %s.trace.tsv and %s.gantt.png", n, c->trace,
-                      c->trace);
+        tg_log_printf(log, "trace: %zu tasks in %s.trace.tsv%s and %s.gantt.png", n, c->trace,
+                      c->zst ? ".zst" : "", c->trace);
     return st;
 }
 

@@ -169,15 +169,16 @@ void tg_out_set_zstd(int level, int workers) {
 }
 
 /* Binary outputs are never compressed (plink2 compresses text only), nor the .bim/.fam of a
- * .bed (PLINK 1 reads them plain), nor the files of a saved model, which tilegwas alone reads
- * back. */
-static int is_text(const char *suffix) {
+ * .bed (PLINK 1 reads them plain), nor the files of a saved model (a suffix naming a file in a
+ * folder), which tilegwas alone reads back. @p name: the whole name (some callers give it as
+ * the prefix, with an empty suffix). */
+static int is_text(const char *name, const char *suffix) {
     static const char *const binary[] = {".bin", ".bed", ".png", ".bim", ".fam"};
-    size_t n = strlen(suffix);
+    size_t n = strlen(name);
     if (strchr(suffix, '/')) return 0;
     for (size_t k = 0; k < sizeof binary / sizeof *binary; k++) {
         size_t b = strlen(binary[k]);
-        if (n >= b && !strcmp(suffix + n - b, binary[k])) return 0;
+        if (n >= b && !strcmp(name + n - b, binary[k])) return 0;
     }
     return 1;
 }
@@ -249,7 +250,6 @@ tg_status tg_out_open(const char *prefix, const char *suffix, FILE **f, char **p
                       tg_error *err) {
     install_once();
     *f = NULL;
-    const int zst = zst_level > 0 && is_text(suffix);
     size_t len = strlen(prefix) + strlen(suffix) + sizeof ".zst";
     char *p = tg_malloc(len, err), *copy = NULL;
     out_file *o = p ? tg_calloc(1, sizeof *o + len + 32, err) : NULL;
@@ -258,7 +258,9 @@ tg_status tg_out_open(const char *prefix, const char *suffix, FILE **f, char **p
         free(o);
         return TG_ERR_NOMEM;
     }
-    snprintf(p, len, "%s%s%s", prefix, suffix, zst ? ".zst" : "");
+    snprintf(p, len, "%s%s", prefix, suffix);
+    const int zst = zst_level > 0 && is_text(p, suffix);
+    if (zst) strcat(p, ".zst");
     snprintf(o->tmp, len + 32, "%s.tmp-%ld", p, (long)getpid());
     o->path = p;
     o->fd = -1;
@@ -293,25 +295,27 @@ tg_status tg_out_open(const char *prefix, const char *suffix, FILE **f, char **p
     return TG_OK;
 }
 
+/* The open output written through @p f (the newest, should a closed one's FILE have had the
+ * same address). */
 static out_file *find(FILE *f) {
     out_file *o;
     pthread_mutex_lock(&outs_lock);
-    for (o = atomic_load(&outs); o && !(o->f == f && atomic_load(&o->state) == OUT_OPEN);
-         o = o->next)
-        ;
+    for (o = atomic_load(&outs); o; o = o->next)
+        if (o->f == f && atomic_load(&o->state) == OUT_OPEN) break;
     pthread_mutex_unlock(&outs_lock);
     return o;
 }
 
-/* Closes the stream and the file; returns the errno of the first failure, 0 if none. */
-static int finish(out_file *o) {
+/* Closes the stream and the file, synced if @p sync; returns the errno of the first failure,
+ * 0 if none. */
+static int finish(out_file *o, int sync) {
     int e = 0;
     if (fflush(o->f)) e = o->err ? o->err : errno ? errno : EIO;
     if (!e && ferror(o->f)) e = o->err ? o->err : EIO;
     if (fclose(o->f) && !e) e = o->err ? o->err : errno ? errno : EIO;
     /* synced before the rename: after a crash the final name has its whole content or is
      * the previous file, never an empty one */
-    if (!e && fsync(o->fd)) e = errno;
+    if (!e && sync && fsync(o->fd)) e = errno;
     if (close(o->fd) && !e) e = errno;
     o->f = NULL;
     o->fd = -1;
@@ -323,7 +327,7 @@ tg_status tg_out_close(FILE *f, const char *path, tg_error *err) {
     if (!o)
         return tg_error_set(err, TG_ERR_ARG, "closing %s: not an output of tg_out_open",
                             path ? path : "a file");
-    int e = finish(o);
+    int e = finish(o, 1);
     tg_status st = TG_OK;
     if (e)
         st = tg_error_set(err, TG_ERR_IO, "error writing %s: %s", o->path, strerror(e));
@@ -340,7 +344,7 @@ void tg_out_discard(FILE *f) {
     if (!o) return;
     atomic_store(&o->state, OUT_GONE);
     unlink(o->tmp);
-    finish(o);
+    finish(o, 0);
 }
 
 /* Opens PREFIX.log without truncating it, so that a run refused for the lock leaves the

@@ -37,7 +37,7 @@ void tg_log_close(tg_log *log);
 
 /** Opens PREFIX SUFFIX (e.g. ".pheno") for writing, under its temporary name; the error names
  * the path. With tg_out_set_zstd on, a text output is zstd-compressed and its name gets ".zst";
- * binary outputs (a suffix ending in .bin, .bed or .png), a .bed's .bim and .fam, and files
+ * binary outputs (a name ending in .bin, .bed or .png), a .bed's .bim and .fam, and files
  * inside a folder (a suffix with a '/': a saved model) are written as they are. On success
  * *path (if non-NULL) receives a malloc'ed copy of the final path. */
 tg_status tg_out_open(const char *prefix, const char *suffix, FILE **f, char **path, tg_error *err);
