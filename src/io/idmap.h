@@ -2,8 +2,7 @@
  * files stream through io/lines.h instead), internal to the library: the FID+IID → sample index hash map (the one implementation, used for .fam duplicate
  * detection and for phenotype row matching), whole-file text reading with in-place line and
  * field splitting (plain or compressed, through io/lines.h's checks; CRLF and blank lines
- * handled), and the parsing and
- * printing of numeric values with PLINK's missing codes. */
+ * handled), and the parsing and printing of numeric values with PLINK's missing codes. */
 #ifndef TG_IDMAP_H
 #define TG_IDMAP_H
 #include <stddef.h>
