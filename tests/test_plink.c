@@ -417,15 +417,16 @@ static void bad_inputs(tg_rng *r) {
                 "expected 18 = 3 + 5 SNPs", ".bim with a SNP fewer than the .bed");
     free(bed);
 
-    /* tg_bed_write errors name the path; a bad genotype leaves no .bed behind */
+    /* tg_bed_write errors name the path; a bad genotype leaves none of the three files */
     st = tg_bed_write(in_tmp("nodir/x"), d.s, d.n, d.v, d.m, d.g, d.n, &err);
     ok(st == TG_ERR_IO && strstr(err.msg, in_tmp("nodir/x.fam")), "write into a missing folder: %s",
        err.msg);
     d.g[3 + 2 * d.n] = 3;
     st = tg_bed_write(in_tmp("badg"), d.s, d.n, d.v, d.m, d.g, d.n, &err);
     ok(st == TG_ERR_ARG && strstr(err.msg, "sample 3, SNP 2 (rs102)") &&
-           access(in_tmp("badg.bed"), F_OK) != 0,
-       "write of genotype 3 refused, no .bed left: %s", err.msg);
+           access(in_tmp("badg.bed"), F_OK) != 0 && access(in_tmp("badg.bim"), F_OK) != 0 &&
+           access(in_tmp("badg.fam"), F_OK) != 0,
+       "write of genotype 3 refused, no .bed, .bim or .fam left: %s", err.msg);
     d.g[3 + 2 * d.n] = 0;
     char *iid = d.s[4].iid;
     d.s[4].iid = "has space";

@@ -155,7 +155,7 @@ int tg_cmd_calibrate(int argc, char **argv) {
     if (!st) st = tg_cli_no_operand(argc, argv, &err);
     if (!st) st = tg_calibrate_check(&cal, &err);
     if (st) return tg_cli_fail_options("calibrate", &err);
-    if ((st = tg_out_check_prefix(c.out, &err))) return tg_cli_fail("calibrate", NULL, &err);
+    if ((st = tg_cli_check_outputs(&c, &err))) return tg_cli_fail("calibrate", NULL, &err);
     if (cal.export_dir && mkdir(cal.export_dir, 0755) && errno != EEXIST) {
         tg_error_set(&err, TG_ERR_IO, "--export %s: cannot create the directory: %s",
                      cal.export_dir, strerror(errno));

@@ -85,6 +85,8 @@ typedef struct {
     int quiet;
     const char *trace; /* NULL: no trace */
     int64_t memory;    /* --memory, in bytes (0: what the machine has, tg_mem_available) */
+    int zst;           /* --zst: text outputs compressed */
+    int zst_level;     /* --zst-level; 0: not given */
     tg_input_opts in;  /* in.path NULL: no genotype input given */
 } tg_cli_common;
 
@@ -93,7 +95,8 @@ typedef struct {
     {"out", required_argument, 0, 1000}, {"sched", required_argument, 0, 1001},                  \
         {"ncpu", required_argument, 0, 1002}, {"ngpu", required_argument, 0, 1003},              \
         {"quiet", no_argument, 0, 1004}, {"trace", required_argument, 0, 1005},                  \
-        {"threads", required_argument, 0, 1002}, {"memory", required_argument, 0, 1006}
+        {"threads", required_argument, 0, 1002}, {"memory", required_argument, 0, 1006},        \
+        {"zst", no_argument, 0, 1007}, {"zst-level", required_argument, 0, 1008}
 /** getopt_long entries of the genotype input options (values 1100..1199): one format, then
  * plink2's selection and QC flags, spelled as plink2 spells them. */
 #define TG_CLI_INPUT_OPTIONS                                                                     \
@@ -165,6 +168,10 @@ int tg_cli_ranks_agree(const char *cmd, tg_log *log, const tg_cli_common *c, con
     "                   --threads N is the same, as plink2 spells it)\n"                          \
     "  --ngpu N         GPUs (default: all; 0 = CPU only)\n"                                    \
     "  --quiet          log to PREFIX.log only\n"                                               \
+    "  --zst            zstd-compress the text outputs, named PREFIX.SUFFIX.zst (plink2's\n"    \
+    "                   'zs'), on --threads or every usable core; binary outputs (.bin,\n"      \
+    "                   .png) are never compressed\n"                                           \
+    "  --zst-level N    with --zst: the zstd level, 1 (fastest) to 22 (smallest; default 3)\n"  \
     "  --trace T        every task's worker and times to T.trace.tsv, a Gantt chart to\n"       \
     "                   T.gantt.png (rank 0's tasks with several MPI ranks)\n"                   \
     "  --memory MiB     host memory the run may take (default: what the machine has: the\n"    \
@@ -265,7 +272,8 @@ void tg_cli_log_grid(tg_log *log, const char *tiles, const char *panels);
 tg_status tg_cli_common_option(tg_cli_common *c, int opt, const char *arg, char **argv,
                                tg_error *err);
 
-/** Checks before any work that the folders of --out and --trace are writable (on rank 0). */
+/** Checks before any work that the folders of --out and --trace are writable (on rank 0), and
+ * turns on --zst for the outputs to come. */
 tg_status tg_cli_check_outputs(const tg_cli_common *c, tg_error *err);
 /** With --trace, starts recording tasks; call right after tg_runtime_start (collective with
  * several MPI ranks, as every rank records). */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 #include "cli/cli.h"
 
@@ -18,6 +19,7 @@ static int print_error(const char *cmd, tg_log *log, const tg_error *err, int na
     fprintf(stderr, "tilegwas%s%s: error: %s%s\n", cmd ? " " : "", cmd ? cmd : "", rank,
             err->msg);
     tg_log_file_only(log, "error: %s%s", rank, err->msg);
+    tg_log_failed(log);
     return exit_code(err);
 }
 
@@ -27,8 +29,12 @@ int tg_cli_error(const char *cmd, tg_log *log, const tg_error *err) {
 
 int tg_cli_fail(const char *cmd, tg_log *log, const tg_error *err) {
     int rc = tg_cli_error(cmd, log, err);
-    /* the other ranks may be waiting for this one in a collective, or would run on alone */
-    if (tg_runtime_nranks() > 1) tg_runtime_abort(rc);
+    /* the other ranks may be waiting for this one in a collective, or would run on alone;
+     * the log ends first, removing the outputs left unfinished, as the abort does not return */
+    if (tg_runtime_nranks() > 1) {
+        tg_log_close(log);
+        tg_runtime_abort(rc);
+    }
     return rc;
 }
 
@@ -105,6 +111,7 @@ void tg_cli_common_init(tg_cli_common *c) {
     c->quiet = 0;
     c->trace = NULL;
     c->memory = 0;
+    c->zst = c->zst_level = 0;
     tg_input_opts_init(&c->in);
 }
 
@@ -127,14 +134,26 @@ tg_status tg_cli_common_option(tg_cli_common *c, int opt, const char *arg, char 
     case 1006: /* plink2's --memory: MiB */
         if (!(st = tg_cli_int("memory", arg, 1, INT64_C(1) << 40, &v, err))) c->memory = v << 20;
         break;
+    case 1007: c->zst = 1; break;
+    case 1008:
+        if (!(st = tg_cli_int("zst-level", arg, 1, ZSTD_maxCLevel(), &v, err)))
+            c->zst_level = (int)v;
+        break;
     default: st = tg_error_set(err, TG_ERR_ARG, "unknown option");
     }
     return st;
 }
 
 tg_status tg_cli_check_outputs(const tg_cli_common *c, tg_error *err) {
+    if (c->zst_level && !c->zst)
+        return tg_error_set(err, TG_ERR_ARG, "--zst-level %d without --zst: add --zst to "
+                            "compress the outputs", c->zst_level);
     tg_status st = tg_out_check_prefix(c->out, err);
-    return st || !c->trace ? st : tg_out_check_option("trace", c->trace, err);
+    if (!st && c->trace) st = tg_out_check_option("trace", c->trace, err);
+    /* plink2's default level; as many compression threads as --threads gives, else every
+     * usable core (writing mostly follows the computing) */
+    if (!st && c->zst) tg_out_set_zstd(c->zst_level ? c->zst_level : 3, c->rt.ncpu);
+    return st;
 }
 
 void tg_cli_trace_start(const tg_cli_common *c) {
@@ -148,8 +167,8 @@ tg_status tg_cli_trace_stop(const tg_cli_common *c, const char *cmd, tg_log *log
     snprintf(label, sizeof label, "tilegwas %s", cmd);
     tg_status st = tg_trace_stop(c->trace, label, &n, err);
     if (!st)
-        tg_log_printf(log, "trace: %zu tasks in %s.trace.tsv and %s.gantt.png", n, c->trace,
-                      c->trace);
+        tg_log_printf(log, "trace: %zu tasks in %s.trace.tsv%s and %s.gantt.png", n, c->trace,
+                      c->zst ? ".zst" : "", c->trace);
     return st;
 }
 

@@ -35,6 +35,8 @@ static const char *help =
     "  --nl-pairs P        pairs of SNPs per phenotype for --nonlinear (default 5)\n"
     "  --prevalence P      (cc) expected fraction of cases (default 0.5)\n"
     "  --quiet             write the summary to PREFIX.log only\n"
+    "  --zst               zstd-compress PREFIX.pheno and PREFIX.truth.tsv (names end in .zst;\n"
+    "                      the .bed/.bim/.fam stay as PLINK reads them)\n"
     "  --help              this text\n\n"
     "model:\n"
     "  Genotypes in Hardy-Weinberg proportions from each SNP's frequency p ~ U[maf-min,\n"
@@ -59,6 +61,7 @@ typedef struct {
     const char *out;
     tg_sim_opts s;
     int quiet;
+    int zst;
 } sim_opts;
 
 static tg_status parse_missing_snps(const char *arg, tg_sim_opts *o, tg_error *err) {
@@ -92,7 +95,8 @@ static tg_status parse_epistasis(const char *arg, tg_sim_opts *o, tg_error *err)
 static int parse_options(int argc, char **argv, sim_opts *o, tg_error *err) {
     enum {
         O_OUT = 1, O_N, O_M, O_SEED, O_MAF_MIN, O_MAF_MAX, O_MISSING, O_MISS_SNPS, O_TRAIT, O_NPHENO,
-        O_ADDITIVE, O_H2, O_EPI, O_EPI_EFFECT, O_NONLINEAR, O_NL_PAIRS, O_PREV, O_QUIET, O_HELP
+        O_ADDITIVE, O_H2, O_EPI, O_EPI_EFFECT, O_NONLINEAR, O_NL_PAIRS, O_PREV, O_QUIET, O_ZST,
+        O_HELP
     };
     static const struct option opts[] = {
         {"out", required_argument, 0, O_OUT}, {"n-samples", required_argument, 0, O_N},
@@ -106,7 +110,7 @@ static int parse_options(int argc, char **argv, sim_opts *o, tg_error *err) {
         {"epi-effect", required_argument, 0, O_EPI_EFFECT},
         {"nonlinear", no_argument, 0, O_NONLINEAR}, {"nl-pairs", required_argument, 0, O_NL_PAIRS},
         {"prevalence", required_argument, 0, O_PREV}, {"quiet", no_argument, 0, O_QUIET},
-        {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
+        {"zst", no_argument, 0, O_ZST}, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
     *o = (sim_opts){.s = tg_sim_defaults()};
     tg_sim_opts *s = &o->s;
     int c, nonlinear = 0;
@@ -143,6 +147,7 @@ static int parse_options(int argc, char **argv, sim_opts *o, tg_error *err) {
         case O_NL_PAIRS: st = tg_cli_int("nl-pairs", optarg, 1, TG_SIM_MAX_DIM, &nl_pairs, err); break;
         case O_PREV: st = tg_cli_double("prevalence", optarg, 0, 1, &s->prevalence, err); break;
         case O_QUIET: o->quiet = 1; break;
+        case O_ZST: o->zst = 1; break;
         case O_HELP: fputs(help, stdout); return -1;
         default: st = tg_cli_bad_option(argv, err);
         }
@@ -235,8 +240,9 @@ static void log_summary(const sim_opts *so, const tg_sim *d, tg_log *log) {
         tg_log_file_only(log, "planted %s %s %s effect %.6g", d->pheno_names[e->pheno],
                          tg_sim_kind_name(e), snps, e->effect);
     }
-    tg_log_printf(log, "wrote %s.bed/.bim/.fam, %s.pheno, %s.truth.tsv", so->out, so->out,
-                  so->out);
+    const char *z = so->zst ? ".zst" : "";
+    tg_log_printf(log, "wrote %s.bed/.bim/.fam, %s.pheno%s, %s.truth.tsv%s", so->out, so->out, z,
+                  so->out, z);
 }
 
 int tg_cmd_simulate(int argc, char **argv) {
@@ -249,6 +255,7 @@ int tg_cmd_simulate(int argc, char **argv) {
     if (st < 0) return 0;
     if (st) return tg_cli_fail_options("simulate", &err);
     if ((st = tg_out_check_prefix(o.out, &err))) return tg_cli_fail("simulate", NULL, &err);
+    if (o.zst) tg_out_set_zstd(3, 0); /* plink2's default level, every usable core */
     if ((st = tg_log_open(&log, o.out, argc, argv, &err)))
         return tg_cli_fail("simulate", NULL, &err);
     tg_log_set_quiet(log, o.quiet);

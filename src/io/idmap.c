@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
 #include "base/hash.h"
+#include "io/lines.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* FID+IID hash map */
@@ -93,46 +93,16 @@ void tg_idmap_free(tg_idmap *m) {
 static int is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 
 tg_status tg_text_read(tg_text *t, const char *path, tg_error *err) {
-    tg_status st = TG_OK;
     memset(t, 0, sizeof *t);
     t->path = path;
-    FILE *f = fopen(path, "rb");
-    if (!f) return tg_error_set(err, TG_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-    struct stat sb;
-    size_t cap = 4096, len = 0;
-    /* room for the file, its NUL and one more byte, so that a short read proves the end */
-    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode)) cap = (size_t)sb.st_size + 2;
-    char *buf = tg_malloc(cap, err);
-    if (!buf) {
-        st = TG_ERR_NOMEM;
-        goto cleanup;
-    }
-    for (;;) {
-        if (len + 1 == cap) { /* full but for the NUL: the file grew, or is a pipe */
-            char *nb = realloc(buf, 2 * cap);
-            if (!nb) {
-                st = tg_error_set(err, TG_ERR_NOMEM, "out of memory reading %s", path);
-                goto cleanup;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t want = cap - 1 - len, got = fread(buf + len, 1, want, f);
-        len += got;
-        if (got < want) break; /* end of file or error */
-    }
-    if (ferror(f)) {
-        st = tg_error_set(err, TG_ERR_IO, "cannot read %s: %s", path, strerror(errno));
-        goto cleanup;
-    }
-    buf[len] = '\0';
+    char *buf;
+    size_t len;
+    /* through the line reader's checks: a regular file, plain or compressed, no endless line */
+    tg_status st = tg_lines_read_all(path, &buf, &len, err);
+    if (st) return st;
     t->base = t->text = t->cur = buf;
     t->end = buf + len;
-    buf = NULL;
-cleanup:
-    free(buf);
-    fclose(f);
-    return st;
+    return TG_OK;
 }
 
 int64_t tg_text_count_lines(const tg_text *t) {

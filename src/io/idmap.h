@@ -1,8 +1,8 @@
 /* Shared plumbing of the text readers (.fam, .bim, the value matrix, model folders; phenotype
  * files stream through io/lines.h instead), internal to the library: the FID+IID → sample index hash map (the one implementation, used for .fam duplicate
  * detection and for phenotype row matching), whole-file text reading with in-place line and
- * field splitting (no line-length limit, CRLF and blank lines handled), and the parsing and
- * printing of numeric values with PLINK's missing codes. */
+ * field splitting (plain or compressed, through io/lines.h's checks; CRLF and blank lines
+ * handled), and the parsing and printing of numeric values with PLINK's missing codes. */
 #ifndef TG_IDMAP_H
 #define TG_IDMAP_H
 #include <stddef.h>
@@ -49,7 +49,8 @@ typedef struct {
     int64_t line_no;        /* 1-based number of the line last returned */
 } tg_text;
 
-/** Reads all of @p path ("cannot open PATH: reason" when it cannot be opened or read). */
+/** Reads all of @p path, plain, gzip or zstd (tg_lines_read_all: "cannot open PATH: reason"
+ * when it cannot be opened or read, a regular file only, lines of at most TG_LINE_MAX). */
 tg_status tg_text_read(tg_text *t, const char *path, tg_error *err);
 /** Non-blank lines from the current position to the end (the text is not modified). */
 int64_t tg_text_count_lines(const tg_text *t);

@@ -2,9 +2,12 @@
 #include "io/lines.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -35,6 +38,44 @@ static tg_status fill_in(tg_lines *r, tg_error *err) {
     return TG_OK;
 }
 
+static tg_status not_regular(const char *path, mode_t m, tg_error *err) {
+    const char *what = S_ISDIR(m)    ? "a folder"
+                       : S_ISFIFO(m) ? "a FIFO (named pipe)"
+                       : S_ISCHR(m)  ? "a character device"
+                       : S_ISBLK(m)  ? "a block device"
+                       : S_ISSOCK(m) ? "a socket"
+                                     : "of an unknown type";
+    return tg_error_set(err, TG_ERR_IO, "cannot read %s: it is %s, not a regular file (inputs "
+                        "are read from files, as plink2 reads them: save the data to a file, "
+                        "compressed with gzip or zstd if you like, and give that)", path, what);
+}
+
+tg_status tg_file_open(const char *path, int *fd, tg_error *err) {
+    struct stat sb;
+    tg_status st = TG_OK;
+    /* non-blocking: opening a FIFO for reading would wait for a writer, maybe forever */
+    if ((*fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
+        return tg_error_set(err, TG_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    if (fstat(*fd, &sb) != 0)
+        st = tg_error_set(err, TG_ERR_IO, "cannot read %s: %s", path, strerror(errno));
+    else if (!S_ISREG(sb.st_mode))
+        st = not_regular(path, sb.st_mode, err);
+    else if (fcntl(*fd, F_SETFL, fcntl(*fd, F_GETFL) & ~O_NONBLOCK) != 0)
+        st = tg_error_set(err, TG_ERR_IO, "cannot read %s: %s", path, strerror(errno));
+    if (st) {
+        close(*fd);
+        *fd = -1;
+    }
+    return st;
+}
+
+tg_status tg_file_check(const char *path, tg_error *err) {
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return tg_error_set(err, TG_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    return S_ISREG(sb.st_mode) ? TG_OK : not_regular(path, sb.st_mode, err);
+}
+
 static int ends_with(const char *s, const char *suffix) {
     size_t n = strlen(s), k = strlen(suffix);
     return n >= k && strcasecmp(s + n - k, suffix) == 0;
@@ -43,13 +84,17 @@ static int ends_with(const char *s, const char *suffix) {
 tg_status tg_lines_open(tg_lines *r, const char *path, tg_error *err) {
     memset(r, 0, sizeof *r);
     r->path = path;
-    if (!(r->f = fopen(path, "rb")))
-        return tg_error_set(err, TG_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    int fd;
+    tg_status st = tg_file_open(path, &fd, err);
+    if (st) return st;
+    if (!(r->f = fdopen(fd, "rb"))) {
+        close(fd);
+        return tg_error_set(err, TG_ERR_NOMEM, "cannot read %s: %s", path, strerror(errno));
+    }
     r->cap = OUT_START;
     if (!(r->in = tg_malloc(IN_SIZE, err)) || !(r->buf = tg_malloc(r->cap, err)))
         return TG_ERR_NOMEM;
-    tg_status st = fill_in(r, err);
-    if (st) return st;
+    if ((st = fill_in(r, err))) return st;
     const unsigned char *b = r->in;
     size_t n = r->in_len;
     if (n >= 2 && b[0] == 0x1f && b[1] == 0x8b)
@@ -165,6 +210,15 @@ static tg_status produce(tg_lines *r, char *dst, size_t cap, size_t *got, tg_err
     }
 }
 
+/* UTF-8's byte order mark, which some editors put first: skipped where the text starts, so
+ * that it does not become part of the first FID or chromosome */
+static const char bom[] = "\xef\xbb\xbf";
+
+static tg_status long_line(const char *path, long long line, tg_error *err) {
+    return tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: no line break in its first %zu MiB "
+                        "(a binary file where text was expected?)", path, line, TG_LINE_MAX >> 20);
+}
+
 tg_status tg_lines_next(tg_lines *r, char **line, tg_error *err) {
     *line = NULL;
     for (;;) {
@@ -174,7 +228,7 @@ tg_status tg_lines_next(tg_lines *r, char **line, tg_error *err) {
             size_t stop = nl ? (size_t)(nl - r->buf) : r->len;
             r->buf[stop] = '\0'; /* buf keeps a byte past len for this */
             r->beg = r->scan = nl ? stop + 1 : r->len;
-            r->line_no++;
+            if (r->line_no++ == 0 && !strncmp(l, bom, 3)) l += 3;
             if (l[strspn(l, " \t\r\v\f")]) {
                 *line = l;
                 return TG_OK;
@@ -182,6 +236,7 @@ tg_status tg_lines_next(tg_lines *r, char **line, tg_error *err) {
             continue;
         }
         if (r->eof) return TG_OK;
+        if (r->len - r->beg >= TG_LINE_MAX) return long_line(r->path, r->line_no + 1, err);
         /* no complete line buffered: keep the partial one, make room, decode more */
         memmove(r->buf, l, r->len - r->beg);
         r->len -= r->beg;
@@ -199,6 +254,49 @@ tg_status tg_lines_next(tg_lines *r, char **line, tg_error *err) {
         r->len += got;
         r->eof = got == 0;
     }
+}
+
+tg_status tg_lines_read_all(const char *path, char **text, size_t *len, tg_error *err) {
+    tg_lines r;
+    struct stat sb;
+    char *buf = NULL;
+    size_t n = 0, cap = OUT_START, line_start = 0;
+    long long line = 1;
+    tg_status st = tg_lines_open(&r, path, err);
+    /* a plain file's size is known: one block, and a short read proves the end */
+    if (!st && r.kind == TG_LINES_TEXT && fstat(fileno(r.f), &sb) == 0)
+        cap = (size_t)sb.st_size + 2;
+    if (!st && !(buf = tg_malloc(cap, err))) st = TG_ERR_NOMEM;
+    while (!st) {
+        if (n - line_start >= TG_LINE_MAX) {
+            st = long_line(path, line, err);
+            break;
+        }
+        if (n + 1 == cap) { /* full but for the NUL: a compressed file, or one that grew */
+            char *b = realloc(buf, 2 * cap);
+            if (!b) {
+                st = tg_error_set(err, TG_ERR_NOMEM, "out of memory reading %s", path);
+                break;
+            }
+            buf = b;
+            cap *= 2;
+        }
+        size_t got;
+        if ((st = produce(&r, buf + n, cap - 1 - n, &got, err)) || !got) break;
+        for (const char *p = buf + n; (p = memchr(p, '\n', (size_t)(buf + n + got - p))); p++)
+            line++, line_start = (size_t)(p + 1 - buf);
+        n += got;
+    }
+    if (!st) {
+        buf[n] = '\0';
+        if (!strncmp(buf, bom, 3)) memmove(buf, buf + 3, (n -= 3) + 1);
+        *text = buf;
+        *len = n;
+        buf = NULL;
+    }
+    free(buf);
+    tg_lines_close(&r);
+    return st;
 }
 
 void tg_lines_close(tg_lines *r) {

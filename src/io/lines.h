@@ -1,16 +1,29 @@
 /* Streaming line reader for text files that may be compressed, internal to src/io: plain text,
  * gzip (zlib; several members, as bgzip writes, read as one stream) or zstd (libzstd; several
  * frames likewise), told apart by their first bytes, never by the name alone. Memory is a fixed
- * input buffer and an output buffer as long as the longest line, whatever the file's size; a
- * pipe or FIFO works, since nothing is sought. A compressed stream that is corrupt or ends
- * inside a member/frame is an error naming the file and the last line decoded intact: the
- * reader never returns a silently short file. */
+ * input buffer and an output buffer as long as the longest line, whatever the file's size. A
+ * compressed stream that is corrupt or ends inside a member/frame is an error naming the file
+ * and the last line decoded intact: the reader never returns a silently short file.
+ * Every input is opened through tg_file_open: regular files only (a FIFO nobody writes would
+ * block, /dev/zero never ends), lines of at most TG_LINE_MAX bytes, and a UTF-8 byte order mark
+ * at the start of the text skipped, as plink2 does. */
 #ifndef TG_LINES_H
 #define TG_LINES_H
 #include <stdint.h>
 #include <stdio.h>
 
 #include "tilegwas.h"
+
+/* The longest line read: 256 MiB. Longer, and the file is not the text it should be (a binary
+ * file, a compressed stream of one endless line), rather than a buffer growing without end. */
+#define TG_LINE_MAX ((size_t)1 << 28)
+
+/** Opens @p path for reading, refusing anything but a regular file (without blocking on a
+ * FIFO): "cannot read PATH: it is a FIFO (named pipe), not a regular file ...". */
+tg_status tg_file_open(const char *path, int *fd, tg_error *err);
+/** tg_file_open's check for inputs opened by another library (htslib): the file named is a
+ * regular file, following symbolic links. */
+tg_status tg_file_check(const char *path, tg_error *err);
 
 typedef enum { TG_LINES_TEXT, TG_LINES_GZIP, TG_LINES_ZSTD } tg_lines_kind;
 
@@ -37,6 +50,9 @@ tg_status tg_lines_open(tg_lines *r, const char *path, tg_error *err);
  * r->line_no its number in the file, or to NULL at the end. The line stays valid, and may be
  * modified, until the next call. */
 tg_status tg_lines_next(tg_lines *r, char **line, tg_error *err);
+/** All of @p path's text, decoded, into *text (malloc'ed, NUL-terminated, *len bytes): the
+ * whole-file readers' (tg_text_read) way in, with the same checks as tg_lines_next. */
+tg_status tg_lines_read_all(const char *path, char **text, size_t *len, tg_error *err);
 /** Closes the file and frees the buffers (also after a failed open). */
 void tg_lines_close(tg_lines *r);
 #endif

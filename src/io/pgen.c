@@ -40,8 +40,8 @@ static tg_status pgen_header(const char *path, pgen_counts *c, tg_error *err) {
     unsigned char h[11];
     tg_status st = TG_OK;
     *c = (pgen_counts){-1, -1};
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return tg_error_set(err, TG_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    int fd;
+    if ((st = tg_file_open(path, &fd, err))) return st;
     ssize_t got = read(fd, h, sizeof h);
     if (got < 0) {
         st = tg_error_set(err, TG_ERR_IO, "cannot read %s: %s", path, strerror(errno));

@@ -19,6 +19,7 @@
 
 #include "io/idmap.h"
 #include "io/lines.h"
+#include "io/out.h"
 #include "tilegwas.h"
 
 void tg_pheno_free(tg_pheno *ph) {
@@ -457,8 +458,10 @@ tg_status tg_pheno_write(const char *path, const tg_sample *samples, const tg_ph
             return tg_error_set(err, TG_ERR_ARG,
                                 "writing %s: column name '%s' is empty or contains whitespace",
                                 path, TG_ESC(ph->names[c]));
-    FILE *f = fopen(path, "w");
-    if (!f) return tg_error_set(err, TG_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+    FILE *f;
+    char *out;
+    tg_status st = tg_out_open(path, "", &f, &out, err);
+    if (st) return st;
     fputs("FID\tIID", f);
     for (int c = 0; c < ph->n_cols; c++) fprintf(f, "\t%s", ph->names[c]);
     fputc('\n', f);
@@ -475,10 +478,7 @@ tg_status tg_pheno_write(const char *path, const tg_sample *samples, const tg_ph
         }
         fputc('\n', f);
     }
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
-    if (!bad) return TG_OK;
-    tg_status st = tg_error_set(err, TG_ERR_IO, "error writing %s: %s", path, strerror(errno));
-    unlink(path); /* no half-written file left behind */
+    st = tg_out_close(f, out, err);
+    free(out);
     return st;
 }

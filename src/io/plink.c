@@ -17,6 +17,8 @@
 
 #include "io/fileset.h"
 #include "io/idmap.h"
+#include "io/lines.h"
+#include "io/out.h"
 #include "base/rng.h"
 #include "tilegwas.h"
 
@@ -170,10 +172,10 @@ cleanup:
 static tg_status open_bed(const char *path, int *fd, long long *size, tg_error *err) {
     struct stat sb;
     uint8_t m[3];
-    if ((*fd = open(path, O_RDONLY)) < 0 || fstat(*fd, &sb) != 0)
-        return tg_error_set(err, TG_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-    if (!S_ISREG(sb.st_mode))
-        return tg_error_set(err, TG_ERR_IO, "cannot open %s: not a regular file", path);
+    tg_status st = tg_file_open(path, fd, err);
+    if (st) return st;
+    if (fstat(*fd, &sb) != 0)
+        return tg_error_set(err, TG_ERR_IO, "cannot read %s: %s", path, strerror(errno));
     *size = (long long)sb.st_size;
     if (*size < 3)
         return tg_error_set(err, TG_ERR_FORMAT,
@@ -392,8 +394,6 @@ tg_status tg_bed_write(const char *prefix, const tg_sample *samples, int64_t n_s
     static const char *const sample_cols[4] = {"FID", "IID", "father", "mother"};
     static const char *const snp_cols[4] = {"chromosome", "SNP ID", "A1", "A2"};
     tg_status st = TG_OK;
-    char *path = NULL;
-    FILE *f = NULL;
     if (n_samples < 1 || n_snps < 1 || ld < n_samples)
         return tg_error_set(err, TG_ERR_ARG,
                             "writing %s: need n_samples ≥ 1, n_snps ≥ 1 and ld ≥ n_samples "
@@ -409,33 +409,23 @@ tg_status tg_bed_write(const char *prefix, const tg_sample *samples, int64_t n_s
         const char *tok[4] = {s->chrom, s->id, s->a1, s->a2};
         st = check_tokens(prefix, "SNP", j, tok, snp_cols, 4, err);
     }
-    for (int k = 0; k < 3 && !st; k++) {
-        if (!(path = path_of(prefix, ext[k], err))) {
-            st = TG_ERR_NOMEM;
-            goto cleanup;
-        }
-        if (!(f = fopen(path, "wb"))) {
-            st = tg_error_set(err, TG_ERR_IO, "cannot write %s: %s", path, strerror(errno));
-            goto cleanup;
-        }
-        if (k == 0) write_fam(f, samples, n_samples);
-        if (k == 1) write_bim(f, snps, n_snps);
-        if (k == 2 && (st = write_bed(f, path, snps, n_samples, n_snps, geno, ld, err)))
-            goto cleanup;
-        int bad = ferror(f);
-        bad |= fclose(f) != 0;
-        f = NULL;
-        if (bad) {
-            st = tg_error_set(err, TG_ERR_IO, "error writing %s: %s", path, strerror(errno));
-            goto cleanup;
-        }
-        free(path);
-        path = NULL;
+    FILE *f[3] = {0};
+    char *path[3] = {0};
+    for (int k = 0; k < 3 && !st; k++) st = tg_out_open(prefix, ext[k], &f[k], &path[k], err);
+    if (!st) {
+        write_fam(f[0], samples, n_samples);
+        write_bim(f[1], snps, n_snps);
+        st = write_bed(f[2], path[2], snps, n_samples, n_snps, geno, ld, err);
     }
-cleanup:
-    if (f) fclose(f);
-    if (st && path) unlink(path); /* no half-written file left behind */
-    free(path);
+    /* the .bed first, the likeliest to fail: on any error none of the three is renamed into
+     * place, so that no fileset mixes the files of two writes */
+    for (int k = 2; k >= 0; k--) {
+        if (f[k] && st)
+            tg_out_discard(f[k]);
+        else if (f[k])
+            st = tg_out_close(f[k], path[k], err);
+        free(path[k]);
+    }
     return st;
 }
 
@@ -452,17 +442,9 @@ tg_status tg_bed_write_random(const char *prefix, int64_t n, int64_t m, uint64_t
     tg_rng_seed(&rng, seed);
     tg_status st = TG_OK;
     for (int k = 0; k < 3 && !st; k++) {
-        char *path = path_of(prefix, ext[k], err);
-        FILE *f = path ? fopen(path, "wb") : NULL;
-        if (!path) {
-            st = TG_ERR_NOMEM;
-            break;
-        }
-        if (!f) {
-            st = tg_error_set(err, TG_ERR_IO, "cannot write %s: %s", path, strerror(errno));
-            free(path);
-            break;
-        }
+        char *path;
+        FILE *f;
+        if ((st = tg_out_open(prefix, ext[k], &f, &path, err))) break;
         for (int64_t i = 0; k == 0 && i < n; i++)
             fprintf(f, "I%lld\tI%lld\t0\t0\t0\t%d\n", (long long)i, (long long)i, i < n / 2 ? 1 : 2);
         for (int64_t j = 0; k == 1 && j < m; j++)
@@ -480,10 +462,7 @@ tg_status tg_bed_write_random(const char *prefix, int64_t n, int64_t m, uint64_t
             }
             fwrite(row, 1, bps, f);
         }
-        int bad = ferror(f);
-        bad |= fclose(f) != 0;
-        if (bad) st = tg_error_set(err, TG_ERR_IO, "error writing %s: %s", path, strerror(errno));
-        if (st) unlink(path);
+        st = tg_out_close(f, path, err);
         free(path);
     }
     free(row);

@@ -33,6 +33,7 @@
 #include "base/cpus.h"
 #include "base/parallel.h"
 #include "io/fileset.h"
+#include "io/lines.h"
 
 /* plink2 holds dosages in 1/16384 allele; --hard-call-threshold 0.1 is 16384 / 10 = 1638 of
  * them: a dosage at most that far from 0, 1 or 2 becomes that count, any other is missing. */
@@ -212,6 +213,8 @@ static int input_threads(const tg_input_opts *o) {
 
 static tg_status open_input(reader *r, tg_error *err) {
     const char *name[] = {"VCF", "BCF"}, *flag[] = {"--vcf", "--bcf"};
+    tg_status st = tg_file_check(r->path, err); /* htslib would block on a FIFO */
+    if (st) return st;
     if (!(r->fp = hts_open(r->path, "r")))
         return errno == ENOEXEC /* htslib's "unknown format" */
                    ? tg_error_set(err, TG_ERR_FORMAT, "%s is not a VCF or BCF file (htslib "
