@@ -322,7 +322,7 @@ tg_status tg_grm_rows(const tg_bed *bed, const tg_grm_opts *o, tg_grm_rows_fn fn
     if (!st && (!(jb.k = tg_malloc(blk * sizeof *jb.k, err)) ||
                 (o->counts && !(jb.nobs = tg_malloc(blk * sizeof *jb.nobs, err)))))
         st = TG_ERR_NOMEM;
-    tg_phase *ph = st ? NULL : tg_phase_open_host("grm", "block rows", g.np);
+    tg_phase *ph = st ? NULL : tg_phase_open_host("grm", "blocks", g.np);
     for (int64_t bi = 0; !st && bi < g.np; bi++) {
         jb.bi = bi;
         tg_parallel_for(g.square ? g.np : bi + 1, grm_tile, &jb);

@@ -30,7 +30,8 @@ static double scale10(double a, int s) { return s >= 0 ? a * pow10_exact[s] : a 
 
 int tg_format_g6(double x, char *buf) {
     const double a = fabs(x);
-    if (!(a >= 1e-30 && a < 1e30)) return snprintf(buf, 32, "%.6g", x);
+    /* the scalings below stay within the exact powers 10^±22 */
+    if (!(a >= 1e-15 && a < 1e15)) return snprintf(buf, 32, "%.6g", x);
     int e = (int)floor(log10(a)); /* the decimal exponent, corrected below if log10 rounded */
     double q = scale10(a, 5 - e);
     if (q < 1e5) q = scale10(a, 5 - --e);
