@@ -954,7 +954,7 @@ typedef struct {
     int meanimpute; /**< divide by every SNP, not by those both samples have called */
     int square;     /**< compute whole rows (both triangles), not the lower triangle only */
     int counts;     /**< also give each pair's count of SNPs both samples have called */
-    int nb;         /**< rows per block (0: the default, 256) */
+    int nb;         /**< rows per block (0: the default, 512) */
 } tg_grm_opts;
 
 /** What tg_grm_rows found and did. */
