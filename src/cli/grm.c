@@ -114,13 +114,16 @@ static tg_status ranks_grm(const tg_bed *bed, const tg_grm_opts *o, tg_grm_out *
 
 static tg_status compute(const tg_cli_common *c, const tg_bed *bed, const tg_grm_opts *o,
                          const struct format *f, tg_log *log, tg_error *err) {
-    const int root = tg_runtime_rank() == 0;
+    const int root = tg_runtime_rank() == 0, ranks = tg_runtime_nranks() > 1;
     tg_grm_out *out = NULL;
     tg_grm_info info = {0};
     double t0 = tg_now();
+    if (ranks)
+        tg_log_printf(log, "%d MPI ranks: each holds the genotypes of its own samples; rank 0 "
+                      "gathers and writes the matrix", tg_runtime_nranks());
     tg_status st = root ? tg_grm_out_open(c->out, f->shape, f->enc, bed->n_samples, &out, err)
                         : TG_OK;
-    if (!st && tg_runtime_nranks() > 1)
+    if (!st && ranks)
         st = ranks_grm(bed, o, out, err);
     else if (!st)
         st = tg_grm_rows(bed, o, tg_grm_out_rows, out, &info, err);
@@ -129,14 +132,19 @@ static tg_status compute(const tg_cli_common *c, const tg_bed *bed, const tg_grm
         if (!st) st = cs;
     }
     if (!st && root) st = write_ids(c->out, f->enc == TG_GRM_GCTA, bed, err);
-    if (st || tg_runtime_nranks() > 1) return st;
-    tg_log_printf(log, "%lld SNPs (%lld polymorphic), %lld missing calls; divided by %s",
-                  (long long)info.m, (long long)info.used, (long long)info.missing,
-                  info.denom > 0 ? "one number for every pair" : "the SNPs each pair called");
-    tg_log_printf(log, "read and encoded genotypes: %.3f s; %s products, formatting and "
-                  "writing, overlapped: %.3f s (%.3f s in all)", info.read_s,
-                  info.integer ? "exact INT8 Gram" : "FP64 tile", info.products_s,
-                  tg_now() - t0);
+    if (st) return st;
+    const char *gcta = f->enc == TG_GRM_GCTA ? ".grm.bin, .grm.N.bin and " : "";
+    if (!ranks) {
+        tg_log_printf(log, "%lld SNPs (%lld polymorphic), %lld missing calls; divided by %s",
+                      (long long)info.m, (long long)info.used, (long long)info.missing,
+                      info.denom > 0 ? "one number for every pair" : "the SNPs each pair called");
+        tg_log_printf(log, "read and encoded genotypes: %.3f s; %s products, formatting and "
+                      "writing, overlapped: %.3f s", info.read_s,
+                      info.integer ? "exact INT8 Gram" : "FP64 tile", info.products_s);
+    }
+    tg_log_printf(log, "wrote %s%s%s and %s%s (%.3f s in all)", c->out,
+                  *gcta ? "" : f->enc == TG_GRM_TEXT ? ".rel" : ".rel.bin", gcta, c->out,
+                  *gcta ? ".grm.id" : ".rel.id", tg_now() - t0);
     return TG_OK;
 }
 
