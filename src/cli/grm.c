@@ -8,9 +8,9 @@
 
 static const char *help =
     "usage: tilegwas grm (--bfile|--pfile PREFIX | --vcf|--bcf FILE) --out PREFIX [options]\n"
-    "Writes the genomic relationship matrix of all samples, as plink2 --make-rel (default:\n"
-    "its default, a standardised lower triangle in text) or --make-grm-bin (--grm-format\n"
-    "gcta). With Z = x - 2p (x the A1 count, p its frequency over the calls; a missing call\n"
+    "Writes the genomic relationship matrix of all samples as plink2 --make-rel does (by\n"
+    "default as its default: the standardised kind, lower triangle, text) or --make-grm-bin\n"
+    "(--grm-format gcta). With Z = x - 2p (x the A1 count, p its frequency over the calls; a missing call\n"
     "0) the kinds are:\n"
     "  standardised  sum_k Z_ik Z_jk / (2p_k(1-p_k)) / N_ij  (plink2 --make-rel, GCTA)\n"
     "  centred       sum_k Z_ik Z_jk / N_ij                  (plink2 --make-rel cov)\n"
@@ -42,19 +42,27 @@ struct format {
     tg_grm_encoding enc;
 };
 
+/* the --grm-format words, in tg_grm_shape and tg_grm_encoding order */
+static const char *const shapes[] = {"triangle", "square", "square0"},
+                         *const encs[] = {"text", "bin", "bin4", "gcta"};
+
+/* The index of the word p[0..len) in @p words (n of them), or −1. */
+static int word(const char *p, size_t len, const char *const *words, int n) {
+    for (int i = 0; i < n; i++)
+        if (len == strlen(words[i]) && !strncmp(p, words[i], len)) return i;
+    return -1;
+}
+
 /* --grm-format: at most one layout and one encoding, or gcta alone. */
 static tg_status parse_format(const char *arg, struct format *f, tg_error *err) {
-    static const char *const shapes[] = {"triangle", "square", "square0"},
-                             *const encs[] = {"text", "bin", "bin4", "gcta"};
     int shape = -1, enc = -1;
     const char *p = arg;
     while (*p) {
         size_t len = strcspn(p, ",");
-        int hit = 0;
-        for (int i = 0; i < 3; i++)
-            if (len == strlen(shapes[i]) && !strncmp(p, shapes[i], len)) hit = shape < 0, shape = i;
-        for (int i = 0; i < 4; i++)
-            if (len == strlen(encs[i]) && !strncmp(p, encs[i], len)) hit = enc < 0, enc = i;
+        int s = word(p, len, shapes, 3), e = word(p, len, encs, 4);
+        int hit = (s >= 0 && shape < 0) || (e >= 0 && enc < 0);
+        if (s >= 0) shape = s;
+        if (e >= 0) enc = e;
         if (!hit)
             return tg_error_set(err, TG_ERR_ARG, "--grm-format %s: '%.*s' is not a layout "
                                 "(triangle, square, square0) or an encoding (text, bin, bin4, "
@@ -85,12 +93,17 @@ static tg_status write_ids(const char *prefix, int gcta, const tg_bed *bed, tg_e
     return st;
 }
 
-/* Several MPI ranks: the product path (tg_grm, meanimpute only) on every rank; rank 0 writes. */
-static tg_status ranks_grm(const tg_bed *bed, const tg_grm_opts *o, tg_grm_out *out,
-                           tg_error *err) {
+/* The product path (tg_grm: the genotype products, on the GPUs when there are; meanimpute,
+ * standardised or centred only), on every rank; rank 0 writes. */
+static int products_fit(const tg_grm_opts *o) {
+    return o->kind != TG_GRM_VANRADEN && o->meanimpute;
+}
+
+static tg_status products_grm(const tg_bed *bed, const tg_grm_opts *o, tg_grm_out *out,
+                              tg_error *err) {
     const int64_t n = bed->n_samples;
     const int root = tg_runtime_rank() == 0;
-    if (o->kind == TG_GRM_VANRADEN || !o->meanimpute)
+    if (!products_fit(o))
         return tg_error_set(err, TG_ERR_ARG, "on several MPI ranks the GRM is the standardised "
                             "or centred kind with --meanimpute only");
     tg_geno *geno = NULL;
@@ -123,8 +136,10 @@ static tg_status compute(const tg_cli_common *c, const tg_bed *bed, const tg_grm
                       "gathers and writes the matrix", tg_runtime_nranks());
     tg_status st = root ? tg_grm_out_open(c->out, f->shape, f->enc, bed->n_samples, &out, err)
                         : TG_OK;
-    if (!st && ranks)
-        st = ranks_grm(bed, o, out, err);
+    /* GPUs: the products run there, where the block rows' tiles are CPU code */
+    const int products = ranks || (tg_runtime_ngpu() > 0 && products_fit(o));
+    if (!st && products)
+        st = products_grm(bed, o, out, err);
     else if (!st)
         st = tg_grm_rows(bed, o, tg_grm_out_rows, out, &info, err);
     if (root) {
@@ -134,7 +149,10 @@ static tg_status compute(const tg_cli_common *c, const tg_bed *bed, const tg_grm
     if (!st && root) st = write_ids(c->out, f->enc == TG_GRM_GCTA, bed, err);
     if (st) return st;
     const char *gcta = f->enc == TG_GRM_GCTA ? ".grm.bin, .grm.N.bin and " : "";
-    if (!ranks) {
+    if (products) {
+        tg_log_printf(log, "the matrix from the genotype products (%s)",
+                      ranks ? "several MPI ranks" : "on the GPUs");
+    } else {
         tg_log_printf(log, "%lld SNPs (%lld polymorphic), %lld missing calls; divided by %s",
                       (long long)info.m, (long long)info.used, (long long)info.missing,
                       info.denom > 0 ? "one number for every pair" : "the SNPs each pair called");
@@ -161,13 +179,10 @@ static int run(const tg_grm_opts *o, const struct format *f, const tg_cli_common
     tg_cli_trace_start(c);
     tg_cli_progress_on(c);
     tg_cli_log_runtime(log, &c->rt);
-    tg_log_printf(log, "GRM: %s, %s; %s%s", tg_grm_kind_name(o->kind),
+    tg_log_printf(log, "GRM: %s, %s; %s %s", tg_grm_kind_name(o->kind),
                   o->meanimpute ? "missing calls mean-imputed, divided by every SNP"
                                 : "divided by the SNPs both samples called",
-                  f->shape == TG_GRM_TRIANGLE ? "triangle" : f->shape == TG_GRM_SQUARE ? "square"
-                                                                            : "square0",
-                  f->enc == TG_GRM_TEXT ? " text" : f->enc == TG_GRM_BIN ? " bin"
-                                                  : f->enc == TG_GRM_BIN4 ? " bin4" : " gcta");
+                  shapes[f->shape], encs[f->enc]);
     if (!(st = compute(c, &bed, o, f, log, &err))) st = tg_cli_trace_stop(c, "grm", log, &err);
     if (!st) tg_cli_log_traffic(log);
     tg_cli_progress_off();

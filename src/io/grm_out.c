@@ -125,7 +125,7 @@ static void text_group(void *ctx, int64_t c) {
     tg_grm_out *o = ctx;
     struct piece *pc = &o->slot[o->fill].pc[c];
     const int64_t a = o->r0 + c * TEXT_ROWS, b = a + TEXT_ROWS < o->r1 ? a + TEXT_ROWS : o->r1;
-    size_t need = 0;
+    size_t need = 32; /* tg_format_g6's buffer, at the last entry */
     for (int64_t r = a; r < b; r++) need += (size_t)row_len(o, r) * ENTRY_MAX;
     if (!reserve(pc, need)) {
         o->bad = 1;
