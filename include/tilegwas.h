@@ -975,15 +975,16 @@ typedef tg_status (*tg_grm_rows_fn)(void *ctx, int64_t r0, int64_t r1, const dou
 
 /** The relationship matrix of every sample of @p bed (tg_grm_kind), computed a block of rows
  * at a time and handed to @p fn in row order, so that no more than a block is held. Without
- * missing calls, the centred and VanRaden kinds come from the exact INT8 Gram (x − round(2p))ᵀ
- * (the KRR build's tile product) and exact rank-one corrections; the standardised kind, and
- * any kind with missing calls, from FP64 tile products of the scaled Z (DSYRK, DGEMM). Pair
- * counts are the INT8 Gram of the called-genotype indicators. One MPI
- * rank; the runtime must be started (its BLAS runs one thread per core). */
+ * missing calls, the centred and VanRaden kinds come from the exact INT8 Gram E·Eᵀ of
+ * E = x − round(2p) (the KRR build's tile product) and exact rank-one corrections; the
+ * standardised kind, and any kind with missing calls, from FP64 tile products of the scaled Z
+ * (DSYRK, DGEMM). Pair counts are the INT8 Gram of the called-genotype indicators. On the CPU
+ * cores of one MPI rank; the runtime must be started (its BLAS runs one thread per core). */
 tg_status tg_grm_rows(const tg_bed *bed, const tg_grm_opts *o, tg_grm_rows_fn fn, void *ctx,
                       tg_grm_info *info, tg_error *err);
 
-/** The lower triangle (entries K[i + j·ldk], i ≥ j) of tg_grm_rows's matrix, in memory. */
+/** The lower triangle (entries K[i + j·ldk], i ≥ j; the upper one untouched) of tg_grm_rows's
+ * matrix, in memory (n × n, ldk ≥ n); @p o's square and counts are not used. */
 tg_status tg_grm_lower(const tg_bed *bed, const tg_grm_opts *o, double *K, int64_t ldk,
                        tg_grm_info *info, tg_error *err);
 
