@@ -601,11 +601,11 @@ tg_status tg_trace_stop(const char *prefix, const char *label, size_t *ntasks, t
  * "gram" and "kernel" (the KRR build, tg_kernel_gram and tg_kernel_apply; "op" integer
  * operations, "flop"), "xtx" (ZᵀZ + λI of tg_ridge_chol, "op"), "cholesky", "solve" and
  * "predict" (tg_cholesky's factorisation, tg_chol_solve, tg_krr_predict_tiles; "flop"), "snpmm"
- * (tg_geno_mul, "flop") and "grm" (tg_grm, "products"). Task phases count the flops of their
- * tasks as each ends (this rank's tasks with several MPI ranks, called on every rank);
- * "grm" counts on the host. Calls for a phase come in order: a first one with total −1 as it
- * starts (its total may still be counted as its tasks are submitted), then at most about ten
- * a second, the last one at its end (then done = total unless the phase
+ * (tg_geno_mul, "flop") and "grm" (tg_grm, "products"; tg_grm_rows, "blocks"). Task phases
+ * count the flops of their tasks as each ends (this rank's tasks with several MPI ranks, called
+ * on every rank); "grm" counts on the host. Calls for a phase come in order: a first one with
+ * total −1 as it starts (its total may still be counted as its tasks are submitted), then at
+ * most about ten a second, the last one at its end (then done = total unless the phase
  * failed); never two at once;
  * they may come from a StarPU worker thread (from a task's callback), so the hook must be
  * quick and must not call the library. */
@@ -1005,6 +1005,76 @@ tg_status tg_ridge_predict_bed(tg_geno *train, int scale, const tg_bed *test, in
  * `--make-rel meanimpute`; unscaled, `--make-rel cov meanimpute`. Several ranks: K is filled on
  * rank 0 only, the other ranks pass any @p K (NULL too), and it equals one rank's. */
 tg_status tg_grm(tg_geno *g, double *K, int64_t ldk, tg_error *err);
+
+/** What a relationship matrix measures (tilegwas grm --grm-kind). With Z_ik = x_ik − 2p_k (x the
+ * A1 count, p its frequency over the calls; a missing call 0, i.e. mean-imputed):
+ * standardised Σ_k Z_ik Z_jk / (2p_k(1 − p_k)) (plink2 --make-rel, GCTA), centred Σ_k Z_ik Z_jk
+ * (plink2 --make-rel cov), both divided by the SNPs both samples have called (or by every SNP
+ * with meanimpute); vanraden Σ_k Z_ik Z_jk / Σ_k 2p_k(1 − p_k) (VanRaden 2008), the sum over
+ * polymorphic SNPs. Monomorphic and all-missing SNPs add 0 and are counted. */
+typedef enum { TG_GRM_STANDARDISED, TG_GRM_CENTRED, TG_GRM_VANRADEN } tg_grm_kind;
+
+typedef struct {
+    tg_grm_kind kind;
+    int meanimpute; /**< divide by every SNP, not by those both samples have called */
+    int square;     /**< compute whole rows (both triangles), not the lower triangle only */
+    int counts;     /**< also give each pair's count of SNPs both samples have called */
+    int nb;         /**< rows per block (0: the default, 512) */
+} tg_grm_opts;
+
+/** What tg_grm_rows found and did. */
+typedef struct {
+    int64_t m;        /**< SNPs, every one counted */
+    int64_t used;     /**< polymorphic SNPs (the others add 0) */
+    int64_t missing;  /**< missing calls */
+    double denom;     /**< the divisor when one serves every pair (0: pairwise counts) */
+    int integer;      /**< the products were the exact INT8 Gram (else FP64 tiles) */
+    double read_s, products_s; /**< seconds reading and encoding, and in the block loop */
+} tg_grm_info;
+
+/** Receives rows [r0, r1) of the matrix: row r at k + (r − r0)·ld, its entries 0..r (0..n − 1
+ * with opts.square) valid; @p nobs the same rows of the pair counts (NULL unless opts.counts).
+ * An error it returns stops tg_grm_rows. */
+typedef tg_status (*tg_grm_rows_fn)(void *ctx, int64_t r0, int64_t r1, const double *k,
+                                    const double *nobs, int64_t ld, tg_error *err);
+
+/** The relationship matrix of every sample of @p bed (tg_grm_kind), computed a block of rows
+ * at a time and handed to @p fn in row order, so that no more than a block is held. Without
+ * missing calls, the centred and VanRaden kinds come from the exact INT8 Gram E·Eᵀ of
+ * E = x − round(2p) (the KRR build's tile product) and exact rank-one corrections; the
+ * standardised kind, and any kind with missing calls, from FP64 tile products of the scaled Z
+ * (DSYRK, DGEMM). Pair counts are the INT8 Gram of the called-genotype indicators. On the CPU
+ * cores of one MPI rank; the runtime must be started (its BLAS runs one thread per core). */
+tg_status tg_grm_rows(const tg_bed *bed, const tg_grm_opts *o, tg_grm_rows_fn fn, void *ctx,
+                      tg_grm_info *info, tg_error *err);
+
+/** The lower triangle (entries K[i + j·ldk], i ≥ j; the upper one untouched) of tg_grm_rows's
+ * matrix, in memory (n × n, ldk ≥ n); @p o's square and counts are not used. */
+tg_status tg_grm_lower(const tg_bed *bed, const tg_grm_opts *o, double *K, int64_t ldk,
+                       tg_grm_info *info, tg_error *err);
+
+/** The name of a kind ("standardised", "centred", "vanraden") and its parser (the error lists
+ * the valid names). */
+const char *tg_grm_kind_name(tg_grm_kind k);
+tg_status tg_grm_kind_parse(const char *name, tg_grm_kind *k, tg_error *err);
+
+/** GRM files (tilegwas grm --grm-format): the layouts of plink2 --make-rel (triangle: row i
+ * holds entries 0..i; square; square0: square with 0 above the diagonal) in text (6 significant
+ * digits, tab-separated, as plink2 prints them), bin (float64) or bin4 (float32) to
+ * PREFIX.rel[.bin]; or GCTA's PREFIX.grm.bin and PREFIX.grm.N.bin (float32 lower triangle with
+ * the diagonal, row by row: the values and the pair counts). Rows arrive through
+ * tg_grm_out_rows (a tg_grm_rows_fn) in order: a block is formatted on every core and written by
+ * a thread of its own while the next block is computed. */
+typedef enum { TG_GRM_TRIANGLE, TG_GRM_SQUARE, TG_GRM_SQUARE0 } tg_grm_shape;
+typedef enum { TG_GRM_TEXT, TG_GRM_BIN, TG_GRM_BIN4, TG_GRM_GCTA } tg_grm_encoding;
+typedef struct tg_grm_out tg_grm_out;
+tg_status tg_grm_out_open(const char *prefix, tg_grm_shape shape, tg_grm_encoding enc, int64_t n,
+                          tg_grm_out **out, tg_error *err);
+tg_status tg_grm_out_rows(void *out, int64_t r0, int64_t r1, const double *k, const double *nobs,
+                          int64_t ld, tg_error *err);
+/** Finishes the files (every row must have come) and frees @p o; with @p abandon (an error
+ * elsewhere), removes them instead. */
+tg_status tg_grm_out_close(tg_grm_out *o, int abandon, tg_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
 /** @name Tile Cholesky */

@@ -104,10 +104,23 @@ same_as_one "rr --solver cg --scale" "$rr" ridge \
 same_as_one "rr --solver cg --test-bfile" "$rr" ridge \
     rr --bfile ../../d --pheno ../../d2.pheno --lambda 300 --tol 1e-10 --test-bfile ../../t
 
-grm() { cmp "$1/o.rel.bin" "$2/o.rel.bin" && cmp "$1/o.rel.id" "$2/o.rel.id" && echo identical; }
+# one rank computes the GRM from FP64 tiles, several ranks by products: within 1e-12
+grm() {
+    cmp -s "$1/o.rel.id" "$2/o.rel.id" &&
+        [ "$(wc -c <"$1/o.rel.bin")" -eq "$(wc -c <"$2/o.rel.bin")" ] &&
+        paste <(od -An -v -tf8 -w8 "$1/o.rel.bin") <(od -An -v -tf8 -w8 "$2/o.rel.bin") |
+        awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > m) m = d }
+            END { printf "max |diff| %.3g\n", m; exit !(NR > 0 && m <= 1e-12) }'
+}
 rel="rank0/o.log rank0/o.rel.bin rank0/o.rel.id "
-same_as_one "grm --bin" "$rel" grm grm --bfile ../../g --bin
-same_as_one "grm --cov --bin" "$rel" grm grm --bfile ../../g --cov --bin
+same_as_one "grm --bin --meanimpute" "$rel" grm grm --bfile ../../g --bin --meanimpute
+same_as_one "grm --cov --bin --meanimpute" "$rel" grm grm --bfile ../../g --cov --bin --meanimpute
+# without --meanimpute (plink2's pairwise divisor), several ranks refuse, saying what to add
+ranked 2 pw grm --bfile ../../g --ncpu 1 --out o
+rc=$?
+[ $rc -ne 0 ] && [ $rc -lt 124 ] && grep -q "error: .*--meanimpute only" pw/err.txt
+report $? "grm on 2 ranks without --meanimpute refused (exit $rc): $(grep -m1 error: pw/err.txt)" \
+    pw/err.txt
 
 # CG not converging: every rank stops at the same iteration; rank 0 writes the flagged results
 # and says it once, every rank exits 1 without MPI_Abort
@@ -152,7 +165,7 @@ report $? "rr --solver cg without mpiexec (exit $rc) logs no bytes summed" cg1/r
 
 # more ranks than samples: every rank fails alike, before any collective
 "$TG_BIN" simulate --quiet --out s3 --n-samples 3 --n-snps 20 --seed 2 >/dev/null 2>&1
-ranked 4 few grm --bfile ../../s3 --ncpu 1 --out o
+ranked 4 few grm --bfile ../../s3 --meanimpute --ncpu 1 --out o
 rc=$?
 [ $rc -ne 0 ] && [ $rc -lt 124 ] &&
     grep -q "error: rank [0-3]: .*3 samples for 4 MPI ranks" few/err.txt

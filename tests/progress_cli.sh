@@ -1,5 +1,5 @@
 # Progress on stderr, redirected to a file (not a terminal): krr shows the kernel builds, the
-# Cholesky, the solve and the prediction, grm its 2*ceil(n/64) products, epistasis its C(M, 2)
+# Cholesky, the solve and the prediction, grm its ceil(n/512) row blocks, epistasis its C(M, 2)
 # pairs, each phase ending with a line whose done equals its total; whole lines only (no \r);
 # --quiet shows none.
 # shellcheck source=tests/tap.sh
@@ -43,11 +43,11 @@ report $? "krr: stderr not a terminal: whole lines, no \\r"
 
 "$TG_BIN" grm --bfile ds --out g >g.out 2>g.err
 rc=$?
-want=$(((700 + 63) / 64 * 2))
-phases_done g.err grm && grep -q "^grm $want $want products done$" g.err.last &&
+want=$(((700 + 511) / 512))
+phases_done g.err grm && grep -q "^grm $want $want blocks done$" g.err.last &&
     ! grep -q $'\r' g.err
 st=$?
-report $st "grm (exit $rc): 2*ceil(700/64) = $want products, last line done = total, no \\r: $(
+report $st "grm (exit $rc): ceil(700/512) = $want blocks, last line done = total, no \\r: $(
     cat g.err.last)" g.err
 
 "$TG_BIN" epistasis --bfile cc --order 2 --out e >e.out 2>e.err

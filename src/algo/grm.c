@@ -1,4 +1,6 @@
-/* The genomic relationship matrix K = Z·Zᵀ/m through the genotype matrix products: for each
+/* The genomic relationship matrix, two ways: by blocks of rows from INT8 or FP64 tiles
+ * (tg_grm_rows, the second half of this file: one rank, every kind and divisor), and below,
+ * for several MPI ranks, K = Z·Zᵀ/m through the genotype matrix products: for each
  * block of at most TG_CG_MAXK samples, W = Zᵀ·E (E the block's identity columns, so W holds those
  * samples' rows of Z) and K[:, block] = Z·W / m. 2·⌈n/64⌉ products; the genotypes stay where
  * tg_geno keeps them (on the GPUs) between products. With scale this is plink2's
@@ -9,9 +11,17 @@
  * ranks (only the ranks holding a sample of the block add anything but zeros, and W's entries
  * are exact sums of a few terms: the same as one rank's), Z·W gives each rank its rows of the
  * block's columns, and rank 0 gathers them into K. Only rank 0 holds K. */
+#include <cblas.h>
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "algo/cg.h"
+#include "base/parallel.h"
+#include "codelets/distance.h"
+#include "geno/pass.h"
+#include "geno/source.h"
+#include "io/out.h"
 #include "runtime/runtime.h"
 
 tg_status tg_grm(tg_geno *g, double *K, int64_t ldk, tg_error *err) {
@@ -62,4 +72,311 @@ cleanup:
     free(w);
     free(e);
     return st;
+}
+
+/* ---- The relationship matrix by blocks of rows (tg_grm_rows): one pass encodes every sample
+ * as int8 e_ik = x_ik − round(2p_k) (MISS where missing), SNPs contiguous per sample, in panels
+ * of nb samples. The matrix is then made a block row at a time, each tile (I, J) one task:
+ *  - integer (centred or VanRaden, no missing call): Σ_k Z_ik Z_jk = G_ij − s_i − s_j + c0 with
+ *    G = E·Eᵀ the exact INT8 Gram, δ_k = 2p_k − round(2p_k), s_i = Σ_k e_ik δ_k, c0 = Σ_k δ_k²;
+ *  - float (standardised: a per-SNP weight 1/(2p(1 − p)) makes no integer product; or missing
+ *    calls): Z·diag(w)·Zᵀ from FP64 tiles (e − δ)·√w widened chunk by chunk (DSYRK on the
+ *    diagonal, DGEMM elsewhere). Not FP32: its rounding (up to 1e-7 on an entry at 20,000
+ *    SNPs) changed plink2's 6th printed digit in 22% of the entries (docs/PERFORMANCE.md), and
+ *    an exact INT8 form of the weights needs ~5 products (6 bits each), slower than one DGEMM.
+ * Pair counts (the pairwise divisor, GCTA's N) are the INT8 Gram of the called indicators. */
+
+enum {
+    GRM_NB = 512,   /* rows per block: 7% less CPU than 256 in the FP64 path (2 cores) */
+    GRM_ALIGN = 16, /* INT8 product panels: a multiple of 16 entries */
+    GRM_KC = 1024,  /* SNPs widened to FP64 at a time */
+    GRM_MISS = -128 /* a missing call in the encoding (never x − round(2p), which is −2..2) */
+};
+
+static const char *const grm_kinds[] = {"standardised", "centred", "vanraden"};
+
+const char *tg_grm_kind_name(tg_grm_kind k) {
+    return (unsigned)k < sizeof grm_kinds / sizeof *grm_kinds ? grm_kinds[k] : "invalid";
+}
+
+tg_status tg_grm_kind_parse(const char *name, tg_grm_kind *k, tg_error *err) {
+    for (int i = 0; i < (int)(sizeof grm_kinds / sizeof *grm_kinds); i++)
+        if (name && !strcmp(name, grm_kinds[i])) {
+            *k = (tg_grm_kind)i;
+            return TG_OK;
+        }
+    return tg_error_set(err, TG_ERR_ARG, "unknown GRM kind '%s': expected standardised, centred "
+                        "or vanraden", name ? name : "(null)");
+}
+
+struct grm {
+    int64_t n, m, pad;
+    int nb, np, integer, square, counts;
+    int8_t **enc, **obs; /* np panels of pad × rows (obs: 0/1 called, only for counts) */
+    double *off, *w;     /* pad: δ_k, and the weight √w_k of Z (0 for unused SNPs) */
+    double *s, c0, denom;
+    tg_status st; /* the first error of a task */
+};
+
+static int64_t grm_rows(const struct grm *g, int64_t p) {
+    return p == g->np - 1 ? g->n - p * g->nb : g->nb;
+}
+
+static tg_status grm_encode(void *ctx, const double *freq, int64_t j0, int64_t nj, int8_t *x,
+                            int64_t ld, tg_error *err) {
+    const struct grm *g = ctx;
+    (void)err;
+    for (int64_t j = 0; j < nj; j++) {
+        const double p = freq[j0 + j];
+        const int8_t shift = isnan(p) ? 0 : (int8_t)floor(2 * p + 0.5);
+        const int8_t *xj = x + j * ld;
+        for (int64_t i = 0; i < g->n; i++) {
+            int8_t *e = g->enc[i / g->nb] + (i % g->nb) * g->pad + j0 + j;
+            *e = xj[i] == TG_GENO_MISSING ? GRM_MISS : (int8_t)(xj[i] - shift);
+        }
+    }
+    return TG_OK;
+}
+
+static void grm_free(struct grm *g) {
+    for (int p = 0; p < g->np; p++) {
+        if (g->enc) free(g->enc[p]);
+        if (g->obs) free(g->obs[p]);
+    }
+    free(g->enc);
+    free(g->obs);
+    free(g->off);
+    free(g->w);
+    free(g->s);
+}
+
+/* Panel p's per-sample terms: s_i = Σ_k e_ik δ_k (integer path) and the called indicators
+ * (pair counts). */
+static void grm_panel_terms(void *ctx, int64_t p) {
+    struct grm *g = ctx;
+    for (int64_t r = 0; r < grm_rows(g, p); r++) {
+        const int8_t *e = g->enc[p] + r * g->pad;
+        if (g->s) {
+            double s = 0;
+            for (int64_t k = 0; k < g->m; k++) s += e[k] * g->off[k];
+            g->s[p * g->nb + r] = s;
+        }
+        for (int64_t k = 0; g->obs && k < g->m; k++) g->obs[p][r * g->pad + k] = e[k] != GRM_MISS;
+    }
+}
+
+/* The panels, from one pass over the fileset, and the per-SNP and per-sample terms. */
+static tg_status grm_prepare(const tg_bed *bed, const tg_grm_opts *o, struct grm *g,
+                             tg_grm_info *info, tg_error *err) {
+    g->n = bed->n_samples;
+    g->m = bed->n_snps;
+    g->pad = (g->m + GRM_ALIGN - 1) / GRM_ALIGN * GRM_ALIGN;
+    g->nb = o->nb > 0 ? o->nb : GRM_NB;
+    g->np = (int)((g->n + g->nb - 1) / g->nb);
+    g->square = o->square;
+    if (!(g->enc = tg_calloc((size_t)g->np, sizeof *g->enc, err)) ||
+        !(g->off = tg_calloc((size_t)g->pad, sizeof *g->off, err)) ||
+        !(g->w = tg_calloc((size_t)g->pad, sizeof *g->w, err)))
+        return TG_ERR_NOMEM;
+    for (int p = 0; p < g->np; p++)
+        if (!(g->enc[p] = tg_calloc((size_t)(grm_rows(g, p) * g->pad), 1, err)))
+            return TG_ERR_NOMEM;
+    tg_geno_source *src = NULL;
+    tg_geno_range all = {0, g->n};
+    const tg_geno_encoder enc = {grm_encode, g, 64};
+    tg_geno_counts cnt = {0};
+    tg_status st = tg_geno_source_bed(bed, &src, err);
+    if (!st) st = tg_geno_pass(src, &all, 1, 1, NULL, &enc, &cnt, err);
+    tg_geno_source_free(src);
+    if (st) return st;
+    double var = 0; /* Σ 2p(1 − p) over polymorphic SNPs */
+    int64_t used = 0;
+    for (int64_t k = 0; k < g->m; k++) {
+        double p = cnt.freq[k];
+        if (!tg_geno_polymorphic(p)) continue; /* δ and √w stay 0: Z is 0 */
+        used++;
+        var += 2 * p * (1 - p);
+        g->off[k] = 2 * p - floor(2 * p + 0.5); /* exact (Sterbenz) */
+        g->w[k] = o->kind == TG_GRM_STANDARDISED ? 1 / sqrt(2 * p * (1 - p)) : 1;
+    }
+    info->m = g->m;
+    info->used = used;
+    info->missing = cnt.missing;
+    tg_geno_counts_free(&cnt);
+    g->integer = o->kind != TG_GRM_STANDARDISED && info->missing == 0;
+    /* the pairs' counts of SNPs both called: the pairwise divisor, and GCTA's N (which is m
+     * with meanimpute, as plink2 writes it); every SNP for every pair without missing calls */
+    g->counts = !o->meanimpute && info->missing > 0 && (o->counts || o->kind != TG_GRM_VANRADEN);
+    g->denom = o->kind == TG_GRM_VANRADEN ? var : g->counts ? 0 : (double)g->m;
+    if (o->kind == TG_GRM_VANRADEN && !(var > 0))
+        return tg_error_set(err, TG_ERR_ARG, "%s: every SNP is monomorphic or missing: the "
+                            "VanRaden GRM (divided by Σ2p(1-p)) is undefined", bed->prefix);
+    info->denom = g->denom;
+    info->integer = g->integer;
+    if (g->integer) {
+        if (!(g->s = tg_calloc((size_t)g->n, sizeof *g->s, err))) return TG_ERR_NOMEM;
+        for (int64_t k = 0; k < g->m; k++) g->c0 += g->off[k] * g->off[k];
+    }
+    if (g->counts) {
+        if (!(g->obs = tg_calloc((size_t)g->np, sizeof *g->obs, err))) return TG_ERR_NOMEM;
+        for (int p = 0; p < g->np; p++)
+            if (!(g->obs[p] = tg_calloc((size_t)(grm_rows(g, p) * g->pad), 1, err)))
+                return TG_ERR_NOMEM;
+    }
+    tg_parallel_for(g->np, grm_panel_terms, g);
+    return TG_OK;
+}
+
+/* Z·√w of SNPs [k0, k0 + kc) of @p rows samples of panel @p e (kc × rows). */
+static void grm_widen(const struct grm *g, const int8_t *e, int64_t rows, int64_t k0, int64_t kc,
+                      double *z) {
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t t = 0; t < kc; t++) {
+            int8_t v = e[r * g->pad + k0 + t];
+            z[t + r * kc] = v == GRM_MISS ? 0 : (v - g->off[k0 + t]) * g->w[k0 + t];
+        }
+}
+
+/* The block row's job: tile J of block row I into k and nobs (row-major, ld n). */
+struct grm_job {
+    struct grm *g;
+    int64_t bi;
+    double *k, *nobs;
+};
+
+/* Σ_k Z_ik Z_jk of tile (I, J) into acc (rows_I × cols_J, row-major, ld cols_J). */
+static int grm_tile_sums(const struct grm *g, int64_t bi, int64_t bj, double *acc) {
+    const int64_t rows = grm_rows(g, bi), cols = grm_rows(g, bj);
+    const int sym = bi == bj;
+    if (g->integer) {
+        int32_t *c = malloc((size_t)(rows * cols) * sizeof *c);
+        if (!c) return 1;
+        /* c[j + i·cols] = e_Jjᵀ e_Ii: row i of the tile is column i of c */
+        tg_gram_tile(g->enc[bj], (size_t)g->pad, g->enc[bi], (size_t)g->pad, (size_t)g->pad, c,
+                     (size_t)cols, (size_t)cols, (size_t)rows, sym);
+        const double *si = g->s + bi * g->nb, *sj = g->s + bj * g->nb;
+        for (int64_t i = 0; i < rows; i++)
+            for (int64_t j = 0; j < cols; j++)
+                acc[j + i * cols] = (double)c[j + i * cols] - si[i] - sj[j] + g->c0;
+        free(c);
+        return 0;
+    }
+    double *za = malloc((size_t)((rows + cols) * GRM_KC) * sizeof *za), *zb = za + rows * GRM_KC;
+    if (!za) return 1;
+    memset(acc, 0, (size_t)(rows * cols) * sizeof *acc);
+    for (int64_t k0 = 0; k0 < g->m; k0 += GRM_KC) {
+        const int64_t kc = g->m - k0 < GRM_KC ? g->m - k0 : GRM_KC;
+        grm_widen(g, g->enc[bi], rows, k0, kc, za);
+        if (sym) { /* column-major upper = row-major lower */
+            cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, (int)rows, (int)kc, 1.0, za,
+                        (int)kc, 1.0, acc, (int)rows);
+        } else { /* column j of the column-major product (cols × rows) is row j of the tile */
+            grm_widen(g, g->enc[bj], cols, k0, kc, zb);
+            cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int)cols, (int)rows, (int)kc,
+                        1.0, zb, (int)kc, za, (int)kc, 1.0, acc, (int)cols);
+        }
+    }
+    for (int64_t i = 0; sym && i < rows; i++) /* the upper half from the lower */
+        for (int64_t j = i + 1; j < cols; j++) acc[j + i * cols] = acc[i + j * cols];
+    free(za);
+    return 0;
+}
+
+static void grm_tile(void *ctx, int64_t bj) {
+    struct grm_job *jb = ctx;
+    struct grm *g = jb->g;
+    const int64_t bi = jb->bi, rows = grm_rows(g, bi), cols = grm_rows(g, bj);
+    const int64_t c0 = bj * g->nb;
+    double *acc = malloc((size_t)(rows * cols) * sizeof *acc);
+    int32_t *cn = g->counts ? malloc((size_t)(rows * cols) * sizeof *cn) : NULL;
+    if (!acc || (g->counts && !cn) || grm_tile_sums(g, bi, bj, acc)) {
+        g->st = TG_ERR_NOMEM; /* read after the loop; any task's failure is the same */
+        free(acc);
+        free(cn);
+        return;
+    }
+    if (cn)
+        tg_gram_tile(g->obs[bj], (size_t)g->pad, g->obs[bi], (size_t)g->pad, (size_t)g->pad, cn,
+                     (size_t)cols, (size_t)cols, (size_t)rows, bi == bj);
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++) {
+            const double nij = cn ? cn[j + i * cols] : (double)g->m;
+            /* a pair without a common call: plink2 prints nan */
+            const double d = g->denom > 0 ? g->denom : nij > 0 ? nij : NAN;
+            jb->k[c0 + j + i * g->n] = acc[j + i * cols] / d;
+            if (jb->nobs) jb->nobs[c0 + j + i * g->n] = nij;
+        }
+    free(acc);
+    free(cn);
+}
+
+tg_status tg_grm_rows(const tg_bed *bed, const tg_grm_opts *o, tg_grm_rows_fn fn, void *ctx,
+                      tg_grm_info *info, tg_error *err) {
+    tg_grm_info scratch;
+    if (!info) info = &scratch;
+    memset(info, 0, sizeof *info);
+    if (!bed || !o || !fn || bed->n_samples < 1 || bed->n_snps < 1)
+        return tg_error_set(err, TG_ERR_ARG, "GRM: no fileset, no samples or no SNPs");
+    if ((unsigned)o->kind > TG_GRM_VANRADEN)
+        return tg_error_set(err, TG_ERR_ARG, "GRM: invalid kind %d", (int)o->kind);
+    if (tg_runtime_nranks() > 1)
+        return tg_error_set(err, TG_ERR_ARG, "GRM by blocks of rows: one MPI rank only");
+    if (!tg_runtime_started())
+        return tg_error_set(err, TG_ERR_RUNTIME, "GRM: the runtime is not started");
+    double t0 = tg_now();
+    struct grm g = {0};
+    struct grm_job jb = {&g, 0, NULL, NULL};
+    tg_status st = grm_prepare(bed, o, &g, info, err);
+    info->read_s = tg_now() - t0;
+    t0 = tg_now();
+    const size_t blk = (size_t)(g.nb * g.n);
+    if (!st && (!(jb.k = tg_malloc(blk * sizeof *jb.k, err)) ||
+                (o->counts && !(jb.nobs = tg_malloc(blk * sizeof *jb.nobs, err)))))
+        st = TG_ERR_NOMEM;
+    tg_phase *ph = st ? NULL : tg_phase_open_host("grm", "blocks", g.np);
+    for (int64_t bi = 0; !st && bi < g.np; bi++) {
+        jb.bi = bi;
+        tg_parallel_for(g.square ? g.np : bi + 1, grm_tile, &jb);
+        if (g.st) {
+            st = tg_error_set(err, g.st, "GRM: out of memory for the tiles of block row %lld",
+                              (long long)bi + 1);
+            break;
+        }
+        const int64_t r0 = bi * g.nb;
+        st = fn(ctx, r0, r0 + grm_rows(&g, bi), jb.k, jb.nobs, g.n, err);
+        tg_phase_add(ph, 1);
+    }
+    if (ph) tg_phase_close(ph);
+    info->products_s = tg_now() - t0;
+    free(jb.k);
+    free(jb.nobs);
+    grm_free(&g);
+    return st;
+}
+
+struct grm_copy {
+    double *K;
+    int64_t ldk;
+};
+
+static tg_status grm_copy_rows(void *ctx, int64_t r0, int64_t r1, const double *k,
+                               const double *nobs, int64_t ld, tg_error *err) {
+    const struct grm_copy *c = ctx;
+    (void)nobs;
+    (void)err;
+    for (int64_t r = r0; r < r1; r++)
+        for (int64_t j = 0; j <= r; j++) c->K[r + j * c->ldk] = k[j + (r - r0) * ld];
+    return TG_OK;
+}
+
+tg_status tg_grm_lower(const tg_bed *bed, const tg_grm_opts *o, double *K, int64_t ldk,
+                       tg_grm_info *info, tg_error *err) {
+    if (!K || !bed || ldk < bed->n_samples)
+        return tg_error_set(err, TG_ERR_ARG, "GRM: no matrix, or leading dimension %lld below "
+                            "the samples", (long long)ldk);
+    tg_grm_opts lo = *o;
+    lo.square = 0;
+    lo.counts = 0;
+    struct grm_copy c = {K, ldk};
+    return tg_grm_rows(bed, &lo, grm_copy_rows, &c, info, err);
 }

@@ -1,5 +1,6 @@
-/* tilegwas grm: the genomic relationship matrix Z·Zᵀ/m through the genotype matrix products,
- * written like plink2 --make-rel square (text) or square bin (float64). */
+/* tilegwas grm: the genomic relationship matrix in plink2's --make-rel layouts (triangle,
+ * square, square0 × text, bin, bin4) or GCTA's .grm.bin/.grm.N.bin, rows streamed a block at a
+ * time as they are computed (tg_grm_rows → tg_grm_out_rows). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,26 +8,84 @@
 
 static const char *help =
     "usage: tilegwas grm (--bfile|--pfile PREFIX | --vcf|--bcf FILE) --out PREFIX [options]\n"
-    "Writes the genomic relationship matrix K = Z Z' / m of all samples (m = every SNP of the\n"
-    ".bim): Z the genotypes centered by 2p (p the A1 frequency over non-missing calls) and\n"
-    "divided by sqrt(2p(1-p)), missing calls mean-imputed (0 after centering), monomorphic and\n"
-    "all-missing SNPs contributing 0. This is plink2 --make-rel meanimpute; without missing\n"
-    "calls it is plink2 --make-rel (whose default divides each pair by the SNPs both samples\n"
-    "have called instead of imputing).\n"
-    "Outputs: PREFIX.rel, n lines of n tab-separated values (plink2's 'square' layout, full\n"
-    "precision), or with --bin PREFIX.rel.bin (n x n little-endian float64, plink2's 'square\n"
-    "bin'); PREFIX.rel.id (#FID IID, one line per sample in .fam order); PREFIX.log.\n\n"
+    "Writes the genomic relationship matrix of all samples as plink2 --make-rel does (by\n"
+    "default as its default: the standardised kind, lower triangle, text) or --make-grm-bin\n"
+    "(--grm-format gcta). With Z = x - 2p (x the A1 count, p its frequency over the calls; a missing call\n"
+    "0) the kinds are:\n"
+    "  standardised  sum_k Z_ik Z_jk / (2p_k(1-p_k)) / N_ij  (plink2 --make-rel, GCTA)\n"
+    "  centred       sum_k Z_ik Z_jk / N_ij                  (plink2 --make-rel cov)\n"
+    "  vanraden      sum_k Z_ik Z_jk / sum_k 2p_k(1-p_k)     (VanRaden 2008, breeders' G)\n"
+    "N_ij: the SNPs both samples have called (plink2's default), or with --meanimpute every\n"
+    "SNP of the input. Monomorphic and all-missing SNPs add 0 and are counted in N_ij.\n"
+    "Outputs:\n"
+    "  PREFIX.rel       text: row i holds its entries 1..i (triangle), 1..n (square), or\n"
+    "                   1..i then zeros (square0); tab-separated, 6 significant digits\n"
+    "  PREFIX.rel.bin   bin (float64) or bin4 (float32), little-endian, the same entries\n"
+    "  PREFIX.rel.id    #FID IID, one line per sample in input order\n"
+    "  PREFIX.grm.bin, PREFIX.grm.N.bin, PREFIX.grm.id  with gcta: float32 lower triangle\n"
+    "                   with the diagonal, row by row; its pair counts N_ij as float32; FID\n"
+    "                   IID without a header\n"
+    "  PREFIX.log\n\n"
     "options:\n"
-    "  --cov            centered only, not divided by sqrt(2p(1-p)) (plink2 'cov')\n"
-    "  --bin            write PREFIX.rel.bin instead of PREFIX.rel\n"
+    "  --grm-kind K     standardised (default), centred or vanraden\n"
+    "  --grm-format F   comma-separated: a layout triangle|square|square0 and an encoding\n"
+    "                   text|bin|bin4 (default triangle,text; bin and bin4 alone are square,\n"
+    "                   as in plink2), or gcta\n"
+    "  --meanimpute     divide by every SNP, not by those both samples called (plink2's\n"
+    "                   'meanimpute'; without missing calls the two are equal)\n"
+    "  --cov            --grm-kind centred (plink2's 'cov')\n"
+    "  --bin            --grm-format square,bin\n"
     "  --help           this text\n" TG_CLI_INPUT_HELP TG_CLI_COMMON_HELP;
 
-static tg_status write_ids(const char *prefix, const tg_bed *bed, tg_error *err) {
+struct format {
+    tg_grm_shape shape;
+    tg_grm_encoding enc;
+};
+
+/* the --grm-format words, in tg_grm_shape and tg_grm_encoding order */
+static const char *const shapes[] = {"triangle", "square", "square0"},
+                         *const encs[] = {"text", "bin", "bin4", "gcta"};
+
+/* The index of the word p[0..len) in @p words (n of them), or −1. */
+static int word(const char *p, size_t len, const char *const *words, int n) {
+    for (int i = 0; i < n; i++)
+        if (len == strlen(words[i]) && !strncmp(p, words[i], len)) return i;
+    return -1;
+}
+
+/* --grm-format: at most one layout and one encoding, or gcta alone. */
+static tg_status parse_format(const char *arg, struct format *f, tg_error *err) {
+    int shape = -1, enc = -1;
+    const char *p = arg;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        int s = word(p, len, shapes, 3), e = word(p, len, encs, 4);
+        int hit = (s >= 0 && shape < 0) || (e >= 0 && enc < 0);
+        if (s >= 0) shape = s;
+        if (e >= 0) enc = e;
+        if (!hit)
+            return tg_error_set(err, TG_ERR_ARG, "--grm-format %s: '%.*s' is not a layout "
+                                "(triangle, square, square0) or an encoding (text, bin, bin4, "
+                                "gcta), or names a second one", arg, (int)len, p);
+        p += len + (p[len] == ',');
+    }
+    if (enc == TG_GRM_GCTA && shape > TG_GRM_TRIANGLE)
+        return tg_error_set(err, TG_ERR_ARG, "--grm-format %s: GCTA's .grm.bin is a lower "
+                            "triangle, not %s", arg, shapes[shape]);
+    if (enc < 0) enc = TG_GRM_TEXT;
+    /* plink2: text is a triangle unless asked, bin and bin4 a square */
+    if (shape < 0) shape = enc == TG_GRM_TEXT || enc == TG_GRM_GCTA ? 0 : 1;
+    f->shape = (tg_grm_shape)shape;
+    f->enc = (tg_grm_encoding)enc;
+    return TG_OK;
+}
+
+static tg_status write_ids(const char *prefix, int gcta, const tg_bed *bed, tg_error *err) {
     FILE *f;
     char *path = NULL;
-    tg_status st = tg_out_open(prefix, ".rel.id", &f, &path, err);
+    tg_status st = tg_out_open(prefix, gcta ? ".grm.id" : ".rel.id", &f, &path, err);
     if (st) return st;
-    fputs("#FID\tIID\n", f);
+    if (!gcta) fputs("#FID\tIID\n", f);
     for (int64_t i = 0; i < bed->n_samples; i++)
         fprintf(f, "%s\t%s\n", bed->samples[i].fid, bed->samples[i].iid);
     st = tg_out_close(f, path, err);
@@ -34,130 +93,171 @@ static tg_status write_ids(const char *prefix, const tg_bed *bed, tg_error *err)
     return st;
 }
 
-/* K is symmetric, so its column-major array is also plink2's row-major layout. */
-static tg_status write_rel(const char *prefix, int bin, const double *k, int64_t n,
-                           tg_error *err) {
-    FILE *f;
-    char *path = NULL, num[32];
-    tg_status st = tg_out_open(prefix, bin ? ".rel.bin" : ".rel", &f, &path, err);
-    if (st) return st;
-    if (bin)
-        fwrite(k, sizeof *k, (size_t)(n * n), f);
-    else
-        for (int64_t i = 0; i < n; i++)
-            for (int64_t j = 0; j < n; j++) {
-                tg_text_format_double(k[j + i * n], num);
-                fputs(num, f);
-                fputc(j + 1 < n ? '\t' : '\n', f);
-            }
-    st = tg_out_close(f, path, err);
-    free(path);
+/* The product path (tg_grm: the genotype products, on the GPUs when there are; meanimpute,
+ * standardised or centred only), on every rank; rank 0 writes. */
+static int products_fit(const tg_grm_opts *o) {
+    return o->kind != TG_GRM_VANRADEN && o->meanimpute;
+}
+
+static tg_status products_grm(const tg_bed *bed, const tg_grm_opts *o, tg_grm_out *out,
+                              tg_error *err) {
+    const int64_t n = bed->n_samples;
+    const int root = tg_runtime_rank() == 0;
+    if (!products_fit(o))
+        return tg_error_set(err, TG_ERR_ARG, "on several MPI ranks the GRM is the standardised "
+                            "or centred kind with --meanimpute only");
+    tg_geno *geno = NULL;
+    double *k = NULL, *nobs = NULL;
+    tg_status st = tg_geno_from_bed(bed, o->kind == TG_GRM_STANDARDISED, &geno, err);
+    if (!st && root &&
+        (!(k = tg_malloc((size_t)(n * n) * sizeof *k, err)) ||
+         !(nobs = tg_malloc((size_t)n * sizeof *nobs, err))))
+        st = TG_ERR_NOMEM;
+    if (!st) st = tg_grm(geno, k, n, err);
+    /* K is symmetric: its columns are its rows; N is m for every pair (meanimpute) */
+    for (int64_t r = 0; !st && root && r < n; r++) {
+        for (int64_t j = 0; j < n; j++) nobs[j] = (double)bed->n_snps;
+        st = tg_grm_out_rows(out, r, r + 1, k + r * n, nobs, n, err);
+    }
+    tg_geno_free(geno);
+    free(k);
+    free(nobs);
     return st;
 }
 
-static int run(int cov, int bin, const tg_cli_common *c, tg_log *log) {
+static tg_status compute(const tg_cli_common *c, const tg_bed *bed, const tg_grm_opts *o,
+                         const struct format *f, tg_log *log, tg_error *err) {
+    const int root = tg_runtime_rank() == 0, ranks = tg_runtime_nranks() > 1;
+    tg_grm_out *out = NULL;
+    tg_grm_info info = {0};
+    double t0 = tg_now();
+    if (ranks)
+        tg_log_printf(log, "%d MPI ranks: each holds the genotypes of its own samples; rank 0 "
+                      "gathers and writes the matrix", tg_runtime_nranks());
+    /* GPUs: the products run there, where the block rows' tiles are CPU code */
+    const int products = ranks || (tg_runtime_ngpu() > 0 && products_fit(o));
+    /* the peak: through the products, K on rank 0 and the 5codes genotypes (0.4 bytes a call, a
+     * rank its samples); by block rows, the INT8 encodings and called indicators (a byte each a
+     * call) and two blocks of 512 rows in flight */
+    const double n = (double)bed->n_samples, calls = n * (double)bed->n_snps;
+    const double kb = products ? (root ? 8 * n * n : 0) : 2 * 2 * 512 * n * 8,
+                 gb = products ? 0.4 * calls / tg_runtime_nranks() : 2 * calls;
+    char terms[128];
+    snprintf(terms, sizeof terms, "%s %.0f MiB, genotypes %.0f MiB", products ? "K" : "blocks",
+             kb / 1048576, gb / 1048576);
+    tg_status st = tg_cli_memory(c, log, kb + gb, terms, err);
+    if (!st && root) st = tg_grm_out_open(c->out, f->shape, f->enc, bed->n_samples, &out, err);
+    if (!st && products)
+        st = products_grm(bed, o, out, err);
+    else if (!st)
+        st = tg_grm_rows(bed, o, tg_grm_out_rows, out, &info, err);
+    if (root) {
+        tg_status cs = tg_grm_out_close(out, st != TG_OK, st ? NULL : err);
+        if (!st) st = cs;
+    }
+    if (!st && root) st = write_ids(c->out, f->enc == TG_GRM_GCTA, bed, err);
+    if (st) return st;
+    const char *gcta = f->enc == TG_GRM_GCTA ? ".grm.bin, .grm.N.bin and " : "";
+    if (products) {
+        tg_log_printf(log, "the matrix from the genotype products (%s)",
+                      ranks ? "several MPI ranks" : "on the GPUs");
+    } else {
+        tg_log_printf(log, "%lld SNPs (%lld polymorphic), %lld missing calls; divided by %s",
+                      (long long)info.m, (long long)info.used, (long long)info.missing,
+                      info.denom > 0 ? "one number for every pair" : "the SNPs each pair called");
+        tg_log_printf(log, "read and encoded genotypes: %.3f s; %s products, formatting and "
+                      "writing, overlapped: %.3f s", info.read_s,
+                      info.integer ? "exact INT8 Gram" : "FP64 tile", info.products_s);
+    }
+    tg_log_printf(log, "wrote %s%s%s and %s%s (%.3f s in all)", c->out,
+                  *gcta ? "" : f->enc == TG_GRM_TEXT ? ".rel" : ".rel.bin", gcta, c->out,
+                  *gcta ? ".grm.id" : ".rel.id", tg_now() - t0);
+    return TG_OK;
+}
+
+static int run(const tg_grm_opts *o, const struct format *f, const tg_cli_common *c,
+               tg_log *log) {
     tg_error err = {0};
     tg_bed bed = {0};
-    tg_geno *geno = NULL;
-    double *k = NULL;
-    double t0 = tg_now();
-    int rc;
     tg_status st = tg_cli_input_open(c, log, &bed, &err);
     if (st) return tg_cli_fail("grm", log, &err);
-    if ((rc = tg_cli_ranks_agree("grm", log, c, &bed, NULL, NULL, NULL, 0))) {
+    int rc = tg_cli_ranks_agree("grm", log, c, &bed, NULL, NULL, NULL, 0);
+    if (rc) {
         tg_bed_close(&bed);
         return rc;
     }
-    const int64_t n = bed.n_samples;
-    const int root = tg_runtime_rank() == 0; /* holds K and writes it */
-    /* the peak: K on rank 0, the 5codes genotypes (0.4 bytes a call, a rank its samples) */
-    const double kb = root ? 8.0 * (double)n * (double)n : 0,
-                 gb = 0.4 * (double)n * (double)bed.n_snps / tg_runtime_nranks();
-    char terms[128];
-    snprintf(terms, sizeof terms, "K %.0f MiB, genotypes %.0f MiB", kb / 1048576, gb / 1048576);
-    if ((st = tg_cli_memory(c, log, kb + gb, terms, &err))) {
-        tg_bed_close(&bed);
-        return tg_cli_fail("grm", log, &err);
-    }
-    if (root && ((double)n * (double)n * sizeof *k > (double)SIZE_MAX ||
-                 !(k = tg_malloc((size_t)(n * n) * sizeof *k, &err)))) {
-        tg_error_set(&err, TG_ERR_NOMEM, "the %lld × %lld relationship matrix (%.3g GB) does not "
-                     "fit in memory", (long long)n, (long long)n, 8e-9 * (double)n * (double)n);
-        tg_bed_close(&bed);
-        return tg_cli_fail("grm", log, &err);
-    }
     if ((st = tg_runtime_start(&c->rt, &err))) {
-        free(k);
         tg_bed_close(&bed);
         return tg_cli_fail("grm", log, &err);
     }
     tg_cli_trace_start(c);
     tg_cli_progress_on(c);
     tg_cli_log_runtime(log, &c->rt);
-    if ((st = tg_geno_from_bed(&bed, !cov, &geno, &err))) goto done;
-    if (tg_runtime_nranks() > 1) {
-        int64_t first, rows;
-        tg_geno_local(geno, &first, &rows);
-        tg_log_printf(log, "%d MPI ranks: each holds the genotypes of its own samples (rank 0: "
-                      "samples 1 to %lld of %lld); rank 0 gathers and writes the matrix",
-                      tg_runtime_nranks(), (long long)rows, (long long)n);
-    }
-    if (tg_geno_excluded(geno))
-        tg_log_printf(log, "warning: %lld monomorphic or all-missing SNP(s) contribute 0 (still "
-                      "counted in m)", (long long)tg_geno_excluded(geno));
-    tg_log_printf(log, "read and prepared genotypes: %.3f s", tg_now() - t0);
-    t0 = tg_now();
-    if ((st = tg_grm(geno, k, n, &err)) || (st = tg_cli_trace_stop(c, "grm", log, &err)))
-        goto done;
-    tg_log_printf(log, "relationship matrix (%s): %.3f s", cov ? "covariance" : "standardised",
-                  tg_now() - t0);
-    t0 = tg_now();
-    if (root && ((st = write_rel(c->out, bin, k, n, &err)) || (st = write_ids(c->out, &bed, &err))))
-        goto done;
-    tg_log_printf(log, "wrote %s%s and %s.rel.id (%.3f s)", c->out, bin ? ".rel.bin" : ".rel",
-                  c->out, tg_now() - t0);
-    tg_cli_log_traffic(log);
-done:
+    tg_log_printf(log, "GRM: %s, %s; %s %s", tg_grm_kind_name(o->kind),
+                  o->meanimpute ? "missing calls mean-imputed, divided by every SNP"
+                                : "divided by the SNPs both samples called",
+                  shapes[f->shape], encs[f->enc]);
+    if (!(st = compute(c, &bed, o, f, log, &err))) st = tg_cli_trace_stop(c, "grm", log, &err);
+    if (!st) tg_cli_log_traffic(log);
     tg_cli_progress_off();
     /* the error first: with several ranks it ends them all, where stopping would wait for them */
     rc = st ? tg_cli_fail("grm", log, &err) : 0;
-    tg_geno_free(geno);
     tg_runtime_stop();
-    free(k);
     tg_bed_close(&bed);
     return rc;
 }
 
 int tg_cmd_grm(int argc, char **argv) {
-    enum { O_COV = 1, O_BIN, O_HELP };
+    enum { O_COV = 1, O_BIN, O_KIND, O_FORMAT, O_MEANIMPUTE, O_HELP };
     static const struct option opts[] = {
         {"cov", no_argument, 0, O_COV}, {"bin", no_argument, 0, O_BIN},
-        {"help", no_argument, 0, O_HELP}, TG_CLI_INPUT_OPTIONS, TG_CLI_COMMON_OPTIONS,
-        {0, 0, 0, 0}};
+        {"grm-kind", required_argument, 0, O_KIND},
+        {"grm-format", required_argument, 0, O_FORMAT},
+        {"meanimpute", no_argument, 0, O_MEANIMPUTE}, {"help", no_argument, 0, O_HELP},
+        TG_CLI_INPUT_OPTIONS, TG_CLI_COMMON_OPTIONS, {0, 0, 0, 0}};
     tg_cli_common c;
     tg_cli_common_init(&c);
     tg_error err = {0};
-    int cov = 0, bin = 0, o;
+    tg_grm_opts o = {TG_GRM_STANDARDISED, 0, 0, 0, 0};
+    struct format f = {TG_GRM_TRIANGLE, TG_GRM_TEXT};
+    int o_kind = 0, o_format = 0, opt;
     tg_status st = TG_OK;
     opterr = 0;
-    while (!st && (o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (o) {
-        case O_COV: cov = 1; break;
-        case O_BIN: bin = 1; break;
+    while (!st && (opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (opt) {
+        case O_COV:
+        case O_KIND:
+            if (o_kind++)
+                st = tg_error_set(&err, TG_ERR_ARG, "--grm-kind and --cov: give one, once");
+            else if (opt == O_COV)
+                o.kind = TG_GRM_CENTRED;
+            else
+                st = tg_grm_kind_parse(optarg, &o.kind, &err);
+            break;
+        case O_BIN:
+        case O_FORMAT:
+            if (o_format++)
+                st = tg_error_set(&err, TG_ERR_ARG, "--grm-format and --bin: give one, once");
+            else
+                st = parse_format(opt == O_BIN ? "square,bin" : optarg, &f, &err);
+            break;
+        case O_MEANIMPUTE: o.meanimpute = 1; break;
         case O_HELP: fputs(help, stdout); return 0;
         case '?':
         case ':': st = tg_cli_bad_option(argv, &err); break;
-        default: st = tg_cli_common_option(&c, o, optarg, argv, &err);
+        default: st = tg_cli_common_option(&c, opt, optarg, argv, &err);
         }
     }
     if (!st) st = tg_cli_no_operand(argc, argv, &err);
     if (!st) st = tg_cli_input_check(&c, &err);
     if (st) return tg_cli_fail_options("grm", &err);
+    o.square = f.shape == TG_GRM_SQUARE;
+    o.counts = f.enc == TG_GRM_GCTA;
     if ((st = tg_cli_check_outputs(&c, &err))) return tg_cli_fail("grm", NULL, &err);
     tg_log *log = NULL;
     if (tg_log_open(&log, c.out, argc, argv, &err)) return tg_cli_fail("grm", NULL, &err);
     tg_log_set_quiet(log, c.quiet);
-    int rc = run(cov, bin, &c, log);
+    int rc = run(&o, &f, &c, log);
     tg_log_close(log);
     return rc;
 }
