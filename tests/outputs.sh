@@ -14,8 +14,8 @@ if ! sim --out small --n-samples 60 --n-snps 50 --missing 0.02 ||
     echo "Bail out! tilegwas simulate failed"
     exit 1
 fi
-# the big GRM's text is ~9 million values: long enough to be caught while it is written
-G=(grm --threads 2 --ngpu 0)
+# the big GRM's square text is ~9 million values: long enough to be caught while it is written
+G=(grm --grm-format square --threads 2 --ngpu 0)
 
 # ---- a run that completes: no temporaries, the log lists the outputs and ends with the time
 run "${G[@]}" --bfile small --out ok
@@ -114,7 +114,8 @@ run "${G[@]}" --bfile small --out z --zst && [ ! -e z.rel ] &&
     zstd -qdc z.rel.zst | cmp -s - ok.rel &&
     zstd -qdc z.rel.id.zst | cmp -s - ok.rel.id && grep -qx 'wrote z.rel.zst' z.log
 report $? "grm --zst: zstd -d of z.rel.zst and z.rel.id.zst equal the plain outputs" err.txt
-run "${G[@]}" --bfile small --out ok --bin && run "${G[@]}" --bfile small --out zb --bin --zst &&
+B=(grm --grm-format square,bin --threads 2 --ngpu 0)
+run "${B[@]}" --bfile small --out ok && run "${B[@]}" --bfile small --out zb --zst &&
     cmp -s zb.rel.bin ok.rel.bin && [ ! -e zb.rel.bin.zst ] &&
     zstd -qdc zb.rel.id.zst | cmp -s - ok.rel.id
 report $? "grm --bin --zst: the binary .rel.bin is written as it is, the .rel.id compressed" err.txt
