@@ -437,6 +437,11 @@ static void bad_inputs(void) {
          "#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT\tS 1\n"
          "1\t10\tr\tA\tC\t.\t.\t.\tGT\t0/1\n",
          "contains a space", 1, 0},
+        {"an empty sample ID (htslib takes the tab after it into the next)",
+         "##fileformat=VCFv4.2\n"
+         "#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT\tS1\t\tS2\n"
+         "1\t10\tr\tA\tC\t.\t.\t.\tGT\t0/1\t0/1\t1/1\n",
+         "sample ID 2 of the #CHROM line is empty or holds a tab", 1, 0},
         {"not a VCF",
          "FID IID PAT MAT SEX PHENO\n",
          "is not a VCF or BCF file", 1, 0},

@@ -239,8 +239,8 @@ static tg_status open_input(reader *r, tg_error *err) {
     if (f->compression == bgzf && bgzf_check_EOF(r->fp->fp.bgzf) == 0)
         return tg_error_set(err, TG_ERR_FORMAT, "%s is truncated: its bgzip stream has no "
                             "end-of-file block (copy or compress it again)", r->path);
-    if (f->compression != bgzf) return TG_OK;
     const int threads = input_threads(r->o);
+    if (f->compression != bgzf || threads == 1) return TG_OK; /* one thread: htslib's own read */
     htsThreadPool tp = {.pool = r->pool = hts_tpool_init(threads)};
     if (!r->pool || hts_set_opt(r->fp, HTS_OPT_THREAD_POOL, &tp) != 0)
         return tg_error_set(err, TG_ERR_NOMEM, "%s: cannot start %d decompression threads",
@@ -273,6 +273,11 @@ static tg_status add_samples(reader *r, tg_bed *bed, tg_error *err) {
         const char *id = r->hdr->samples[i], *c = d ? strchr(id, d) : NULL;
         tg_sample *s = &bed->samples[i];
         *s = (tg_sample){.fid = zero, .father = zero, .mother = zero, .pheno = NAN};
+        /* htslib 1.16 keeps the tabs and line breaks after an empty sample ID in the next */
+        if (strpbrk(id, "\t\r\n"))
+            return tg_error_set(err, TG_ERR_FORMAT, "%s: sample ID %lld of the #CHROM line is "
+                                "empty or holds a tab or a line break (IDs are separated by "
+                                "single tabs)", r->path, (long long)i + 1);
         if (strchr(id, ' '))
             return tg_error_set(err, TG_ERR_FORMAT, "%s: sample ID '%.64s' contains a space, "
                                 "which PLINK IDs cannot hold (plink2 refuses it too)", r->path,
@@ -354,7 +359,8 @@ static tg_status next_line(reader *r, int *got, tg_error *err) {
     int ret;
     while ((ret = hts_getline(r->fp, '\n', &r->line)) == 0) {} /* blank lines */
     if (ret == -1) return TG_OK;
-    if (ret < -1)
+    /* htslib 1.16 returns the text before a damaged compressed block as a (short) line */
+    if (ret < -1 || (r->fp->is_bgzf && r->fp->fp.bgzf->errcode))
         return tg_error_set(err, TG_ERR_FORMAT, "%s: cannot read past line %lld: the file is "
                             "truncated or corrupt", r->path, (long long)r->fp->lineno - 1);
     r->recno++;
