@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "base/cpus.h"
 #include "base/parallel.h"
@@ -248,7 +249,29 @@ static tg_status open_input(reader *r, tg_error *err) {
     return TG_OK;
 }
 
+/* A BCF starts with "BCF\2\2" and its header text's length, which htslib allocates before
+ * reading the text: a damaged file of a few bytes could make it take gigabytes (found by
+ * fuzzing). The length is checked first against what the file can hold: its size, times
+ * deflate's largest ratio (1032) when compressed. */
+static tg_status check_bcf_header(const reader *r, tg_error *err) {
+    struct stat sb;
+    unsigned char h[9];
+    BGZF *z = bgzf_open(r->path, "r");
+    const int got = z ? (int)bgzf_read(z, h, sizeof h) : -1, packed = z && z->is_compressed;
+    if (z) bgzf_close(z);
+    if (got != (int)sizeof h || stat(r->path, &sb)) return TG_OK; /* bcf_hdr_read says why */
+    const uint64_t len = h[5] | (uint64_t)h[6] << 8 | (uint64_t)h[7] << 16 | (uint64_t)h[8] << 24,
+                   room = (uint64_t)sb.st_size * (packed ? 1032 : 1);
+    if (len > room)
+        return tg_error_set(err, TG_ERR_FORMAT, "%s: its BCF header claims %llu bytes, more than "
+                            "the file's %lld bytes can hold: the file is damaged", r->path,
+                            (unsigned long long)len, (long long)sb.st_size);
+    return TG_OK;
+}
+
 static tg_status read_header(reader *r, tg_error *err) {
+    tg_status st;
+    if (r->is_bcf && (st = check_bcf_header(r, err))) return st;
     if (!(r->hdr = bcf_hdr_read(r->fp)))
         return r->is_bcf ? tg_error_set(err, TG_ERR_FORMAT, "%s: malformed or truncated BCF "
                                         "header", r->path)
