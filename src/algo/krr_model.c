@@ -576,6 +576,11 @@ tg_status tg_krr_model_load(const char *dir, tg_krr_model **out, tg_error *err) 
                           (long long)nsnps, abs, (long long)m->bed.n_snps);
         goto cleanup;
     }
+    if (m->info.n > m->bed.n_samples) { /* before the arrays sized by it (n_train 2^61 wrapped) */
+        st = tg_error_set(err, TG_ERR_FORMAT, "%s: n_train %lld, but %s.fam has %lld samples",
+                          path, (long long)m->info.n, abs, (long long)m->bed.n_samples);
+        goto cleanup;
+    }
     for (int fi = F_TRAIN; fi <= F_WEIGHTS && !st; fi++)
         if (!(st = model_path(dir, fi, "", path, err))) st = read_model_text(fi, path, m, err);
     if (!st && !(st = model_path(dir, F_FACTOR, "", path, err)))
