@@ -505,11 +505,24 @@ static tg_status store_call(reader *r, int64_t i, const int *a, int np, tg_error
     return TG_OK;
 }
 
+/* The stored type of FORMAT field @p tag: htslib 1.16 calls exit() on a type it does not know
+ * (a damaged BCF; found by fuzzing), so it is checked before htslib reads the values. */
+static tg_status check_fmt_type(const reader *r, const char *tag, tg_error *err) {
+    char w[320];
+    const bcf_fmt_t *f = bcf_get_fmt(r->hdr, r->rec, tag);
+    if (!f || f->type == BCF_BT_INT8 || f->type == BCF_BT_INT16 || f->type == BCF_BT_INT32 ||
+        f->type == BCF_BT_FLOAT)
+        return TG_OK;
+    return tg_error_set(err, TG_ERR_FORMAT, "%s: malformed record: %s values of unknown type %d",
+                        where(r, w, sizeof w), tag, f->type);
+}
+
 /* GT hard calls of a BCF record, or of a VCF line htslib parsed whole, from htslib's vector. */
 static tg_status decode_gt(reader *r, tg_error *err) {
+    tg_status st = check_fmt_type(r, "GT", err);
+    if (st) return st;
     int k = bcf_get_genotypes(r->hdr, r->rec, &r->gt, &r->ngt);
     const int ploidy = k > 0 ? k / (int)r->n : 0;
-    tg_status st = TG_OK;
     for (int64_t i = 0; i < r->n && !st; i++) {
         const int32_t *g = r->gt + i * ploidy;
         int a[3], np = 0;
@@ -571,6 +584,8 @@ static tg_status decode_gt_text(reader *r, tg_error *err) {
  * 1/16384 units: the nearest count when at most HARD_CALL_DIST away, else missing. */
 static tg_status decode_ds(reader *r, tg_error *err) {
     char w[320];
+    tg_status st = check_fmt_type(r, "DS", err);
+    if (st) return st;
     int k = bcf_get_format_float(r->hdr, r->rec, "DS", &r->ds, &r->nds);
     if (k == -2)
         return tg_error_set(err, TG_ERR_FORMAT, "%s: no GT, and DS is not declared as a number "
