@@ -27,7 +27,7 @@ void tg_convert_codelets_init(void) {
         }
     static const struct tg_codelet_family stats = {"tg_tilestats_%s", tg_cl_tilestats,
                                                    tg_tilestats_cpu, TG_CUDA_FN(tg_tilestats_cuda),
-                                                   2, modes, memory};
+                                                   2, modes, {TG_B_MEMORY, 1}};
     tg_codelet_families_fill(&stats, 1, NULL, 0, &stats_models, &stats_symbols);
 }
 

@@ -127,10 +127,14 @@ static void bad_files(void) {
     snprintf(wide + at, sizeof wide - (size_t)at, "\n");
     bad("65 columns", 0, "line 1: 65 value columns, at most 64", wide);
 
+    /* a line whose first byte is NUL (fuzz/fuzz_values: its first field was read from the stack) */
     tg_values t;
     tg_error err = {0};
+    tg_status st = tg_values_read(put("\n%c 9\n1\n2\n3\n4\n", 0), &bed, 0, &t, &err);
+    ok(st == TG_ERR_FORMAT && strstr(err.msg, "line 2: a NUL byte before any field") && zeroed(&t),
+       "a NUL byte first on a line: %s", err.msg);
     snprintf(path, sizeof path, "%s/none.txt", tmpdir);
-    tg_status st = tg_values_read(path, &bed, 0, &t, &err);
+    st = tg_values_read(path, &bed, 0, &t, &err);
     ok(st == TG_ERR_IO && strstr(err.msg, path) && zeroed(&t), "missing file: %s", err.msg);
 }
 
@@ -139,7 +143,7 @@ int main(void) {
     tg_rng_seed(&r, tap_seed());
     snprintf(tmpdir, sizeof tmpdir, "/tmp/tg_values_XXXXXX");
     if (!mkdtemp(tmpdir)) return 1;
-    tap_plan(21);
+    tap_plan(22);
     good_files(&r);
     bad_files();
     unlink(path);

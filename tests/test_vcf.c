@@ -437,6 +437,11 @@ static void bad_inputs(void) {
          "#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT\tS 1\n"
          "1\t10\tr\tA\tC\t.\t.\t.\tGT\t0/1\n",
          "contains a space", 1, 0},
+        {"an empty sample ID (htslib takes the tab after it into the next)",
+         "##fileformat=VCFv4.2\n"
+         "#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT\tS1\t\tS2\n"
+         "1\t10\tr\tA\tC\t.\t.\t.\tGT\t0/1\t0/1\t1/1\n",
+         "sample ID 2 of the #CHROM line is empty or holds a tab", 1, 0},
         {"not a VCF",
          "FID IID PAT MAT SEX PHENO\n",
          "is not a VCF or BCF file", 1, 0},
@@ -477,6 +482,11 @@ static void bad_inputs(void) {
     st = read_vcf(bcf, TG_INPUT_VCF, 0, NULL, 1, &bed, &rep, &err);
     ok(st == TG_ERR_FORMAT && strstr(err.msg, "read it with --bcf, not --vcf"), "--vcf with a "
        "BCF: %s", err.msg);
+    /* a BCF whose header says 2 GiB (fuzz/fuzz_vcf: htslib allocated that before reading) */
+    put_text(bcf, sizeof bcf, tmpdir, "claims.bcf", "%s", "BCF\2\2\377\377\377\177##fileformat");
+    st = read_vcf(bcf, TG_INPUT_BCF, 0, NULL, 1, &bed, &rep, &err);
+    ok(st == TG_ERR_FORMAT && strstr(err.msg, "its BCF header claims 2147483647 bytes, more than "
+       "the file's 21 bytes"), "a BCF header longer than its file: %s", err.msg);
     snprintf(vcf, sizeof vcf, "%s/absent.vcf", tmpdir);
     st = read_vcf(vcf, TG_INPUT_VCF, 0, NULL, 1, &bed, &rep, &err);
     ok(st == TG_ERR_IO && strstr(err.msg, vcf) && !bed.samples, "a missing file: %s", err.msg);

@@ -271,7 +271,7 @@ tg_status tg_snp_ranges_mark(const char *path, const tg_bed *bed, uint8_t *hit, 
     tg_status st = read_ranges(path, &r, &n, err);
     if (!st && !(u = tg_malloc((size_t)(n + 1) * sizeof *u, err))) st = TG_ERR_NOMEM;
     if (!st) {
-        qsort(r, (size_t)n, sizeof *r, range_cmp);
+        if (n) qsort(r, (size_t)n, sizeof *r, range_cmp); /* r is NULL without a range */
         /* overlapping ranges of a chromosome merged into u (names still r's), so that one range
          * answers each lookup */
         int64_t m = 0;

@@ -118,7 +118,11 @@ static tg_status read_values(tg_text *txt, const char *path, const tg_bed *bed, 
     char *f[MAX_FIELDS];
     char *line = tg_text_next_line(txt);
     if (!line) return tg_error_set(err, TG_ERR_FORMAT, "%s: empty file", path);
-    int nf = tg_text_split(line, f, MAX_FIELDS), header = !is_number(f[0]);
+    int nf = tg_text_split(line, f, MAX_FIELDS);
+    if (nf == 0) /* a line that is not blank, no field: a NUL byte first */
+        return tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: a NUL byte before any field (not "
+                            "a text file?)", path, (long long)txt->line_no);
+    const int header = !is_number(f[0]);
     t->rows = want;
     tg_status st = read_header(path, txt->line_no, f, nf, header, by_sample, t, err);
     if (st) return st;

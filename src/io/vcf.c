@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "base/cpus.h"
 #include "base/parallel.h"
@@ -243,8 +244,8 @@ static tg_status open_input(reader *r, tg_error *err) {
     if (f->compression == bgzf && bgzf_check_EOF(r->fp->fp.bgzf) == 0)
         return tg_error_set(err, TG_ERR_FORMAT, "%s is truncated: its bgzip stream has no "
                             "end-of-file block (copy or compress it again)", r->path);
-    if (f->compression != bgzf) return TG_OK;
     const int threads = input_threads(r->o);
+    if (f->compression != bgzf || threads == 1) return TG_OK; /* one thread: htslib's own read */
     htsThreadPool tp = {.pool = r->pool = hts_tpool_init(threads)};
     if (!r->pool || hts_set_opt(r->fp, HTS_OPT_THREAD_POOL, &tp) != 0)
         return tg_error_set(err, TG_ERR_NOMEM, "%s: cannot start %d decompression threads",
@@ -252,7 +253,29 @@ static tg_status open_input(reader *r, tg_error *err) {
     return TG_OK;
 }
 
+/* A BCF starts with "BCF\2\2" and its header text's length, which htslib allocates before
+ * reading the text: a damaged file of a few bytes could make it take gigabytes (found by
+ * fuzzing). The length is checked first against what the file can hold: its size, times
+ * deflate's largest ratio (1032) when compressed. */
+static tg_status check_bcf_header(const reader *r, tg_error *err) {
+    struct stat sb;
+    unsigned char h[9];
+    BGZF *z = bgzf_open(r->path, "r");
+    const int got = z ? (int)bgzf_read(z, h, sizeof h) : -1, packed = z && z->is_compressed;
+    if (z) bgzf_close(z);
+    if (got != (int)sizeof h || stat(r->path, &sb)) return TG_OK; /* bcf_hdr_read says why */
+    const uint64_t len = h[5] | (uint64_t)h[6] << 8 | (uint64_t)h[7] << 16 | (uint64_t)h[8] << 24,
+                   room = (uint64_t)sb.st_size * (packed ? 1032 : 1);
+    if (len > room)
+        return tg_error_set(err, TG_ERR_FORMAT, "%s: its BCF header claims %llu bytes, more than "
+                            "the file's %lld bytes can hold: the file is damaged", r->path,
+                            (unsigned long long)len, (long long)sb.st_size);
+    return TG_OK;
+}
+
 static tg_status read_header(reader *r, tg_error *err) {
+    tg_status st;
+    if (r->is_bcf && (st = check_bcf_header(r, err))) return st;
     if (!(r->hdr = bcf_hdr_read(r->fp)))
         return r->is_bcf ? tg_error_set(err, TG_ERR_FORMAT, "%s: malformed or truncated BCF "
                                         "header", r->path)
@@ -277,6 +300,11 @@ static tg_status add_samples(reader *r, tg_bed *bed, tg_error *err) {
         const char *id = r->hdr->samples[i], *c = d ? strchr(id, d) : NULL;
         tg_sample *s = &bed->samples[i];
         *s = (tg_sample){.fid = zero, .father = zero, .mother = zero, .pheno = NAN};
+        /* htslib 1.16 keeps the tabs and line breaks after an empty sample ID in the next */
+        if (strpbrk(id, "\t\r\n"))
+            return tg_error_set(err, TG_ERR_FORMAT, "%s: sample ID %lld of the #CHROM line is "
+                                "empty or holds a tab or a line break (IDs are separated by "
+                                "single tabs)", r->path, (long long)i + 1);
         if (strchr(id, ' '))
             return tg_error_set(err, TG_ERR_FORMAT, "%s: sample ID '%s' contains a space, "
                                 "which PLINK IDs cannot hold (plink2 refuses it too)", r->path,
@@ -358,7 +386,8 @@ static tg_status next_line(reader *r, int *got, tg_error *err) {
     int ret;
     while ((ret = hts_getline(r->fp, '\n', &r->line)) == 0) {} /* blank lines */
     if (ret == -1) return TG_OK;
-    if (ret < -1)
+    /* htslib 1.16 returns the text before a damaged compressed block as a (short) line */
+    if (ret < -1 || (r->fp->is_bgzf && r->fp->fp.bgzf->errcode))
         return tg_error_set(err, TG_ERR_FORMAT, "%s: cannot read past line %lld: the file is "
                             "truncated or corrupt", r->path, (long long)r->fp->lineno - 1);
     r->recno++;
@@ -481,11 +510,24 @@ static tg_status store_call(reader *r, int64_t i, const int *a, int np, tg_error
     return TG_OK;
 }
 
+/* The stored type of FORMAT field @p tag: htslib 1.16 calls exit() on a type it does not know
+ * (a damaged BCF; found by fuzzing), so it is checked before htslib reads the values. */
+static tg_status check_fmt_type(const reader *r, const char *tag, tg_error *err) {
+    char w[320];
+    const bcf_fmt_t *f = bcf_get_fmt(r->hdr, r->rec, tag);
+    if (!f || f->type == BCF_BT_INT8 || f->type == BCF_BT_INT16 || f->type == BCF_BT_INT32 ||
+        f->type == BCF_BT_FLOAT)
+        return TG_OK;
+    return tg_error_set(err, TG_ERR_FORMAT, "%s: malformed record: %s values of unknown type %d",
+                        where(r, w, sizeof w), tag, f->type);
+}
+
 /* GT hard calls of a BCF record, or of a VCF line htslib parsed whole, from htslib's vector. */
 static tg_status decode_gt(reader *r, tg_error *err) {
+    tg_status st = check_fmt_type(r, "GT", err);
+    if (st) return st;
     int k = bcf_get_genotypes(r->hdr, r->rec, &r->gt, &r->ngt);
     const int ploidy = k > 0 ? k / (int)r->n : 0;
-    tg_status st = TG_OK;
     for (int64_t i = 0; i < r->n && !st; i++) {
         const int32_t *g = r->gt + i * ploidy;
         int a[3], np = 0;
@@ -547,6 +589,8 @@ static tg_status decode_gt_text(reader *r, tg_error *err) {
  * 1/16384 units: the nearest count when at most HARD_CALL_DIST away, else missing. */
 static tg_status decode_ds(reader *r, tg_error *err) {
     char w[320];
+    tg_status st = check_fmt_type(r, "DS", err);
+    if (st) return st;
     int k = bcf_get_format_float(r->hdr, r->rec, "DS", &r->ds, &r->nds);
     if (k == -2)
         return tg_error_set(err, TG_ERR_FORMAT, "%s: no GT, and DS is not declared as a number "
