@@ -55,6 +55,7 @@ void tg_xxh64_init(tg_xxh64 *h) {
 }
 
 void tg_xxh64_add(tg_xxh64 *h, const void *data, size_t n) {
+    if (!n) return; /* data may then be NULL, which memcpy may not be given */
     const unsigned char *p = data;
     h->total += n;
     if (h->held) { /* complete the stripe begun by the last call */
