@@ -288,8 +288,8 @@ int tg_cmd_epistasis(int argc, char **argv) {
         tg_log_printf(log, "--p-threshold %g: %llu of %llu combinations have P <= %g",
                       o.e.p_threshold, (unsigned long long)rep.passed,
                       (unsigned long long)rep.combinations, o.e.p_threshold);
-    tg_log_printf(log, "wrote %s.epi%d.tsv (%lld combinations)", o.c.out, rep.order,
-                  (long long)tsv.rows);
+    tg_log_printf(log, "wrote %s.epi%d.tsv%s (%lld combinations)", o.c.out, rep.order,
+                  o.c.zst ? ".zst" : "", (long long)tsv.rows);
 cleanup:
     if (tsv.f) { /* a failed run: the partial file is closed, the error already reported */
         fclose(tsv.f);

@@ -169,9 +169,11 @@ static tg_status compute(const tg_cli_common *c, const tg_bed *bed, const tg_grm
                       "writing, overlapped: %.3f s", info.read_s,
                       info.integer ? "exact INT8 Gram" : "FP64 tile", info.products_s);
     }
-    tg_log_printf(log, "wrote %s%s%s and %s%s (%.3f s in all)", c->out,
-                  *gcta ? "" : f->enc == TG_GRM_TEXT ? ".rel" : ".rel.bin", gcta, c->out,
-                  *gcta ? ".grm.id" : ".rel.id", tg_now() - t0);
+    const char *z = c->zst ? ".zst" : ""; /* on the text files */
+    tg_log_printf(log, "wrote %s%s%s%s and %s%s%s (%.3f s in all)", c->out,
+                  *gcta ? "" : f->enc == TG_GRM_TEXT ? ".rel" : ".rel.bin",
+                  !*gcta && f->enc == TG_GRM_TEXT ? z : "", gcta, c->out,
+                  *gcta ? ".grm.id" : ".rel.id", z, tg_now() - t0);
     return TG_OK;
 }
 

@@ -248,9 +248,11 @@ static tg_status write_outputs(const krr_opts *o, const krr_data *d, tg_log *log
                                    tg_krr_model_describe(d->model)->fixed_alpha, err)))))
         return st;
     const int alpha = d->cv.n_cols && !o->covar_kernel;
-    tg_log_printf(log, "wrote %s.pred.tsv, %s.krr.tsv%s%s%s%s%s (%.3f s)", o->c.out, o->c.out,
-                  o->map_path ? ", " : "", o->map_path ? o->map_path : "", alpha ? ", " : "",
-                  alpha ? o->c.out : "", alpha ? ".alpha.tsv" : "", tg_now() - t0);
+    const char *z = o->c.zst ? ".zst" : "";
+    tg_log_printf(log, "wrote %s.pred.tsv%s, %s.krr.tsv%s%s%s%s%s%s%s (%.3f s)", o->c.out, z,
+                  o->c.out, z, o->map_path ? ", " : "", o->map_path ? o->map_path : "",
+                  alpha ? ", " : "", alpha ? o->c.out : "", alpha ? ".alpha.tsv" : "",
+                  alpha ? z : "", tg_now() - t0);
     if (o->save_model) {
         int64_t bytes = 0;
         t0 = tg_now();

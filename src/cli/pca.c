@@ -142,7 +142,8 @@ static int run(const tg_pca_opts *po, const tg_cli_common *c, tg_log *log) {
                       rep.seconds_products, rep.seconds_dense);
     tg_log_printf(log, "PCA: %.3f s", tg_now() - t0);
     if (root && (st = write_outputs(c->out, &bed, po->k, vec, val, &err))) goto done;
-    tg_log_printf(log, "wrote %s.eigenvec and %s.eigenval", c->out, c->out);
+    tg_log_printf(log, "wrote %s.eigenvec%s and %s.eigenval%s", c->out, c->zst ? ".zst" : "",
+                  c->out, c->zst ? ".zst" : "");
     tg_cli_log_traffic(log);
 done:
     tg_cli_progress_off();

@@ -200,10 +200,12 @@ static tg_status fit(const rr_opts *o, rr_data *d, tg_rr_result *r, tg_log *log,
          (o->covar && (wst = tg_cli_write_alpha(o->c.out, d->k, (const char *const *)d->names,
                                                 &d->cv, r->alpha, err)))))
         return wst;
-    tg_log_printf(log, "wrote %s.beta.tsv, %s.pred.tsv (%s), %s.%s.tsv%s%s%s (%.3f s)", o->c.out,
-                  o->c.out, o->test_bfile ? o->test_bfile : "in-sample", o->c.out,
-                  o->cholesky ? "rr" : "cg", o->covar ? ", " : "", o->covar ? o->c.out : "",
-                  o->covar ? ".alpha.tsv" : "", r->seconds_predict + tg_now() - t0);
+    const char *z = o->c.zst ? ".zst" : "";
+    tg_log_printf(log, "wrote %s.beta.tsv%s, %s.pred.tsv%s (%s), %s.%s.tsv%s%s%s%s%s (%.3f s)",
+                  o->c.out, z, o->c.out, z, o->test_bfile ? o->test_bfile : "in-sample", o->c.out,
+                  o->cholesky ? "rr" : "cg", z, o->covar ? ", " : "", o->covar ? o->c.out : "",
+                  o->covar ? ".alpha.tsv" : "", o->covar ? z : "",
+                  r->seconds_predict + tg_now() - t0);
     tg_cli_log_traffic(log);
     for (int c = 0; c < d->k && st; c++) /* TG_ERR_NUMERIC: name the first not converged */
         if (!r->pheno[c].converged)

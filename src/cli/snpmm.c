@@ -227,7 +227,8 @@ int tg_cmd_snpmm(int argc, char **argv) {
         ((st = check_finite(&o, &bed, &mx, res, prec, nr, &err)) ||
          (st = write_output(&o, &bed, &mx, res, prec, &err))))
         goto fail;
-    tg_log_printf(log, "wrote %s.snpmm.tsv (%.2f s)", o.c.out, tg_now() - t); /* rank 0 */
+    tg_log_printf(log, "wrote %s.snpmm.tsv%s (%.2f s)", o.c.out, o.c.zst ? ".zst" : "",
+                  tg_now() - t); /* rank 0 */
     tg_cli_log_traffic(log);
     goto cleanup;
 fail:
