@@ -15,7 +15,7 @@ int tg_cuda_device_count(void) {
 }
 
 uint64_t tg_cuda_devices_signature(void) {
-    uint64_t h = 0xcbf29ce484222325ULL;
+    uint64_t h = TG_FNV1A_INIT;
 #ifdef TG_USE_CUDA
     for (int d = 0, n = tg_cuda_device_count(); d < n; d++) {
         char bus[32] = "";

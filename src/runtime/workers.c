@@ -103,7 +103,7 @@ tg_status tg_workers_place(tg_runtime_opts *o, const tg_node *node, int ngpu, tg
 uint64_t tg_workers_cpus_signature(void) {
     tg_cpus c;
     tg_cpus_get(&c);
-    return tg_fnv1a(tg_fnv1a(0xcbf29ce484222325ULL, c.id, (size_t)c.n * sizeof *c.id), &c.usable,
+    return tg_fnv1a(tg_fnv1a(TG_FNV1A_INIT, c.id, (size_t)c.n * sizeof *c.id), &c.usable,
                     sizeof c.usable);
 }
 
