@@ -329,7 +329,7 @@ tg_task_record *tg_record_stop(size_t *count) {
     for (size_t i = 0; i < n; i++) npred += (size_t)r[i].npred;
     tg_task_record *out = malloc(n * sizeof *out + npred * sizeof(int64_t) + 1);
     if (out) {
-        qsort(r, n, sizeof *r, cmp_record);
+        if (n) qsort(r, n, sizeof *r, cmp_record); /* r is NULL when no task ran */
         int64_t *p = (int64_t *)(out + n);
         for (size_t i = 0; i < n; i++) {
             out[i] = r[i];
