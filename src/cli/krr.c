@@ -98,7 +98,9 @@ static const char *help =
     "  --help               this text\n" TG_CLI_GRID_HELP TG_CLI_INPUT_HELP TG_CLI_COMMON_HELP
     "\nUnder mpiexec -n R every rank runs the same command: the tiles of the kernels, the\n"
     "factor and the solve are spread over the --grid, each rank reads the genotypes of its\n"
-    "panels only, and rank 0 writes the outputs.\n";
+    "panels only, and rank 0 writes the outputs.\n"
+    "krr runs on one GPU unless --ngpu N asks for more: its tile Cholesky was measured slower\n"
+    "on several GPUs of one process than on one (docs/PERFORMANCE.md).\n";
 
 
 /* A comma-separated list of numbers in [lo, hi] (lo excluded when @p open_lo). */

@@ -63,7 +63,8 @@ static const char *help =
     "  --test-covar FILE  the --test-bfile cohort's covariates (the same columns; needed with\n"
     "                     --covar and --test-bfile)\n"
     "  --help             this text\n" TG_CLI_GRID_HELP TG_CLI_INPUT_HELP TG_CLI_COMMON_HELP
-    "\nThe preconditioner is Jacobi: diag(Z'Z) + L over each phenotype's samples, exact.\n";
+    "\nThe preconditioner is Jacobi: diag(Z'Z) + L over each phenotype's samples, exact.\n"
+    "--solver cholesky runs on one GPU unless --ngpu N asks for more (as krr).\n";
 
 /* Returns TG_OK, an error, or -1 after printing the help. */
 static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
