@@ -66,10 +66,11 @@ char *tg_strdup(const char *s, tg_error *err);
  * telling argument lists or files apart, not a checksum against tampering. */
 #define TG_HASH_INIT 0xcbf29ce484222325ULL
 uint64_t tg_hash(uint64_t h, const void *p, size_t n);
-/** The size in bytes and a 64-bit hash of the content of the file @p path, read through a
- * mapping and hashed on every CPU (several GB/s), to tell copies of a file apart (not against
- * tampering). A file that is not a regular one (a pipe, which cannot be read twice) gets size
- * −1 and hash 0. TG_ERR_IO naming the file when it cannot be opened or mapped. */
+/** The size in bytes and the XXH64 of the content of the file @p path (as `xxhsum -H64` prints
+ * it), read through a mapping: to tell copies of a file apart and to check a saved model's
+ * files (not against tampering). A file that is not a regular one (a pipe, which cannot be read
+ * twice) gets size −1 and hash 0. TG_ERR_IO naming the file when it cannot be opened or
+ * mapped. */
 tg_status tg_file_hash(const char *path, int64_t *bytes, uint64_t *hash, tg_error *err);
 
 /* ------------------------------------------------------------------------------------------ */

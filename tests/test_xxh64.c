@@ -1,13 +1,14 @@
 /* tg_xxh64 (the checksum of a saved KRR model's files) against xxhsum -H64, xxHash's own tool
  * (Debian's xxhash; skipped without it), on random bytes of every length up to 300 and of
- * 100,000, fed in random pieces; and what a checksum is for: one flipped bit or one byte
- * fewer changes it. */
+ * 100,000, fed in random pieces, and tg_file_hash of a file; and what a checksum is for: one
+ * flipped bit or one byte fewer changes it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "base/hash.h"
+#include "tilegwas.h"
 #include "tap.h"
 
 /* @p p fed to tg_xxh64 in pieces of random lengths (0 to 70 bytes) */
@@ -54,6 +55,13 @@ int main(void) {
         }
         ok(bad == 0, "%d lengths (0-300 and 100,000 bytes) in random pieces: xxhsum -H64's hash",
            k);
+        /* the file of 100,000 bytes xxhsum read last, read back by tg_file_hash */
+        int64_t bytes = 0;
+        uint64_t fh = 0;
+        tg_error err;
+        tg_status st = tg_file_hash(path, &bytes, &fh, &err);
+        ok(st == TG_OK && bytes == BIG && fh == xxhsum(buf, BIG, path),
+           "tg_file_hash of a file: its %lld bytes and xxhsum -H64's hash", (long long)bytes);
     } else {
         printf("ok %d # SKIP no xxhsum (Debian's xxhash)\n", ++tap_n);
     }

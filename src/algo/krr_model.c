@@ -80,21 +80,6 @@ typedef struct {
     uint64_t bim_hash, fam_hash;
 } fileset_id;
 
-static tg_status hash_file(const char *path, uint64_t *hash, tg_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return tg_error_set(err, TG_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-    tg_xxh64 h;
-    tg_xxh64_init(&h);
-    unsigned char buf[1 << 16];
-    for (size_t got; (got = fread(buf, 1, sizeof buf, f)) > 0;) tg_xxh64_add(&h, buf, got);
-    tg_status st = ferror(f) ? tg_error_set(err, TG_ERR_IO, "cannot read %s: %s", path,
-                                            strerror(errno))
-                             : TG_OK;
-    fclose(f);
-    *hash = tg_xxh64_value(&h);
-    return st;
-}
-
 static tg_status fileset_identify(const char *prefix, fileset_id *id, tg_error *err) {
     char path[PATH_MAX];
     struct stat sb;
@@ -104,10 +89,11 @@ static tg_status fileset_identify(const char *prefix, fileset_id *id, tg_error *
         return tg_error_set(err, TG_ERR_IO, "cannot open %s: %s", path, strerror(errno));
     *id = (fileset_id){.bed_size = sb.st_size, .mtime_s = sb.st_mtim.tv_sec,
                        .mtime_ns = sb.st_mtim.tv_nsec};
+    int64_t bytes;
     snprintf(path, sizeof path, "%s.bim", prefix);
-    tg_status st = hash_file(path, &id->bim_hash, err);
+    tg_status st = tg_file_hash(path, &bytes, &id->bim_hash, err);
     snprintf(path, sizeof path, "%s.fam", prefix);
-    return st ? st : hash_file(path, &id->fam_hash, err);
+    return st ? st : tg_file_hash(path, &bytes, &id->fam_hash, err);
 }
 
 /* PREFIX with its folder made absolute (realpath), into @p abs (PATH_MAX bytes); the files

@@ -1,7 +1,6 @@
 /* tg_hash (the public name of tg_fnv1a); tg_xxh64 (hash.h), written from xxHash's specification
  * (github.com/Cyan4973/xxHash, doc/xxhash_spec.md), checked against xxhsum by tests/test_hash.c;
- * tg_hash_bytes and tg_hash_bulk through it, and tg_file_hash, a file's content through
- * tg_hash_bulk. */
+ * tg_hash_bytes and tg_hash_bulk through it, and tg_file_hash, a file's XXH64. */
 #include "base/hash.h"
 
 #include <errno.h>
@@ -153,9 +152,12 @@ tg_status tg_file_hash(const char *path, int64_t *bytes, uint64_t *hash, tg_erro
     if (m == MAP_FAILED)
         return tg_error_set(err, TG_ERR_IO, "%s: cannot map its %lld bytes to hash them: %s", path,
                             (long long)*bytes, strerror(errno));
+    tg_xxh64 h;
+    tg_xxh64_init(&h);
     if (m) {
-        *hash = tg_hash_bulk(TG_FNV1A_INIT, m, (size_t)*bytes);
+        tg_xxh64_add(&h, m, (size_t)*bytes);
         munmap(m, (size_t)*bytes);
     }
+    if (*bytes >= 0) *hash = tg_xxh64_value(&h);
     return TG_OK;
 }
