@@ -548,6 +548,9 @@ int tg_runtime_ncpu(void);
 int tg_runtime_ngpu(void);
 /** The GPUs this rank could have driven (its share of the node's), tg_runtime_ngpu() or more. */
 int tg_runtime_gpus_available(void);
+/** The memory StarPU may use on each of this rank's GPUs (the smallest, after
+ * STARPU_LIMIT_CUDA_MEM and the share of ranks that share a GPU), in bytes; −1 without GPUs. */
+int64_t tg_runtime_gpu_memory(void);
 /** One line describing ranks, workers and devices, for the log. */
 void tg_runtime_describe(char *buf, size_t len);
 /** One line saying which codelets were probed since the runtime started: those that several
@@ -851,6 +854,12 @@ tg_status tg_epi_classes_bed(const tg_bed *bed, const char *pheno, const char *p
  * end every rank (tg_runtime_abort). */
 tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *opts,
                        tg_epi_report *rep, tg_error *err);
+/** What tg_epistasis with the same arguments will hold, in bytes: on the host (the genotype
+ * planes, the score table, the rounds' results in flight), on each GPU in all (the planes and
+ * the table) and for its largest task (one round's plane blocks, the table, its result). Needs
+ * the started runtime (the rounds in flight follow its workers); an error as tg_epistasis's. */
+tg_status tg_epistasis_memory(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *opts,
+                              double *host, double *gpu, double *task, tg_error *err);
 void tg_epi_report_free(tg_epi_report *rep);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -898,6 +907,12 @@ const double *tg_geno_freq(const tg_geno *g);
  * the same sum, whose rounding depends on the rank count (the same from run to run). */
 tg_status tg_geno_mul(tg_geno *g, int trans, int64_t k, tg_prec prec, const void *in,
                       int64_t ldin, void *out, int64_t ldout, tg_error *err);
+/** What the products on @p n samples × @p m SNPs with @p k columns of @p es bytes keep on a
+ * GPU, in bytes: @p all (both 5codes copies of the genotypes, the columns read and written;
+ * not the lists of missing calls) and @p task, the most one task reads and writes (its block
+ * of genotypes, the columns). For the commands' estimates before they read the genotypes. */
+void tg_geno_device_bytes(int64_t n, int64_t m, int64_t k, size_t es, double *all,
+                          double *task);
 
 /* ------------------------------------------------------------------------------------------ */
 /** @name Ridge regression by conjugate gradients (SNP-BLUP) and the GRM

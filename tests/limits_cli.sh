@@ -53,6 +53,12 @@ expect_error "rr --memory 10" "MiB are available (--memory)" "$TG_BIN" rr --quie
     2>err.txt && grep -q "^memory: about [0-9]* MiB at the peak (genotypes .*), 4096 MiB \
 available (--memory)$" m.log
 report $? "rr --memory 4096 runs and logs its estimate" err.txt
+sim --out cc --trait cc --n-samples 400 --n-snps 40 || { echo "Bail out! simulate failed"; exit 1; }
+expect_error "epistasis --memory 10" "MiB are available (--memory)" "$TG_BIN" epistasis --quiet \
+    --ngpu 0 --bfile cc --order 3 --memory 10 --out e
+"$TG_BIN" epistasis --quiet --ngpu 0 --bfile cc --order 3 --memory 4096 --out m 2>err.txt &&
+    grep -q "^memory: about [0-9]* MiB at the peak (genotype planes .*), 4096 MiB available" m.log
+report $? "epistasis --memory 4096 runs and logs its estimate" err.txt
 
 # A fileset declaring a million samples and a million SNPs (a sparse .bed of 250 GB): 400 GB
 # of genotypes, more than this machine has; every command refuses it within seconds

@@ -586,32 +586,63 @@ static tg_status check_opts(const tg_bed *bed, const tg_epi_opts *o, tg_error *e
     return TG_OK;
 }
 
-tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *o,
-                       tg_epi_report *rep, tg_error *err) {
+/* The search's shape from its options and classes: the order, the block, the plane words. */
+static tg_status plan(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *o,
+                      struct search *s, tg_error *err) {
     static const int default_block[TG_EPI_MAX_ORDER + 1] = {0, 0, 1024, 256, 64};
-    static int64_t searches; /* atomic */
-    struct search s = {.id = __atomic_fetch_add(&searches, 1, __ATOMIC_RELAXED)};
-    memset(rep, 0, sizeof *rep);
     tg_status st = check_opts(bed, o, err);
     if (st) return st;
     for (int64_t i = 0; i < bed->n_samples; i++)
-        if (cls[i] >= 0) s.n[cls[i]]++;
-    if (!s.n[0] || !s.n[1])
+        if (cls[i] >= 0) s->n[cls[i]]++;
+    if (!s->n[0] || !s->n[1])
         return tg_error_set(err, TG_ERR_ARG, "%lld controls and %lld cases: epistasis needs both",
-                            (long long)s.n[0], (long long)s.n[1]);
-    s.k = o->order;
-    s.topk = o->p_threshold > 0 ? TG_EPI_MAX_TOPK : o->topk;
-    s.m = bed->n_snps;
-    s.B = o->block ? o->block : default_block[s.k];
-    if (s.B > (s.m + 7) / 8 * 8) s.B = (int)((s.m + 7) / 8 * 8);
-    s.nb = (s.m + s.B - 1) / s.B;
-    for (int c = 0; c < 2; c++) s.words[c] = 4 * ((s.n[c] + 255) / 256);
-    s.block_words = 3 * (int64_t)s.B * (s.words[0] + s.words[1]);
-    if (s.block_words > (int64_t)UINT32_MAX)
+                            (long long)s->n[0], (long long)s->n[1]);
+    s->k = o->order;
+    s->topk = o->p_threshold > 0 ? TG_EPI_MAX_TOPK : o->topk;
+    s->m = bed->n_snps;
+    s->B = o->block ? o->block : default_block[s->k];
+    if (s->B > (s->m + 7) / 8 * 8) s->B = (int)((s->m + 7) / 8 * 8);
+    s->nb = (s->m + s->B - 1) / s->B;
+    for (int c = 0; c < 2; c++) s->words[c] = 4 * ((s->n[c] + 255) / 256);
+    s->block_words = 3 * (int64_t)s->B * (s->words[0] + s->words[1]);
+    if (s->block_words > (int64_t)UINT32_MAX)
         return tg_error_set(err, TG_ERR_ARG,
                             "--block %d with %lld samples: a block of %lld words is more than a "
                             "StarPU vector holds (2^32 - 1); use a smaller --block",
-                            s.B, (long long)(s.n[0] + s.n[1]), (long long)s.block_words);
+                            s->B, (long long)(s->n[0] + s->n[1]), (long long)s->block_words);
+    return TG_OK;
+}
+
+/* Rounds in flight: enough to feed every worker, their results bounded to about 256 MiB. */
+static int64_t wave_most(size_t rsize) {
+    int64_t wave = (int64_t)(((size_t)256 << 20) / rsize),
+            busy = 8 * (int64_t)tg_runtime_nworkers();
+    if (wave > 4096) wave = 4096;
+    return wave < busy ? busy : wave;
+}
+
+tg_status tg_epistasis_memory(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *o,
+                              double *host, double *gpu, double *task, tg_error *err) {
+    struct search s = {0};
+    tg_status st = plan(bed, cls, o, &s, err);
+    if (st) return st;
+    const double planes = (double)s.nb * (double)s.block_words * sizeof *s.planes,
+                 table = (double)(s.n[0] + s.n[1] + 2) * sizeof *s.table,
+                 rsize = (double)tg_epi_result_size(s.topk);
+    *host = planes + table + (double)wave_most(tg_epi_result_size(s.topk)) * rsize +
+            (double)tg_runtime_nranks() * rsize;
+    *gpu = planes + table;
+    *task = (double)s.k * (double)s.block_words * sizeof *s.planes + table + rsize;
+    return TG_OK;
+}
+
+tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *o,
+                       tg_epi_report *rep, tg_error *err) {
+    static int64_t searches; /* atomic */
+    struct search s = {.id = __atomic_fetch_add(&searches, 1, __ATOMIC_RELAXED)};
+    memset(rep, 0, sizeof *rep);
+    tg_status st = plan(bed, cls, o, &s, err);
+    if (st) return st;
     s.rank = tg_runtime_rank();
     s.nranks = tg_runtime_nranks();
     *rep = (tg_epi_report){.order = s.k,
@@ -648,11 +679,7 @@ tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *
      * on (none when R exceeds them) */
     const int64_t run = (rep->rounds + s.step - 1) / s.step,
                   own = run / s.nranks + (s.rank < run % s.nranks);
-    /* enough rounds in flight to feed every worker, results bounded to about 256 MiB */
-    int64_t wave = (int64_t)(((size_t)256 << 20) / rsize),
-            busy = 8 * (int64_t)tg_runtime_nworkers();
-    if (wave > 4096) wave = 4096;
-    if (wave < busy) wave = busy;
+    int64_t wave = wave_most(rsize);
     if (wave > own) wave = own;
     if (!(s.table = tg_malloc((size_t)nt * sizeof *s.table, err)) ||
         !(s.blk = tg_calloc((size_t)s.nb, sizeof *s.blk, err)) ||

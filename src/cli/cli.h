@@ -233,6 +233,13 @@ void tg_cli_log_runtime(tg_log *log, const tg_runtime_opts *ro);
  * figures in the message) when it exceeds it; called before the command allocates. */
 tg_status tg_cli_memory(const tg_cli_common *c, tg_log *log, double need, const char *terms,
                         tg_error *err);
+/** A command's estimate of what its GPU tasks hold, in bytes: @p data on each GPU in all and
+ * @p task for the largest task (@p terms: the main terms, for the log), logged against
+ * tg_runtime_gpu_memory() (nothing without GPUs). More data than a GPU holds runs, slower,
+ * as StarPU moves it in and out; a task larger than a GPU is refused (TG_ERR_NOMEM) with
+ * @p smaller, what the user can do about it. */
+tg_status tg_cli_gpu_memory(tg_log *log, double data, double task, const char *terms,
+                            const char *smaller, tg_error *err);
 /** Logs what the probe measured (tg_probe_describe: codelets without a model, the log file
  * only) and, with several MPI ranks, what the ranks exchanged: the bytes StarPU-MPI sent
  * (tg_runtime_describe_comm, a collective: every rank calls this at the same point) and the

@@ -371,6 +371,29 @@ tg_status tg_cli_memory(const tg_cli_common *c, tg_log *log, double need, const 
     return TG_OK;
 }
 
+tg_status tg_cli_gpu_memory(tg_log *log, double data, double task, const char *terms,
+                            const char *smaller, tg_error *err) {
+    const int ngpu = tg_runtime_ngpu();
+    const double mib = 1024.0 * 1024.0, have = (double)tg_runtime_gpu_memory();
+    if (ngpu < 1) return TG_OK;
+    char line[512];
+    snprintf(line, sizeof line, "about %.0f MiB of data a GPU (%s), %.0f MiB for the largest "
+             "task", data / mib, terms, task / mib);
+    if (have <= 0) {
+        tg_log_printf(log, "GPU memory: %s; what the GPUs hold is not known", line);
+        return TG_OK;
+    }
+    /* StarPU evicts what no running task needs to host memory: only a task must fit */
+    tg_log_printf(log, "GPU memory: %s, %.0f MiB on each of %d GPU%s%s", line, have / mib, ngpu,
+                  ngpu == 1 ? "" : "s", data <= have ? "" : "; what does not fit stays in host "
+                  "memory and StarPU moves it in as tasks need it (slower than a run that fits)");
+    if (task > have)
+        return tg_error_set(err, TG_ERR_NOMEM, "not enough GPU memory: one task needs %.0f MiB "
+                            "and a GPU has %.0f MiB (%s): %s", task / mib, have / mib, line,
+                            smaller);
+    return TG_OK;
+}
+
 void tg_cli_log_runtime(tg_log *log, const tg_runtime_opts *ro) {
     char desc[2048];
     tg_runtime_describe(desc, sizeof desc);

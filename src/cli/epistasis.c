@@ -230,6 +230,14 @@ int tg_cmd_epistasis(int argc, char **argv) {
                          "counts rank 0's rounds times %d until the exact total at the end",
                          nranks, nranks, nranks);
     o.e.set = set;
+    double host, gpu, task;
+    if ((st = tg_epistasis_memory(&bed, cls, &o.e, &host, &gpu, &task, &err)) ||
+        (st = tg_cli_memory(&o.c, log, host, "genotype planes and the rounds' results", &err)) ||
+        (st = tg_cli_gpu_memory(log, gpu, task, "genotype planes", "use a smaller --block",
+                                &err))) {
+        rc = tg_cli_fail("epistasis", log, &err);
+        goto cleanup;
+    }
     o.e.progress = progress;
     o.e.progress_ctx = tg_cli_progress_on(&o.c);
     /* the clock from here, the total with the search's first call */

@@ -160,7 +160,16 @@ static tg_status check_memory(const krr_opts *o, const krr_data *d, tg_log *log,
     char terms[256];
     snprintf(terms, sizeof terms, "K %.0f MiB, K_t %.0f MiB, genotypes %.0f MiB, vectors "
              "%.0f MiB", kb / mib, ktb / mib, gb / mib, vb / mib);
-    return tg_cli_memory(&o->c, log, kb + ktb + gb + vb, terms, err);
+    tg_status st = tg_cli_memory(&o->c, log, kb + ktb + gb + vb, terms, err);
+    if (st) return st;
+    /* on the GPUs: the tiles, shared among them, and both cohorts' INT8 panels; a task: an
+     * update's three tiles, or a kernel tile built from two panels */
+    const double nb = i ? i->nb : o->nb ? (double)o->nb : tg_krr_tile((int64_t)n, NULL),
+                 gpus = tg_runtime_ngpu() > 0 ? tg_runtime_ngpu() : 1,
+                 tiles = (kb + ktb) / gpus, upd = 3 * 8 * nb * nb, bld = 2 * nb * m + 8 * nb * nb;
+    snprintf(terms, sizeof terms, "tiles %.0f MiB, genotypes %.0f MiB", tiles / mib, gb / mib);
+    return tg_cli_gpu_memory(log, tiles + gb, upd > bld ? upd : bld, terms,
+                             "use a smaller --tile", err);
 }
 
 /* The fit (its log lines even when it fails), or the loaded model with new phenotypes solved. */

@@ -233,7 +233,21 @@ static tg_status check_memory(const rr_opts *o, const rr_data *d, tg_log *log, t
     if (o->cholesky) len += snprintf(terms + len, sizeof terms - (size_t)len, "SNP matrix %.0f "
                                      "MiB, ", ab / mib);
     snprintf(terms + len, sizeof terms - (size_t)len, "vectors %.0f MiB", vb / mib);
-    return tg_cli_memory(&o->c, log, gb + ab + vb, terms, err);
+    tg_status st = tg_cli_memory(&o->c, log, gb + ab + vb, terms, err);
+    if (st) return st;
+    double all, task;
+    if (o->cholesky) { /* the tiles, and a tile of ZᵀZ from two INT8 panels of SNPs */
+        const double nb = (double)o->tile, upd = 3 * 8 * nb * nb,
+                     bld = 2 * nb * n + 8 * nb * nb;
+        all = ab / (tg_runtime_ngpu() > 0 ? tg_runtime_ngpu() : 1) + n * nb;
+        task = upd > bld ? upd : bld;
+        snprintf(terms, sizeof terms, "SNP matrix %.0f MiB", all / mib);
+    } else {
+        tg_geno_device_bytes((int64_t)(n / ranks), (int64_t)m, (int64_t)k, 8, &all, &task);
+        snprintf(terms, sizeof terms, "the genotype products' blocks and vectors");
+    }
+    return tg_cli_gpu_memory(log, all, task, terms, o->cholesky ? "use a smaller --tile" :
+                             "use fewer SNPs or samples per run, or more MPI ranks", err);
 }
 
 static int run(const rr_opts *o, rr_data *d, tg_log *log) {

@@ -129,7 +129,12 @@ static tg_status check_memory(const mm_opts *o, const tg_bed *bed, int k, size_t
     char terms[256];
     snprintf(terms, sizeof terms, "genotypes %.0f MiB, L %.0f MiB, result %.0f MiB", gb / mib,
              lb / mib, rb / mib);
-    return tg_cli_memory(&o->c, log, gb + lb + rb, terms, err);
+    tg_status st = tg_cli_memory(&o->c, log, gb + lb + rb, terms, err);
+    if (st) return st;
+    double all, task;
+    tg_geno_device_bytes((int64_t)(n / tg_runtime_nranks()), (int64_t)m, k, es, &all, &task);
+    return tg_cli_gpu_memory(log, all, task, "the genotype blocks, L and the result", "use "
+                             "fewer SNPs or samples per run, or more MPI ranks", err);
 }
 
 /* --float: a product beyond fp32's range is inf or NaN: refused, naming where, rather than

@@ -19,6 +19,9 @@ typedef struct {
     size_t len, cap;
 } miss_list;
 
+/* The products' default block counts: the rationale is algo/snpmm.c's header. */
+enum { ROW_BLOCKS = 64, SNP_BLOCKS = 48 };
+
 static int64_t clamp64(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : x > hi ? hi : x; }
 
 
@@ -27,20 +30,31 @@ static int64_t clamp64(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo :
  * shrinking from about 1.5 to 0.5 times the mean: block b of c takes the units up to
  * units·b(3c − b)/(2c²), so that the last tasks of a product, when workers are freed at
  * different times, are the short ones. 0 or -1 out of memory. */
+static void blocks_plan(int64_t total, int64_t size, int64_t target, int64_t *unit,
+                        int64_t *units, int64_t *count) {
+    *unit = size > 0 ? (size < total ? size : total) : 512;
+    *units = cdiv(total, *unit);
+    const int64_t most = *units / 2 > 1 ? *units / 2 : 1; /* 2 units on average at least */
+    *count = size > 0 ? *units : clamp64(target, cdiv(3 * *units, 32), most);
+}
+
+/* The units before block b + 1 of blocks_make's cut. */
+static int64_t blocks_end(int64_t units, int64_t count, int64_t size, int64_t b) {
+    return size > 0 ? b + 1
+                    : (int64_t)((__int128)units * (b + 1) * (3 * count - b - 1) /
+                                (2 * (__int128)count * count));
+}
+
 static int blocks_make(blocks *bl, int64_t total, int64_t size, int64_t target) {
-    const int64_t unit = size > 0 ? (size < total ? size : total) : 512;
-    const int64_t units = cdiv(total, unit);
-    const int64_t most = units / 2 > 1 ? units / 2 : 1; /* 2 units on average at least */
-    const int64_t count = size > 0 ? units : clamp64(target, cdiv(3 * units, 32), most);
+    int64_t unit, units, count;
+    blocks_plan(total, size, target, &unit, &units, &count);
     bl->unit = unit;
     bl->count = count;
     bl->start = malloc((size_t)(count + 1) * sizeof *bl->start);
     bl->of_unit = malloc((size_t)units * sizeof *bl->of_unit);
     if (!bl->start || !bl->of_unit) return -1;
     for (int64_t b = 0, u = 0; b < count; b++) {
-        const int64_t end = size > 0 ? b + 1
-                                     : (int64_t)((__int128)units * (b + 1) * (3 * count - b - 1) /
-                                                 (2 * (__int128)count * count));
+        const int64_t end = blocks_end(units, count, size, b);
         bl->start[b] = u * unit;
         for (; u < end; u++) bl->of_unit[u] = (int32_t)b;
     }
@@ -102,6 +116,25 @@ void tg_geno_codes_release(tg_geno *g) {
     free(g);
 }
 
+/* The rows of the first (the largest) block of blocks_make's default cut of @p total rows. */
+static double largest_block(int64_t total, int64_t target) {
+    int64_t unit, units, count;
+    blocks_plan(total, 0, target, &unit, &units, &count);
+    const int64_t rows = blocks_end(units, count, 0, 0) * unit;
+    return (double)(rows < total ? rows : total);
+}
+
+void tg_geno_device_bytes(int64_t n, int64_t m, int64_t k, size_t es, double *all,
+                          double *task) {
+    const double dn = (double)n, dm = (double)m, dk = (double)k, de = (double)es,
+                 rows = largest_block(n, ROW_BLOCKS), cols = largest_block(m, SNP_BLOCKS);
+    /* the two 5codes copies, a byte per five genotypes each; the columns in and out */
+    *all = 0.4 * dn * dm + de * dk * (dn + dm);
+    const double zl = 0.2 * rows * dm + de * dk * (dm + rows),
+                 ztl = 0.2 * cols * dn + de * dk * (dn + cols);
+    *task = zl > ztl ? zl : ztl;
+}
+
 /* @p n: this rank's samples; @p rb, @p sb: the block sizes asked for (0: the defaults) */
 static tg_status alloc_geno(int64_t n, int64_t m, int64_t rb, int64_t sb, tg_geno **out,
                             tg_error *err) {
@@ -109,7 +142,8 @@ static tg_status alloc_geno(int64_t n, int64_t m, int64_t rb, int64_t sb, tg_gen
     if (!g) return TG_ERR_NOMEM;
     g->nl = n;
     g->m = m;
-    int ok = !blocks_make(&g->rbl, n, rb, 64) && !blocks_make(&g->sbl, m, sb, 48);
+    int ok = !blocks_make(&g->rbl, n, rb, ROW_BLOCKS) &&
+             !blocks_make(&g->sbl, m, sb, SNP_BLOCKS);
     int64_t ng = cdiv(m, 5), nh = cdiv(n, 5);
     ok = ok && (g->coef = malloc(2 * (size_t)m * sizeof *g->coef)) &&
              (g->rcodes = calloc((size_t)g->rbl.count, sizeof *g->rcodes)) &&

@@ -171,6 +171,16 @@ int tg_runtime_ncpu(void) { return (int)starpu_cpu_worker_get_count(); }
 int tg_runtime_ngpu(void) { return (int)starpu_cuda_worker_get_count(); }
 int tg_runtime_gpus_available(void) { return rt.gpus_available; }
 
+int64_t tg_runtime_gpu_memory(void) {
+    int64_t least = -1;
+    for (unsigned w = 0; w < starpu_worker_get_count(); w++) {
+        if (starpu_worker_get_type((int)w) != STARPU_CUDA_WORKER) continue;
+        int64_t total = (int64_t)starpu_memory_get_total(starpu_worker_get_memory_node(w));
+        if (total > 0 && (least < 0 || total < least)) least = total;
+    }
+    return least;
+}
+
 void tg_runtime_describe(char *buf, size_t len) {
     char on_cpus[600], gpu_cpus[600];
     tg_workers_bound(STARPU_CPU_WORKER, on_cpus, sizeof on_cpus);
