@@ -236,8 +236,8 @@ tg_status tg_cli_memory(const tg_cli_common *c, tg_log *log, double need, const 
 /** A command's estimate of what its GPU tasks hold, in bytes: @p data on each GPU in all and
  * @p task for the largest task (@p terms: the main terms, for the log), logged against
  * tg_runtime_gpu_memory() (nothing without GPUs). More data than a GPU holds runs, slower,
- * as StarPU moves it in and out; a task larger than a GPU is refused (TG_ERR_NOMEM) with
- * @p smaller, what the user can do about it. */
+ * as StarPU moves it in and out; tasks whose data StarPU cannot hold at once (about five of
+ * the largest) are refused (TG_ERR_NOMEM) with @p smaller, what the user can do about it. */
 tg_status tg_cli_gpu_memory(tg_log *log, double data, double task, const char *terms,
                             const char *smaller, tg_error *err);
 /** Logs what the probe measured (tg_probe_describe: codelets without a model, the log file

@@ -129,10 +129,14 @@ static tg_status check_memory(const mm_opts *o, const tg_bed *bed, int k, size_t
     char terms[256];
     snprintf(terms, sizeof terms, "genotypes %.0f MiB, L %.0f MiB, result %.0f MiB", gb / mib,
              lb / mib, rb / mib);
-    tg_status st = tg_cli_memory(&o->c, log, gb + lb + rb, terms, err);
-    if (st) return st;
+    return tg_cli_memory(&o->c, log, gb + lb + rb, terms, err);
+}
+
+/* What the products hold on a GPU (once the runtime has started, which finds the GPUs). */
+static tg_status check_gpu_memory(const tg_bed *bed, int k, size_t es, tg_log *log,
+                                  tg_error *err) {
     double all, task;
-    tg_geno_device_bytes((int64_t)(n / tg_runtime_nranks()), (int64_t)m, k, es, &all, &task);
+    tg_geno_device_bytes(bed->n_samples / tg_runtime_nranks(), bed->n_snps, k, es, &all, &task);
     return tg_cli_gpu_memory(log, all, task, "the genotype blocks, L and the result", "use "
                              "fewer SNPs or samples per run, or more MPI ranks", err);
 }
@@ -212,6 +216,7 @@ int tg_cmd_snpmm(int argc, char **argv) {
     t = tg_now();
     if ((st = tg_runtime_start(&o.c.rt, &err))) goto fail;
     started = 1;
+    if ((st = check_gpu_memory(&bed, mx.k, es, log, &err))) goto fail;
     tg_cli_trace_start(&o.c);
     tg_cli_progress_on(&o.c);
     char desc[1024];
