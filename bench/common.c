@@ -32,8 +32,8 @@ double bench_gpu_gemm_rate(tg_prec prec) {
     const size_t es = tg_prec_size(prec), bytes = (size_t)n * n * es;
     void *a, *b, *c;
     cublasHandle_t h;
-    if (cudaMalloc(&a, bytes) || cudaMalloc(&b, bytes) || cudaMalloc(&c, int8 ? 4 * bytes : bytes) ||
-        cublasCreate(&h))
+    if (cudaMalloc(&a, bytes) || cudaMalloc(&b, bytes) ||
+        cudaMalloc(&c, int8 ? 4 * bytes : bytes) || cublasCreate(&h))
         return 0;
     cudaMemset(a, int8, bytes);
     cudaMemset(b, int8, bytes);
