@@ -106,33 +106,7 @@ static void blas_on_all_cores(int on) {
 
 /* Ops/s of the INT8 ceiling (GPU: cuBLAS 8192³ TN INT8→INT32) or of OpenBLAS SGEMM 2048³. */
 static double ceiling_rate(int gpu) {
-    if (gpu) {
-#ifdef TG_USE_CUDA
-        const int n = 8192;
-        void *a, *b, *c;
-        cublasHandle_t h;
-        if (cudaMalloc(&a, (size_t)n * n) || cudaMalloc(&b, (size_t)n * n) ||
-            cudaMalloc(&c, (size_t)n * n * 4) || cublasCreate(&h))
-            return 0;
-        cudaMemset(a, 1, (size_t)n * n);
-        cudaMemset(b, 1, (size_t)n * n);
-        const int32_t one = 1, zero = 0;
-        double best = 1e30;
-        for (int rep = 0; rep < 6; rep++) {
-            cudaDeviceSynchronize();
-            double t0 = tg_now();
-            cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &one, a, CUDA_R_8I, n, b, CUDA_R_8I, n,
-                         &zero, c, CUDA_R_32I, n, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT);
-            cudaDeviceSynchronize();
-            if (rep) best = fmin(best, tg_now() - t0); /* the first call loads the kernel */
-        }
-        cublasDestroy(h);
-        cudaFree(a);
-        cudaFree(b);
-        cudaFree(c);
-        return 2.0 * n * n * (double)n / best;
-#endif
-    }
+    if (gpu) return bench_gpu_gemm_rate(TG_INT8);
     const int n = 2048;
     float *a = calloc((size_t)n * n, 4), *b = calloc((size_t)n * n, 4), *c = calloc((size_t)n * n, 4);
     if (!a || !b || !c) return 0;

@@ -192,39 +192,6 @@ static double gpu_copy_ceiling(void) {
     cudaFree(b);
     return 2.0 * bytes * 10 / t;
 }
-
-/* cuBLAS GEMM (double or single) of 8192 × 8192 × 8192, flops per second */
-static double gpu_gemm_ceiling(tg_prec prec) {
-    const int n = 8192;
-    size_t es = tg_prec_size(prec), bytes = (size_t)n * n * es;
-    void *a, *b, *c;
-    cublasHandle_t h;
-    if (cudaMalloc(&a, bytes) || cudaMalloc(&b, bytes) || cudaMalloc(&c, bytes) || cublasCreate(&h))
-        return 0;
-    cudaMemset(a, 0, bytes);
-    cudaMemset(b, 0, bytes);
-    double one = 1, zero = 0;
-    float onef = 1, zerof = 0;
-    double t = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        int reps = pass ? 5 : 1;
-        cudaDeviceSynchronize();
-        double t0 = tg_now();
-        for (int r = 0; r < reps; r++) {
-            if (prec == TG_FP64)
-                cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n, &zero, c, n);
-            else
-                cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &onef, a, n, b, n, &zerof, c, n);
-        }
-        cudaDeviceSynchronize();
-        t = (tg_now() - t0) / reps;
-    }
-    cublasDestroy(h);
-    cudaFree(a);
-    cudaFree(b);
-    cudaFree(c);
-    return 2.0 * n * (double)n * n / t;
-}
 #endif
 
 static void gpu_part(const int8_t *geno, int64_t n, int64_t m, int k, int reps, int ngpu) {
@@ -246,7 +213,7 @@ static void gpu_part(const int8_t *geno, int64_t n, int64_t m, int k, int reps, 
            (long long)tg_geno_block_start(g, 1, 1));
     double copy = gpu_copy_ceiling(), bytes = 0.2 * (double)n * (double)m,
            flops = 2.0 * (double)n * (double)m * k;
-    double gemm[2] = {gpu_gemm_ceiling(TG_FP64), gpu_gemm_ceiling(TG_FP32)};
+    double gemm[2] = {bench_gpu_gemm_rate(TG_FP64), bench_gpu_gemm_rate(TG_FP32)};
     printf("# ceilings: cudaMemcpy D2D %.0f GB/s (read + write); cuBLAS DGEMM %.1f TFLOP/s, "
            "SGEMM %.1f TFLOP/s (8192^3), on one GPU; the ratios below are to %d times them\n",
            copy / 1e9, gemm[0] / 1e12, gemm[1] / 1e12, tg_runtime_ngpu());

@@ -9,6 +9,7 @@
 #include "codelets/epistasis.h"
 #include "codelets/fivecodes.h"
 #include "codelets/gemm.h"
+#include "codelets/grm.h"
 #include "codelets/kernelfn.h"
 #include "codelets/potrf.h"
 #include "codelets/xtx.h"
@@ -98,6 +99,7 @@ void tg_codelets_init(void) {
     tg_gemm_codelets_init();
     tg_fivecodes_init();
     tg_distance_codelets_init();
+    tg_grm_codelets_init();
     tg_kernelfn_codelets_init();
     tg_xtx_codelets_init();
     tg_codelets_probes_register();

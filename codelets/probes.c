@@ -13,6 +13,7 @@
 #include "codelets/epistasis.h"
 #include "codelets/fivecodes.h"
 #include "codelets/gemm.h"
+#include "codelets/grm.h"
 #include "codelets/kernelfn.h"
 #include "codelets/potrf.h"
 #include "codelets/xtx.h"
@@ -229,6 +230,9 @@ void tg_codelets_probes_register(void) {
         for (int p = 0; p < 2; p++) tg_probe_register(&tg_cl_fivecodes[t][p], probe_fivecodes, NULL);
     tg_probe_register(&tg_cl_gram, probe_gram, NULL);
     tg_probe_register(&tg_cl_gram_sym, NULL, &tg_cl_gram);
+    /* the GRM's FP64 tiles: DGEMM and DSYRK on widened chunks, at FP64 GEMM's rate */
+    tg_probe_register(&tg_cl_grm, NULL, &tg_cl_gemm[TG_FP64]);
+    tg_probe_register(&tg_cl_grm_sym, NULL, &tg_cl_gemm[TG_FP64]);
     for (int p = 0; p < TG_NPREC; p++) {
         struct starpu_codelet *g = &tg_cl_gemm[p];
         tg_probe_register(g, probe_gemm, NULL);

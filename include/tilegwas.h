@@ -1035,8 +1035,12 @@ typedef struct {
     int meanimpute; /**< divide by every SNP, not by those both samples have called */
     int square;     /**< compute whole rows (both triangles), not the lower triangle only */
     int counts;     /**< also give each pair's count of SNPs both samples have called */
-    int nb;         /**< rows per block (0: the default, 512) */
+    int nb;         /**< rows per block (0: the default, tg_grm_block_rows) */
 } tg_grm_opts;
+
+/** The rows per block tg_grm_rows uses with @p o in the started runtime: o->nb when given, else
+ * 2,048 when there are CUDA workers (tiles big enough for a GPU), 512 otherwise. */
+int tg_grm_block_rows(const tg_grm_opts *o);
 
 /** What tg_grm_rows found and did. */
 typedef struct {
@@ -1059,8 +1063,9 @@ typedef tg_status (*tg_grm_rows_fn)(void *ctx, int64_t r0, int64_t r1, const dou
  * missing calls, the centred and VanRaden kinds come from the exact INT8 Gram E·Eᵀ of
  * E = x − round(2p) (the KRR build's tile product) and exact rank-one corrections; the
  * standardised kind, and any kind with missing calls, from FP64 tile products of the scaled Z
- * (DSYRK, DGEMM). Pair counts are the INT8 Gram of the called-genotype indicators. On the CPU
- * cores of one MPI rank; the runtime must be started (its BLAS runs one thread per core). */
+ * (DSYRK, DGEMM). Pair counts are the INT8 Gram of the called-genotype indicators. Each tile
+ * is a task on the CPU or CUDA workers of one MPI rank (the runtime must be started); a block
+ * row is handed to @p fn while the next one computes. */
 tg_status tg_grm_rows(const tg_bed *bed, const tg_grm_opts *o, tg_grm_rows_fn fn, void *ctx,
                       tg_grm_info *info, tg_error *err);
 

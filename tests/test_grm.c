@@ -1,7 +1,11 @@
-/* The GRM by blocks of rows (tg_grm_rows, tg_grm_lower) against a naive double reference on
- * random genotypes with missing calls, a monomorphic and an all-missing SNP, for every kind,
- * both divisors (pairwise counts, meanimpute), tile sizes that do not divide n (the INT8 and the
- * FP64 paths, diagonal and off-diagonal tiles, square rows); and the files' "%.6g" formatter
+/* The GRM by blocks of rows (tg_grm_rows, tg_grm_lower: tile tasks) against a naive double
+ * reference on random genotypes with missing calls, a monomorphic and an all-missing SNP, for
+ * every kind, both divisors (pairwise counts, meanimpute), tile sizes that do and do not divide n
+ * (16, 7, 53: the INT8 and the FP64 paths, diagonal and off-diagonal tiles, square rows), and
+ * SNPs past the codelets' chunks (4,500: 1,024 a chunk on CPUs, 4,096 on GPUs). Everything runs
+ * on CPU workers; then, when there is a GPU, again on the CUDA workers alone, against the same
+ * reference and against the CPU's matrices (within 1e-12 of the largest entry; the pair counts
+ * equal). TG_REQUIRE_GPU=1 makes a missing GPU a failure. Also the files' "%.6g" formatter
  * (tg_format_g6) against printf's on a million values, rounding ties and decade edges included. */
 #include <math.h>
 #include <stdio.h>
@@ -13,7 +17,15 @@
 #include "io/grm_out.h"
 #include "tap.h"
 
-enum { N = 53, M = 97 };
+/* the data sets: samples, SNPs, missing calls */
+static const struct {
+    int64_t n, m;
+    int missing;
+} sets[] = {{53, 97, 0}, {53, 97, 1}, {70, 4500, 1}};
+enum { NSETS = 3, NKINDS = TG_GRM_VANRADEN + 1, NRUNS = 5 };
+static const int nbs[NRUNS - 1] = {0, 7, 16, 53}; /* rows per block; run 4 is tg_grm_lower */
+/* the CPU pass's matrices and counts, for the GPU pass */
+static double *cpu_k[NSETS][NKINDS][2][NRUNS], *cpu_c[NSETS][NKINDS][2][NRUNS];
 
 /* The definition, term by term: p over the calls, Z = x − 2p (0 where missing), the kinds'
  * weights and divisors (tilegwas.h, tg_grm_kind). K and the counts C are n × n, column-major. */
@@ -78,42 +90,63 @@ static double maxdiff(const double *a, const double *b, int64_t n, int square) {
     return d;
 }
 
-static void check_matrix(const tg_bed *bed, const int8_t *g, int missing) {
-    double *R = malloc(N * N * sizeof *R), *RC = malloc(N * N * sizeof *RC),
-           *K = malloc(N * N * sizeof *K), *C = malloc(N * N * sizeof *C);
-    for (int kind = 0; kind <= TG_GRM_VANRADEN; kind++)
+/* The largest |a − b| relative to the largest |b| over what a run gives. */
+static double reldiff(const double *a, const double *b, int64_t n, int square) {
+    double big = 0;
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t i = square ? 0 : j; i < n; i++)
+            if (fabs(b[i + j * n]) > big) big = fabs(b[i + j * n]);
+    return maxdiff(a, b, n, square) / (big > 0 ? big : 1);
+}
+
+/* Set @p set's checks; on the GPU pass (@p gpu) also against the CPU pass's results, which the
+ * CPU pass keeps. */
+static void check_matrix(const tg_bed *bed, const int8_t *g, int set, int gpu) {
+    const int64_t N = sets[set].n, M = sets[set].m;
+    const char *pass = gpu ? "GPU" : "CPU";
+    double *R = malloc(N * N * sizeof *R), *RC = malloc(N * N * sizeof *RC);
+    for (int kind = 0; kind < NKINDS; kind++)
         for (int mi = 0; mi <= 1; mi++) {
             naive(g, N, M, (tg_grm_kind)kind, mi, R, RC);
-            const int nbs[] = {0, 7, 53};
-            for (int t = 0; t < 3; t++) {
-                tg_grm_opts o = {(tg_grm_kind)kind, mi, t == 1, 1, nbs[t]};
+            for (int t = 0; t < NRUNS; t++) {
+                double *K = calloc(N * N, sizeof *K), *C = calloc(N * N, sizeof *C);
+                tg_grm_opts o = {(tg_grm_kind)kind, mi, t == 1, 1, t < NRUNS - 1 ? nbs[t] : 11};
                 struct rows s = {N, o.square, K, C, 0, 1};
                 tg_grm_info info;
                 tg_error err = {0};
-                memset(K, 0, N * N * sizeof *K);
-                tg_status st = tg_grm_rows(bed, &o, take, &s, &info, &err);
+                tg_status st;
+                if (t < NRUNS - 1) {
+                    st = tg_grm_rows(bed, &o, take, &s, &info, &err);
+                    s.order_ok &= s.next == N;
+                } else { /* the in-memory form the pca command takes: no counts */
+                    st = tg_grm_lower(bed, &o, K, N, &info, &err);
+                }
                 double d = st ? INFINITY : maxdiff(K, R, N, o.square),
-                       dc = st ? INFINITY : maxdiff(C, RC, N, o.square);
-                ok(!st && s.order_ok && s.next == N && d <= 1e-13 && dc == 0,
-                   "%s, %s, %s calls, rows of %d%s (%s path): max |K - naive| %.3g, counts %s %s",
+                       dc = st ? INFINITY : t < NRUNS - 1 ? maxdiff(C, RC, N, o.square) : 0;
+                ok(!st && s.order_ok && d <= 1e-13 && dc == 0,
+                   "%s: %lld x %lld, %s, %s, %s calls, %s%d rows%s (%s path): max |K - naive| "
+                   "%.3g, counts %s %s", pass, (long long)N, (long long)M,
                    tg_grm_kind_name((tg_grm_kind)kind), mi ? "meanimpute" : "pairwise",
-                   missing ? "missing" : "no missing", nbs[t] ? nbs[t] : 256,
+                   sets[set].missing ? "missing" : "no missing",
+                   t == NRUNS - 1 ? "tg_grm_lower, " : "", tg_grm_block_rows(&o),
                    o.square ? ", square" : "", info.integer ? "INT8" : "FP64", d,
                    dc == 0 ? "equal" : "differ", err.msg);
+                double **ck = &cpu_k[set][kind][mi][t], **cc = &cpu_c[set][kind][mi][t];
+                if (!gpu) {
+                    *ck = K;
+                    *cc = C;
+                    continue;
+                }
+                double rd = st || !*ck ? INFINITY : reldiff(K, *ck, N, o.square),
+                       cd = st || !*cc ? INFINITY : maxdiff(C, *cc, N, o.square);
+                ok(rd <= 1e-12 && cd == 0, "GPU = CPU: max |K_gpu - K_cpu| / max |K_cpu| %.3g, "
+                   "counts %s", rd, cd == 0 ? "equal" : "differ");
+                free(K);
+                free(C);
             }
-            /* the in-memory form the pca command takes */
-            tg_grm_opts o = {(tg_grm_kind)kind, mi, 0, 0, 11};
-            tg_error err = {0};
-            memset(K, 0, N * N * sizeof *K);
-            tg_status st = tg_grm_lower(bed, &o, K, N, NULL, &err);
-            double d = st ? INFINITY : maxdiff(K, R, N, 0);
-            ok(!st && d <= 1e-13, "tg_grm_lower: %s, %s: max |K - naive| %.3g %s",
-               tg_grm_kind_name((tg_grm_kind)kind), mi ? "meanimpute" : "pairwise", d, err.msg);
         }
     free(R);
     free(RC);
-    free(K);
-    free(C);
 }
 
 /* tg_format_g6(x) = printf("%.6g", x); returns the mismatches (the first few printed) */
@@ -151,35 +184,70 @@ static void check_format(tg_rng *r) {
     ok(bad == 0, "tg_format_g6 = printf %%.6g on %ld values: %ld differ", n, bad);
 }
 
+/* Every set's checks with the runtime as it is started. */
+static void all_sets(tg_rng *r, int gpu) {
+    tg_error err = {0};
+    for (int set = 0; set < NSETS; set++) {
+        const int64_t N = sets[set].n, M = sets[set].m;
+        int8_t *g = malloc(N * M);
+        /* the same genotypes on both passes */
+        tg_rng_seed(r, 2024 + (uint64_t)set);
+        make_geno(r, N, M, 0.05, 0.5, sets[set].missing ? 0.08 : 0, g);
+        for (int64_t i = 0; i < N; i++) g[i + 3 * N] = 2; /* monomorphic */
+        if (sets[set].missing)
+            for (int64_t i = 0; i < N; i++) g[i + 5 * N] = TG_GENO_MISSING; /* all missing */
+        char prefix[] = "/tmp/tg_grm_XXXXXX";
+        tg_bed bed = {0};
+        if (write_bed_tmp(prefix, g, N, M, &err) || tg_bed_open(prefix, &bed, &err)) {
+            ok(0, "fileset: %s", err.msg);
+            free(g);
+            break;
+        }
+        check_matrix(&bed, g, set, gpu);
+        tg_bed_close(&bed);
+        remove_bed(prefix);
+        free(g);
+    }
+}
+
 int main(void) {
     tg_rng r;
     tg_rng_seed(&r, 2024);
-    tap_plan(2 * 3 * 2 * 4 + 1);
     check_format(&r);
     tg_runtime_opts ro = tg_runtime_defaults();
     ro.ngpu = 0;
     tg_error err = {0};
     if (tg_runtime_start(&ro, &err)) {
         ok(0, "runtime start: %s", err.msg);
+        tap_plan(tap_n);
         return tap_done();
     }
-    int8_t *g = malloc(N * M);
-    for (int missing = 0; missing <= 1; missing++) {
-        make_geno(&r, N, M, 0.05, 0.5, missing ? 0.08 : 0, g);
-        for (int64_t i = 0; i < N; i++) g[i + 3 * N] = 2; /* monomorphic */
-        if (missing)
-            for (int64_t i = 0; i < N; i++) g[i + 5 * N] = TG_GENO_MISSING; /* all missing */
-        char prefix[] = "/tmp/tg_grm_XXXXXX";
-        tg_bed bed = {0};
-        if (write_bed_tmp(prefix, g, N, M, &err) || tg_bed_open(prefix, &bed, &err)) {
-            ok(0, "fileset: %s", err.msg);
-            break;
-        }
-        check_matrix(&bed, g, missing);
-        tg_bed_close(&bed);
-        remove_bed(prefix);
-    }
-    free(g);
+    all_sets(&r, 0);
     tg_runtime_stop();
+    /* the CUDA workers alone, when there are any */
+    ro = tg_runtime_defaults();
+    int ngpu = 0;
+    if (tg_have_cuda() && tg_runtime_start(&ro, &err) == TG_OK) {
+        ngpu = tg_runtime_ngpu();
+        tg_runtime_stop();
+    }
+    if (ngpu > 0) {
+        ro.ncpu = 0;
+        if (ok(tg_runtime_start(&ro, &err) == TG_OK, "restart with CUDA workers only %s",
+               err.msg)) {
+            all_sets(&r, 1);
+            tg_runtime_stop();
+        }
+    }
+    if (getenv("TG_REQUIRE_GPU") && atoi(getenv("TG_REQUIRE_GPU")))
+        ok(ngpu > 0, "the GRM ran on CUDA workers (TG_REQUIRE_GPU is set)");
+    for (int set = 0; set < NSETS; set++)
+        for (int kind = 0; kind < NKINDS; kind++)
+            for (int mi = 0; mi <= 1; mi++)
+                for (int t = 0; t < NRUNS; t++) {
+                    free(cpu_k[set][kind][mi][t]);
+                    free(cpu_c[set][kind][mi][t]);
+                }
+    tap_plan(tap_n);
     return tap_done();
 }

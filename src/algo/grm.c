@@ -11,7 +11,6 @@
  * ranks (only the ranks holding a sample of the block add anything but zeros, and W's entries
  * are exact sums of a few terms: the same as one rank's), Z·W gives each rank its rows of the
  * block's columns, and rank 0 gathers them into K. Only rank 0 holds K. */
-#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 #include "algo/cg.h"
 #include "base/parallel.h"
 #include "codelets/distance.h"
+#include "codelets/grm.h"
 #include "geno/pass.h"
 #include "geno/source.h"
 #include "io/out.h"
@@ -75,22 +75,26 @@ cleanup:
 }
 
 /* ---- The relationship matrix by blocks of rows (tg_grm_rows): one pass encodes every sample
- * as int8 e_ik = x_ik − round(2p_k) (MISS where missing), SNPs contiguous per sample, in panels
- * of nb samples. The matrix is then made a block row at a time, each tile (I, J) one task:
+ * as int8 e_ik = x_ik − round(2p_k) (TG_GRM_MISS where missing), SNPs contiguous per sample, in
+ * panels of nb samples, each registered once as a runtime handle. The matrix is then made a
+ * block row at a time, each tile (I, J) one task on a CPU or a GPU:
  *  - integer (centred or VanRaden, no missing call): Σ_k Z_ik Z_jk = G_ij − s_i − s_j + c0 with
- *    G = E·Eᵀ the exact INT8 Gram, δ_k = 2p_k − round(2p_k), s_i = Σ_k e_ik δ_k, c0 = Σ_k δ_k²;
+ *    G = E·Eᵀ the exact INT8 Gram (tg_cl_gram), δ_k = 2p_k − round(2p_k), s_i = Σ_k e_ik δ_k,
+ *    c0 = Σ_k δ_k²;
  *  - float (standardised: a per-SNP weight 1/(2p(1 − p)) makes no integer product; or missing
- *    calls): Z·diag(w)·Zᵀ from FP64 tiles (e − δ)·√w widened chunk by chunk (DSYRK on the
- *    diagonal, DGEMM elsewhere). Not FP32: its rounding (up to 1e-7 on an entry at 20,000
- *    SNPs) changed plink2's 6th printed digit in 22% of the entries (docs/PERFORMANCE.md), and
- *    an exact INT8 form of the weights needs ~5 products (6 bits each), slower than one DGEMM.
- * Pair counts (the pairwise divisor, GCTA's N) are the INT8 Gram of the called indicators. */
+ *    calls): Z·diag(w)·Zᵀ from FP64 tiles (e − δ)·√w widened chunk by chunk (tg_cl_grm: DSYRK
+ *    on the diagonal, DGEMM elsewhere). Not FP32: its rounding (up to 1e-7 on an entry at
+ *    20,000 SNPs) changed plink2's 6th printed digit in 22% of the entries
+ *    (docs/PERFORMANCE.md), and an exact INT8 form of the weights needs ~5 products (6 bits
+ *    each), slower than one DGEMM.
+ * Pair counts (the pairwise divisor, GCTA's N) are the INT8 Gram of the called indicators. The
+ * tasks write the tiles straight into the block row's buffers; the host then applies the
+ * corrections and divisors when the row comes back, while the next block row computes. */
 
 enum {
-    GRM_NB = 512,   /* rows per block: 7% less CPU than 256 in the FP64 path (2 cores) */
-    GRM_ALIGN = 16, /* INT8 product panels: a multiple of 16 entries */
-    GRM_KC = 1024,  /* SNPs widened to FP64 at a time */
-    GRM_MISS = -128 /* a missing call in the encoding (never x − round(2p), which is −2..2) */
+    GRM_NB = 512,      /* rows per block on CPUs: 7% less CPU than 256 in the FP64 path (2 cores) */
+    GRM_NB_GPU = 2048, /* with GPUs: a 512² tile is 16 of cuBLAS's 128² blocks for 132 SMs */
+    GRM_ALIGN = 16     /* INT8 product panels: a multiple of 16 entries */
 };
 
 static const char *const grm_kinds[] = {"standardised", "centred", "vanraden"};
@@ -109,13 +113,29 @@ tg_status tg_grm_kind_parse(const char *name, tg_grm_kind *k, tg_error *err) {
                         "or vanraden", name ? name : "(null)");
 }
 
+int tg_grm_block_rows(const tg_grm_opts *o) {
+    return o && o->nb > 0 ? o->nb : tg_runtime_ngpu() > 0 ? GRM_NB_GPU : GRM_NB;
+}
+
+/* One block row in flight: its tiles' handles and the buffers they write (row-major, ld n). */
+struct grm_row {
+    int64_t bi;
+    int tiles;                 /* J = 0 .. tiles − 1, handles registered */
+    double *k, *nobs;          /* the result (k also receives the FP64 sums); nobs: counts */
+    int32_t *c;                /* the INT8 Gram of the encodings (integer) or of the called
+                                * indicators (counts): never both */
+    tg_handle *hk, *hc;        /* per tile: over k (FP64 sums), over c */
+};
+
 struct grm {
     int64_t n, m, pad;
     int nb, np, integer, square, counts;
     int8_t **enc, **obs; /* np panels of pad × rows (obs: 0/1 called, only for counts) */
-    double *off, *w;     /* pad: δ_k, and the weight √w_k of Z (0 for unused SNPs) */
+    double *off, *w;     /* pad each, one block (off first: hv): δ_k, and the weight √w_k of Z
+                          * (0 for unused SNPs and the padding) */
     double *s, c0, denom;
-    tg_status st; /* the first error of a task */
+    tg_handle *he, *ho, hv; /* the panels of enc and obs, and δ with √w */
+    struct grm_row row[2];  /* two block rows in flight */
 };
 
 static int64_t grm_rows(const struct grm *g, int64_t p) {
@@ -132,7 +152,7 @@ static tg_status grm_encode(void *ctx, const double *freq, int64_t j0, int64_t n
         const int8_t *xj = x + j * ld;
         for (int64_t i = 0; i < g->n; i++) {
             int8_t *e = g->enc[i / g->nb] + (i % g->nb) * g->pad + j0 + j;
-            *e = xj[i] == TG_GENO_MISSING ? GRM_MISS : (int8_t)(xj[i] - shift);
+            *e = xj[i] == TG_GENO_MISSING ? TG_GRM_MISS : (int8_t)(xj[i] - shift);
         }
     }
     return TG_OK;
@@ -140,13 +160,24 @@ static tg_status grm_encode(void *ctx, const double *freq, int64_t j0, int64_t n
 
 static void grm_free(struct grm *g) {
     for (int p = 0; p < g->np; p++) {
-        if (g->enc) free(g->enc[p]);
-        if (g->obs) free(g->obs[p]);
+        if (g->he && g->he[p]) tg_handle_free(g->he[p]);
+        if (g->ho && g->ho[p]) tg_handle_free(g->ho[p]);
+        if (g->enc) tg_host_free(g->enc[p]);
+        if (g->obs) tg_host_free(g->obs[p]);
     }
+    if (g->hv) tg_handle_free(g->hv);
+    for (int r = 0; r < 2; r++) {
+        tg_host_free(g->row[r].k);
+        tg_host_free(g->row[r].c);
+        free(g->row[r].nobs);
+        free(g->row[r].hk);
+        free(g->row[r].hc);
+    }
+    free(g->he);
+    free(g->ho);
     free(g->enc);
     free(g->obs);
-    free(g->off);
-    free(g->w);
+    tg_host_free(g->off);
     free(g->s);
 }
 
@@ -161,26 +192,37 @@ static void grm_panel_terms(void *ctx, int64_t p) {
             for (int64_t k = 0; k < g->m; k++) s += e[k] * g->off[k];
             g->s[p * g->nb + r] = s;
         }
-        for (int64_t k = 0; g->obs && k < g->m; k++) g->obs[p][r * g->pad + k] = e[k] != GRM_MISS;
+        for (int64_t k = 0; g->obs && k < g->m; k++)
+            g->obs[p][r * g->pad + k] = e[k] != TG_GRM_MISS;
     }
 }
 
-/* The panels, from one pass over the fileset, and the per-SNP and per-sample terms. */
+/* A zeroed panel of pad × rows bytes, in memory the GPUs reach by DMA (the padding must read 0). */
+static int8_t *grm_panel(const struct grm *g, int64_t p, tg_error *err) {
+    const size_t bytes = (size_t)(grm_rows(g, p) * g->pad);
+    int8_t *x = tg_host_alloc(bytes, err);
+    if (x) memset(x, 0, bytes);
+    return x;
+}
+
+/* The panels, from one pass over the fileset, the per-SNP and per-sample terms, and their
+ * handles. */
 static tg_status grm_prepare(const tg_bed *bed, const tg_grm_opts *o, struct grm *g,
                              tg_grm_info *info, tg_error *err) {
     g->n = bed->n_samples;
     g->m = bed->n_snps;
     g->pad = (g->m + GRM_ALIGN - 1) / GRM_ALIGN * GRM_ALIGN;
-    g->nb = o->nb > 0 ? o->nb : GRM_NB;
+    g->nb = tg_grm_block_rows(o);
     g->np = (int)((g->n + g->nb - 1) / g->nb);
     g->square = o->square;
     if (!(g->enc = tg_calloc((size_t)g->np, sizeof *g->enc, err)) ||
-        !(g->off = tg_calloc((size_t)g->pad, sizeof *g->off, err)) ||
-        !(g->w = tg_calloc((size_t)g->pad, sizeof *g->w, err)))
+        !(g->he = tg_calloc((size_t)g->np, sizeof *g->he, err)) ||
+        !(g->off = tg_host_alloc(2 * (size_t)g->pad * sizeof *g->off, err)))
         return TG_ERR_NOMEM;
+    memset(g->off, 0, 2 * (size_t)g->pad * sizeof *g->off);
+    g->w = g->off + g->pad;
     for (int p = 0; p < g->np; p++)
-        if (!(g->enc[p] = tg_calloc((size_t)(grm_rows(g, p) * g->pad), 1, err)))
-            return TG_ERR_NOMEM;
+        if (!(g->enc[p] = grm_panel(g, p, err))) return TG_ERR_NOMEM;
     tg_geno_source *src = NULL;
     tg_geno_range all = {0, g->n};
     const tg_geno_encoder enc = {grm_encode, g, 64};
@@ -218,96 +260,109 @@ static tg_status grm_prepare(const tg_bed *bed, const tg_grm_opts *o, struct grm
         for (int64_t k = 0; k < g->m; k++) g->c0 += g->off[k] * g->off[k];
     }
     if (g->counts) {
-        if (!(g->obs = tg_calloc((size_t)g->np, sizeof *g->obs, err))) return TG_ERR_NOMEM;
+        if (!(g->obs = tg_calloc((size_t)g->np, sizeof *g->obs, err)) ||
+            !(g->ho = tg_calloc((size_t)g->np, sizeof *g->ho, err)))
+            return TG_ERR_NOMEM;
         for (int p = 0; p < g->np; p++)
-            if (!(g->obs[p] = tg_calloc((size_t)(grm_rows(g, p) * g->pad), 1, err)))
-                return TG_ERR_NOMEM;
+            if (!(g->obs[p] = grm_panel(g, p, err))) return TG_ERR_NOMEM;
     }
     tg_parallel_for(g->np, grm_panel_terms, g);
+    for (int p = 0; p < g->np; p++) {
+        const uint32_t pad = (uint32_t)g->pad, rows = (uint32_t)grm_rows(g, p);
+        tg_handle_matrix(&g->he[p], g->enc[p], pad, pad, rows, 1);
+        if (g->counts) tg_handle_matrix(&g->ho[p], g->obs[p], pad, pad, rows, 1);
+    }
+    tg_handle_vector(&g->hv, g->off, 2 * (uint32_t)g->pad, sizeof *g->off);
+    /* the two block rows' buffers */
+    const size_t blk = (size_t)(g->nb * g->n);
+    for (int r = 0; r < 2; r++) {
+        struct grm_row *w = &g->row[r];
+        if (!(w->hk = tg_calloc((size_t)g->np, sizeof *w->hk, err)) ||
+            !(w->hc = tg_calloc((size_t)g->np, sizeof *w->hc, err)) ||
+            !(w->k = tg_host_alloc(blk * sizeof *w->k, err)) ||
+            ((g->integer || g->counts) && !(w->c = tg_host_alloc(blk * sizeof *w->c, err))) ||
+            (o->counts && !(w->nobs = tg_malloc(blk * sizeof *w->nobs, err))))
+            return TG_ERR_NOMEM;
+    }
     return TG_OK;
 }
 
-/* Z·√w of SNPs [k0, k0 + kc) of @p rows samples of panel @p e (kc × rows). */
-static void grm_widen(const struct grm *g, const int8_t *e, int64_t rows, int64_t k0, int64_t kc,
-                      double *z) {
-    for (int64_t r = 0; r < rows; r++)
-        for (int64_t t = 0; t < kc; t++) {
-            int8_t v = e[r * g->pad + k0 + t];
-            z[t + r * kc] = v == GRM_MISS ? 0 : (v - g->off[k0 + t]) * g->w[k0 + t];
+/* Submits block row @p bi's tiles into @p w. On a failed submission the tiles submitted so far
+ * stay registered (grm_collect waits for them). */
+static tg_status grm_submit(struct grm *g, struct grm_row *w, int64_t bi, tg_error *err) {
+    const uint32_t n = (uint32_t)g->n, rows = (uint32_t)grm_rows(g, bi);
+    w->bi = bi;
+    w->tiles = 0;
+    for (int64_t bj = 0; bj < (g->square ? g->np : bi + 1); bj++) {
+        const int64_t c0 = bj * g->nb;
+        const uint32_t cols = (uint32_t)grm_rows(g, bj);
+        /* the tile, row-major with ld n: a cols × rows column-major matrix */
+        int rc = 0;
+        w->hk[bj] = w->hc[bj] = NULL;
+        if (g->integer) {
+            tg_handle_matrix(&w->hc[bj], w->c + c0, n, cols, rows, sizeof *w->c);
+        } else {
+            tg_handle_matrix(&w->hk[bj], w->k + c0, n, cols, rows, sizeof *w->k);
+            if (g->counts) tg_handle_matrix(&w->hc[bj], w->c + c0, n, cols, rows, sizeof *w->c);
         }
+        w->tiles++;
+        if (g->integer)
+            rc = tg_insert_gram(g->he[bj], g->he[bi], w->hc[bj], 0);
+        else
+            rc = tg_insert_grm(g->he[bi], g->he[bj], g->hv, w->hk[bj], 0);
+        if (!rc && g->counts) rc = tg_insert_gram(g->ho[bj], g->ho[bi], w->hc[bj], 0);
+        if (rc)
+            return tg_error_set(err, TG_ERR_RUNTIME, "GRM: cannot submit the tasks of tile "
+                                "(%lld, %lld)", (long long)bi + 1, (long long)bj + 1);
+    }
+    return TG_OK;
 }
 
-/* The block row's job: tile J of block row I into k and nobs (row-major, ld n). */
-struct grm_job {
-    struct grm *g;
-    int64_t bi;
-    double *k, *nobs;
+struct grm_finish {
+    const struct grm *g;
+    const struct grm_row *w;
 };
 
-/* Σ_k Z_ik Z_jk of tile (I, J) into acc (rows_I × cols_J, row-major, ld cols_J). */
-static int grm_tile_sums(const struct grm *g, int64_t bi, int64_t bj, double *acc) {
-    const int64_t rows = grm_rows(g, bi), cols = grm_rows(g, bj);
+/* Tile J of a returned block row: the corrections and divisors, in place; a diagonal tile's
+ * upper half from its lower (the FP64 codelet writes the lower only). */
+static void grm_finish_tile(void *ctx, int64_t bj) {
+    const struct grm_finish *f = ctx;
+    const struct grm *g = f->g;
+    const struct grm_row *w = f->w;
+    const int64_t bi = w->bi, rows = grm_rows(g, bi), cols = grm_rows(g, bj), n = g->n;
+    const int64_t r0 = bi * g->nb, c0 = bj * g->nb;
     const int sym = bi == bj;
-    if (g->integer) {
-        int32_t *c = malloc((size_t)(rows * cols) * sizeof *c);
-        if (!c) return 1;
-        /* c[j + i·cols] = e_Jjᵀ e_Ii: row i of the tile is column i of c */
-        tg_gram_tile(g->enc[bj], (size_t)g->pad, g->enc[bi], (size_t)g->pad, (size_t)g->pad, c,
-                     (size_t)cols, (size_t)cols, (size_t)rows, sym);
-        const double *si = g->s + bi * g->nb, *sj = g->s + bj * g->nb;
-        for (int64_t i = 0; i < rows; i++)
-            for (int64_t j = 0; j < cols; j++)
-                acc[j + i * cols] = (double)c[j + i * cols] - si[i] - sj[j] + g->c0;
-        free(c);
-        return 0;
-    }
-    double *za = malloc((size_t)((rows + cols) * GRM_KC) * sizeof *za), *zb = za + rows * GRM_KC;
-    if (!za) return 1;
-    memset(acc, 0, (size_t)(rows * cols) * sizeof *acc);
-    for (int64_t k0 = 0; k0 < g->m; k0 += GRM_KC) {
-        const int64_t kc = g->m - k0 < GRM_KC ? g->m - k0 : GRM_KC;
-        grm_widen(g, g->enc[bi], rows, k0, kc, za);
-        if (sym) { /* column-major upper = row-major lower */
-            cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, (int)rows, (int)kc, 1.0, za,
-                        (int)kc, 1.0, acc, (int)rows);
-        } else { /* column j of the column-major product (cols × rows) is row j of the tile */
-            grm_widen(g, g->enc[bj], cols, k0, kc, zb);
-            cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int)cols, (int)rows, (int)kc,
-                        1.0, zb, (int)kc, za, (int)kc, 1.0, acc, (int)cols);
-        }
-    }
-    for (int64_t i = 0; sym && i < rows; i++) /* the upper half from the lower */
-        for (int64_t j = i + 1; j < cols; j++) acc[j + i * cols] = acc[i + j * cols];
-    free(za);
-    return 0;
-}
-
-static void grm_tile(void *ctx, int64_t bj) {
-    struct grm_job *jb = ctx;
-    struct grm *g = jb->g;
-    const int64_t bi = jb->bi, rows = grm_rows(g, bi), cols = grm_rows(g, bj);
-    const int64_t c0 = bj * g->nb;
-    double *acc = malloc((size_t)(rows * cols) * sizeof *acc);
-    int32_t *cn = g->counts ? malloc((size_t)(rows * cols) * sizeof *cn) : NULL;
-    if (!acc || (g->counts && !cn) || grm_tile_sums(g, bi, bj, acc)) {
-        g->st = TG_ERR_NOMEM; /* read after the loop; any task's failure is the same */
-        free(acc);
-        free(cn);
-        return;
-    }
-    if (cn)
-        tg_gram_tile(g->obs[bj], (size_t)g->pad, g->obs[bi], (size_t)g->pad, (size_t)g->pad, cn,
-                     (size_t)cols, (size_t)cols, (size_t)rows, bi == bj);
+    double *k = w->k + c0, *nobs = w->nobs ? w->nobs + c0 : NULL;
+    const int32_t *c = w->c ? w->c + c0 : NULL;
     for (int64_t i = 0; i < rows; i++)
-        for (int64_t j = 0; j < cols; j++) {
-            const double nij = cn ? cn[j + i * cols] : (double)g->m;
+        for (int64_t j = 0; j < (sym ? i + 1 : cols); j++) {
+            const int64_t e = j + i * n;
+            const double v = g->integer ? (double)c[e] - g->s[r0 + i] - g->s[c0 + j] + g->c0 : k[e];
+            const double nij = g->counts ? (double)c[e] : (double)g->m;
             /* a pair without a common call: plink2 prints nan */
             const double d = g->denom > 0 ? g->denom : nij > 0 ? nij : NAN;
-            jb->k[c0 + j + i * g->n] = acc[j + i * cols] / d;
-            if (jb->nobs) jb->nobs[c0 + j + i * g->n] = nij;
+            k[e] = v / d;
+            if (nobs) nobs[e] = nij;
         }
-    free(acc);
-    free(cn);
+    for (int64_t i = 0; sym && i < rows; i++)
+        for (int64_t j = i + 1; j < cols; j++) {
+            k[j + i * n] = k[i + j * n];
+            if (nobs) nobs[j + i * n] = nobs[i + j * n];
+        }
+}
+
+/* Waits for block row @p w's tiles (unregistering brings them back to its buffers) and, when
+ * @p finish, applies the corrections and divisors. */
+static void grm_collect(const struct grm *g, struct grm_row *w, int finish) {
+    for (int j = 0; j < w->tiles; j++) {
+        if (w->hk[j]) tg_handle_free(w->hk[j]);
+        if (w->hc[j]) tg_handle_free(w->hc[j]);
+    }
+    if (finish) {
+        struct grm_finish f = {g, w};
+        tg_parallel_for(w->tiles, grm_finish_tile, &f);
+    }
+    w->tiles = 0;
 }
 
 tg_status tg_grm_rows(const tg_bed *bed, const tg_grm_opts *o, tg_grm_rows_fn fn, void *ctx,
@@ -325,31 +380,24 @@ tg_status tg_grm_rows(const tg_bed *bed, const tg_grm_opts *o, tg_grm_rows_fn fn
         return tg_error_set(err, TG_ERR_RUNTIME, "GRM: the runtime is not started");
     double t0 = tg_now();
     struct grm g = {0};
-    struct grm_job jb = {&g, 0, NULL, NULL};
     tg_status st = grm_prepare(bed, o, &g, info, err);
     info->read_s = tg_now() - t0;
     t0 = tg_now();
-    const size_t blk = (size_t)(g.nb * g.n);
-    if (!st && (!(jb.k = tg_malloc(blk * sizeof *jb.k, err)) ||
-                (o->counts && !(jb.nobs = tg_malloc(blk * sizeof *jb.nobs, err)))))
-        st = TG_ERR_NOMEM;
     tg_phase *ph = st ? NULL : tg_phase_open_host("grm", "blocks", g.np);
+    /* block row I + 1 is submitted before row I is waited for: the tasks run while the host
+     * finishes and hands on row I */
+    if (!st) st = grm_submit(&g, &g.row[0], 0, err);
     for (int64_t bi = 0; !st && bi < g.np; bi++) {
-        jb.bi = bi;
-        tg_parallel_for(g.square ? g.np : bi + 1, grm_tile, &jb);
-        if (g.st) {
-            st = tg_error_set(err, g.st, "GRM: out of memory for the tiles of block row %lld",
-                              (long long)bi + 1);
-            break;
-        }
+        struct grm_row *w = &g.row[bi % 2];
+        if (bi + 1 < g.np) st = grm_submit(&g, &g.row[(bi + 1) % 2], bi + 1, err);
+        grm_collect(&g, w, !st);
         const int64_t r0 = bi * g.nb;
-        st = fn(ctx, r0, r0 + grm_rows(&g, bi), jb.k, jb.nobs, g.n, err);
+        if (!st) st = fn(ctx, r0, r0 + grm_rows(&g, bi), w->k, w->nobs, g.n, err);
         tg_phase_add(ph, 1);
     }
+    for (int r = 0; r < 2; r++) grm_collect(&g, &g.row[r], 0); /* after an error */
     if (ph) tg_phase_close(ph);
     info->products_s = tg_now() - t0;
-    free(jb.k);
-    free(jb.nobs);
     grm_free(&g);
     return st;
 }

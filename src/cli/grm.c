@@ -93,8 +93,8 @@ static tg_status write_ids(const char *prefix, int gcta, const tg_bed *bed, tg_e
     return st;
 }
 
-/* The product path (tg_grm: the genotype products, on the GPUs when there are; meanimpute,
- * standardised or centred only), on every rank; rank 0 writes. */
+/* The product path for several MPI ranks (tg_grm: the genotype products over each rank's
+ * samples; meanimpute, standardised or centred only), on every rank; rank 0 writes. */
 static int products_fit(const tg_grm_opts *o) {
     return o->kind != TG_GRM_VANRADEN && o->meanimpute;
 }
@@ -134,13 +134,16 @@ static tg_status compute(const tg_cli_common *c, const tg_bed *bed, const tg_grm
     if (ranks)
         tg_log_printf(log, "%d MPI ranks: each holds the genotypes of its own samples; rank 0 "
                       "gathers and writes the matrix", tg_runtime_nranks());
-    /* GPUs: the products run there, where the block rows' tiles are CPU code */
-    const int products = ranks || (tg_runtime_ngpu() > 0 && products_fit(o));
+    /* one rank: the block rows' tile tasks, on the GPUs when there are (a quarter of the
+     * products' flops: docs/DESIGN-NOTES.md); several ranks: the products */
+    const int products = ranks;
     /* the peak: through the products, K on rank 0 and the 5codes genotypes (0.4 bytes a call, a
      * rank its samples); by block rows, the INT8 encodings and called indicators (a byte each a
-     * call) and two blocks of 512 rows in flight */
-    const double n = (double)bed->n_samples, calls = n * (double)bed->n_snps;
-    const double kb = products ? (root ? 8 * n * n : 0) : 2 * 2 * 512 * n * 8,
+     * call) and two blocks of rows in flight (8 bytes an entry, 4 for an INT32 tile, 8 for the
+     * counts given to GCTA's N) */
+    const double n = (double)bed->n_samples, calls = n * (double)bed->n_snps,
+                 nb = tg_grm_block_rows(o);
+    const double kb = products ? (root ? 8 * n * n : 0) : 2 * nb * n * (o->counts ? 20 : 12),
                  gb = products ? 0.4 * calls / tg_runtime_nranks() : 2 * calls;
     char terms[128];
     snprintf(terms, sizeof terms, "%s %.0f MiB, genotypes %.0f MiB", products ? "K" : "blocks",
@@ -159,15 +162,15 @@ static tg_status compute(const tg_cli_common *c, const tg_bed *bed, const tg_grm
     if (st) return st;
     const char *gcta = f->enc == TG_GRM_GCTA ? ".grm.bin, .grm.N.bin and " : "";
     if (products) {
-        tg_log_printf(log, "the matrix from the genotype products (%s)",
-                      ranks ? "several MPI ranks" : "on the GPUs");
+        tg_log_printf(log, "the matrix from the genotype products (several MPI ranks)");
     } else {
         tg_log_printf(log, "%lld SNPs (%lld polymorphic), %lld missing calls; divided by %s",
                       (long long)info.m, (long long)info.used, (long long)info.missing,
                       info.denom > 0 ? "one number for every pair" : "the SNPs each pair called");
-        tg_log_printf(log, "read and encoded genotypes: %.3f s; %s products, formatting and "
-                      "writing, overlapped: %.3f s", info.read_s,
-                      info.integer ? "exact INT8 Gram" : "FP64 tile", info.products_s);
+        tg_log_printf(log, "read and encoded genotypes: %.3f s; %s products (tasks on %d CUDA "
+                      "and %d CPU workers), formatting and writing, overlapped: %.3f s",
+                      info.read_s, info.integer ? "exact INT8 Gram" : "FP64 tile",
+                      tg_runtime_ngpu(), tg_runtime_ncpu(), info.products_s);
     }
     const char *z = c->zst ? ".zst" : ""; /* on the text files */
     tg_log_printf(log, "wrote %s%s%s%s and %s%s%s (%.3f s in all)", c->out,
