@@ -57,6 +57,10 @@ awk 'NR == 1 {print "ID\tA"} {print $2 "\t" NR % 7}' d.bim >L.tsv
 "$TG_BIN" snpmm --bfile d --matrix L.tsv --out mm --quiet --ncpu 0 >/dev/null 2>&1
 grep -q "GPU memory: about .* MiB of data a GPU (the genotype blocks, L and the result)" mm.log
 report $? "snpmm logs the products' GPU memory: $(grep -o 'GPU memory: .*' mm.log)"
+# grm: its tiles' line
+"$TG_BIN" grm --bfile d --out g --quiet --ncpu 0 --grm-format triangle,bin >/dev/null 2>&1
+grep -q "GPU memory: about .* MiB of data a GPU (genotype panels and two block rows)" g.log
+report $? "grm logs its tiles' GPU memory: $(grep -o 'GPU memory: .*' g.log)"
 # epistasis: the planes' line
 "$TG_BIN" simulate --quiet --out e --trait cc --n-samples 4000 --n-snps 200 --seed 2 \
     >/dev/null 2>&1
