@@ -561,8 +561,6 @@ static tg_status check_opts(const tg_bed *bed, const tg_epi_opts *o, tg_error *e
     if (o->p_threshold > 0 && o->score == TG_EPI_SCORE_K2)
         return tg_error_set(err, TG_ERR_ARG, "--p-threshold: the K2 score has no P value (use "
                             "--score mi or chi2)");
-    if (o->p_threshold > 0 && !o->emit)
-        return tg_error_set(err, TG_ERR_ARG, "p_threshold without an emit function");
     if (o->p_threshold > 0 && tg_runtime_nranks() > 1)
         return tg_error_set(err, TG_ERR_ARG, "--p-threshold: not with several MPI ranks (each "
                             "would hold its own candidates)");
@@ -641,6 +639,8 @@ tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *
     static int64_t searches; /* atomic */
     struct search s = {.id = __atomic_fetch_add(&searches, 1, __ATOMIC_RELAXED)};
     memset(rep, 0, sizeof *rep);
+    if (o->p_threshold > 0 && !o->emit)
+        return tg_error_set(err, TG_ERR_ARG, "p_threshold without an emit function");
     tg_status st = plan(bed, cls, o, &s, err);
     if (st) return st;
     s.rank = tg_runtime_rank();
