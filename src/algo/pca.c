@@ -173,7 +173,8 @@ static tg_status apply_k(krylov *s, int c0, tg_error *err) {
     if (!st)
         st = tg_cg_mul(s->g, 0, s->b, s->T, s->m, w, s->nl, &s->rep->seconds_products,
                        &s->rep->products, err);
-    if (!st) cblas_dscal((int)(s->nl * s->b), 1.0 / (double)s->m, w, 1);
+    for (int j = 0; !st && j < s->b; j++) /* a column at a time: nl · b may pass an int */
+        cblas_dscal((int)s->nl, 1.0 / (double)s->m, w + (int64_t)j * s->nl, 1);
     return st;
 }
 
@@ -325,6 +326,9 @@ tg_status tg_pca(tg_geno *g, const tg_pca_opts *o, double *vec, double *val, tg_
                             o->k, (long long)n, (long long)n);
     if (tg_runtime_rank() == 0 && (!vec || !val))
         return tg_error_set(err, TG_ERR_ARG, "PCA: no output arrays");
+    if (n > INT32_MAX) /* BLAS and LAPACK take the samples as an int */
+        return tg_error_set(err, TG_ERR_ARG, "PCA: %lld samples: at most %d", (long long)n,
+                            INT32_MAX);
     rep->approx = o->mode == TG_PCA_APPROX || (o->mode == TG_PCA_AUTO && n > TG_PCA_EXACT_MAX);
     return rep->approx ? pca_approx(g, o, vec, val, rep, err)
                        : pca_exact(g, o->k, vec, val, rep, err);

@@ -147,6 +147,13 @@ static tg_status check_args(int64_t n, int64_t m, int64_t nphen, const double *y
     if (!(o->lambda > 0) || !isfinite(o->lambda))
         return tg_error_set(err, TG_ERR_ARG, "ridge (Cholesky): lambda %g: must be > 0",
                             o->lambda);
+    /* BLAS takes ints: the panels' leading dimension is n padded to 16, the right-hand sides
+     * (phenotypes and the covariates' basis) are one tile wide */
+    if (n > INT32_MAX - 15 || nphen > INT32_MAX - 1 - (int64_t)o->ncovar)
+        return tg_error_set(err, TG_ERR_ARG, "ridge (Cholesky): %lld samples, %lld phenotypes "
+                            "and %d covariates: a panel's column (samples padded to 16) and the "
+                            "right-hand sides (phenotypes, covariates and 1) must each fit an "
+                            "int (%d)", (long long)n, (long long)nphen, o->ncovar, INT32_MAX);
     tg_status st = tg_tile_check("--tile", m, o->nb, err); /* tiles of SNPs */
     if (st) return st;
     if (o->chol.diag != TG_FP64 && o->chol.diag != TG_FP32)

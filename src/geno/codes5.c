@@ -138,6 +138,9 @@ void tg_geno_device_bytes(int64_t n, int64_t m, int64_t k, size_t es, double *al
 /* @p n: this rank's samples; @p rb, @p sb: the block sizes asked for (0: the defaults) */
 static tg_status alloc_geno(int64_t n, int64_t m, int64_t rb, int64_t sb, tg_geno **out,
                             tg_error *err) {
+    if (m > INT32_MAX) /* the SNPs' 2 × m coefficients are one StarPU vector (uint32 entries) */
+        return tg_error_set(err, TG_ERR_ARG, "genotypes of %lld SNPs: at most %d", (long long)m,
+                            INT32_MAX);
     tg_geno *g = tg_calloc(1, sizeof *g, err);
     if (!g) return TG_ERR_NOMEM;
     g->nl = n;
