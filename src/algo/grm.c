@@ -212,13 +212,17 @@ static tg_status grm_prepare(const tg_bed *bed, const tg_grm_opts *o, struct grm
                              tg_grm_info *info, tg_error *err) {
     g->n = bed->n_samples;
     g->m = bed->n_snps;
+    /* the panels' leading dimension (pad) and the terms' 2 × pad entries are StarPU's uint32 */
+    if (g->m > INT32_MAX - GRM_ALIGN)
+        return tg_error_set(err, TG_ERR_ARG, "GRM: %lld SNPs: at most %d", (long long)g->m,
+                            INT32_MAX - GRM_ALIGN);
     g->pad = (g->m + GRM_ALIGN - 1) / GRM_ALIGN * GRM_ALIGN;
     g->nb = tg_grm_block_rows(o);
     g->np = (int)((g->n + g->nb - 1) / g->nb);
     g->square = o->square;
     if (!(g->enc = tg_calloc_n(g->np, 1, sizeof *g->enc, err)) ||
         !(g->he = tg_calloc_n(g->np, 1, sizeof *g->he, err)) ||
-        !(g->off = tg_host_alloc(2 * (size_t)g->pad * sizeof *g->off, err)))
+        !(g->off = tg_host_alloc(2 * (size_t)g->pad * sizeof *g->off, err))) /* pad < 2^31 */
         return TG_ERR_NOMEM;
     memset(g->off, 0, 2 * (size_t)g->pad * sizeof *g->off);
     g->w = g->off + g->pad;
