@@ -30,8 +30,8 @@ static void widen(const int8_t *x, size_t ld, size_t cols, size_t k0, size_t kc,
 void tg_gram_tile_sgemm(const int8_t *a, size_t lda, const int8_t *b, size_t ldb, size_t k,
                         int32_t *c, size_t ldc, size_t m, size_t n, int sym) {
     size_t kc0 = k < CHUNK ? k : CHUNK;
-    float *fa = malloc((sym ? m : m + n) * kc0 * sizeof *fa + 1),
-          *fc = malloc(m * n * sizeof *fc + 1);
+    float *fa = tg_malloc_n((int64_t)(sym ? m : m + n), (int64_t)kc0, sizeof *fa, NULL),
+          *fc = tg_malloc_n((int64_t)m, (int64_t)n, sizeof *fc, NULL);
     if (!fa || !fc) STARPU_ABORT_MSG("out of memory for a %zu x %zu dot-product tile", m, n);
     float *fb = sym ? fa : fa + m * kc0;
     for (size_t j = 0; j < n; j++)
@@ -118,7 +118,7 @@ void tg_gram_tile_vnni(const int8_t *a, size_t lda, const int8_t *b, size_t ldb,
     const size_t mp = (m + VR - 1) / VR * VR, kg0 = ((k < KC ? k : KC) + 3) / 4;
     uint8_t *pa = aligned_alloc(64, (mp * 4 * kg0 + 127) / 64 * 64);
     int8_t *pb = aligned_alloc(64, (VC * 4 * kg0 + 127) / 64 * 64);
-    int32_t *sum = calloc(n + VC, sizeof *sum);
+    int32_t *sum = tg_calloc_n((int64_t)(n + VC), 1, sizeof *sum, NULL);
     if (!pa || !pb || !sum) STARPU_ABORT_MSG("out of memory for a %zu x %zu dot-product tile", m, n);
     for (size_t j = 0; j < n; j++) memset(c + j * ldc, 0, m * sizeof *c);
     for (size_t k0 = 0; k0 < k; k0 += KC) {

@@ -383,7 +383,7 @@ void tg_epi_round_cpu(void *buffers[], void *cl_arg) {
     for (int c = 0; c < 2; c++)
         for (int j = 1; j <= k - 2; j++) need += (size_t)pow3[j + 1] * (size_t)r.a.words[c];
     need += 2 * 2 * (size_t)r.a.block; /* margins */
-    uint64_t *scratch = malloc(need * sizeof *scratch);
+    uint64_t *scratch = tg_malloc_n((int64_t)need, 1, sizeof *scratch, NULL);
     STARPU_ASSERT_MSG(scratch, "epistasis round: out of memory for %zu words of scratch", need);
     uint64_t *at = scratch;
     for (int c = 0; c < 2; c++) {
@@ -414,7 +414,7 @@ void tg_epi_round_cpu(void *buffers[], void *cl_arg) {
     if (r.a.complete && k >= 3) {
         size_t per = 0;
         for (int i = 0; i < k - 1; i++) per += (size_t)r.a.nsnp[i] * (size_t)r.a.nsnp[last] * 4;
-        pairs = malloc(2 * per * sizeof *pairs);
+        pairs = tg_malloc_n(2, (int64_t)per, sizeof *pairs, NULL);
         STARPU_ASSERT_MSG(pairs, "epistasis round: out of memory for %zu pair counts", 2 * per);
         int32_t *q = pairs;
         for (int c = 0; c < 2; c++)

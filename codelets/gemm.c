@@ -31,7 +31,7 @@ static struct operand widen(tg_prec p, tg_prec cp, void *buf) {
     struct operand o = {(void *)STARPU_MATRIX_GET_PTR(buf), (int)STARPU_MATRIX_GET_LD(buf), NULL};
     if (p == cp) return o;
     size_t rows = STARPU_MATRIX_GET_NX(buf), cols = STARPU_MATRIX_GET_NY(buf);
-    o.scratch = malloc(rows * cols * tg_prec_size(cp) + 1);
+    o.scratch = tg_malloc_n((int64_t)rows, (int64_t)cols, tg_prec_size(cp), NULL);
     if (!o.scratch) STARPU_ABORT_MSG("out of memory widening a %zu x %zu tile", rows, cols);
     for (size_t j = 0; j < cols; j++)
         for (size_t i = 0; i < rows; i++)

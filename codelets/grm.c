@@ -33,7 +33,7 @@ static void grm_tile(void *bi, void *bj, void *bv, void *bs, int sym) {
     double *s = (double *)STARPU_MATRIX_GET_PTR(bs);
     const size_t cols = STARPU_MATRIX_GET_NX(bs), rows = STARPU_MATRIX_GET_NY(bs),
                  lds = STARPU_MATRIX_GET_LD(bs), kc0 = k < KC ? k : KC;
-    double *za = malloc((rows + (sym ? 0 : cols)) * kc0 * sizeof *za + 1),
+    double *za = tg_malloc_n((int64_t)(rows + (sym ? 0 : cols)), (int64_t)kc0, sizeof *za, NULL),
            *zb = sym ? za : za + rows * kc0;
     if (!za) STARPU_ABORT_MSG("out of memory for a %zu x %zu GRM tile", rows, cols);
     for (size_t k0 = 0; k0 < k; k0 += KC) {

@@ -61,7 +61,7 @@ void tg_kernelgram_cpu(void *buffers[], void *cl_arg) {
     struct tg_kernelfn_arg a;
     starpu_codelet_unpack_args(cl_arg, &a);
     size_t m = STARPU_MATRIX_GET_NX(buffers[4]), n = STARPU_MATRIX_GET_NY(buffers[4]);
-    int32_t *c = malloc(m * n * sizeof *c + 1);
+    int32_t *c = tg_malloc_n((int64_t)m, (int64_t)n, sizeof *c, NULL);
     if (!c) STARPU_ABORT_MSG("out of memory for a %zu x %zu dot-product tile", m, n);
     const int8_t *ei = (const int8_t *)STARPU_MATRIX_GET_PTR(buffers[0]),
                  *ej = (const int8_t *)STARPU_MATRIX_GET_PTR(buffers[1]);

@@ -38,7 +38,7 @@ static void scratch_release(void *arg) {
 /* A zeroed host matrix (rows × cols, column-major) or vector (cols 0) in @p s; NULL without
  * memory. */
 static starpu_data_handle_t scratch_add(struct scratch *s, size_t rows, size_t cols, size_t elem) {
-    void *p = calloc(rows * (cols ? cols : 1), elem);
+    void *p = tg_calloc_n((int64_t)rows, (int64_t)(cols ? cols : 1), elem, NULL);
     if (!p) return NULL;
     starpu_data_handle_t h;
     if (cols)

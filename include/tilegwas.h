@@ -61,6 +61,14 @@ int64_t tg_mem_available(const char **what);
 /** Allocation helpers that fill @p err on failure (return NULL then). */
 void *tg_malloc(size_t size, tg_error *err);
 void *tg_calloc(size_t n, size_t size, tg_error *err);
+/** @p n1 × @p n2 × @p size bytes into *@p bytes, for every size that scales with the data
+ * (samples, SNPs, phenotypes, tiles), so that it is checked where it is computed instead of
+ * wrapping: a negative count, or a product past the address space (PTRDIFF_MAX, what malloc
+ * can give), is TG_ERR_NOMEM with a message naming the factors (*@p bytes is left alone). */
+tg_status tg_size_mul(int64_t n1, int64_t n2, size_t size, size_t *bytes, tg_error *err);
+/** tg_malloc and tg_calloc of @p n1 × @p n2 × @p size bytes, checked by tg_size_mul. */
+void *tg_malloc_n(int64_t n1, int64_t n2, size_t size, tg_error *err);
+void *tg_calloc_n(int64_t n1, int64_t n2, size_t size, tg_error *err);
 char *tg_strdup(const char *s, tg_error *err);
 /** FNV-1a (64 bits) of @p n bytes, continuing @p h (TG_HASH_INIT to start): a cheap hash for
  * telling argument lists or files apart, not a checksum against tampering. */

@@ -165,17 +165,18 @@ static tg_status check_create(const tg_bed *bed, const int64_t *rows, int64_t n,
 
 /* Allocates this rank's panels; the encodings zeroed, since the padding must read 0. */
 static tg_status alloc_panels(tg_kgeno *g, tg_error *err) {
-    if (!(g->enc = tg_calloc((size_t)g->np, sizeof *g->enc, err)) ||
-        !(g->terms = tg_calloc((size_t)g->np, sizeof *g->terms, err)) ||
-        !(g->he = tg_calloc((size_t)g->np, sizeof *g->he, err)) ||
-        !(g->ht = tg_calloc((size_t)g->np, sizeof *g->ht, err)))
+    if (!(g->enc = tg_calloc_n(g->np, 1, sizeof *g->enc, err)) ||
+        !(g->terms = tg_calloc_n(g->np, 1, sizeof *g->terms, err)) ||
+        !(g->he = tg_calloc_n(g->np, 1, sizeof *g->he, err)) ||
+        !(g->ht = tg_calloc_n(g->np, 1, sizeof *g->ht, err)))
         return TG_ERR_NOMEM;
     for (int p = 0; p < g->np; p++) {
         if (!mine(p)) continue;
-        size_t rows = (size_t)panel_rows(g, p), eb = rows * (size_t)g->enc_pad,
-               tb = rows * (size_t)(1 + g->ncov) * sizeof(double);
+        size_t rows = (size_t)panel_rows(g, p), eb, tb;
         /* pinned when CUDA is in use, so panels reach the GPUs by DMA */
-        if (!(g->enc[p] = tg_host_alloc(eb, NULL)) || !(g->terms[p] = tg_host_alloc(tb, NULL)))
+        if (tg_size_mul(panel_rows(g, p), g->enc_pad, 1, &eb, NULL) ||
+            tg_size_mul(panel_rows(g, p), 1 + g->ncov, sizeof(double), &tb, NULL) ||
+            !(g->enc[p] = tg_host_alloc(eb, NULL)) || !(g->terms[p] = tg_host_alloc(tb, NULL)))
             return tg_error_set(err, TG_ERR_NOMEM, "out of memory for a genotype panel of %zu "
                                 "samples × %lld encodings", rows, (long long)g->enc_pad);
         memset(g->enc[p], 0, eb);
@@ -203,9 +204,9 @@ tg_status tg_kgeno_create(const tg_bed *bed, const int64_t *rows, int64_t n, tg_
     tg_geno_source *src = NULL;
     tg_geno_range *ranges = NULL;
     int64_t *first = NULL;
-    if (!(off = tg_malloc((size_t)g->n_snps * sizeof *off, err)) ||
-        !(ranges = tg_malloc((size_t)g->np * sizeof *ranges, err)) ||
-        !(first = tg_malloc((size_t)g->np * sizeof *first, err))) {
+    if (!(off = tg_malloc_n(g->n_snps, 1, sizeof *off, err)) ||
+        !(ranges = tg_malloc_n(g->np, 1, sizeof *ranges, err)) ||
+        !(first = tg_malloc_n(g->np, 1, sizeof *first, err))) {
         st = TG_ERR_NOMEM;
         goto fail;
     }

@@ -124,7 +124,7 @@ static int row_cmp(const void *a, const void *b) {
 /* The report's rows from the sums: means per task, sorted by kernel, worker kind and work. */
 static tg_status report_rows(const tg_record_sum *sums, size_t n, tg_calibrate_report *rep,
                              tg_error *err) {
-    rep->rows = n ? malloc(n * sizeof *rep->rows) : NULL;
+    rep->rows = n ? tg_malloc_n((int64_t)n, 1, sizeof *rep->rows, NULL) : NULL;
     if (n && !rep->rows) return tg_error_set(err, TG_ERR_NOMEM, "calibrate: out of memory");
     for (size_t i = 0; i < n; i++)
         rep->rows[i] = (tg_calibrate_row){sums[i].kernel,

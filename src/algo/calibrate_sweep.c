@@ -67,8 +67,8 @@ static tg_status run_krr(const tg_calibrate_pass *s, int nb, tg_error *err) {
     tg_bed bed;
     tg_status st = fileset(s, "krr", n + nt, snps, &bed, err);
     if (st) return st;
-    int64_t *rows = malloc((size_t)(n + nt) * sizeof *rows);
-    double *y = malloc((size_t)n * 4 * sizeof *y), *pred = malloc((size_t)nt * 8 * sizeof *pred);
+    int64_t *rows = tg_malloc_n(n + nt, 1, sizeof *rows, NULL);
+    double *y = tg_malloc_n(n, 4, sizeof *y, NULL), *pred = tg_malloc_n(nt, 8, sizeof *pred, NULL);
     if (!rows || !y || !pred) st = tg_error_set(err, TG_ERR_NOMEM, "calibrate: out of memory");
     for (int64_t i = 0; !st && i < n + nt; i++) rows[i] = i;
     tg_rng rng;
@@ -111,8 +111,9 @@ static tg_status run_krr(const tg_calibrate_pass *s, int nb, tg_error *err) {
 /* RR by the tile Cholesky at SNP tile edge nb: X'X by INT8 panels, FP64 and FP32 factors. */
 static tg_status run_rr(int nb, tg_error *err) {
     const int64_t n = 2 * (int64_t)nb, m = 3 * (int64_t)nb + nb / 2;
-    int8_t *x = malloc((size_t)(n * m));
-    double *y = malloc((size_t)n * sizeof *y), *beta = malloc((size_t)m * sizeof *beta), mu;
+    int8_t *x = tg_malloc_n(n, m, 1, NULL);
+    double *y = tg_malloc_n(n, 1, sizeof *y, NULL), *beta = tg_malloc_n(m, 1, sizeof *beta, NULL),
+           mu;
     tg_status st = TG_OK;
     if (!x || !y || !beta) st = tg_error_set(err, TG_ERR_NOMEM, "calibrate: out of memory");
     tg_rng rng;
@@ -144,7 +145,7 @@ static tg_status run_epi(const tg_calibrate_pass *s, int n, int quick, tg_error 
         /* three blocks: at least C(3 + k − 1, k) ≥ 10 rounds */
         tg_bed bed;
         if ((st = fileset(s, "epi", n, 3 * b, &bed, err))) break;
-        int8_t *cls = malloc((size_t)n);
+        int8_t *cls = tg_malloc_n(n, 1, 1, NULL);
         if (!cls) st = tg_error_set(err, TG_ERR_NOMEM, "calibrate: out of memory");
         for (int i = 0; !st && i < n; i++) cls[i] = i >= n / 2;
         tg_epi_opts o = tg_epi_defaults();
@@ -165,9 +166,11 @@ static tg_status run_snpmm(int nb, tg_error *err) {
      * make, the products are split into the same blocks */
     int e = nb < 1024 ? nb : 1024;
     const int64_t n = 16 * (int64_t)e + 3, m = 4 * (int64_t)e + 1, len = (n > m ? n : m) * 64;
-    int8_t *x = malloc((size_t)(n * m));
-    double *in = malloc((size_t)len * sizeof *in), *out = malloc((size_t)len * sizeof *out);
-    float *in32 = malloc((size_t)len * sizeof *in32), *out32 = malloc((size_t)len * sizeof *out32);
+    int8_t *x = tg_malloc_n(n, m, 1, NULL);
+    double *in = tg_malloc_n(len, 1, sizeof *in, NULL),
+           *out = tg_malloc_n(len, 1, sizeof *out, NULL);
+    float *in32 = tg_malloc_n(len, 1, sizeof *in32, NULL),
+          *out32 = tg_malloc_n(len, 1, sizeof *out32, NULL);
     tg_geno *g = NULL;
     tg_status st = TG_OK;
     if (!x || !in || !out || !in32 || !out32)

@@ -72,7 +72,7 @@ static void jacobi_chunk(void *ctx, int64_t chunk) {
     const int64_t n = jb->nl, j0 = chunk * GENO_BLOCK;
     const int64_t nj = jb->m - j0 < GENO_BLOCK ? jb->m - j0 : GENO_BLOCK;
     const int64_t *nmiss = jb->nmiss, *miss = jb->miss;
-    int8_t *buf = malloc((size_t)(n * nj));
+    int8_t *buf = tg_malloc_n(n, nj, 1, NULL);
     if (!buf) {
         __atomic_store_n(&jb->nomem, 1, __ATOMIC_RELAXED);
         return;
@@ -104,8 +104,8 @@ static tg_status jacobi(const tg_geno_source *src, const tg_geno *g, int scale,
     int64_t i0, nl;
     tg_geno_local(g, &i0, &nl);
     tg_status st = TG_OK;
-    int64_t *nmiss = tg_calloc((size_t)nphen + 1, sizeof *nmiss, err), *miss = NULL, *cnt = NULL;
-    int64_t *nobs = tg_calloc((size_t)nphen, sizeof *nobs, err);
+    int64_t *nmiss = tg_calloc_n(nphen + 1, 1, sizeof *nmiss, err), *miss = NULL, *cnt = NULL;
+    int64_t *nobs = tg_calloc_n(nphen, 1, sizeof *nobs, err);
     if (!nmiss || !nobs) {
         st = TG_ERR_NOMEM;
         goto cleanup;
@@ -119,8 +119,8 @@ static tg_status jacobi(const tg_geno_source *src, const tg_geno *g, int scale,
             nmiss[c + 1] += lacks && i >= i0 && i < i0 + nl;
         }
     }
-    if (!(miss = tg_malloc((size_t)(nmiss[nphen] + 1) * sizeof *miss, err)) ||
-        !(cnt = tg_malloc(3 * (size_t)(m * nphen) * sizeof *cnt, err))) {
+    if (!(miss = tg_malloc_n(nmiss[nphen] + 1, 1, sizeof *miss, err)) ||
+        !(cnt = tg_malloc_n(3 * m, nphen, sizeof *cnt, err))) {
         st = TG_ERR_NOMEM;
         goto cleanup;
     }
@@ -473,34 +473,38 @@ tg_status tg_ridge_cg(tg_geno *g, int64_t nphen, const double *y, int64_t ldy,
     if (st) return st;
     const double t0 = tg_now();
     const int64_t n = tg_geno_n(g), m = tg_geno_m(g);
-    const size_t mk = (size_t)(m * nphen);
+    size_t mb; /* bytes of an m × nphen array */
+    if (tg_size_mul(m, nphen, sizeof(double), &mb, err)) return TG_ERR_NOMEM;
     tg_fixed f = {0};
     cg_state s = {.g = g, .m = m, .nphen = nphen, .ldy = n, .f = &f, .o = o, .rep = rep,
                   .x = beta, .ldx = ldb, .width = o->ncovar + 1 > 2 ? o->ncovar + 1 : 2};
     tg_geno_local(g, &s.i0, &s.nl);
     const int64_t len = s.nl > m ? s.nl : m, nck = (len + CG_CHUNK - 1) / CG_CHUNK;
     double *yt = NULL, *ym = NULL;
+    size_t bq, wn; /* s.q's bytes; s.part's columns */
     memset(rep->pheno, 0, (size_t)nphen * sizeof *rep->pheno);
     rep->iterations = 0;
     rep->products = 0;
     rep->seconds = rep->seconds_products = 0;
-    if (!(s.b = tg_malloc(mk * sizeof(double), err)) ||
-        !(s.r = tg_malloc(mk * sizeof(double), err)) ||
-        !(s.z = tg_malloc(mk * sizeof(double), err)) ||
-        !(s.p = tg_malloc(mk * sizeof(double), err)) ||
+    if (!(s.b = tg_malloc(mb, err)) ||
+        !(s.r = tg_malloc(mb, err)) ||
+        !(s.z = tg_malloc(mb, err)) ||
+        !(s.p = tg_malloc(mb, err)) ||
         /* the products' operands: pinned, they cross the bus twice an iteration */
-        !(s.pa = tg_host_alloc(mk * sizeof(double), err)) ||
-        !(s.wa = tg_host_alloc(mk * sizeof(double), err)) ||
-        !(s.q = tg_host_alloc((size_t)(s.nl * nphen) * sizeof(double), err)) ||
-        !(yt = tg_malloc((size_t)(s.nl * nphen) * sizeof(double), err)) ||
-        !(ym = tg_malloc((size_t)(n * nphen) * sizeof(double), err)) ||
-        !(s.proj = tg_malloc((size_t)(nphen * (o->ncovar + 1)) * sizeof(double), err)) ||
-        !(s.rz = tg_malloc((size_t)nphen * sizeof(double), err)) ||
-        !(s.bnorm = tg_malloc((size_t)nphen * sizeof(double), err)) ||
-        !(s.relres = tg_malloc((size_t)nphen * sizeof(double), err)) ||
-        !(s.act = tg_malloc((size_t)nphen * sizeof(int64_t), err)) ||
-        !(s.coef = tg_malloc((size_t)nphen * sizeof(double), err)) ||
-        !(s.part = tg_malloc((size_t)(s.width * nphen * nck) * sizeof(double), err))) {
+        !(s.pa = tg_host_alloc(mb, err)) ||
+        !(s.wa = tg_host_alloc(mb, err)) ||
+        tg_size_mul(s.nl, nphen, sizeof(double), &bq, err) ||
+        !(s.q = tg_host_alloc(bq, err)) ||
+        !(yt = tg_malloc_n(s.nl, nphen, sizeof(double), err)) ||
+        !(ym = tg_malloc_n(n, nphen, sizeof(double), err)) ||
+        !(s.proj = tg_malloc_n(nphen, o->ncovar + 1, sizeof(double), err)) ||
+        !(s.rz = tg_malloc_n(nphen, 1, sizeof(double), err)) ||
+        !(s.bnorm = tg_malloc_n(nphen, 1, sizeof(double), err)) ||
+        !(s.relres = tg_malloc_n(nphen, 1, sizeof(double), err)) ||
+        !(s.act = tg_malloc_n(nphen, 1, sizeof(int64_t), err)) ||
+        !(s.coef = tg_malloc_n(nphen, 1, sizeof(double), err)) ||
+        tg_size_mul(s.width, nck, 1, &wn, err) ||
+        !(s.part = tg_malloc_n(wn, nphen, sizeof(double), err))) {
         st = TG_ERR_NOMEM;
         goto cleanup;
     }
@@ -577,7 +581,7 @@ tg_status tg_ridge_predict(tg_geno *g, int64_t nphen, const double *y, int64_t l
                             (long long)ldb, (long long)m);
     /* ŷ = μ + Zβ, μ the fixed effect of the intercept alone: mean_O(y − Zβ) */
     tg_fixed f;
-    double *a = tg_malloc((size_t)nphen * sizeof *a, err);
+    double *a = tg_malloc_n(nphen, 1, sizeof *a, err);
     tg_status st = a ? tg_fixed_make(n, NULL, 0, 0, nphen, y, ldy, &f, err) : TG_ERR_NOMEM;
     if (st) goto done;
     for (int64_t c = 0; c < nphen && !st; c++)
@@ -614,9 +618,9 @@ tg_status tg_ridge_predict_bed(tg_geno *train, int scale, const tg_bed *test, in
     if (st) return st;
     int64_t i0, nl; /* the rows of the cohort this rank predicts */
     tg_geno_local(gt, &i0, &nl);
-    if (!(w = tg_malloc((size_t)(m * nphen) * sizeof *w, err)) ||
-        !(dj = tg_malloc((size_t)(m * nphen) * sizeof *dj, err)) ||
-        !(buf = tg_malloc((size_t)(nl * GENO_BLOCK), err))) {
+    if (!(w = tg_malloc_n(m, nphen, sizeof *w, err)) ||
+        !(dj = tg_malloc_n(m, nphen, sizeof *dj, err)) ||
+        !(buf = tg_malloc_n(nl, GENO_BLOCK, 1, err))) {
         st = TG_ERR_NOMEM;
         goto cleanup;
     }
@@ -633,7 +637,7 @@ tg_status tg_ridge_predict_bed(tg_geno *train, int scale, const tg_bed *test, in
         for (int64_t i = i0; i < i0 + nl; i++) pred[i + c * ldp] = mu[c] + total;
     }
     /* pred += Z_q·w, through a scratch block since tg_cg_mul overwrites */
-    double *zw = tg_malloc((size_t)(nl * nphen) * sizeof *zw, err);
+    double *zw = tg_malloc_n(nl, nphen, sizeof *zw, err);
     if (!zw) {
         st = TG_ERR_NOMEM;
         goto cleanup;

@@ -48,8 +48,8 @@ struct stats {
 
 static tg_status read_stats(const tg_matrix *A, struct stats *s, tg_error *err) {
     size_t n2 = (size_t)A->mt * A->nt;
-    double *v = tg_calloc(3 * n2, sizeof *v, err);
-    tg_handle *h = tg_calloc(n2, sizeof *h, err);
+    double *v = tg_calloc_n(3 * (int64_t)A->mt, A->nt, sizeof *v, err);
+    tg_handle *h = tg_calloc_n(A->mt, A->nt, sizeof *h, err);
     int bad = 0;
     if (!v || !h) {
         free(v);
@@ -326,13 +326,13 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
     int nt = A->nt;
     tg_prec d = o->diag;
     struct panel pn = {0};
-    tg_handle *hinfo = tg_calloc((size_t)nt, sizeof *hinfo, err);
-    int64_t *linfo = tg_calloc((size_t)nt, sizeof *linfo, err);
-    pn.hi = tg_calloc((size_t)nt, sizeof *pn.hi, err);
-    pn.cp = tg_calloc((size_t)nt * TG_NPREC, sizeof *pn.cp, err);
-    pn.own_hi = tg_calloc((size_t)nt, 1, err);
-    pn.own_cp = tg_calloc((size_t)nt * TG_NPREC, 1, err);
-    pn.cp_scale = tg_calloc((size_t)nt * TG_NPREC, sizeof *pn.cp_scale, err);
+    tg_handle *hinfo = tg_calloc_n(nt, 1, sizeof *hinfo, err);
+    int64_t *linfo = tg_calloc_n(nt, 1, sizeof *linfo, err);
+    pn.hi = tg_calloc_n(nt, 1, sizeof *pn.hi, err);
+    pn.cp = tg_calloc_n(nt, TG_NPREC, sizeof *pn.cp, err);
+    pn.own_hi = tg_calloc_n(nt, 1, 1, err);
+    pn.own_cp = tg_calloc_n(nt, TG_NPREC, 1, err);
+    pn.cp_scale = tg_calloc_n(nt, TG_NPREC, sizeof *pn.cp_scale, err);
     tg_status st = TG_OK;
     int bad = 0;
     if (!hinfo || !linfo || !pn.hi || !pn.cp || !pn.own_hi || !pn.own_cp || !pn.cp_scale) {
@@ -463,12 +463,16 @@ tg_status tg_cholesky(tg_matrix *A, const tg_chol_opts *opts, tg_chol_report *re
     if (st) return st;
     size_t n2 = (size_t)A->mt * A->nt;
     double t0 = tg_now();
-    struct stats s = {tg_calloc(n2, sizeof(double), err), tg_calloc(n2, sizeof(double), err),
-                      tg_calloc(n2, sizeof(double), err)};
-    tg_prec *map = tg_malloc(n2 * sizeof *map, err), *store = tg_malloc(n2 * sizeof *store, err),
-            *prec0 = tg_malloc(n2 * sizeof *prec0, err);
-    double *s8 = tg_malloc(n2 * sizeof *s8, err), *scale0 = tg_malloc(n2 * sizeof *scale0, err);
-    int *info = tg_calloc((size_t)A->nt, sizeof *info, err);
+    const int mt = A->mt, nt = A->nt;
+    struct stats s = {tg_calloc_n(mt, nt, sizeof(double), err),
+                      tg_calloc_n(mt, nt, sizeof(double), err),
+                      tg_calloc_n(mt, nt, sizeof(double), err)};
+    tg_prec *map = tg_malloc_n(mt, nt, sizeof *map, err),
+            *store = tg_malloc_n(mt, nt, sizeof *store, err),
+            *prec0 = tg_malloc_n(mt, nt, sizeof *prec0, err);
+    double *s8 = tg_malloc_n(mt, nt, sizeof *s8, err),
+           *scale0 = tg_malloc_n(mt, nt, sizeof *scale0, err);
+    int *info = tg_calloc_n(A->nt, 1, sizeof *info, err);
     if (!s.norm || !s.maxabs || !s.dmax || !map || !store || !prec0 || !s8 || !scale0 || !info) {
         st = TG_ERR_NOMEM;
         goto done;

@@ -46,21 +46,21 @@ static tg_status expand(const tg_pheno *ph, tg_covar *cv, tg_error *err) {
     const int ns = ph->n_cols;
     int nc = 0;
     cv->n_src = ns;
-    if (!(cv->src_names = tg_calloc((size_t)ns, sizeof *cv->src_names, err)) ||
-        !(cv->src_nlevels = tg_calloc((size_t)ns, sizeof *cv->src_nlevels, err)) ||
-        !(cv->src_levels = tg_calloc((size_t)ns, sizeof *cv->src_levels, err)))
+    if (!(cv->src_names = tg_calloc_n(ns, 1, sizeof *cv->src_names, err)) ||
+        !(cv->src_nlevels = tg_calloc_n(ns, 1, sizeof *cv->src_nlevels, err)) ||
+        !(cv->src_levels = tg_calloc_n(ns, 1, sizeof *cv->src_levels, err)))
         return TG_ERR_NOMEM;
     for (int s = 0; s < ns; s++) {
         const int L = ph->n_levels ? ph->n_levels[s] : 0;
         if (!(cv->src_names[s] = tg_strdup(ph->names[s], err)) ||
-            (L && !(cv->src_levels[s] = tg_calloc((size_t)L, sizeof **cv->src_levels, err))))
+            (L && !(cv->src_levels[s] = tg_calloc_n(L, 1, sizeof **cv->src_levels, err))))
             return TG_ERR_NOMEM;
         for (int l = 0; l < L; l++, cv->src_nlevels[s]++)
             if (!(cv->src_levels[s][l] = tg_strdup(ph->levels[s][l], err))) return TG_ERR_NOMEM;
         nc += L ? L - 1 : 1;
     }
-    if (!(cv->src = tg_malloc((size_t)nc * sizeof *cv->src + 1, err)) ||
-        !(cv->level = tg_malloc((size_t)nc * sizeof *cv->level + 1, err)))
+    if (!(cv->src = tg_malloc_n(nc, 1, sizeof *cv->src, err)) ||
+        !(cv->level = tg_malloc_n(nc, 1, sizeof *cv->level, err)))
         return TG_ERR_NOMEM;
     for (int s = 0; s < ns; s++) {
         const int L = cv->src_nlevels[s];
@@ -79,7 +79,7 @@ static tg_status expand(const tg_pheno *ph, tg_covar *cv, tg_error *err) {
 /* cv->values from the file columns' values v (n × n_src, a level's index in a categorical
  * column; NAN missing), a sample missing any covariate a NAN row; counts those samples. */
 static tg_status fill(tg_covar *cv, int64_t n, const double *v, tg_error *err) {
-    if (!(cv->values = tg_malloc((size_t)(n * cv->n_cols) * sizeof *cv->values + 1, err)))
+    if (!(cv->values = tg_malloc_n(n, cv->n_cols, sizeof *cv->values, err)))
         return TG_ERR_NOMEM;
     cv->n_samples = n;
     cv->n_missing = 0;
@@ -99,9 +99,9 @@ static tg_status fill(tg_covar *cv, int64_t n, const double *v, tg_error *err) {
 static tg_status drop_columns(tg_covar *cv, tg_error *err) {
     const int64_t n = cv->n_samples;
     const int p = cv->n_cols + 1;
-    double *Q = tg_malloc((size_t)(n * p) * sizeof *Q, err),
-           *R = tg_malloc((size_t)(p * p) * sizeof *R, err);
-    int *kept = tg_malloc((size_t)p * sizeof *kept, err), *why = tg_malloc((size_t)p * sizeof *why, err);
+    double *Q = tg_malloc_n(n, p, sizeof *Q, err),
+           *R = tg_malloc_n(p, p, sizeof *R, err);
+    int *kept = tg_malloc_n(p, 1, sizeof *kept, err), *why = tg_malloc_n(p, 1, sizeof *why, err);
     tg_status st = !Q || !R || !kept || !why ? TG_ERR_NOMEM : TG_OK;
     if (st) goto done;
     tg_fixed_basis(n, NULL, cv->values, n, cv->n_cols, Q, n, R, p, kept, why);
@@ -144,8 +144,8 @@ done:
 tg_status tg_covar_make(const tg_pheno *ph, const char *path, tg_covar *cv, tg_error *err) {
     memset(cv, 0, sizeof *cv);
     tg_status st = expand(ph, cv, err);
-    if (!st && (!(cv->names = tg_calloc((size_t)cv->n_cols + 1, sizeof *cv->names, err)) ||
-                !(cv->dropped = tg_calloc((size_t)(cv->n_cols + cv->n_src), sizeof *cv->dropped,
+    if (!st && (!(cv->names = tg_calloc_n(cv->n_cols + 1, 1, sizeof *cv->names, err)) ||
+                !(cv->dropped = tg_calloc_n(cv->n_cols + cv->n_src, 1, sizeof *cv->dropped,
                                           err))))
         st = TG_ERR_NOMEM;
     for (int s = 0; s < cv->n_src && !st; s++) /* no indicator: nothing to estimate */
@@ -200,7 +200,7 @@ tg_status tg_covar_apply(const tg_covar *like, const tg_pheno *ph, const char *p
                          tg_error *err) {
     memset(cv, 0, sizeof *cv);
     const int64_t n = ph->n_samples;
-    double *v = tg_malloc((size_t)(n * like->n_src) * sizeof *v + 1, err);
+    double *v = tg_malloc_n(n, like->n_src, sizeof *v, err);
     tg_status st = v ? TG_OK : TG_ERR_NOMEM;
     for (int s = 0; s < like->n_src && !st; s++) {
         int used = 0, c = 0; /* a file column whose design columns were all left out is not read */
@@ -225,7 +225,7 @@ tg_status tg_covar_apply(const tg_covar *like, const tg_pheno *ph, const char *p
         cv->n_cols = like->n_cols;
         memcpy(cv->src, like->src, (size_t)like->n_cols * sizeof *cv->src);
         memcpy(cv->level, like->level, (size_t)like->n_cols * sizeof *cv->level);
-        if (!(cv->names = tg_calloc((size_t)cv->n_cols + 1, sizeof *cv->names, err)))
+        if (!(cv->names = tg_calloc_n(cv->n_cols + 1, 1, sizeof *cv->names, err)))
             st = TG_ERR_NOMEM;
         for (int j = 0; j < cv->n_cols && !st; j++)
             if (!(cv->names[j] = tg_strdup(like->names[j], err))) st = TG_ERR_NOMEM;

@@ -25,7 +25,7 @@ tg_status tg_epi_classes_bed(const tg_bed *bed, const char *pheno, const char *p
         char *prefix = tg_malloc(strlen(bed->prefix) + sizeof fam, err);
         if (prefix) sprintf(prefix, "%s%s", bed->prefix, fam);
         if (!prefix || !(source = source_name(prefix, "6", err)) ||
-            !(v = tg_malloc((size_t)bed->n_samples * sizeof *v, err)))
+            !(v = tg_malloc_n(bed->n_samples, 1, sizeof *v, err)))
             st = TG_ERR_NOMEM;
         free(prefix);
         for (int64_t i = 0; !st && i < bed->n_samples; i++) v[i] = bed->samples[i].pheno;

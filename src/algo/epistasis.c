@@ -138,7 +138,7 @@ enum { SNP_CHUNK = 64 };
 static tg_status build_planes(const tg_bed *bed, const int8_t *cls, struct search *s,
                               tg_epi_report *rep, tg_error *err) {
     const int64_t n = bed->n_samples, used = s->n[0] + s->n[1];
-    int64_t *idx = tg_malloc((size_t)n * sizeof *idx, err);
+    int64_t *idx = tg_malloc_n(n, 1, sizeof *idx, err);
     if (!idx) return TG_ERR_NOMEM;
     for (int64_t i = 0, at[2] = {0, s->n[0]}; i < n; i++)
         if (cls[i] >= 0) idx[at[cls[i]]++] = i;
@@ -247,7 +247,7 @@ static int info_cmp(const void *x, const void *y) {
 static tg_status report_hits(const struct search *s, const tg_epi_opts *o, tg_epi_report *rep,
                              tg_error *err) {
     const int nbest = s->best->nhit;
-    if (!(rep->hits = tg_calloc((size_t)nbest, sizeof *rep->hits, err))) return TG_ERR_NOMEM;
+    if (!(rep->hits = tg_calloc_n(nbest, 1, sizeof *rep->hits, err))) return TG_ERR_NOMEM;
     for (int h = 0; h < nbest; h++) {
         tg_status st = recount(s, o, &s->best->hit[h], &rep->hits[h], err);
         if (st) return st;
@@ -317,8 +317,8 @@ static tg_status spill_emit(struct search *s, const tg_epi_opts *o, tg_epi_repor
     struct cursor {
         struct tg_epi_hit *buf;
         int64_t left, pos, n, at; /* hits left in the file, offset, buffered, next */
-    } *c = st ? NULL : tg_calloc((size_t)(nr ? nr : 1), sizeof *c, err);
-    struct tg_epi_hit *bufs = c ? tg_malloc((size_t)(nr ? nr : 1) * RUN_READ * sizeof *bufs, err)
+    } *c = st ? NULL : tg_calloc_n(nr ? nr : 1, 1, sizeof *c, err);
+    struct tg_epi_hit *bufs = c ? tg_malloc_n(nr ? nr : 1, RUN_READ, sizeof *bufs, err)
                                 : NULL;
     if (!st && (!c || !bufs)) st = TG_ERR_NOMEM;
     for (int64_t r = 0, off = 0; !st && r < nr; off += s->sp.run_len[r++])
@@ -527,7 +527,7 @@ static tg_status set_order(const tg_epi_opts *o, struct search *s, tg_error *err
     if (o->nset < 1 || o->nset > s->m)
         return tg_error_set(err, TG_ERR_ARG, "a SNP set of %lld SNPs (1 to %lld)",
                             (long long)o->nset, (long long)s->m);
-    if (!(s->perm = tg_calloc((size_t)s->m, sizeof *s->perm, err))) return TG_ERR_NOMEM;
+    if (!(s->perm = tg_calloc_n(s->m, 1, sizeof *s->perm, err))) return TG_ERR_NOMEM;
     for (int64_t i = 0; i < o->nset; i++) {
         const int64_t j = o->set[i];
         if (j < 0 || j >= s->m || s->perm[j])
@@ -536,7 +536,7 @@ static tg_status set_order(const tg_epi_opts *o, struct search *s, tg_error *err
                                 j < 0 || j >= s->m ? "is outside the .bim" : "is there twice");
         s->perm[j] = 1; /* a mark until the order is written */
     }
-    int64_t *order = tg_malloc((size_t)s->m * sizeof *order, err);
+    int64_t *order = tg_malloc_n(s->m, 1, sizeof *order, err);
     if (!order) return TG_ERR_NOMEM;
     int64_t at = 0;
     for (int pass = 1; pass >= 0; pass--)
@@ -663,7 +663,8 @@ tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *
     s.step = o->round_step < 1 ? 1 : o->round_step > rep->rounds ? rep->rounds : o->round_step;
 
     double t0 = tg_now();
-    size_t bytes = (size_t)(s.nb * s.block_words) * sizeof *s.planes;
+    size_t bytes;
+    if (tg_size_mul(s.nb, s.block_words, sizeof *s.planes, &bytes, err)) return TG_ERR_NOMEM;
     if (!(s.planes = tg_host_alloc(bytes, NULL)))
         return tg_error_set(err, TG_ERR_NOMEM, "cannot allocate %.3g GiB of genotype planes",
                             (double)bytes / (1 << 30));
@@ -681,16 +682,15 @@ tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *
                   own = run / s.nranks + (s.rank < run % s.nranks);
     int64_t wave = wave_most(rsize);
     if (wave > own) wave = own;
-    if (!(s.table = tg_malloc((size_t)nt * sizeof *s.table, err)) ||
-        !(s.blk = tg_calloc((size_t)s.nb, sizeof *s.blk, err)) ||
-        !(s.slots = tg_calloc((size_t)wave, sizeof *s.slots, err)) ||
-        !(s.results = tg_malloc((size_t)wave * rsize, err)) ||
+    if (!(s.table = tg_malloc_n(nt, 1, sizeof *s.table, err)) ||
+        !(s.blk = tg_calloc_n(s.nb, 1, sizeof *s.blk, err)) ||
+        !(s.slots = tg_calloc_n(wave, 1, sizeof *s.slots, err)) ||
+        !(s.results = tg_malloc_n(wave, 1, rsize, err)) ||
         !(s.best = tg_calloc(1, rsize, err)) ||
-        (s.rank == 0 && !(s.gathered = tg_malloc((size_t)s.nranks * rsize, err))) ||
+        (s.rank == 0 && !(s.gathered = tg_malloc_n(s.nranks, 1, rsize, err))) ||
         (o->p_threshold > 0 &&
-         !(s.sp.buf = tg_malloc((s.sp.run = o->p_run > 0 ? (size_t)o->p_run : RUN) *
-                                    sizeof *s.sp.buf,
-                                err)))) {
+         !(s.sp.buf = tg_malloc_n(s.sp.run = o->p_run > 0 ? (size_t)o->p_run : RUN, 1,
+                                  sizeof *s.sp.buf, err)))) {
         st = TG_ERR_NOMEM;
         goto done;
     }

@@ -87,11 +87,13 @@ tg_status tg_fixed_make(int64_t n, const double *covar, int64_t ldc, int ncovar,
         return tg_error_set(err, TG_ERR_ARG, "fixed effects: %d covariate(s), matrix %s, ld %lld "
                             "< n %lld", ncovar, covar ? "given" : "NULL", (long long)ldc,
                             (long long)n);
-    if (!(f->r = tg_calloc((size_t)nphen, sizeof *f->r, err)) ||
-        !(f->kept = tg_calloc((size_t)(nphen * p), sizeof *f->kept, err)) ||
-        !(f->Q = tg_malloc((size_t)(n * p * nphen) * sizeof *f->Q, err)) ||
-        !(f->R = tg_calloc((size_t)(p * p * nphen), sizeof *f->R, err)) ||
-        !(f->nobs = tg_calloc((size_t)nphen, sizeof *f->nobs, err))) {
+    size_t pk; /* p × nphen */
+    if (tg_size_mul(p, nphen, 1, &pk, err)) return TG_ERR_NOMEM;
+    if (!(f->r = tg_calloc_n(nphen, 1, sizeof *f->r, err)) ||
+        !(f->kept = tg_calloc_n(nphen, p, sizeof *f->kept, err)) ||
+        !(f->Q = tg_malloc_n(n, pk, sizeof *f->Q, err)) ||
+        !(f->R = tg_calloc_n(p, pk, sizeof *f->R, err)) ||
+        !(f->nobs = tg_calloc_n(nphen, 1, sizeof *f->nobs, err))) {
         tg_fixed_free(f);
         return TG_ERR_NOMEM;
     }
@@ -111,8 +113,8 @@ tg_status tg_fixed_fit(tg_geno *g, const tg_fixed *f, const double *covar, int64
     const int p = f->p;
     int64_t i0, nl;
     tg_geno_local(g, &i0, &nl);
-    double *zb = tg_malloc((size_t)(nl * k) * sizeof *zb + 1, err),
-           *t = tg_calloc((size_t)(p * k), sizeof *t, err);
+    double *zb = tg_malloc_n(nl, k, sizeof *zb, err),
+           *t = tg_calloc_n(p, k, sizeof *t, err);
     tg_status st = !zb || !t ? TG_ERR_NOMEM : TG_OK;
     if (!st) st = tg_cg_mul(g, 0, k, beta, ldb, zb, nl, NULL, NULL, err);
     if (st) goto done;

@@ -33,9 +33,9 @@ tg_status tg_grm(tg_geno *g, double *K, int64_t ldk, tg_error *err) {
     int64_t i0, nl;
     tg_geno_local(g, &i0, &nl);
     tg_status st = TG_OK;
-    double *e = tg_calloc((size_t)(nl * TG_CG_MAXK), sizeof *e, err),
-           *w = tg_malloc((size_t)(m * TG_CG_MAXK) * sizeof *w, err),
-           *kb = tg_malloc((size_t)(nl * TG_CG_MAXK) * sizeof *kb, err);
+    double *e = tg_calloc_n(nl, TG_CG_MAXK, sizeof *e, err),
+           *w = tg_malloc_n(m, TG_CG_MAXK, sizeof *w, err),
+           *kb = tg_malloc_n(nl, TG_CG_MAXK, sizeof *kb, err);
     if (!e || !w || !kb) {
         st = TG_ERR_NOMEM;
         goto cleanup;
@@ -199,7 +199,8 @@ static void grm_panel_terms(void *ctx, int64_t p) {
 
 /* A zeroed panel of pad × rows bytes, in memory the GPUs reach by DMA (the padding must read 0). */
 static int8_t *grm_panel(const struct grm *g, int64_t p, tg_error *err) {
-    const size_t bytes = (size_t)(grm_rows(g, p) * g->pad);
+    size_t bytes;
+    if (tg_size_mul(grm_rows(g, p), g->pad, 1, &bytes, err)) return NULL;
     int8_t *x = tg_host_alloc(bytes, err);
     if (x) memset(x, 0, bytes);
     return x;
@@ -211,13 +212,17 @@ static tg_status grm_prepare(const tg_bed *bed, const tg_grm_opts *o, struct grm
                              tg_grm_info *info, tg_error *err) {
     g->n = bed->n_samples;
     g->m = bed->n_snps;
+    /* the panels' leading dimension (pad) and the terms' 2 × pad entries are StarPU's uint32 */
+    if (g->m > INT32_MAX - GRM_ALIGN)
+        return tg_error_set(err, TG_ERR_ARG, "GRM: %lld SNPs: at most %d", (long long)g->m,
+                            INT32_MAX - GRM_ALIGN);
     g->pad = (g->m + GRM_ALIGN - 1) / GRM_ALIGN * GRM_ALIGN;
     g->nb = tg_grm_block_rows(o);
     g->np = (int)((g->n + g->nb - 1) / g->nb);
     g->square = o->square;
-    if (!(g->enc = tg_calloc((size_t)g->np, sizeof *g->enc, err)) ||
-        !(g->he = tg_calloc((size_t)g->np, sizeof *g->he, err)) ||
-        !(g->off = tg_host_alloc(2 * (size_t)g->pad * sizeof *g->off, err)))
+    if (!(g->enc = tg_calloc_n(g->np, 1, sizeof *g->enc, err)) ||
+        !(g->he = tg_calloc_n(g->np, 1, sizeof *g->he, err)) ||
+        !(g->off = tg_host_alloc(2 * (size_t)g->pad * sizeof *g->off, err))) /* pad < 2^31 */
         return TG_ERR_NOMEM;
     memset(g->off, 0, 2 * (size_t)g->pad * sizeof *g->off);
     g->w = g->off + g->pad;
@@ -256,12 +261,12 @@ static tg_status grm_prepare(const tg_bed *bed, const tg_grm_opts *o, struct grm
     info->denom = g->denom;
     info->integer = g->integer;
     if (g->integer) {
-        if (!(g->s = tg_calloc((size_t)g->n, sizeof *g->s, err))) return TG_ERR_NOMEM;
+        if (!(g->s = tg_calloc_n(g->n, 1, sizeof *g->s, err))) return TG_ERR_NOMEM;
         for (int64_t k = 0; k < g->m; k++) g->c0 += g->off[k] * g->off[k];
     }
     if (g->counts) {
-        if (!(g->obs = tg_calloc((size_t)g->np, sizeof *g->obs, err)) ||
-            !(g->ho = tg_calloc((size_t)g->np, sizeof *g->ho, err)))
+        if (!(g->obs = tg_calloc_n(g->np, 1, sizeof *g->obs, err)) ||
+            !(g->ho = tg_calloc_n(g->np, 1, sizeof *g->ho, err)))
             return TG_ERR_NOMEM;
         for (int p = 0; p < g->np; p++)
             if (!(g->obs[p] = grm_panel(g, p, err))) return TG_ERR_NOMEM;
@@ -274,14 +279,17 @@ static tg_status grm_prepare(const tg_bed *bed, const tg_grm_opts *o, struct grm
     }
     tg_handle_vector(&g->hv, g->off, 2 * (uint32_t)g->pad, sizeof *g->off);
     /* the two block rows' buffers */
-    const size_t blk = (size_t)(g->nb * g->n);
+    size_t bk, bc; /* a block row's bytes: nb × n doubles, int32 */
+    if (tg_size_mul(g->nb, g->n, sizeof *g->row[0].k, &bk, err) ||
+        tg_size_mul(g->nb, g->n, sizeof *g->row[0].c, &bc, err))
+        return TG_ERR_NOMEM;
     for (int r = 0; r < 2; r++) {
         struct grm_row *w = &g->row[r];
-        if (!(w->hk = tg_calloc((size_t)g->np, sizeof *w->hk, err)) ||
-            !(w->hc = tg_calloc((size_t)g->np, sizeof *w->hc, err)) ||
-            !(w->k = tg_host_alloc(blk * sizeof *w->k, err)) ||
-            ((g->integer || g->counts) && !(w->c = tg_host_alloc(blk * sizeof *w->c, err))) ||
-            (o->counts && !(w->nobs = tg_malloc(blk * sizeof *w->nobs, err))))
+        if (!(w->hk = tg_calloc_n(g->np, 1, sizeof *w->hk, err)) ||
+            !(w->hc = tg_calloc_n(g->np, 1, sizeof *w->hc, err)) ||
+            !(w->k = tg_host_alloc(bk, err)) ||
+            ((g->integer || g->counts) && !(w->c = tg_host_alloc(bc, err))) ||
+            (o->counts && !(w->nobs = tg_malloc_n(g->nb, g->n, sizeof *w->nobs, err))))
             return TG_ERR_NOMEM;
     }
     return TG_OK;

@@ -35,16 +35,16 @@ unsigned tg_krr_precisions(const char **why) {
 tg_status tg_krr_split_make(int64_t n, int k, const double *y, int64_t ldy, double test_frac,
                             uint64_t seed, tg_krr_split *s, tg_error *err) {
     *s = (tg_krr_split){.empty_pheno = -1};
-    char *is_test = tg_calloc((size_t)n + 1, 1, err);
+    char *is_test = tg_calloc_n(n + 1, 1, 1, err);
     int64_t *perm = NULL;
     tg_status st = TG_OK;
-    if (!is_test || !(s->train = tg_malloc((size_t)n * sizeof *s->train + 1, err))) {
+    if (!is_test || !(s->train = tg_malloc_n(n, 1, sizeof *s->train, err))) {
         st = TG_ERR_NOMEM;
         goto cleanup;
     }
     if (!isnan(test_frac)) { /* the first round(F·n) of a seeded shuffle */
-        if (!(perm = tg_malloc((size_t)n * sizeof *perm + 1, err)) ||
-            !(s->test = tg_malloc((size_t)n * sizeof *s->test + 1, err))) {
+        if (!(perm = tg_malloc_n(n, 1, sizeof *perm, err)) ||
+            !(s->test = tg_malloc_n(n, 1, sizeof *s->test, err))) {
             st = TG_ERR_NOMEM;
             goto cleanup;
         }
@@ -124,9 +124,9 @@ tg_status tg_krr_model_set_pheno(tg_krr_model *m, int k, const char *const *name
     free(m->fixed_alpha);
     m->mean = m->fixed_alpha = NULL;
     m->info.k = 0;
-    if (!(m->names = tg_calloc((size_t)k, sizeof *m->names, err)) ||
-        !(m->mean = tg_calloc((size_t)k, sizeof *m->mean, err)) ||
-        !(m->fixed_alpha = tg_calloc((size_t)(k * (1 + m->info.nfixed)), sizeof *m->fixed_alpha,
+    if (!(m->names = tg_calloc_n(k, 1, sizeof *m->names, err)) ||
+        !(m->mean = tg_calloc_n(k, 1, sizeof *m->mean, err)) ||
+        !(m->fixed_alpha = tg_calloc_n(k, 1 + m->info.nfixed, sizeof *m->fixed_alpha,
                                      err)))
         return TG_ERR_NOMEM;
     m->info.k = k;
@@ -140,7 +140,7 @@ tg_status tg_krr_centre(tg_krr_model *m, const double *y, int64_t ldy, const dou
                         double *yc, tg_error *err) {
     const int64_t n = m->info.n;
     const int p = 1 + m->info.nfixed;
-    double *Q = tg_malloc((size_t)(n * p) * sizeof *Q, err), *R = tg_calloc((size_t)(p * p), sizeof *R, err),
+    double *Q = tg_malloc_n(n, p, sizeof *Q, err), *R = tg_calloc_n(p, p, sizeof *R, err),
            t[p], a[p];
     int kept[p];
     if (!Q || !R) {
@@ -234,13 +234,15 @@ static tg_status model_new(const tg_bed *bed, const int64_t *rows, int64_t n, in
     m->info = (tg_krr_model_info){.kernel = o->kernel, .ngamma = ng, .nalpha = o->nalpha,
                                   .diag = o->diag, .ncov = o->fixed ? 0 : o->ncov,
                                   .nfixed = o->fixed ? o->ncov : 0, .bed = bed, .n = n};
-    const size_t npairs = (size_t)ng * (size_t)o->nalpha;
+    const int64_t npairs = (int64_t)ng * o->nalpha; /* ints */
+    size_t nw; /* npairs × k weight columns */
+    if (tg_size_mul(npairs, k, 1, &nw, err)) return TG_ERR_NOMEM;
     if (!(m->bfile = tg_strdup(bed->prefix, err)) ||
-        !(m->rows = tg_malloc((size_t)n * sizeof *m->rows, err)) ||
-        !(m->gamma = tg_calloc((size_t)ng, sizeof *m->gamma, err)) ||
-        !(m->alpha = tg_malloc((size_t)o->nalpha * sizeof *m->alpha, err)) ||
-        !(m->w = tg_malloc(npairs * (size_t)(n * k) * sizeof *m->w, err)) ||
-        !(m->wprec = tg_malloc(npairs * sizeof *m->wprec, err)))
+        !(m->rows = tg_malloc_n(n, 1, sizeof *m->rows, err)) ||
+        !(m->gamma = tg_calloc_n(ng, 1, sizeof *m->gamma, err)) ||
+        !(m->alpha = tg_malloc_n(o->nalpha, 1, sizeof *m->alpha, err)) ||
+        !(m->w = tg_malloc_n(nw, n, sizeof *m->w, err)) ||
+        !(m->wprec = tg_malloc_n(npairs, 1, sizeof *m->wprec, err)))
         return TG_ERR_NOMEM;
     for (int64_t i = 0; i < n; i++) m->rows[i] = rows ? rows[i] : i;
     for (int g = 0; gauss && g < ng; g++) m->gamma[g] = o->gamma[g];
@@ -272,7 +274,7 @@ static tg_status gather(const double *x, int64_t ldx, int nc, const int64_t *row
                         double **out, tg_error *err) {
     *out = NULL;
     if (!nc) return TG_OK;
-    if (!(*out = tg_malloc((size_t)(n * nc) * sizeof **out, err))) return TG_ERR_NOMEM;
+    if (!(*out = tg_malloc_n(n, nc, sizeof **out, err))) return TG_ERR_NOMEM;
     for (int c = 0; c < nc; c++)
         for (int64_t i = 0; i < n; i++) (*out)[i + c * n] = x[(rows ? rows[i] : i) + c * ldx];
     return TG_OK;
@@ -283,8 +285,8 @@ static tg_status gather(const double *x, int64_t ldx, int nc, const int64_t *row
  * constant confounder keeps deviation 1 (its distances are 0 among the training samples). */
 static tg_status standardise(tg_krr_model *m, int train, double *x, int64_t n, tg_error *err) {
     const int nc = m->info.ncov;
-    if (train && nc && (!(m->cmean = tg_malloc((size_t)nc * sizeof *m->cmean, err)) ||
-                        !(m->csd = tg_malloc((size_t)nc * sizeof *m->csd, err))))
+    if (train && nc && (!(m->cmean = tg_malloc_n(nc, 1, sizeof *m->cmean, err)) ||
+                        !(m->csd = tg_malloc_n(nc, 1, sizeof *m->csd, err))))
         return TG_ERR_NOMEM;
     for (int c = 0; c < nc; c++) {
         double *v = x + c * n;
@@ -388,9 +390,9 @@ tg_status tg_krr_fit(const tg_bed *bed, const int64_t *rows, int64_t n, int k, c
     if ((st = tg_tile_check("--tile", n, rep->nb, err))) goto cleanup;
     rep->allowed = o->allowed ? o->allowed : tg_krr_precisions(&rep->allowed_why);
     rep->map_nt = (int)((n + rep->nb - 1) / rep->nb);
-    if (!(yc = tg_malloc((size_t)(n * k) * sizeof *yc, err)) ||
-        !(rep->pair = tg_calloc((size_t)npairs, sizeof *rep->pair, err)) ||
-        !(rep->map = tg_malloc((size_t)rep->map_nt * (size_t)rep->map_nt * sizeof *rep->map, err))) {
+    if (!(yc = tg_malloc_n(n, k, sizeof *yc, err)) ||
+        !(rep->pair = tg_calloc_n(npairs, 1, sizeof *rep->pair, err)) ||
+        !(rep->map = tg_malloc_n(rep->map_nt, rep->map_nt, sizeof *rep->map, err))) {
         st = TG_ERR_NOMEM;
         goto cleanup;
     }
@@ -509,9 +511,9 @@ tg_status tg_krr_predict(tg_krr_model *m, const tg_bed *test, const int64_t *row
     if (ldp < n)
         st = tg_error_set(err, TG_ERR_ARG, "KRR predict: leading dimension %lld < %lld rows",
                           (long long)ldp, (long long)n);
-    else if (!(rep->kernel_seconds = tg_calloc((size_t)i->ngamma, sizeof(double), err)) ||
-             !(rep->kernel_ops = tg_calloc((size_t)i->ngamma, sizeof(double), err)) ||
-             !(rep->seconds = tg_calloc((size_t)npairs, sizeof(double), err)))
+    else if (!(rep->kernel_seconds = tg_calloc_n(i->ngamma, 1, sizeof(double), err)) ||
+             !(rep->kernel_ops = tg_calloc_n(i->ngamma, 1, sizeof(double), err)) ||
+             !(rep->seconds = tg_calloc_n(npairs, 1, sizeof(double), err)))
         st = TG_ERR_NOMEM;
     if (!st) st = predict_build(m, test, rows, n, covar, ldc, &gte, &Ct, rep, err);
     if (!st) st = gather(covar, ldc, i->nfixed, rows, n, &fx, err);

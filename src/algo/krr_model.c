@@ -188,7 +188,7 @@ static tg_status write_factor(const tg_krr_model *m, hashed_out *o, int64_t *byt
     int nt;
     tg_matrix_size(L, &n, NULL, &nt, NULL);
     head[0] = n, head[1] = nb, head[2] = nt;
-    void *buf = tg_malloc((size_t)nb * (size_t)nb * sizeof(double), err);
+    void *buf = tg_malloc_n(nb, nb, sizeof(double), err);
     tg_status st = buf ? TG_OK : TG_ERR_NOMEM;
     put(o, factor_magic, sizeof factor_magic);
     put(o, head, sizeof head);
@@ -583,20 +583,20 @@ static tg_status read_model_text(int file, const char *path, uint64_t sum, tg_kr
                                                                       ? "phenotypes"
                                                                       : "training samples");
     if (st) goto cleanup;
-    want = tg_malloc((size_t)nf * sizeof *want, err);
-    f = tg_malloc((size_t)nf * sizeof *f, err);
+    want = tg_malloc_n(nf, 1, sizeof *want, err);
+    f = tg_malloc_n(nf, 1, sizeof *f, err);
     int nomem = !want || !f;
     switch (file) {
     case F_TRAIN:
-        nomem |= !(m->rows = tg_malloc((size_t)nr * sizeof *m->rows, err)) ||
+        nomem |= !(m->rows = tg_malloc_n(nr, 1, sizeof *m->rows, err)) ||
                  tg_idmap_init(&map, m->bed.samples, m->bed.n_samples, err);
         break;
-    case F_SNPS: nomem |= !(m->freq = tg_malloc((size_t)nlines * sizeof *m->freq, err)); break;
+    case F_SNPS: nomem |= !(m->freq = tg_malloc_n(nlines, 1, sizeof *m->freq, err)); break;
     case F_PHENO:
-        nomem |= !(m->names = tg_calloc((size_t)m->info.k, sizeof *m->names, err)) ||
-                 !(m->mean = tg_malloc((size_t)m->info.k * sizeof *m->mean, err));
+        nomem |= !(m->names = tg_calloc_n(m->info.k, 1, sizeof *m->names, err)) ||
+                 !(m->mean = tg_malloc_n(m->info.k, 1, sizeof *m->mean, err));
         break;
-    default: nomem |= !(m->w = tg_malloc((size_t)nr * (size_t)m->info.k * sizeof *m->w, err));
+    default: nomem |= !(m->w = tg_malloc_n(nr, m->info.k, sizeof *m->w, err));
     }
     st = nomem ? TG_ERR_NOMEM : TG_OK;
     for (int c = 0; c < nf && !st; c++) want[c] = c < 2 || file != F_WEIGHTS ? heads[file][c]
@@ -687,8 +687,8 @@ static tg_status read_factor_table(const char *path, tg_krr_model *m, tg_error *
                           (long long)want);
         goto cleanup;
     }
-    if (!(m->tprec = tg_malloc((size_t)ntiles * sizeof *m->tprec, err)) ||
-        !(m->tscale = tg_malloc((size_t)ntiles * sizeof *m->tscale, err))) {
+    if (!(m->tprec = tg_malloc_n(ntiles, 1, sizeof *m->tprec, err)) ||
+        !(m->tscale = tg_malloc_n(ntiles, 1, sizeof *m->tscale, err))) {
         st = TG_ERR_NOMEM;
         goto cleanup;
     }
@@ -809,7 +809,7 @@ tg_status tg_krr_model_read_factor(tg_krr_model *m, tg_krr_solve_report *rep, tg
     if (st || (st = tg_matrix_create(&m->L, m->info.n, m->info.n, nb, nb, TG_SYM_LOWER,
                                      m->ldiag, 0, 0, err)))
         goto cleanup;
-    if (!(buf = tg_malloc((size_t)nb * (size_t)nb * sizeof(double), err))) {
+    if (!(buf = tg_malloc_n(nb, nb, sizeof(double), err))) {
         st = TG_ERR_NOMEM;
         goto cleanup;
     }
@@ -882,8 +882,8 @@ tg_status tg_krr_model_solve(tg_krr_model *m, int k, const double *y, int64_t ld
     tg_matrix *B = NULL;
     double *yc = NULL, *w = NULL;
     tg_status st = tg_krr_model_read_factor(m, rep, err);
-    if (!st && (!(yc = tg_malloc((size_t)(n * k) * sizeof *yc, err)) ||
-                !(w = tg_malloc((size_t)(n * k) * sizeof *w, err))))
+    if (!st && (!(yc = tg_malloc_n(n, k, sizeof *yc, err)) ||
+                !(w = tg_malloc_n(n, k, sizeof *w, err))))
         st = TG_ERR_NOMEM;
     if (!st) st = tg_krr_model_set_pheno(m, k, names, err);
     if (st) goto cleanup;

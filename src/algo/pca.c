@@ -52,7 +52,7 @@ static tg_status pca_exact(tg_geno *g, int k, double *vec, double *val, tg_pca_r
     double *K = NULL, *w = NULL;
     lapack_int *isuppz = NULL;
     if (root && ((double)n * (double)n * sizeof *K > (double)SIZE_MAX ||
-                 !(K = tg_malloc((size_t)(n * n) * sizeof *K, err))))
+                 !(K = tg_malloc_n(n, n, sizeof *K, err))))
         return tg_error_set(err, TG_ERR_NOMEM, "exact PCA: the %lld × %lld relationship matrix "
                             "(%.3g GB) does not fit in memory; --pca approx needs no such matrix",
                             (long long)n, (long long)n, 8e-9 * (double)n * (double)n);
@@ -62,8 +62,8 @@ static tg_status pca_exact(tg_geno *g, int k, double *vec, double *val, tg_pca_r
     t0 = tg_now();
     if (!st && root) {
         lapack_int found = 0;
-        if (!(w = tg_malloc((size_t)n * sizeof *w, err)) ||
-            !(isuppz = tg_malloc(2 * (size_t)k * sizeof *isuppz, err))) {
+        if (!(w = tg_malloc_n(n, 1, sizeof *w, err)) ||
+            !(isuppz = tg_malloc_n(2, k, sizeof *isuppz, err))) {
             st = TG_ERR_NOMEM;
             goto done;
         }
@@ -173,7 +173,8 @@ static tg_status apply_k(krylov *s, int c0, tg_error *err) {
     if (!st)
         st = tg_cg_mul(s->g, 0, s->b, s->T, s->m, w, s->nl, &s->rep->seconds_products,
                        &s->rep->products, err);
-    if (!st) cblas_dscal((int)(s->nl * s->b), 1.0 / (double)s->m, w, 1);
+    for (int j = 0; !st && j < s->b; j++) /* a column at a time: nl · b may pass an int */
+        cblas_dscal((int)s->nl, 1.0 / (double)s->m, w + (int64_t)j * s->nl, 1);
     return st;
 }
 
@@ -181,9 +182,9 @@ static tg_status apply_k(krylov *s, int c0, tg_error *err) {
  * vectors' coefficients @p sv (c × k), and the largest residual over λ₁. */
 static tg_status ritz(krylov *s, int c, int k, double *sv, double *resid, tg_error *err) {
     double *val = s->lam;
-    lapack_int found = 0, *isuppz = tg_malloc(2 * (size_t)k * sizeof *isuppz, err);
-    double *h = tg_malloc((size_t)c * (size_t)c * sizeof *h, err),
-           *r = tg_malloc((size_t)s->nl * (size_t)k * sizeof *r, err);
+    lapack_int found = 0, *isuppz = tg_malloc_n(2, k, sizeof *isuppz, err);
+    double *h = tg_malloc_n(c, c, sizeof *h, err),
+           *r = tg_malloc_n(s->nl, k, sizeof *r, err);
     tg_status st = TG_OK;
     if (!isuppz || !h || !r) {
         st = TG_ERR_NOMEM;
@@ -233,16 +234,16 @@ static tg_status pca_approx(tg_geno *g, const tg_pca_opts *o, double *vec, doubl
     double t_dense = 0, t0;
     double *sv = NULL, *v = NULL;
     tg_status st = TG_OK;
-    if (!(s.Q = tg_malloc((size_t)s.nl * (size_t)s.cap * sizeof *s.Q, err)) ||
-        !(s.W = tg_malloc((size_t)s.nl * (size_t)s.cap * sizeof *s.W, err)) ||
-        !(s.T = tg_malloc((size_t)s.m * (size_t)s.b * sizeof *s.T, err)) ||
-        !(s.H = tg_calloc((size_t)s.cap * (size_t)s.cap, sizeof *s.H, err)) ||
-        !(s.small = tg_malloc((size_t)s.cap * (size_t)s.cap * sizeof *s.small, err)) ||
-        !(s.col = tg_malloc((size_t)s.n * sizeof *s.col, err)) ||
-        !(s.norm = tg_malloc(2 * (size_t)s.b * sizeof *s.norm, err)) ||
-        !(s.lam = tg_malloc((size_t)s.cap * sizeof *s.lam, err)) ||
-        !(sv = tg_malloc((size_t)s.cap * (size_t)k * sizeof *sv, err)) ||
-        !(v = tg_malloc((size_t)s.nl * (size_t)k * sizeof *v, err))) {
+    if (!(s.Q = tg_malloc_n(s.nl, s.cap, sizeof *s.Q, err)) ||
+        !(s.W = tg_malloc_n(s.nl, s.cap, sizeof *s.W, err)) ||
+        !(s.T = tg_malloc_n(s.m, s.b, sizeof *s.T, err)) ||
+        !(s.H = tg_calloc_n(s.cap, s.cap, sizeof *s.H, err)) ||
+        !(s.small = tg_malloc_n(s.cap, s.cap, sizeof *s.small, err)) ||
+        !(s.col = tg_malloc_n(s.n, 1, sizeof *s.col, err)) ||
+        !(s.norm = tg_malloc_n(2, s.b, sizeof *s.norm, err)) ||
+        !(s.lam = tg_malloc_n(s.cap, 1, sizeof *s.lam, err)) ||
+        !(sv = tg_malloc_n(s.cap, k, sizeof *sv, err)) ||
+        !(v = tg_malloc_n(s.nl, k, sizeof *v, err))) {
         st = TG_ERR_NOMEM;
         goto done;
     }
@@ -296,7 +297,7 @@ done:
 
 tg_status tg_pca_geno(const tg_bed *bed, tg_geno **out, int64_t *dropped, tg_error *err) {
     tg_geno_source *src = NULL;
-    int64_t *keep = tg_malloc((size_t)(bed->n_snps ? bed->n_snps : 1) * sizeof *keep, err), m = 0;
+    int64_t *keep = tg_malloc_n(bed->n_snps ? bed->n_snps : 1, 1, sizeof *keep, err), m = 0;
     if (!keep) return TG_ERR_NOMEM;
     for (int64_t j = 0; j < bed->n_snps; j++) {
         int code = tg_chrom_code(bed->snps[j].chrom);
@@ -325,6 +326,9 @@ tg_status tg_pca(tg_geno *g, const tg_pca_opts *o, double *vec, double *val, tg_
                             o->k, (long long)n, (long long)n);
     if (tg_runtime_rank() == 0 && (!vec || !val))
         return tg_error_set(err, TG_ERR_ARG, "PCA: no output arrays");
+    if (n > INT32_MAX) /* BLAS and LAPACK take the samples as an int */
+        return tg_error_set(err, TG_ERR_ARG, "PCA: %lld samples: at most %d", (long long)n,
+                            INT32_MAX);
     rep->approx = o->mode == TG_PCA_APPROX || (o->mode == TG_PCA_AUTO && n > TG_PCA_EXACT_MAX);
     return rep->approx ? pca_approx(g, o, vec, val, rep, err)
                        : pca_exact(g, o->k, vec, val, rep, err);

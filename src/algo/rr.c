@@ -83,18 +83,20 @@ static void panels_free(struct panels *P) {
  * handles. */
 static tg_status panels_make(struct panels *P, tg_error *err) {
     int np = P->np;
-    if (!(P->data = tg_calloc((size_t)np, sizeof *P->data, err)) ||
-        !(P->vec = tg_calloc((size_t)np, sizeof *P->vec, err)) ||
-        !(P->h = tg_calloc((size_t)np, sizeof *P->h, err)) ||
-        !(P->v = tg_calloc((size_t)np, sizeof *P->v, err)))
+    if (!(P->data = tg_calloc_n(np, 1, sizeof *P->data, err)) ||
+        !(P->vec = tg_calloc_n(np, 1, sizeof *P->vec, err)) ||
+        !(P->h = tg_calloc_n(np, 1, sizeof *P->h, err)) ||
+        !(P->v = tg_calloc_n(np, 1, sizeof *P->v, err)))
         return TG_ERR_NOMEM;
     for (int J = 0; J < np; J++) {
         if (!mine(J)) continue;
         int nbj = panel_snps(P, J), w = P->missing ? 2 * nbj : nbj;
-        if (!(P->data[J] = tg_host_alloc((size_t)(P->npad * w), NULL)))
+        size_t bytes;
+        if (tg_size_mul(P->npad, w, 1, &bytes, NULL) ||
+            !(P->data[J] = tg_host_alloc(bytes, NULL)))
             return tg_error_set(err, TG_ERR_NOMEM, "ridge (Cholesky): no memory for SNP panel %d "
                                 "(%lld × %d int8)", J, (long long)P->npad, w);
-        if (!(P->vec[J] = tg_malloc(2 * (size_t)nbj * sizeof(double), err))) return TG_ERR_NOMEM;
+        if (!(P->vec[J] = tg_malloc_n(2, nbj, sizeof(double), err))) return TG_ERR_NOMEM;
     }
     tg_parallel_for(np, fill_panel, P);
     /* other ranks' panels (NULL here): the runtime allocates them where this rank receives them */
@@ -145,6 +147,13 @@ static tg_status check_args(int64_t n, int64_t m, int64_t nphen, const double *y
     if (!(o->lambda > 0) || !isfinite(o->lambda))
         return tg_error_set(err, TG_ERR_ARG, "ridge (Cholesky): lambda %g: must be > 0",
                             o->lambda);
+    /* BLAS takes ints: the panels' leading dimension is n padded to 16, the right-hand sides
+     * (phenotypes and the covariates' basis) are one tile wide */
+    if (n > INT32_MAX - 15 || nphen > INT32_MAX - 1 - (int64_t)o->ncovar)
+        return tg_error_set(err, TG_ERR_ARG, "ridge (Cholesky): %lld samples, %lld phenotypes "
+                            "and %d covariates: a panel's column (samples padded to 16) and the "
+                            "right-hand sides (phenotypes, covariates and 1) must each fit an "
+                            "int (%d)", (long long)n, (long long)nphen, o->ncovar, INT32_MAX);
     tg_status st = tg_tile_check("--tile", m, o->nb, err); /* tiles of SNPs */
     if (st) return st;
     if (o->chol.diag != TG_FP64 && o->chol.diag != TG_FP32)
@@ -178,8 +187,8 @@ static tg_status check_args(int64_t n, int64_t m, int64_t nphen, const double *y
 static tg_status woodbury(int64_t m, int64_t k, int r, const double *W, const double *X,
                           double *beta, int64_t ldb, tg_error *err) {
     const double *xb = X, *xw = X + k * m;
-    double *S = tg_malloc((size_t)(r * r) * sizeof *S + 1, err),
-           *U = tg_malloc((size_t)(r * k) * sizeof *U + 1, err);
+    double *S = tg_malloc_n(r, r, sizeof *S, err),
+           *U = tg_malloc_n(r, k, sizeof *U, err);
     tg_status st = !S || !U ? TG_ERR_NOMEM : TG_OK;
     for (int a = 0; a < r && !st; a++) {
         for (int b = 0; b < r; b++) {
@@ -236,8 +245,8 @@ tg_status tg_ridge_chol_source(const tg_geno_source *src, int scale, int64_t nph
     if ((st = tg_fixed_make(n, o.covar, o.ldc, o.ncovar, 1, y, ldy, &f, err))) goto done;
     const int r = f.r[0];
     const int64_t kr = nphen + r; /* right-hand sides: ZᵀMy, then W = ZᵀQ */
-    if (!(yc = tg_malloc((size_t)(n * nphen) * sizeof *yc, err)) ||
-        !(b = tg_malloc((size_t)(m * kr) * sizeof *b, err))) {
+    if (!(yc = tg_malloc_n(n, nphen, sizeof *yc, err)) ||
+        !(b = tg_malloc_n(m, kr, sizeof *b, err))) {
         st = TG_ERR_NOMEM;
         goto done;
     }
@@ -274,7 +283,7 @@ tg_status tg_ridge_chol_source(const tg_geno_source *src, int scale, int64_t nph
     }
     /* B in the solve's precision with A's row tiling; X = A⁻¹B into x, W stays in b's tail
      * for the correction */
-    double *x = tg_malloc((size_t)(m * kr) * sizeof *x, err);
+    double *x = tg_malloc_n(m, kr, sizeof *x, err);
     if (!x) {
         st = TG_ERR_NOMEM;
         goto done;

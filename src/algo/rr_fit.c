@@ -90,8 +90,8 @@ static tg_status fit_cg(const tg_bed *bed, int64_t k, const double *y, int64_t l
                         const tg_bed *test, const tg_rr_opts *o, tg_rr_result *r, tg_geno **geno,
                         tg_error *err) {
     const int64_t n = bed->n_samples, m = bed->n_snps;
-    double *jacobi = tg_malloc((size_t)(m * k) * sizeof *jacobi, err), *in_sample = NULL;
-    double *ym = tg_malloc((size_t)(n * k) * sizeof *ym, err);
+    double *jacobi = tg_malloc_n(m, k, sizeof *jacobi, err), *in_sample = NULL;
+    double *ym = tg_malloc_n(n, k, sizeof *ym, err);
     if (!jacobi || !ym) {
         free(jacobi);
         return TG_ERR_NOMEM;
@@ -126,7 +126,7 @@ static tg_status fit_cg(const tg_bed *bed, int64_t k, const double *y, int64_t l
     }
     t0 = tg_now();
     /* the in-sample fit gives α; with a test cohort its values are not kept */
-    in_sample = test ? tg_malloc((size_t)(n * k) * sizeof *in_sample, err) : r->pred;
+    in_sample = test ? tg_malloc_n(n, k, sizeof *in_sample, err) : r->pred;
     if (!in_sample) {
         st = TG_ERR_NOMEM;
         goto done;
@@ -151,7 +151,7 @@ static tg_status complete_cases(const tg_bed *bed, int64_t k, const double *y, i
                                 const tg_rr_opts *o, tg_rr_result *r, int64_t **rows, double **yk,
                                 double **ck, tg_error *err) {
     const int64_t n = bed->n_samples;
-    if (!(*rows = tg_malloc((size_t)n * sizeof **rows, err))) return TG_ERR_NOMEM;
+    if (!(*rows = tg_malloc_n(n, 1, sizeof **rows, err))) return TG_ERR_NOMEM;
     int64_t nk = 0;
     for (int64_t i = 0; i < n; i++) {
         int all = 1;
@@ -165,8 +165,8 @@ static tg_status complete_cases(const tg_bed *bed, int64_t k, const double *y, i
                             "--solver cholesky: %lld sample(s) have every selected phenotype "
                             "and covariate observed; at least 2 are needed",
                             (long long)nk);
-    if (!(*yk = tg_malloc((size_t)(nk * k) * sizeof **yk, err)) ||
-        !(*ck = tg_malloc((size_t)(nk * o->ncovar) * sizeof **ck + 1, err)))
+    if (!(*yk = tg_malloc_n(nk, k, sizeof **yk, err)) ||
+        !(*ck = tg_malloc_n(nk, o->ncovar, sizeof **ck, err)))
         return TG_ERR_NOMEM;
     for (int64_t c = 0; c < k; c++)
         for (int64_t i = 0; i < nk; i++) (*yk)[i + c * nk] = y[(*rows)[i] + c * ldy];
@@ -224,12 +224,12 @@ tg_status tg_rr(const tg_bed *bed, int64_t nphen, const double *y, int64_t ldy,
                             "training%s cohort) or with a short leading dimension", o->ncovar,
                             test ? " and test" : "");
     r->nalpha = o->ncovar + 1;
-    if (!(r->beta = tg_malloc((size_t)(m * nphen) * sizeof *r->beta, err)) ||
-        !(r->alpha = tg_malloc((size_t)(r->nalpha * nphen) * sizeof *r->alpha, err)) ||
-        !(r->mu = tg_malloc((size_t)nphen * sizeof *r->mu, err)) ||
-        !(r->pred = tg_malloc((size_t)(np * nphen) * sizeof *r->pred, err)) ||
-        !(r->pheno = tg_calloc((size_t)nphen, sizeof *r->pheno, err)) ||
-        !(r->snps = tg_malloc((size_t)m * sizeof *r->snps + 1, err)))
+    if (!(r->beta = tg_malloc_n(m, nphen, sizeof *r->beta, err)) ||
+        !(r->alpha = tg_malloc_n(r->nalpha, nphen, sizeof *r->alpha, err)) ||
+        !(r->mu = tg_malloc_n(nphen, 1, sizeof *r->mu, err)) ||
+        !(r->pred = tg_malloc_n(np, nphen, sizeof *r->pred, err)) ||
+        !(r->pheno = tg_calloc_n(nphen, 1, sizeof *r->pheno, err)) ||
+        !(r->snps = tg_malloc_n(m, 1, sizeof *r->snps, err)))
         return TG_ERR_NOMEM;
     r->n_used = bed->n_samples;
     tg_geno *geno = NULL;

@@ -306,20 +306,22 @@ static int64_t draw_missing(const tg_sim_opts *o, tg_rng *r, tg_sim *d, uint8_t 
 }
 
 static tg_status alloc_data(const tg_sim_opts *o, tg_sim *d, tg_error *err) {
-    const size_t n = (size_t)o->n, m = (size_t)o->m, k = (size_t)o->n_pheno;
+    const int64_t n = o->n, m = o->m, k = o->n_pheno;
     d->n = o->n;
     d->m = o->m;
     d->n_pheno = o->n_pheno;
-    if (!(d->samples = tg_calloc(n, sizeof *d->samples, err)) ||
-        !(d->snps = tg_calloc(m, sizeof *d->snps, err)) ||
-        !(d->sample_ids = tg_malloc(24 * n, err)) || !(d->snp_ids = tg_malloc(16 * m, err)) ||
-        !(d->freq = tg_malloc(m * sizeof *d->freq, err)) ||
-        !(d->eff = tg_malloc(m * sizeof *d->eff, err)) || !(d->geno = tg_malloc(n * m, err)) ||
-        !(d->pheno = tg_malloc(n * k * sizeof *d->pheno, err)) ||
-        !(d->threshold = tg_malloc(k * sizeof *d->threshold, err)) ||
-        !(d->pheno_names = tg_calloc(k, sizeof *d->pheno_names, err)))
+    if (!(d->samples = tg_calloc_n(n, 1, sizeof *d->samples, err)) ||
+        !(d->snps = tg_calloc_n(m, 1, sizeof *d->snps, err)) ||
+        !(d->sample_ids = tg_malloc_n(n, 24, 1, err)) ||
+        !(d->snp_ids = tg_malloc_n(m, 16, 1, err)) ||
+        !(d->freq = tg_malloc_n(m, 1, sizeof *d->freq, err)) ||
+        !(d->eff = tg_malloc_n(m, 1, sizeof *d->eff, err)) ||
+        !(d->geno = tg_malloc_n(n, m, 1, err)) ||
+        !(d->pheno = tg_malloc_n(n, k, sizeof *d->pheno, err)) ||
+        !(d->threshold = tg_malloc_n(k, 1, sizeof *d->threshold, err)) ||
+        !(d->pheno_names = tg_calloc_n(k, 1, sizeof *d->pheno_names, err)))
         return TG_ERR_NOMEM;
-    for (size_t p = 0; p < k; p++) {
+    for (int64_t p = 0; p < k; p++) {
         if (!(d->pheno_names[p] = tg_malloc(24, err))) return TG_ERR_NOMEM;
         snprintf(d->pheno_names[p], 24, "PHENO%u", (unsigned)p + 1);
     }
@@ -356,9 +358,9 @@ tg_status tg_simulate(const tg_sim_opts *o, tg_sim *d, tg_error *err) {
     uint8_t *role = NULL;
     int64_t *pick = NULL;
     double *work = NULL;
-    if ((st = alloc_data(o, d, err)) || !(role = tg_calloc((size_t)o->m, 1, err)) ||
-        !(pick = tg_malloc((size_t)o->m * sizeof *pick, err)) ||
-        !(work = tg_malloc(2 * (size_t)o->n * sizeof *work, err))) {
+    if ((st = alloc_data(o, d, err)) || !(role = tg_calloc_n(o->m, 1, 1, err)) ||
+        !(pick = tg_malloc_n(o->m, 1, sizeof *pick, err)) ||
+        !(work = tg_malloc_n(2, o->n, sizeof *work, err))) {
         st = TG_ERR_NOMEM;
         goto cleanup;
     }

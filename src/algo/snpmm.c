@@ -133,7 +133,7 @@ static tg_status sum_over_ranks(const tg_geno *g, int64_t k, tg_prec prec, void 
         tg_runtime_sum(out, g->m * k, prec);
         return TG_OK;
     }
-    char *buf = tg_malloc(col * (size_t)k, err);
+    char *buf = tg_malloc_n(g->m, k, es, err);
     if (!buf) return TG_ERR_NOMEM;
     for (int64_t c = 0; c < k; c++) memcpy(buf + c * col, (char *)out + (size_t)(c * ld) * es, col);
     tg_runtime_sum(buf, g->m * k, prec);
@@ -194,7 +194,7 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
         }
     const int64_t nblk = tg_geno_nblocks(g, trans);
     const blocks *bl = trans ? &g->sbl : &g->rbl;
-    tg_handle hin, *hout = tg_calloc((size_t)nblk, sizeof *hout, err);
+    tg_handle hin, *hout = tg_calloc_n(nblk, 1, sizeof *hout, err);
     if (!hout) return TG_ERR_NOMEM;
     tg_handle_matrix(&hin, in, (uint32_t)ldin, (uint32_t)nt, (uint32_t)k, es);
     for (int64_t b = 0; b < nblk; b++)

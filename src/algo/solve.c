@@ -54,7 +54,7 @@ tg_status tg_chol_solve(const tg_matrix *L, tg_matrix *B, tg_error *err) {
     tg_status st = check(L, B, &b, err);
     if (st) return st;
     int nt = L->nt, nc = B->nt, bad = 0;
-    tg_handle *inv = tg_calloc((size_t)nt, sizeof *inv, err);
+    tg_handle *inv = tg_calloc_n(nt, 1, sizeof *inv, err);
     if (!inv) return TG_ERR_NOMEM;
     tg_phase *ph = tg_phase_open("solve", "flop", -1);
     /* inverses of the diagonal tiles, in B's precision, kept for both sweeps */

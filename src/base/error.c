@@ -1,6 +1,8 @@
 /* Errors and checked allocation: library code fills a tg_error and returns; only the CLI prints.
  * Messages quote bytes from input files escaped (tg_esc), so that they stay one line. */
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +73,29 @@ void *tg_calloc(size_t n, size_t size, tg_error *err) {
     void *p = calloc(n ? n : 1, size ? size : 1);
     if (!p) tg_error_set(err, TG_ERR_NOMEM, "out of memory allocating %zu × %zu bytes", n, size);
     return p;
+}
+
+tg_status tg_size_mul(int64_t n1, int64_t n2, size_t size, size_t *bytes, tg_error *err) {
+    size_t b;
+    if (n1 < 0 || n2 < 0)
+        return tg_error_set(err, TG_ERR_NOMEM, "cannot allocate %lld × %lld × %zu bytes: negative"
+                            " count", (long long)n1, (long long)n2, size);
+    if (__builtin_mul_overflow((uint64_t)n1, (uint64_t)n2, &b) ||
+        __builtin_mul_overflow(b, size, &b) || b > PTRDIFF_MAX)
+        return tg_error_set(err, TG_ERR_NOMEM, "cannot allocate %lld × %lld × %zu bytes: they"
+                            " exceed the address space", (long long)n1, (long long)n2, size);
+    *bytes = b;
+    return TG_OK;
+}
+
+void *tg_malloc_n(int64_t n1, int64_t n2, size_t size, tg_error *err) {
+    size_t b = 0;
+    return tg_size_mul(n1, n2, size, &b, err) ? NULL : tg_malloc(b, err);
+}
+
+void *tg_calloc_n(int64_t n1, int64_t n2, size_t size, tg_error *err) {
+    size_t b = 0;
+    return tg_size_mul(n1, n2, size, &b, err) ? NULL : tg_calloc(b, 1, err);
 }
 
 char *tg_strdup(const char *s, tg_error *err) {

@@ -325,7 +325,7 @@ tg_status tg_cli_phenotypes(tg_log *log, const char *path, const char *col_nums,
     *ph = (tg_pheno){.n_samples = n, .n_cols = 1};
     if (!(ph->names = tg_calloc(1, sizeof *ph->names, err)) ||
         !(ph->names[0] = tg_strdup("PHENO1", err)) ||
-        !(ph->values = tg_malloc((size_t)n * sizeof *ph->values + 1, err))) {
+        !(ph->values = tg_malloc_n(n, 1, sizeof *ph->values, err))) {
         tg_pheno_free(ph);
         return TG_ERR_NOMEM;
     }

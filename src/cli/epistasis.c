@@ -205,7 +205,7 @@ int tg_cmd_epistasis(int argc, char **argv) {
                      o.e.block ? "" : " (by order)", o.e.p_threshold, o.set ? o.set : "(none)");
     double t0 = tg_now();
     if ((st = tg_cli_input_open(&o.c, log, &bed, &err)) ||
-        !(cls = tg_malloc((size_t)bed.n_samples + 1, &err)) ||
+        !(cls = tg_malloc_n(bed.n_samples, 1, 1, &err)) ||
         (st = tg_epi_classes_bed(&bed, o.pheno, o.pheno_name, cls, &err)) ||
         (o.set && (st = tg_snp_set_read(o.set, &bed, &set, &o.e.nset, &err)))) {
         rc = tg_cli_fail("epistasis", log, &err);

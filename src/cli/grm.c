@@ -110,8 +110,8 @@ static tg_status products_grm(const tg_bed *bed, const tg_grm_opts *o, tg_grm_ou
     double *k = NULL, *nobs = NULL;
     tg_status st = tg_geno_from_bed(bed, o->kind == TG_GRM_STANDARDISED, &geno, err);
     if (!st && root &&
-        (!(k = tg_malloc((size_t)(n * n) * sizeof *k, err)) ||
-         !(nobs = tg_malloc((size_t)n * sizeof *nobs, err))))
+        (!(k = tg_malloc_n(n, n, sizeof *k, err)) ||
+         !(nobs = tg_malloc_n(n, 1, sizeof *nobs, err))))
         st = TG_ERR_NOMEM;
     if (!st) st = tg_grm(geno, k, n, err);
     /* K is symmetric: its columns are its rows; N is m for every pair (meanimpute) */

@@ -58,8 +58,8 @@ static int info_input(const tg_cli_common *c, const char *pheno) {
         tg_bed_close(&bed);
         return rc;
     }
-    tg_snp_stats *st = tg_malloc((size_t)bed.n_snps * sizeof *st, &err);
-    double *maf = st ? tg_malloc((size_t)bed.n_snps * sizeof *maf, &err) : NULL;
+    tg_snp_stats *st = tg_malloc_n(bed.n_snps, 1, sizeof *st, &err);
+    double *maf = st ? tg_malloc_n(bed.n_snps, 1, sizeof *maf, &err) : NULL;
     if (!maf) {
         free(st);
         tg_bed_close(&bed);

@@ -11,7 +11,7 @@
 /* Columns of a test cohort's file with the training names (each must be there). */
 static tg_status match_columns(const char *file, const tg_pheno *ph, const char *const *names,
                                int k, int **cols, tg_error *err) {
-    if (!(*cols = tg_malloc((size_t)k * sizeof **cols + 1, err))) return TG_ERR_NOMEM;
+    if (!(*cols = tg_malloc_n(k, 1, sizeof **cols, err))) return TG_ERR_NOMEM;
     for (int c = 0; c < k; c++) {
         (*cols)[c] = -1;
         for (int t = 0; t < ph->n_cols && (*cols)[c] < 0; t++)
@@ -26,7 +26,7 @@ static tg_status match_columns(const char *file, const tg_pheno *ph, const char 
 /* The columns @p cols[0..k) of @p ph (n rows) as an n × k array. */
 static tg_status select_columns(const tg_pheno *ph, const int *cols, int k, int64_t n,
                                 double **out, tg_error *err) {
-    if (!(*out = tg_malloc((size_t)(n * k) * sizeof **out + 1, err))) return TG_ERR_NOMEM;
+    if (!(*out = tg_malloc_n(n, k, sizeof **out, err))) return TG_ERR_NOMEM;
     for (int c = 0; c < k; c++)
         memcpy(*out + c * n, ph->values + (size_t)cols[c] * (size_t)n, (size_t)n * sizeof **out);
     return TG_OK;
@@ -88,7 +88,7 @@ static tg_status open_test(const krr_opts *o, krr_data *d, tg_log *log, tg_error
  * metrics. */
 static tg_status test_values(krr_data *d, tg_error *err) {
     const int64_t nt = d->ntest, n = d->train->n_samples;
-    if (!(d->ytest = tg_malloc((size_t)(nt * d->k) * sizeof *d->ytest + 1, err)))
+    if (!(d->ytest = tg_malloc_n(nt, d->k, sizeof *d->ytest, err)))
         return TG_ERR_NOMEM;
     for (int c = 0; c < d->k; c++)
         for (int64_t i = 0; i < nt; i++)
@@ -126,7 +126,7 @@ static tg_status read_inputs(const krr_opts *o, krr_data *d, tg_log *log, tg_err
     for (int64_t i = 0; i < n && d->cv.n_cols; i++)
         for (int c = 0; c < d->k && isnan(d->cv.values[i]); c++) d->y[i + c * n] = NAN;
     if (!have_ph) d->k = tg_krr_model_describe(d->model)->k;
-    if (!(d->names = tg_malloc((size_t)d->k * sizeof *d->names, err))) return TG_ERR_NOMEM;
+    if (!(d->names = tg_malloc_n(d->k, 1, sizeof *d->names, err))) return TG_ERR_NOMEM;
     for (int c = 0; c < d->k; c++)
         d->names[c] = have_ph ? d->ph.names[d->pcols[c]]
                                : tg_krr_model_describe(d->model)->names[c];
@@ -211,7 +211,7 @@ static tg_status fit(const krr_opts *o, krr_data *d, tg_log *log, tg_error *err)
 static tg_status predict(const krr_opts *o, krr_data *d, tg_log *log, tg_error *err) {
     const tg_krr_model_info *i = tg_krr_model_describe(d->model);
     const int ncol = i->ngamma * i->nalpha * d->k;
-    if (!(d->pred = tg_malloc((size_t)(d->ntest * ncol) * sizeof *d->pred + 1, err)))
+    if (!(d->pred = tg_malloc_n(d->ntest, ncol, sizeof *d->pred, err)))
         return TG_ERR_NOMEM;
     const tg_bed *test = o->test_bfile ? &d->test : d->train;
     const double *x = o->test_bfile ? d->tcv.values : d->cv.values;

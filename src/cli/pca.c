@@ -95,8 +95,8 @@ static int run(const tg_pca_opts *po, const tg_cli_common *c, tg_log *log) {
         tg_bed_close(&bed);
         return tg_cli_fail_alike("pca", log, &err);
     }
-    if (root && (!(vec = tg_malloc((size_t)n * (size_t)po->k * sizeof *vec, &err)) ||
-                 !(val = tg_malloc((size_t)po->k * sizeof *val, &err)))) {
+    if (root && (!(vec = tg_malloc_n(n, po->k, sizeof *vec, &err)) ||
+                 !(val = tg_malloc_n(po->k, 1, sizeof *val, &err)))) {
         free(vec);
         tg_bed_close(&bed);
         return tg_cli_fail("pca", log, &err);

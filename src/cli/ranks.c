@@ -146,7 +146,7 @@ int tg_cli_ranks_agree(const char *cmd, tg_log *log, const tg_cli_common *c, con
         if (files[k]) st = add_file(&s, files[k], &err);
     if (st) return tg_cli_fail(cmd, log, &err);
     double dt = tg_now() - t0;
-    uint64_t mine[2 * s.n], *all = tg_malloc(sizeof mine * (size_t)nranks, &err);
+    uint64_t mine[2 * s.n], *all = tg_malloc_n(nranks, 1, sizeof mine, &err);
     if (!all) return tg_cli_fail(cmd, log, &err);
     for (int i = 0; i < s.n; i++) {
         mine[2 * i] = (uint64_t)s.it[i].count;

@@ -50,8 +50,8 @@ tg_status rr_load(const rr_opts *o, rr_data *d, tg_log *log, tg_error *err) {
     if (!st) st = tg_cli_columns(src, "pheno-name", o->pheno_names, &d->ph, &d->cols, &d->k, err);
     if (st) return st;
     const int64_t n = d->bed.n_samples;
-    if (!(d->names = tg_malloc((size_t)d->k * sizeof *d->names, err)) ||
-        !(d->y = tg_malloc((size_t)(n * d->k) * sizeof *d->y, err)))
+    if (!(d->names = tg_malloc_n(d->k, 1, sizeof *d->names, err)) ||
+        !(d->y = tg_malloc_n(n, d->k, sizeof *d->y, err)))
         return TG_ERR_NOMEM;
     d->line_len = 64;
     for (int c = 0; c < d->k; c++) {

@@ -81,7 +81,7 @@ static tg_status write_output(const mm_opts *o, const tg_bed *bed, const tg_valu
     char *path;
     tg_snp_stats *stats = NULL; /* the A1_FREQ and N of Z'L's rows: those that centred Z */
     if (o->transpose) {
-        if (!(stats = tg_malloc((size_t)bed->n_snps * sizeof *stats + 1, err)))
+        if (!(stats = tg_malloc_n(bed->n_snps, 1, sizeof *stats, err)))
             return TG_ERR_NOMEM;
         tg_bed_stats(bed, stats);
     }
@@ -209,8 +209,7 @@ int tg_cmd_snpmm(int argc, char **argv) {
         tg_log_printf(log, "warning: %lld monomorphic or all-missing SNP%s: zero column%s in Z",
                       (long long)tg_geno_excluded(g), tg_geno_excluded(g) == 1 ? "" : "s",
                       tg_geno_excluded(g) == 1 ? "" : "s");
-    if (!(in = tg_malloc((size_t)(nt * mx.k) * es, &err)) ||
-        !(res = tg_malloc((size_t)(nr * mx.k) * es, &err)))
+    if (!(in = tg_malloc_n(nt, mx.k, es, &err)) || !(res = tg_malloc_n(nr, mx.k, es, &err)))
         goto fail;
     for (int64_t e = 0; e < nt * mx.k; e++) tg_prec_store(prec, in, (size_t)e, mx.v[e]);
     t = tg_now();

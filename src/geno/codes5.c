@@ -50,8 +50,8 @@ static int blocks_make(blocks *bl, int64_t total, int64_t size, int64_t target) 
     blocks_plan(total, size, target, &unit, &units, &count);
     bl->unit = unit;
     bl->count = count;
-    bl->start = malloc((size_t)(count + 1) * sizeof *bl->start);
-    bl->of_unit = malloc((size_t)units * sizeof *bl->of_unit);
+    bl->start = tg_malloc_n(count + 1, 1, sizeof *bl->start, NULL);
+    bl->of_unit = tg_malloc_n(units, 1, sizeof *bl->of_unit, NULL);
     if (!bl->start || !bl->of_unit) return -1;
     for (int64_t b = 0, u = 0; b < count; b++) {
         const int64_t end = blocks_end(units, count, size, b);
@@ -138,6 +138,9 @@ void tg_geno_device_bytes(int64_t n, int64_t m, int64_t k, size_t es, double *al
 /* @p n: this rank's samples; @p rb, @p sb: the block sizes asked for (0: the defaults) */
 static tg_status alloc_geno(int64_t n, int64_t m, int64_t rb, int64_t sb, tg_geno **out,
                             tg_error *err) {
+    if (m > INT32_MAX) /* the SNPs' 2 × m coefficients are one StarPU vector (uint32 entries) */
+        return tg_error_set(err, TG_ERR_ARG, "genotypes of %lld SNPs: at most %d", (long long)m,
+                            INT32_MAX);
     tg_geno *g = tg_calloc(1, sizeof *g, err);
     if (!g) return TG_ERR_NOMEM;
     g->nl = n;
@@ -145,26 +148,26 @@ static tg_status alloc_geno(int64_t n, int64_t m, int64_t rb, int64_t sb, tg_gen
     int ok = !blocks_make(&g->rbl, n, rb, ROW_BLOCKS) &&
              !blocks_make(&g->sbl, m, sb, SNP_BLOCKS);
     int64_t ng = cdiv(m, 5), nh = cdiv(n, 5);
-    ok = ok && (g->coef = malloc(2 * (size_t)m * sizeof *g->coef)) &&
-             (g->rcodes = calloc((size_t)g->rbl.count, sizeof *g->rcodes)) &&
-             (g->tcodes = calloc((size_t)g->sbl.count, sizeof *g->tcodes)) &&
-             (g->rmiss = calloc((size_t)g->rbl.count, sizeof *g->rmiss)) &&
-             (g->tmiss = calloc((size_t)g->sbl.count, sizeof *g->tmiss)) &&
-             (g->hr = calloc((size_t)g->rbl.count, sizeof *g->hr)) &&
-             (g->hrm = calloc((size_t)g->rbl.count, sizeof *g->hrm)) &&
-             (g->ht = calloc((size_t)g->sbl.count, sizeof *g->ht)) &&
-             (g->htm = calloc((size_t)g->sbl.count, sizeof *g->htm));
+    ok = ok && (g->coef = tg_malloc_n(2, m, sizeof *g->coef, NULL)) &&
+             (g->rcodes = tg_calloc_n(g->rbl.count, 1, sizeof *g->rcodes, NULL)) &&
+             (g->tcodes = tg_calloc_n(g->sbl.count, 1, sizeof *g->tcodes, NULL)) &&
+             (g->rmiss = tg_calloc_n(g->rbl.count, 1, sizeof *g->rmiss, NULL)) &&
+             (g->tmiss = tg_calloc_n(g->sbl.count, 1, sizeof *g->tmiss, NULL)) &&
+             (g->hr = tg_calloc_n(g->rbl.count, 1, sizeof *g->hr, NULL)) &&
+             (g->hrm = tg_calloc_n(g->rbl.count, 1, sizeof *g->hrm, NULL)) &&
+             (g->ht = tg_calloc_n(g->sbl.count, 1, sizeof *g->ht, NULL)) &&
+             (g->htm = tg_calloc_n(g->sbl.count, 1, sizeof *g->htm, NULL));
     for (int64_t b = 0; ok && b < g->rbl.count; b++) {
         int64_t rows = block_len(&g->rbl, b);
         g->rmiss[b].len = (size_t)rows + 1;
-        ok = (g->rcodes[b] = calloc((size_t)(rows * ng), 1)) &&
-             (g->rmiss[b].a = calloc((size_t)rows + 1, sizeof(int32_t)));
+        ok = (g->rcodes[b] = tg_calloc_n(rows, ng, 1, NULL)) &&
+             (g->rmiss[b].a = tg_calloc_n(rows + 1, 1, sizeof(int32_t), NULL));
     }
     for (int64_t b = 0; ok && b < g->sbl.count; b++) {
         int64_t cols = block_len(&g->sbl, b);
         g->tmiss[b].len = (size_t)cols + 1;
-        ok = (g->tcodes[b] = calloc((size_t)(cols * nh), 1)) &&
-             (g->tmiss[b].a = calloc((size_t)cols + 1, sizeof(int32_t)));
+        ok = (g->tcodes[b] = tg_calloc_n(cols, nh, 1, NULL)) &&
+             (g->tmiss[b].a = tg_calloc_n(cols + 1, 1, sizeof(int32_t), NULL));
     }
     if (!ok) {
         tg_geno_codes_release(g);
@@ -338,7 +341,7 @@ tg_status tg_geno_from_source_blocks(const tg_geno_source *s, int scale, int64_t
     g->i0 = i0;
     const int64_t nchunks = cdiv(m, CHUNK);
     codes_job jb = {.g = g, .scale = scale, .what = what,
-                    .cmiss = tg_calloc((size_t)nchunks, sizeof *jb.cmiss, err)};
+                    .cmiss = tg_calloc_n(nchunks, 1, sizeof *jb.cmiss, err)};
     int ok = jb.cmiss != NULL;
     for (int64_t c = 0; ok && c < nchunks; c++) ok = !miss_init(&jb.cmiss[c]);
     if (!ok) st = tg_error_set(err, TG_ERR_NOMEM, "%s: out of memory", what);

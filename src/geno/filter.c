@@ -158,7 +158,7 @@ static tg_status qc_mind(filt *f, int64_t *vidx, tg_error *err) {
     int64_t *miss = NULL, nv = kept_list(f->vkeep, b->n_snps, vidx), ny = 0;
     tg_status st = tg_qc_masks_init(&m, b, f->skeep, err);
     if (st) return st;
-    if (!(miss = tg_malloc((size_t)b->n_samples * sizeof *miss, err))) {
+    if (!(miss = tg_malloc_n(b->n_samples, 1, sizeof *miss, err))) {
         st = TG_ERR_NOMEM;
         goto done;
     }
@@ -228,7 +228,7 @@ static tg_status qc_variants(filt *f, int64_t *vidx, tg_error *err) {
     int64_t nv = kept_list(f->vkeep, b->n_snps, vidx);
     tg_status st = tg_qc_masks_init(&m, b, f->skeep, err);
     if (st) return st;
-    if (!(c = tg_malloc((size_t)nv * sizeof *c, err))) {
+    if (!(c = tg_malloc_n(nv, 1, sizeof *c, err))) {
         st = TG_ERR_NOMEM;
         goto done;
     }
@@ -270,7 +270,7 @@ done:
 
 static tg_status rebuild(filt *f, int64_t *vidx, tg_error *err) {
     tg_bed *b = f->bed, nb;
-    int64_t *sidx = tg_malloc((size_t)b->n_samples * sizeof *sidx, err);
+    int64_t *sidx = tg_malloc_n(b->n_samples, 1, sizeof *sidx, err);
     if (!sidx) return TG_ERR_NOMEM;
     int64_t ns = kept_list(f->skeep, b->n_samples, sidx), nv = kept_list(f->vkeep, b->n_snps, vidx);
     tg_status st = tg_fileset_subset(b, ns < b->n_samples ? sidx : NULL, ns, vidx, nv,
@@ -299,9 +299,9 @@ tg_status tg_input_filter(tg_bed *bed, const tg_input_opts *o, tg_input_report *
     filt f = {.bed = bed, .o = o, .rep = rep, .ns = n, .nv = m};
     int64_t *vidx = NULL;
     tg_status st = TG_ERR_NOMEM;
-    if (!(f.skeep = tg_malloc((size_t)n, err)) || !(f.vkeep = tg_malloc((size_t)m, err)) ||
-        !(f.ploidy = tg_malloc((size_t)m, err)) || !(f.hit = tg_malloc((size_t)big, err)) ||
-        !(vidx = tg_malloc((size_t)m * sizeof *vidx, err)))
+    if (!(f.skeep = tg_malloc_n(n, 1, 1, err)) || !(f.vkeep = tg_malloc_n(m, 1, 1, err)) ||
+        !(f.ploidy = tg_malloc_n(m, 1, 1, err)) || !(f.hit = tg_malloc_n(big, 1, 1, err)) ||
+        !(vidx = tg_malloc_n(m, 1, sizeof *vidx, err)))
         goto done;
     memset(f.skeep, 1, (size_t)n);
     memset(f.vkeep, 1, (size_t)m);

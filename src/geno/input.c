@@ -66,7 +66,7 @@ static int same_snp(const tg_snp *a, const tg_snp *b) {
 static tg_status match_cols(const tg_bed *ref, const tg_bed *bed, int64_t *cols, tg_error *err) {
     uint64_t cap = 2;
     while (cap < 2 * (uint64_t)bed->n_snps) cap *= 2;
-    int64_t *slot = tg_malloc(cap * sizeof *slot, err);
+    int64_t *slot = tg_malloc_n((int64_t)cap, 1, sizeof *slot, err);
     if (!slot) return TG_ERR_NOMEM;
     memset(slot, 0xff, cap * sizeof *slot); /* -1: empty */
     for (int64_t t = 0; t < bed->n_snps; t++) {
@@ -97,7 +97,7 @@ static tg_status match_cols(const tg_bed *ref, const tg_bed *bed, int64_t *cols,
 
 tg_status tg_input_match_snps(const tg_bed *ref, tg_bed *bed, const char *tmp_dir,
                               int64_t *dropped, tg_error *err) {
-    int64_t *cols = tg_malloc((size_t)ref->n_snps * sizeof *cols + 1, err);
+    int64_t *cols = tg_malloc_n(ref->n_snps, 1, sizeof *cols, err);
     if (!cols) return TG_ERR_NOMEM;
     tg_status st = match_cols(ref, bed, cols, err);
     int same = !st && ref->n_snps == bed->n_snps;

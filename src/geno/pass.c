@@ -80,7 +80,7 @@ static void pass_chunk(void *ctx, int64_t c) {
     const int64_t n = jb->nl, j0 = c * jb->chunk, m = jb->s->m;
     const int64_t nj = m - j0 < jb->chunk ? m - j0 : jb->chunk;
     if (c > __atomic_load_n(&jb->bad, __ATOMIC_RELAXED)) return; /* the error is known */
-    int8_t *x = malloc((size_t)(n * nj) + 1);
+    int8_t *x = tg_malloc_n(n, nj, 1, NULL);
     if (!x) {
         __atomic_store_n(&jb->nomem, 1, __ATOMIC_RELAXED);
         return;
@@ -112,7 +112,7 @@ static void pass_chunk(void *ctx, int64_t c) {
 
 /* The message of the first bad value of chunk @p c (in SNP order, then sample order). */
 static tg_status bad_value(const pass_job *jb, int64_t c, tg_error *err) {
-    int8_t *col = tg_malloc((size_t)jb->nl, err);
+    int8_t *col = tg_malloc_n(jb->nl, 1, 1, err);
     if (!col) return TG_ERR_NOMEM;
     tg_status st = TG_OK;
     for (int64_t j = c * jb->chunk, k = -1; k < 0 && j < jb->s->m; j++) {
@@ -178,8 +178,8 @@ tg_status tg_geno_pass(const tg_geno_source *s, const tg_geno_range *ranges, int
                    .chunk = enc ? enc->snps : 64};
     for (int r = 0; r < nranges; r++) jb.nl += ranges[r].hi - ranges[r].lo;
     jb.nchunks = (m + jb.chunk - 1) / jb.chunk;
-    if (!(c->obs = tg_calloc(2 * (size_t)m, sizeof *c->obs, err)) ||
-        !(c->freq = tg_malloc((size_t)m * sizeof *c->freq, err))) {
+    if (!(c->obs = tg_calloc_n(2, m, sizeof *c->obs, err)) ||
+        !(c->freq = tg_malloc_n(m, 1, sizeof *c->freq, err))) {
         tg_geno_counts_free(c);
         return TG_ERR_NOMEM;
     }

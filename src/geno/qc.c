@@ -55,7 +55,7 @@ tg_status tg_qc_masks_init(tg_qc_masks *m, const tg_bed *bed, const uint8_t *kee
                            tg_error *err) {
     memset(m, 0, sizeof *m);
     m->words = (bed->n_samples + 31) / 32;
-    uint64_t *all = tg_calloc(4 * (size_t)m->words, sizeof *all, err);
+    uint64_t *all = tg_calloc_n(4, m->words, sizeof *all, err);
     if (!all) return TG_ERR_NOMEM;
     m->kept = all;
     m->founders = all + m->words;
@@ -181,7 +181,7 @@ tg_status tg_qc_sample_missing(const tg_bed *bed, const tg_qc_masks *m, const ui
     int64_t nchunks = tg_parallel_threads();
     if (nchunks > n) nchunks = n > 0 ? n : 1;
     qc_ctx x = {.bed = bed, .m = m, .ploidy = ploidy, .snps = snps, .n = n, .nchunks = nchunks};
-    if (!(x.miss = tg_calloc((size_t)(nchunks * bed->n_samples), sizeof *x.miss, err)))
+    if (!(x.miss = tg_calloc_n(nchunks, bed->n_samples, sizeof *x.miss, err)))
         return TG_ERR_NOMEM;
     tg_parallel_for(nchunks, missing_chunk, &x);
     for (int64_t i = 0; i < bed->n_samples; i++) {

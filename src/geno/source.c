@@ -91,7 +91,7 @@ static tg_status select_one(const tg_geno_source *s, const int64_t *idx, int64_t
             return tg_error_set(err, TG_ERR_ARG, "%s: %s index %lld (selection entry %lld) is "
                                 "outside the input's %lld %ss", s->what, kind, (long long)idx[r],
                                 (long long)r, (long long)all, kind);
-    if (!(*copy = tg_malloc((size_t)k * sizeof **copy, err))) return TG_ERR_NOMEM;
+    if (!(*copy = tg_malloc_n(k, 1, sizeof **copy, err))) return TG_ERR_NOMEM;
     memcpy(*copy, idx, (size_t)k * sizeof **copy);
     return TG_OK;
 }

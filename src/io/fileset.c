@@ -30,9 +30,12 @@ struct tg_fileset_store {
     int64_t snp_cap; /* SNPs the mapping and snps[] have room for */
 };
 
+/* The genotype bytes of @p snps SNPs, at least 1 (a mapping of 0 bytes is not allowed); 0 when
+ * they exceed the address space. */
 static size_t geno_bytes(const tg_bed *b, int64_t snps) {
-    size_t n = (size_t)snps * b->bytes_per_snp;
-    return n ? n : 1; /* a mapping of 0 bytes is not allowed */
+    size_t n = 0;
+    if (tg_size_mul(snps, (int64_t)b->bytes_per_snp, 1, &n, NULL)) return 0;
+    return n ? n : 1;
 }
 
 /* An unlinked file in @p tmp_dir, @p len bytes long; -1 when it cannot be made. */
@@ -80,10 +83,15 @@ tg_status tg_fileset_init(tg_bed *b, const char *prefix, const char *format, int
     b->format = format;
     b->bytes_per_snp = (size_t)(n_samples + 3) / 4;
     if (!(b->prefix = tg_strdup(prefix, err)) ||
-        !(b->samples = tg_calloc((size_t)n_samples, sizeof *b->samples, err)) ||
-        !(b->snps = tg_calloc(snp_cap ? (size_t)snp_cap : 1, sizeof *b->snps, err)))
+        !(b->samples = tg_calloc_n(n_samples, 1, sizeof *b->samples, err)) ||
+        !(b->snps = tg_calloc_n(snp_cap ? snp_cap : 1, 1, sizeof *b->snps, err)))
         goto fail;
     b->n_samples = n_samples;
+    if (!geno_bytes(b, snp_cap)) {
+        st = tg_error_set(err, TG_ERR_NOMEM, "%s: %lld SNPs × %lld samples exceed the address "
+                          "space", prefix, (long long)snp_cap, (long long)n_samples);
+        goto fail;
+    }
     if ((st = map_geno(b, geno_bytes(b, snp_cap), tmp_dir, err))) goto fail;
     b->store->snp_cap = snp_cap;
     return TG_OK;
@@ -96,13 +104,14 @@ tg_status tg_fileset_reserve(tg_bed *b, int64_t snps, tg_error *err) {
     struct tg_fileset_store *s = b->store;
     if (snps <= s->snp_cap) return TG_OK;
     int64_t cap = s->snp_cap * 2 > snps ? s->snp_cap * 2 : snps;
-    tg_snp *e = realloc(b->snps, (size_t)cap * sizeof *e);
+    size_t bytes = 0, len = geno_bytes(b, cap);
+    tg_snp *e = len && !tg_size_mul(cap, 1, sizeof *e, &bytes, NULL) ? realloc(b->snps, bytes)
+                                                                     : NULL;
     if (!e)
         return tg_error_set(err, TG_ERR_NOMEM, "%s: cannot allocate room for %lld SNPs", b->prefix,
                             (long long)cap);
     memset(e + s->snp_cap, 0, (size_t)(cap - s->snp_cap) * sizeof *e);
     b->snps = e;
-    size_t len = geno_bytes(b, cap);
     if (s->fd >= 0 && ftruncate(s->fd, (off_t)len) != 0)
         return tg_error_set(err, TG_ERR_IO, "%s: cannot grow the temporary genotype file to %zu "
                             "bytes: %s", b->prefix, len, strerror(errno));
@@ -296,7 +305,7 @@ tg_status tg_fileset_subset(const tg_bed *in, const int64_t *rows, int64_t n,
     subset_job job = {.in = in, .out = out, .cols = cols};
     if ((st = copy_entries(in, rows, cols, out, err))) goto cleanup;
     if (rows) {
-        if (!(runs = tg_malloc((size_t)n * sizeof *runs, err))) {
+        if (!(runs = tg_malloc_n(n, 1, sizeof *runs, err))) {
             st = TG_ERR_NOMEM;
             goto cleanup;
         }

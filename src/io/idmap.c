@@ -31,7 +31,7 @@ tg_status tg_idmap_init(tg_idmap *m, const tg_sample *samples, int64_t n, tg_err
     while (cap < 2 * (uint64_t)(n > 0 ? n : 1)) cap *= 2;
     m->samples = samples;
     m->mask = cap - 1;
-    m->slots = tg_malloc(cap * sizeof *m->slots, err);
+    m->slots = tg_malloc_n((int64_t)cap, 1, sizeof *m->slots, err);
     if (!m->slots) return TG_ERR_NOMEM;
     for (uint64_t s = 0; s < cap; s++) m->slots[s].idx = -1;
     return TG_OK;

@@ -172,7 +172,7 @@ static tg_status fill_psam(const char *path, const psam_cols *c, tg_bed *b, tg_e
     tg_status st = tg_text_read(&t, path, err);
     if (st) return st;
     st = TG_ERR_NOMEM;
-    if (!(line_of = tg_malloc((size_t)c->n * sizeof *line_of, err)) ||
+    if (!(line_of = tg_malloc_n(c->n, 1, sizeof *line_of, err)) ||
         tg_idmap_init(&map, b->samples, c->n, err) || !(zero = tg_fileset_str(b, "0", 1, err)))
         goto done;
     st = TG_OK;
@@ -421,7 +421,7 @@ static tg_status read_calls(const char *path, tg_pgr_file *f, int dosages, const
     if (threads > job.nblocks) threads = (int)job.nblocks;
     tg_status st = TG_OK;
     char msg[TG_PGR_MSG];
-    if (!(job.readers = tg_calloc((size_t)threads, sizeof *job.readers, err))) return TG_ERR_NOMEM;
+    if (!(job.readers = tg_calloc_n(threads, 1, sizeof *job.readers, err))) return TG_ERR_NOMEM;
     for (int c = 0; c < threads && !st; c++)
         if (tg_pgr_new(f, path, &job.readers[c], msg))
             st = tg_error_set(err, TG_ERR_IO, "%s: %s", path, msg);

@@ -159,7 +159,7 @@ static tg_status select_columns(const shape *sh, const tg_pheno_opts *o, int *co
 
 /* Column names from the header fields, or PHENO<k> by the value column's place. */
 static tg_status set_names(tg_pheno *p, const shape *sh, const int *cols, tg_error *err) {
-    p->names = tg_calloc((size_t)p->n_cols, sizeof *p->names, err);
+    p->names = tg_calloc_n(p->n_cols, 1, sizeof *p->names, err);
     if (!p->names) return TG_ERR_NOMEM;
     for (int c = 0; c < p->n_cols; c++) {
         char gen[32];
@@ -191,8 +191,8 @@ static tg_status lookup_init(lookup *m, const char *path, const tg_sample *sampl
                                 (long long)i);
     }
     if (!iid_only) return TG_OK;
-    m->iid_keys = tg_malloc((size_t)n * sizeof *m->iid_keys, err);
-    m->twin = tg_malloc((size_t)n * sizeof *m->twin, err);
+    m->iid_keys = tg_malloc_n(n, 1, sizeof *m->iid_keys, err);
+    m->twin = tg_malloc_n(n, 1, sizeof *m->twin, err);
     if (!m->iid_keys || !m->twin || (st = tg_idmap_init(&m->by_iid, m->iid_keys, n, err)))
         return TG_ERR_NOMEM;
     for (int64_t i = 0; i < n; i++) {
@@ -235,7 +235,7 @@ static tg_status read_shape(tg_lines *r, shape *sh, char **line, tg_error *err) 
         if (t[0] != '#' || token_is(t + 1, "FID") || token_is(t + 1, "IID")) break;
     }
     sh->nf = tg_text_split(*line, NULL, 0); /* counts, leaving the line whole */
-    if (!(sh->f = tg_malloc((size_t)sh->nf * sizeof *sh->f, err))) return TG_ERR_NOMEM;
+    if (!(sh->f = tg_malloc_n(sh->nf, 1, sizeof *sh->f, err))) return TG_ERR_NOMEM;
     tg_text_split(*line, sh->f, sh->nf);
     const char *f0 = sh->f[0] + (sh->f[0][0] == '#');
     sh->lead = token_is(f0, "IID") ? 1 : 2;
@@ -268,7 +268,7 @@ static int level_cmp(const void *a, const void *b) {
  * its levels, and each value the index of its level. */
 static tg_status set_levels(tg_pheno *p, int c, char **text, tg_error *err) {
     const int64_t n = p->n_samples;
-    char **sorted = tg_malloc((size_t)n * sizeof *sorted + 1, err);
+    char **sorted = tg_malloc_n(n, 1, sizeof *sorted, err);
     if (!sorted) return TG_ERR_NOMEM;
     int64_t k = 0, u = 0;
     for (int64_t i = 0; i < n; i++)
@@ -277,7 +277,7 @@ static tg_status set_levels(tg_pheno *p, int c, char **text, tg_error *err) {
     for (int64_t a = 0; a < k; a++)
         if (!u || strcmp(sorted[u - 1], sorted[a])) sorted[u++] = sorted[a];
     tg_status st = TG_OK;
-    if (!(p->levels[c] = tg_calloc((size_t)u + 1, sizeof **p->levels, err))) st = TG_ERR_NOMEM;
+    if (!(p->levels[c] = tg_calloc_n(u + 1, 1, sizeof **p->levels, err))) st = TG_ERR_NOMEM;
     for (int64_t l = 0; l < u && !st; l++, p->n_levels[c]++)
         if (!(p->levels[c][l] = tg_strdup(sorted[l], err))) st = TG_ERR_NOMEM;
     for (int64_t i = 0; i < n && !st; i++) {
@@ -297,9 +297,9 @@ static tg_status read_levels(const char *path, const tg_sample *samples, int64_t
     tg_lines r = {0};
     lookup map = {0};
     shape sh = {.path = path};
-    char *line, **text = tg_calloc((size_t)(n * p->n_cols) + 1, sizeof *text, err);
+    char *line, **text = tg_calloc_n(n, p->n_cols, sizeof *text, err);
     tg_status st = TG_ERR_NOMEM;
-    if (!text || !(p->levels = tg_calloc((size_t)p->n_cols, sizeof *p->levels, err))) goto done;
+    if (!text || !(p->levels = tg_calloc_n(p->n_cols, 1, sizeof *p->levels, err))) goto done;
     if ((st = tg_lines_open(&r, path, err)) || (st = read_shape(&r, &sh, &line, err)) ||
         (st = lookup_init(&map, path, samples, n, iid_only, err)) ||
         (sh.header && (st = tg_lines_next(&r, &line, err))))
@@ -350,15 +350,15 @@ tg_status tg_pheno_read_opts(const char *path, const tg_sample *samples, int64_t
     tg_status st = tg_lines_open(&r, path, err);
     if (st || (st = read_shape(&r, &sh, &line, err))) goto cleanup;
     const int iid_only = sh.lead == 1;
-    if (!(cols = tg_malloc((size_t)sh.nf * sizeof *cols, err))) {
+    if (!(cols = tg_malloc_n(sh.nf, 1, sizeof *cols, err))) {
         st = TG_ERR_NOMEM;
         goto cleanup;
     }
     if ((st = select_columns(&sh, opts, cols, &p.n_cols, err))) goto cleanup;
     p.n_samples = n_samples;
     if ((st = set_names(&p, &sh, cols, err))) goto cleanup;
-    p.values = tg_malloc((size_t)n_samples * (size_t)p.n_cols * sizeof *p.values, err);
-    seen = tg_calloc((size_t)n_samples, sizeof *seen, err);
+    p.values = tg_malloc_n(n_samples, p.n_cols, sizeof *p.values, err);
+    seen = tg_calloc_n(n_samples, 1, sizeof *seen, err);
     if (!p.values || !seen) {
         st = TG_ERR_NOMEM;
         goto cleanup;
@@ -409,7 +409,7 @@ tg_status tg_pheno_read_opts(const char *path, const tg_sample *samples, int64_t
                 *v = NAN;
                 if (opts->categorical) { /* its levels come from a second pass */
                     if (!p.n_levels &&
-                        !(p.n_levels = tg_calloc((size_t)p.n_cols, sizeof *p.n_levels, err))) {
+                        !(p.n_levels = tg_calloc_n(p.n_cols, 1, sizeof *p.n_levels, err))) {
                         st = TG_ERR_NOMEM;
                         goto cleanup;
                     }

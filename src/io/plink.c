@@ -91,7 +91,7 @@ static tg_status read_fam(const char *path, tg_bed *b, tg_error *err) {
                               "one line per sample: FID IID father mother sex phenotype", err);
     if (st) goto cleanup;
     tg_sample *s = (tg_sample *)(void *)t.base;
-    line_of = tg_malloc((size_t)n * sizeof *line_of, err);
+    line_of = tg_malloc_n(n, 1, sizeof *line_of, err);
     if (!line_of || (st = tg_idmap_init(&map, s, n, err))) {
         st = TG_ERR_NOMEM;
         goto cleanup;
@@ -200,13 +200,15 @@ static tg_status open_bed(const char *path, int *fd, long long *size, tg_error *
 /* Maps the .bed after checking its size against the .fam and the .bim. */
 static tg_status map_bed(int fd, long long size, const char *path, const char *fam, const char *bim,
                          tg_bed *b, tg_error *err) {
-    long long want = 3 + (long long)b->n_snps * (long long)b->bytes_per_snp;
-    if (size != want)
+    size_t geno = 0; /* a product past the address space matches no file */
+    if (tg_size_mul(b->n_snps, (int64_t)b->bytes_per_snp, 1, &geno, NULL) ||
+        size - 3 != (long long)geno)
         return tg_error_set(err, TG_ERR_FORMAT,
-                            "%s: %lld bytes, expected %lld = 3 + %lld SNPs (lines of %s) × %zu "
+                            "%s: %lld bytes, expected %.0f = 3 + %lld SNPs (lines of %s) × %zu "
                             "bytes (%lld samples, lines of %s, 4 per byte)",
-                            path, size, want, (long long)b->n_snps, bim, b->bytes_per_snp,
-                            (long long)b->n_samples, fam);
+                            path, size, 3 + (double)b->n_snps * (double)b->bytes_per_snp,
+                            (long long)b->n_snps, bim, b->bytes_per_snp, (long long)b->n_samples,
+                            fam);
     void *map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (map == MAP_FAILED)
         return tg_error_set(err, TG_ERR_IO, "cannot map %s: %s", path, strerror(errno));

@@ -29,7 +29,8 @@ static void png_chunk(FILE *f, const char *type, const uint8_t *data, size_t n) 
 
 tg_status tg_png_write(const char *path, const uint8_t *rgb, uint32_t w, uint32_t h,
                        tg_error *err) {
-    size_t row = 1 + 3 * (size_t)w, raw_n = row * h;
+    size_t row = 1 + 3 * (size_t)w, raw_n = 0;
+    if (tg_size_mul((int64_t)row, h, 1, &raw_n, err)) return TG_ERR_NOMEM;
     uLongf zn = compressBound((uLong)raw_n);
     uint8_t *raw = tg_malloc(raw_n, err), *z = raw ? tg_malloc(zn, err) : NULL;
     FILE *f = NULL;
@@ -108,7 +109,7 @@ static const uint8_t font[95][5] = {
 tg_status tg_image_create(tg_image *img, uint32_t w, uint32_t h, uint32_t colour, tg_error *err) {
     img->w = w;
     img->h = h;
-    if (!(img->rgb = tg_malloc((size_t)w * h * 3 + 1, err))) return TG_ERR_NOMEM;
+    if (!(img->rgb = tg_malloc_n(w, h, 3, err))) return TG_ERR_NOMEM;
     tg_image_fill(img, 0, 0, w, h, colour);
     return TG_OK;
 }

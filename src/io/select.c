@@ -142,7 +142,7 @@ tg_status tg_snp_index_build(tg_snp_index *h, const tg_bed *bed, tg_error *err) 
     uint64_t cap = 16;
     while (cap < 2 * (uint64_t)bed->n_snps) cap <<= 1;
     h->bed = bed;
-    if (!(h->slot = tg_malloc(cap * sizeof *h->slot, err))) return TG_ERR_NOMEM;
+    if (!(h->slot = tg_malloc_n((int64_t)cap, 1, sizeof *h->slot, err))) return TG_ERR_NOMEM;
     memset(h->slot, 0xff, cap * sizeof *h->slot);
     h->mask = cap - 1;
     for (int64_t j = 0; j < bed->n_snps; j++) {
@@ -269,7 +269,7 @@ tg_status tg_snp_ranges_mark(const char *path, const tg_bed *bed, uint8_t *hit, 
     range *r = NULL, *u = NULL;
     int64_t n = 0;
     tg_status st = read_ranges(path, &r, &n, err);
-    if (!st && !(u = tg_malloc((size_t)(n + 1) * sizeof *u, err))) st = TG_ERR_NOMEM;
+    if (!st && !(u = tg_malloc_n(n + 1, 1, sizeof *u, err))) st = TG_ERR_NOMEM;
     if (!st) {
         if (n) qsort(r, (size_t)n, sizeof *r, range_cmp); /* r is NULL without a range */
         /* overlapping ranges of a chromosome merged into u (names still r's), so that one range

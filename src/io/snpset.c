@@ -16,8 +16,8 @@ tg_status tg_snp_set_read(const char *path, const tg_bed *bed, int64_t **set, in
     tg_lines r = {0};
     tg_status st = tg_lines_open(&r, path, err);
     if (!st && !(st = tg_snp_index_build(&h, bed, err)) &&
-        (!(seen = calloc((size_t)(m ? m : 1), 1)) ||
-         !(out = malloc((size_t)(m ? m : 1) * sizeof *out))))
+        (!(seen = tg_calloc_n(m ? m : 1, 1, 1, NULL)) ||
+         !(out = tg_malloc_n(m ? m : 1, 1, sizeof *out, NULL))))
         st = tg_error_set(err, TG_ERR_NOMEM, "%s: out of memory for the set", path);
     char *line;
     while (!st && !(st = tg_lines_next(&r, &line, err)) && line) {

@@ -102,7 +102,7 @@ static tg_status read_header(const char *path, int64_t ln, char **f, int nf, int
     if (t->k > TG_VALUES_MAX_COLS)
         return tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: %d value columns, at most %d",
                             path, (long long)ln, t->k, TG_VALUES_MAX_COLS);
-    if (!(t->names = tg_calloc((size_t)t->k, sizeof *t->names, err))) return TG_ERR_NOMEM;
+    if (!(t->names = tg_calloc_n(t->k, 1, sizeof *t->names, err))) return TG_ERR_NOMEM;
     for (int c = 0; c < t->k; c++) {
         char buf[32];
         snprintf(buf, sizeof buf, "COL%d", c + 1);
@@ -126,7 +126,7 @@ static tg_status read_values(tg_text *txt, const char *path, const tg_bed *bed, 
     t->rows = want;
     tg_status st = read_header(path, txt->line_no, f, nf, header, by_sample, t, err);
     if (st) return st;
-    if (!(t->v = tg_malloc((size_t)(want * t->k) * sizeof *t->v, err))) return TG_ERR_NOMEM;
+    if (!(t->v = tg_malloc_n(want, t->k, sizeof *t->v, err))) return TG_ERR_NOMEM;
     /* f holds the fields of the current line (the first one is split already) */
     int got = nf;
     if (header && (line = tg_text_next_line(txt))) got = tg_text_split(line, f, MAX_FIELDS);

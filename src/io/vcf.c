@@ -150,7 +150,7 @@ static tg_status check_chrom_line(kstring_t *s, const char *path, long long ln, 
                             "POS ID REF ALT QUAL FILTER INFO FORMAT and the sample IDs, separated "
                             "by tabs", path, ln);
     int n = 0, *off = ksplit(s, '\t', &n);
-    char **ids = n > 9 ? malloc((size_t)(n - 9) * sizeof *ids) : NULL;
+    char **ids = n > 9 ? tg_malloc_n(n - 9, 1, sizeof *ids, NULL) : NULL;
     tg_status st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: malformed #CHROM line", path,
                                 ln);
     for (int i = 9; ids && i < n; i++) ids[i - 9] = s->s + off[i];
@@ -790,14 +790,14 @@ tg_status tg_vcf_read(const tg_input_opts *o, tg_bed *bed, tg_input_report *rep,
     /* one row per decoding thread, at most as many as the pool has */
     const int nt = input_threads(o), np = tg_parallel_threads();
     r.nrows = nt < np ? nt : np;
-    if (!(r.row = tg_malloc((size_t)r.n, err)) ||
+    if (!(r.row = tg_malloc_n(r.n, 1, 1, err)) ||
         !(r.held = tg_malloc(BATCH_RECORDS * sizeof *r.held, err)) ||
-        !(r.rows = tg_calloc((size_t)r.nrows, sizeof *r.rows, err))) {
+        !(r.rows = tg_calloc_n(r.nrows, 1, sizeof *r.rows, err))) {
         st = TG_ERR_NOMEM;
         goto cleanup;
     }
     for (int c = 0; c < r.nrows; c++)
-        if (!(r.rows[c] = tg_malloc((size_t)r.n, err))) {
+        if (!(r.rows[c] = tg_malloc_n(r.n, 1, 1, err))) {
             st = TG_ERR_NOMEM;
             goto cleanup;
         }

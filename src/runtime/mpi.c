@@ -153,8 +153,8 @@ tg_status tg_runtime_gather_rows(const void *mine, int64_t ldm, void *all, int64
         wait_tasks();
         int *counts = NULL, *displs = NULL;
         if (rt.rank == 0) {
-            counts = malloc((size_t)rt.nranks * sizeof *counts);
-            displs = malloc((size_t)rt.nranks * sizeof *displs);
+            counts = tg_malloc_n(rt.nranks, 1, sizeof *counts, NULL);
+            displs = tg_malloc_n(rt.nranks, 1, sizeof *displs, NULL);
             if (!counts || !displs) {
                 free(counts);
                 free(displs);

@@ -74,7 +74,7 @@ static double tick_step(double span, int want) {
 tg_status tg_trace_gantt(const char *path, const tg_task_record *r, size_t n, const char *title,
                          tg_error *err) {
     int nw = (int)starpu_worker_get_count();
-    struct kernel *ks = tg_malloc((n ? n : 1) * sizeof *ks, err);
+    struct kernel *ks = tg_malloc_n((int64_t)(n ? n : 1), 1, sizeof *ks, err);
     if (!ks) return TG_ERR_NOMEM;
     /* kernels (by symbol; records share the codelets' strings), their time and colour */
     int nk = 0;

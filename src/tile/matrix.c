@@ -87,10 +87,9 @@ tg_status tg_matrix_create(tg_matrix **out, int64_t m, int64_t n, int mb, int nb
     if (!A) return TG_ERR_NOMEM;
     *A = (tg_matrix){.m = m, .n = n, .mb = mb, .nb = nb, .mt = (int)mt, .nt = (int)nt,
                      .shape = shape, .p = p, .q = q};
-    size_t nt2 = (size_t)mt * (size_t)nt;
-    A->prec = tg_malloc(nt2 * sizeof *A->prec, err);
-    A->scale = tg_malloc(nt2 * sizeof *A->scale, err);
-    A->h = tg_calloc(nt2, sizeof *A->h, err);
+    A->prec = tg_malloc_n(mt, nt, sizeof *A->prec, err);
+    A->scale = tg_malloc_n(mt, nt, sizeof *A->scale, err);
+    A->h = tg_calloc_n(mt, nt, sizeof *A->h, err);
     if (!A->prec || !A->scale || !A->h) {
         tg_matrix_destroy(A);
         return TG_ERR_NOMEM;
@@ -159,7 +158,7 @@ tg_status tg_matrix_to_dense(const tg_matrix *A, double *a, int64_t lda, tg_erro
     if (lda < A->m)
         return tg_error_set(err, TG_ERR_ARG, "leading dimension %lld < %lld rows", (long long)lda,
                             (long long)A->m);
-    double *buf = tg_malloc((size_t)A->mb * A->nb * sizeof *buf, err);
+    double *buf = tg_malloc_n(A->mb, A->nb, sizeof *buf, err);
     if (!buf) return TG_ERR_NOMEM;
     /* this thread calls MPI below: StarPU-MPI's must be idle (see tg_runtime_gather) */
     if (tg_runtime_mpi()) tg_runtime_wait_all();
