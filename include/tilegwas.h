@@ -957,6 +957,9 @@ typedef struct {
     const double *covar;
     int64_t ldc;
     int ncovar;
+    /** λ_c of each phenotype (nphen values > 0), one solve for several ridge parameters (the
+     * grid and folds of tg_assoc's step 1); NULL: @p lambda for every phenotype. */
+    const double *lambdas;
 } tg_cg_opts;
 
 /** Defaults: λ 1, tol 1e-8, 1000 iterations, no preconditioner, no progress hook. */
