@@ -1650,6 +1650,7 @@ typedef struct {
     const double *covar;
     int64_t ldc;
     int ncovar;
+    const char *const *names; /**< the phenotypes' names, for messages (NULL: their numbers) */
 } tg_assoc_opts;
 /** Defaults: the grid 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 5 folds, tol 1e-6, 1000 iterations. */
 tg_assoc_opts tg_assoc_defaults(void);

@@ -21,6 +21,7 @@
  * from the genotype counts (tg_ridge_jacobi_bed). Z is scaled (s_j = √(2p_j(1 − p_j)), p_j over
  * the fileset, which also imputes the missing calls): U and G in allele units are s_jU, s_j²G. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,6 +76,14 @@ typedef struct {
     double *beta;    /* m × k·K: step 1's β of phenotype t, fold f at column t + k·f */
 } job;
 
+/* Phenotype t's name in messages: tg_assoc_opts.names', or its number. */
+#define NAME(J, t) pheno_name((J)->o, t, (char[24]){0})
+static const char *pheno_name(const tg_assoc_opts *o, int64_t t, char *buf) {
+    if (o->names) return o->names[t];
+    snprintf(buf, 24, "%lld", (long long)t + 1);
+    return buf;
+}
+
 /* r->chroms in order of first appearance and r->chrom_of (a sorted .bim matches the previous
  * SNP's chromosome at once). */
 static tg_status group_chroms(const tg_bed *bed, tg_assoc_result *r, tg_error *err) {
@@ -120,8 +129,8 @@ static tg_status prepare(job *J, const double *y, int64_t ldy, tg_error *err) {
             for (int j = 0; j < o->ncovar; j++) all &= isfinite(o->covar[i + j * o->ldc]) != 0;
             J->ym[i + t * n] = all ? y[i + t * ldy] : NAN;
             if (all && isinf(y[i + t * ldy]))
-                return tg_error_set(err, TG_ERR_ARG, "assoc: phenotype %lld, sample %lld: "
-                                    "value %g is not finite", (long long)t + 1,
+                return tg_error_set(err, TG_ERR_ARG, "assoc: phenotype %s, sample %lld: "
+                                    "value %g is not finite", NAME(J, t),
                                     (long long)i + 1, y[i + t * ldy]);
         }
     tg_status st = tg_fixed_make(n, o->covar, o->ldc, o->ncovar, k, J->ym, n, &J->f, err);
@@ -133,10 +142,10 @@ static tg_status prepare(job *J, const double *y, int64_t ldy, tg_error *err) {
         J->r->nobs[t] = nt;
         J->r->nfixed[t] = q;
         if (nt < q + 2)
-            return tg_error_set(err, TG_ERR_ARG, "assoc: phenotype %lld has %lld sample(s) with "
+            return tg_error_set(err, TG_ERR_ARG, "assoc: phenotype %s has %lld sample(s) with "
                                 "its value and every covariate, %d fixed effect(s): at least %d "
                                 "are needed (the fixed effects, the SNP and one degree of "
-                                "freedom)", (long long)t + 1, (long long)nt, q, q + 2);
+                                "freedom)", NAME(J, t), (long long)nt, q, q + 2);
         /* yᵀM_ty = yᵀy − Σ_l (Q_lᵀy)², about the mean first for its rounding */
         double mean = 0, yy = 0, ss = 0;
         for (int64_t i = 0; i < n; i++)
@@ -151,8 +160,8 @@ static tg_status prepare(job *J, const double *y, int64_t ldy, tg_error *err) {
             ss += d * d;
         }
         if (!(yy - ss > 1e-12 * yy))
-            return tg_error_set(err, TG_ERR_ARG, "assoc: phenotype %lld has no variance on its "
-                                "%lld sample(s)%s", (long long)t + 1, (long long)nt,
+            return tg_error_set(err, TG_ERR_ARG, "assoc: phenotype %s has no variance on its "
+                                "%lld sample(s)%s", NAME(J, t), (long long)nt,
                                 q > 1 ? " once the covariates are projected out" : "");
     }
     return TG_OK;
@@ -206,10 +215,10 @@ static tg_status check_folds(const job *J, tg_error *err) {
             int64_t held = 0;
             for (int64_t i = f; i < J->n; i += K) held += !isnan(J->ym[i + t * J->n]);
             if (!held || J->r->nobs[t] - held < J->r->nfixed[t] + 1)
-                return tg_error_set(err, TG_ERR_ARG, "assoc: phenotype %lld: fold %d of %d holds "
+                return tg_error_set(err, TG_ERR_ARG, "assoc: phenotype %s: fold %d of %d holds "
                                     "%lld of its %lld samples; every fold needs some, and the "
                                     "others more than the fixed effects (fewer folds?)",
-                                    (long long)t + 1, f + 1, K, (long long)held,
+                                    NAME(J, t), f + 1, K, (long long)held,
                                     (long long)J->r->nobs[t]);
         }
     return TG_OK;
@@ -221,8 +230,8 @@ static tg_status not_converged(const job *J, int64_t cols, tg_error *err) {
     for (int64_t c = 0; c < cols; c++)
         if (!J->r->cg.pheno[c].converged)
             return tg_error_set(err, TG_ERR_NUMERIC, "assoc: step 1 did not converge for "
-                                "phenotype %lld at h2 %g (fold %d): relative residual %.3g "
-                                "after %d iterations (--max-iter, --tol)", (long long)(c % k) + 1,
+                                "phenotype %s at h2 %g (fold %d): relative residual %.3g "
+                                "after %d iterations (--max-iter, --tol)", NAME(J, c % k),
                                 J->o->h2[c / k / J->K], (int)(c / k % J->K) + 1,
                                 J->r->cg.pheno[c].relres, J->o->max_iter);
     return TG_ERR_NUMERIC;

@@ -279,6 +279,7 @@ static tg_status fit(const assoc_opts *o, rr_data *d, tg_log *log, tg_error *err
     ao.covar = d->cv.values;
     ao.ldc = d->bed.n_samples;
     ao.ncovar = d->cv.n_cols;
+    ao.names = (const char *const *)d->names;
     const double n = (double)d->bed.n_samples, m = (double)d->bed.n_snps, k = d->k,
                  cols = k * o->nh2 * (double)o->folds, mib = 1048576;
     const double gb = 0.4 * n * m, vb = 8 * cols * (3 * n + 7 * m) + 8 * n * k * 24;
