@@ -1685,7 +1685,8 @@ typedef struct {
  * dimension ldy, NAN = missing) on every SNP of @p bed. Needs a started runtime, one MPI rank.
  * TG_ERR_ARG for: a phenotype with fewer observed values than its fixed effects plus 2, or
  * with no variance once they are projected out; an h² outside (0, 1); fewer than 2 folds, or a
- * fold without samples of a phenotype or with too few left to fit. A CG column not converged is TG_ERR_NUMERIC. */
+ * fold without samples of a phenotype or with too few left to fit. A CG column not converged
+ * is TG_ERR_NUMERIC. */
 tg_status tg_assoc(const tg_bed *bed, int64_t nphen, const double *y, int64_t ldy,
                    const tg_assoc_opts *o, tg_assoc_result *r, tg_error *err);
 void tg_assoc_result_free(tg_assoc_result *r);

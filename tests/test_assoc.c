@@ -62,7 +62,8 @@ static void centred(const int8_t *geno, double *g, double *s, int *meff) {
         s[j] = p > 0 && p < 1 ? sqrt(2 * p * (1 - p)) : 0;
         *meff += s[j] > 0;
         for (int64_t i = 0; i < N; i++)
-            g[i + j * N] = geno[i + j * N] == TG_GENO_MISSING || !s[j] ? 0 : geno[i + j * N] - 2 * p;
+            g[i + j * N] =
+                geno[i + j * N] == TG_GENO_MISSING || !s[j] ? 0 : geno[i + j * N] - 2 * p;
     }
 }
 
@@ -73,9 +74,8 @@ static int fold_fit(const double *g, const double *s, const double *y, const dou
     int64_t rows[N], nr = 0;
     for (int64_t i = 0; i < N; i++)
         if (observed(y, cov, i) && i % FOLDS != f) rows[nr++] = i;
-    double *z = malloc(sizeof(double) * (size_t)(nr * (M + 1))), *zm = malloc(sizeof(double) *
-                                                                             (size_t)(nr * (M + 1))),
-           a[M * M];
+    double *z = malloc(sizeof(double) * (size_t)(nr * (M + 1))),
+           *zm = malloc(sizeof(double) * (size_t)(nr * (M + 1))), a[M * M];
     for (int64_t j = 0; j < M; j++)
         for (int64_t i = 0; i < nr; i++)
             z[i + j * nr] = s[j] ? g[rows[i] + j * N] / s[j] : 0;
@@ -222,7 +222,8 @@ static void check(const tg_bed *bed, const int8_t *geno, const double *y, const 
         memcpy(loco, keep->loco, sizeof loco);
     }
     for (int t = 0; t < K; t++)
-        worst = fmax(worst, step2_ref(geno, g, y + t * N, cov, loco + t * N * NCHR, keep, t, &same));
+        worst = fmax(worst,
+                     step2_ref(geno, g, y + t * N, cov, loco + t * N * NCHR, keep, t, &same));
     ok(worst < 1e-10 && same, "%s, %s: BETA, SE, CHISQ, LOG10P and lambda_GC of %d SNPs x %d "
        "phenotypes within %.2g of the naive score test; A1_FREQ, N and the monomorphic SNP's "
        "NA match", where, nh ? "LOCO" : "no step 1", M, K, worst);

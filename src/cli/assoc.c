@@ -228,15 +228,17 @@ static tg_status write_outputs(const assoc_opts *o, const rr_data *d, const tg_a
     return st;
 }
 
-/* Step 1's progress: the columns left and their largest residual. */
+/* Step 1's progress: the columns left and their largest residual, every iteration in the log
+ * file, the first and every 10th on stderr too. */
 static void on_progress(void *ctx, int iter, int64_t ncol, const double *relres) {
     int64_t left = 0;
     double worst = 0;
     for (int64_t c = 0; c < ncol; c++)
         if (!isnan(relres[c])) left++, worst = relres[c] > worst ? relres[c] : worst;
-    if (iter == 1 || iter % 10 == 0)
-        tg_log_printf(ctx, "step 1: cg iteration %d: %lld of %lld column(s) left, largest "
-                      "relative residual %.3e", iter, (long long)left, (long long)ncol, worst);
+    void (*to)(tg_log *, const char *, ...) =
+        iter == 1 || iter % 10 == 0 ? tg_log_printf : tg_log_file_only;
+    to(ctx, "step 1: cg iteration %d: %lld of %lld column(s) left, largest relative residual "
+       "%.3e", iter, (long long)left, (long long)ncol, worst);
 }
 
 static void log_results(const assoc_opts *o, const rr_data *d, const tg_assoc_result *r,
@@ -255,8 +257,9 @@ static void log_results(const assoc_opts *o, const rr_data *d, const tg_assoc_re
         char cv[512] = "";
         size_t at = 0;
         for (int h = 0; h < o->nh2 && at < sizeof cv; h++)
-            at += (size_t)snprintf(cv + at, sizeof cv - at, "%s%g: %.6g", h ? ", " : "; held-out "
-                                   "mean squared error by h2 ", o->h2[h], r->cv_mse[h + o->nh2 * t]);
+            at += (size_t)snprintf(cv + at, sizeof cv - at, "%s%g: %.6g",
+                                   h ? ", " : "; held-out mean squared error by h2 ", o->h2[h],
+                                   r->cv_mse[h + o->nh2 * t]);
         if (o->nh2)
             tg_log_printf(log, "%s: %lld samples, %d fixed effect(s), h2 %g, lambda %.6g%s",
                           d->names[t], (long long)r->nobs[t], r->nfixed[t], r->h2[t],
@@ -265,6 +268,14 @@ static void log_results(const assoc_opts *o, const rr_data *d, const tg_assoc_re
     }
     tg_log_printf(log, "step 2: %lld SNPs x %d phenotype(s), %.3f s", (long long)r->m, d->k,
                   r->seconds_step2);
+}
+
+/* The chromosomes of @p bed, at most: the changes of chromosome along the .bim, plus one. */
+static double count_chroms(const tg_bed *bed) {
+    double c = bed->n_snps > 0;
+    for (int64_t j = 1; j < bed->n_snps; j++)
+        c += strcmp(bed->snps[j].chrom, bed->snps[j - 1].chrom) != 0;
+    return c;
 }
 
 static tg_status fit(const assoc_opts *o, rr_data *d, tg_log *log, tg_error *err) {
@@ -280,9 +291,15 @@ static tg_status fit(const assoc_opts *o, rr_data *d, tg_log *log, tg_error *err
     ao.ldc = d->bed.n_samples;
     ao.ncovar = d->cv.n_cols;
     ao.names = (const char *const *)d->names;
+    /* the peak: the genotypes (0.4 bytes a call), then per step 1 column 4 + p sample
+     * vectors (the phenotype copies, CG's, the fixed-effects basis) and 8 SNP vectors, or in
+     * step 2 the LOCO predictions and one phenotype's products (per fold and chromosome) */
     const double n = (double)d->bed.n_samples, m = (double)d->bed.n_snps, k = d->k,
-                 cols = k * o->nh2 * (double)o->folds, mib = 1048576;
-    const double gb = 0.4 * n * m, vb = 8 * cols * (3 * n + 7 * m) + 8 * n * k * 24;
+                 K = o->nh2 ? (double)o->folds : 1, C = count_chroms(&d->bed),
+                 p = 1 + d->cv.n_cols, cols = k * o->nh2 * K, mib = 1048576;
+    const double gb = 0.4 * n * m, s1 = 8 * cols * (n * (4 + p) + 8 * m),
+                 s2 = 8 * (n * C * k + (n + m) * (K * C + C + p) + m * k * (K + 1)),
+                 vb = s1 > s2 ? s1 : s2;
     char terms[128];
     snprintf(terms, sizeof terms, "genotypes %.0f MiB, vectors %.0f MiB", gb / mib, vb / mib);
     tg_assoc_result r = {0};
