@@ -74,9 +74,10 @@ typedef struct {
     tg_fixed f;      /* the k phenotypes' bases */
     int K;           /* folds of step 1 (1 without it) */
     double *beta;    /* m × k·K: step 1's β of phenotype t, fold f at column t + k·f */
+    double *jac;     /* m × k: diag(Z̃ᵀZ̃) over each phenotype's samples (tg_ridge_jacobi_bed) */
 } job;
 
-/* Phenotype t's name in messages: tg_assoc_opts.names', or its number. */
+/* Phenotype t's name in messages: tg_assoc_opts.names[t], or its number. */
 #define NAME(J, t) pheno_name((J)->o, t, (char[24]){0})
 static const char *pheno_name(const tg_assoc_opts *o, int64_t t, char *buf) {
     if (o->names) return o->names[t];
@@ -257,13 +258,22 @@ static tg_status step1(job *J, tg_error *err) {
         st = TG_ERR_NOMEM;
         goto done;
     }
+    /* the preconditioner of a fold's column: the phenotype's diagonal scaled to the training
+     * samples' share (any positive diagonal is a preconditioner; this one is close), where
+     * the exact one would take a pass over the genotypes per column, each lacking n/K
+     * samples */
     for (int h = 0; h < nh; h++)
         for (int f = 0; f < K; f++)
             for (int64_t t = 0; t < k; t++) {
                 const int64_t c = column(k, K, t, f, h);
+                int64_t held = 0;
                 lam[c] = (double)(meff > 0 ? meff : 1) * (1 - o->h2[h]) / o->h2[h];
-                for (int64_t i = 0; i < n; i++)
+                for (int64_t i = 0; i < n; i++) {
                     yc[i + c * n] = i % K == f ? NAN : J->ym[i + t * n];
+                    held += i % K == f && !isnan(J->ym[i + t * n]);
+                }
+                const double share = 1 - (double)held / (double)J->r->nobs[t];
+                for (int64_t j = 0; j < m; j++) jac[j + c * m] = share * J->jac[j + t * m];
             }
     tg_cg_opts co = tg_cg_defaults();
     co.lambdas = lam;
@@ -276,7 +286,6 @@ static tg_status step1(job *J, tg_error *err) {
     co.covar = o->covar;
     co.ldc = o->ldc;
     co.ncovar = o->ncovar;
-    if ((st = tg_ridge_jacobi_bed(J->bed, J->g, 1, cols, yc, n, jac, m, err))) goto done;
     if ((st = tg_ridge_cg(J->g, cols, yc, n, &co, B, m, &J->r->cg, err)) == TG_ERR_NUMERIC)
         st = not_converged(J, cols, err);
     if (st || (st = cross_validate(J, yc, cols, B, best, err))) goto done;
@@ -424,16 +433,14 @@ static tg_status step2(job *J, tg_error *err) {
            *bl = tg_malloc((size_t)(m * K * C) * sizeof *bl, err),
            *w = tg_malloc((size_t)(n * K * C) * sizeof *w, err),
            *res = tg_malloc((size_t)(n * (C + p)) * sizeof *res, err),
-           *s = tg_malloc((size_t)(m * (C + p)) * sizeof *s, err),
-           *jac = tg_malloc((size_t)(m * k) * sizeof *jac, err);
-    tg_status st = !zb || !bl || !w || !res || !s || !jac ? TG_ERR_NOMEM : TG_OK;
-    if (!st) st = tg_ridge_jacobi_bed(J->bed, J->g, 1, k, J->ym, n, jac, m, err);
+           *s = tg_malloc((size_t)(m * (C + p)) * sizeof *s, err);
+    tg_status st = !zb || !bl || !w || !res || !s ? TG_ERR_NOMEM : TG_OK;
     tg_phase *ph = tg_phase_open_host("assoc", "phenotypes", k);
     for (int64_t t = 0; t < k && !st; t++) {
         if ((st = loco_products(J, t, bl, zb, w, err))) break;
         residuals(J, t, zb, w, res);
         if ((st = tg_cg_mul(J->g, 1, C + J->f.r[t] - 1, res, n, s, m, NULL, NULL, err))) break;
-        tests(J, t, s, jac + t * m);
+        tests(J, t, s, J->jac + t * m);
         if ((st = genomic_control(J->r, t, err))) break;
         tg_phase_add(ph, 1);
     }
@@ -443,7 +450,6 @@ static tg_status step2(job *J, tg_error *err) {
     free(w);
     free(res);
     free(s);
-    free(jac);
     return st;
 }
 
@@ -493,6 +499,11 @@ tg_status tg_assoc(const tg_bed *bed, int64_t nphen, const double *y, int64_t ld
     if ((st = prepare(&J, y, ldy, err)) || (st = pheno_stats(&J, err)) ||
         (st = tg_geno_from_bed(bed, 1, &J.g, err)))
         goto done;
+    if (!(J.jac = tg_malloc((size_t)(m * nphen) * sizeof *J.jac, err))) {
+        st = TG_ERR_NOMEM;
+        goto done;
+    }
+    if ((st = tg_ridge_jacobi_bed(bed, J.g, 1, nphen, J.ym, n, J.jac, m, err))) goto done;
     r->excluded = tg_geno_excluded(J.g);
     if (o->nh2 > 0 && (st = step1(&J, err))) goto done;
     r->seconds_step1 = tg_now() - t0;
@@ -504,5 +515,6 @@ done:
     tg_fixed_free(&J.f);
     free(J.ym);
     free(J.beta);
+    free(J.jac);
     return st;
 }
