@@ -146,6 +146,15 @@ tg_status tg_qq_png(const char *path, const double *log10p, int64_t m, const cha
         for (int64_t x = 0; x < f.w; x++) /* the diagonal */
             tg_image_fill(&img, f.x0 + x, ypix(&f, (double)x / (double)f.w * f.ymax), 1, 1,
                           0xD62728);
+        double step = 1; /* the expected axis' ticks, as the observed one's */
+        while (f.ymax / step > 10) step *= 2;
+        for (double e = 0; e <= f.ymax; e += step) {
+            char t[16];
+            const int len = snprintf(t, sizeof t, "%g", e);
+            const int64_t x = f.x0 + (int64_t)llround(e / f.ymax * (double)f.w);
+            tg_image_fill(&img, x, f.y0 + f.h + 1, 1, 4, 0x000000);
+            tg_image_text(&img, x - len * TG_GLYPH_W / 2, f.y0 + f.h + 7, t, 0x000000);
+        }
         for (int64_t i = 0; i < nv; i++) {
             const double e = -log10(((double)i + 0.5) / (double)nv);
             dot(&img, f.x0 + (int64_t)(e / f.ymax * (double)f.w),
@@ -153,7 +162,7 @@ tg_status tg_qq_png(const char *path, const double *log10p, int64_t m, const cha
         }
         char s[64];
         snprintf(s, sizeof s, "expected -log10 P; lambda_GC %.4f", lambda_gc);
-        tg_image_text(&img, f.x0, f.y0 + f.h + 10, s, 0x000000);
+        tg_image_text(&img, f.x0, f.y0 + f.h + 20, s, 0x000000);
         st = tg_png_write(path, img.rgb, img.w, img.h, err);
     }
     tg_image_free(&img);
