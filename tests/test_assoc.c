@@ -278,7 +278,7 @@ static double lambda_gc(const tg_assoc_result *res, int64_t j0) {
     return gc;
 }
 
-/* Related samples: 250 sibships of 6 (the parents not genotyped), unlinked SNPs passed on by
+/* Related samples: 500 sibships of 6 (the parents not genotyped), unlinked SNPs passed on by
  * Mendel's rules, 2000 causal SNPs on chromosomes 1 and 2 (h² 0.8, effects N(0, 1)), 1000
  * null SNPs on chromosome 3. A null SNP's genotypes are correlated among sibs (1/2), and so
  * is the polygenic part of y (h²/2): the linear test's variance is too small and λ_GC of the
@@ -286,10 +286,11 @@ static double lambda_gc(const tg_assoc_result *res, int64_t j0) {
  * tests/assoc_cli.sh). The LOCO offset for chromosome 3 predicts the polygenic part from
  * chromosomes 1 and 2 (the sibs in the other folds teach it the family's share) and removes
  * most of the excess, not all: the part of the family's share that the sibs do not predict
- * stays in the residuals (TG_SEED 1 to 6: 2.30 → 1.20, 2.16 → 1.33, 2.02 → 1.14, 1.96 → 1.18,
- * 2.06 → 1.17, 1.53 → 0.97; DESIGN-NOTES, "Association tests"). */
+ * stays in the residuals (nine draws: 1.82 → 1.12, 1.91 → 1.14, 1.94 → 1.15, 1.83 → 1.13,
+ * 2.34 → 1.31, 2.22 → 1.28, 1.98 → 1.30, 2.30 → 1.30, 2.04 → 1.38, 63% to 85% of the excess
+ * removed; the test's own seed 1.90 → 1.16; DESIGN-NOTES, "Association tests"). */
 static void check_related(tg_rng *r) {
-    enum { FAM = 250, SIBS = 6, NS = FAM * SIBS, MC = 2000, MS = 3000 };
+    enum { FAM = 500, SIBS = 6, NS = FAM * SIBS, MC = 2000, MS = 3000 };
     int8_t *geno = malloc((size_t)NS * MS);
     double *y = calloc(NS, sizeof(double)), gc[2] = {NAN, NAN}, vg = 0, mg = 0;
     for (int64_t j = 0; j < MS; j++) {
@@ -322,9 +323,9 @@ static void check_related(tg_rng *r) {
         if (!(st = tg_assoc(&bed, 1, y, NS, &o, &res, &err))) gc[loco] = lambda_gc(&res, MC);
         tg_assoc_result_free(&res);
     }
-    ok(!st && gc[0] > 1.4 && gc[1] < 1 + 0.4 * (gc[0] - 1) && gc[1] > 0.9,
-       "250 sibships of 6, h2 0.8 on chromosomes 1-2: the null SNPs' lambda_GC %.3f without "
-       "step 1, %.3f with the LOCO offset (at least 60%% of the excess removed) %s", gc[0], gc[1],
+    ok(!st && gc[0] > 1.4 && gc[1] < 1 + 0.5 * (gc[0] - 1) && gc[1] > 0.9,
+       "500 sibships of 6, h2 0.8 on chromosomes 1-2: the null SNPs' lambda_GC %.3f without "
+       "step 1, %.3f with the LOCO offset (at least half the excess removed) %s", gc[0], gc[1],
        err.msg);
     if (!st) tg_bed_close(&bed);
     remove_bed(prefix);
@@ -374,7 +375,11 @@ int main(void) {
         check(&bed, geno, y, cov, 2, where, &res[pass][0]);
         check(&bed, geno, y, cov, 0, where, &res[pass][1]);
         if (!pass) check_errors(&bed, y, cov);
-        if (!pass) check_related(&r);
+        /* a seed of its own: the excess removed varies with the draw (63% to 85% over nine
+         * seeds), so the check is fixed on one rather than failing on a rare draw */
+        tg_rng fam;
+        tg_rng_seed(&fam, 1);
+        if (!pass) check_related(&fam);
         tg_runtime_stop();
     }
     const double d = fmax(differ(&res[0][0], &res[1][0]), differ(&res[0][1], &res[1][1]));
