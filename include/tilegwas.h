@@ -980,6 +980,9 @@ typedef struct {
     const double *covar;
     int64_t ldc;
     int ncovar;
+    /** λ_c of each phenotype (nphen values > 0), one solve for several ridge parameters (the
+     * grid and folds of tg_assoc's step 1); NULL: @p lambda for every phenotype. */
+    const double *lambdas;
 } tg_cg_opts;
 
 /** Defaults: λ 1, tol 1e-8, 1000 iterations, no preconditioner, no progress hook. */
@@ -1646,6 +1649,85 @@ tg_status tg_rr_check_test(const tg_bed *train, const tg_bed *test, tg_error *er
 tg_status tg_rr(const tg_bed *bed, int64_t nphen, const double *y, int64_t ldy,
                 const tg_bed *test, const tg_rr_opts *o, tg_rr_result *r, tg_error *err);
 void tg_rr_result_free(tg_rr_result *r);
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name Association tests (the assoc command; src/algo/assoc.c)
+ * REGENIE's two steps on the genotype products. Step 1: a whole-genome ridge (SNP-BLUP) of
+ * each phenotype on the scaled SNPs (tg_ridge_cg, the intercept and covariates projected out),
+ * λ = m(1 − h²)/h² for h² of a grid, in K folds (sample i in fold i mod K; every fold and h²
+ * one column of one CG solve); per phenotype the h² of least held-out squared error, and each
+ * sample's prediction from the model of its fold (out of sample, as REGENIE's level 1). The
+ * prediction for chromosome c leaves c's own SNPs out of the fitted Zβ (LOCO: Zβ − Z_cβ_c, no
+ * refit). Step 2: per SNP j on chromosome c and phenotype t, the score test of
+ * r = M_t(y_t − LOCO_c) on g̃ = M_t g_j (g_j mean-imputed and centred, M_t the projection off
+ * [1, covariates] on the phenotype's samples):
+ *   U = g̃ᵀr, G = g̃ᵀg̃, σ² = rᵀr/(n_t − p_t), BETA = U/G, SE = σ/√G, CHISQ = U²/(σ²G),
+ * p_t the fixed-effect columns kept; one product Zᵀ·[r per chromosome] per phenotype. */
+typedef struct {
+    /** The heritabilities of step 1's grid (nh2 values in (0, 1)); nh2 0: no step 1, the
+     * LOCO prediction is 0 (REGENIE's --ignore-pred: plain linear regression score tests). */
+    const double *h2;
+    int nh2;
+    int folds;                  /**< K of the folds (≥ 2) when nh2 > 0 */
+    double tol;                 /**< CG: relative residual (default 1e-6) */
+    int max_iter;               /**< CG: iterations at most (default 1000) */
+    tg_cg_progress_fn progress; /**< CG progress hook (may be NULL); nphen is the columns */
+    void *ctx;
+    /** Covariates, fixed effects beside the intercept (as tg_rr_opts'): n × ncovar, leading
+     * dimension ldc, NAN = missing (the sample leaves every phenotype). */
+    const double *covar;
+    int64_t ldc;
+    int ncovar;
+    const char *const *names; /**< the phenotypes' names, for messages (NULL: their numbers) */
+} tg_assoc_opts;
+/** Defaults: the grid 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 5 folds, tol 1e-6, 1000 iterations. */
+tg_assoc_opts tg_assoc_defaults(void);
+
+/** What tg_assoc() computed; free with tg_assoc_result_free (after an error too). */
+typedef struct {
+    int64_t nphen, m, n;
+    int nchrom;
+    const char **chroms;   /**< the chromosomes in order of first appearance (the .bim's) */
+    int *chrom_of;         /**< m: the index into chroms of each SNP */
+    /** m × nphen (leading dimension m): per SNP and phenotype; NAN where no test is made (a
+     * SNP monomorphic over the fileset or constant on the phenotype's samples once the
+     * covariates are projected out) */
+    double *beta, *se, *chisq, *log10p;
+    tg_snp_stats *stats;   /**< m × nphen: A1_FREQ and N over each phenotype's samples */
+    double *h2, *lambda;   /**< per phenotype, the chosen h² and its λ (NAN without step 1) */
+    double *cv_mse;        /**< nh2 × nphen: held-out mean squared error of each h² */
+    double *lambda_gc;     /**< per phenotype: median CHISQ / 0.4549364 (the χ²₁ median) */
+    double *sigma2;        /**< nchrom × nphen: σ² of each chromosome's LOCO residual */
+    double *loco;          /**< n × nchrom × nphen: LOCO prediction of sample i for chromosome
+                            * c and phenotype t at loco[i + n·(c + nchrom·t)], the polygenic
+                            * part Zβ − Z_cβ_c of its fold's model alone (0 without step 1) */
+    int64_t *nobs;         /**< per phenotype: samples with the value and every covariate */
+    int *nfixed;           /**< per phenotype: fixed-effect columns kept, the intercept's too */
+    tg_cg_report cg;       /**< step 1's solve (its pheno: one entry per column) */
+    int64_t cg_columns;    /**< step 1's CG columns: phenotypes × h² × folds */
+    int64_t excluded;      /**< SNPs monomorphic or all-missing over the fileset */
+    double seconds_step1, seconds_step2;
+} tg_assoc_result;
+
+/** Association tests of the @p nphen quantitative phenotypes @p y (n × nphen, leading
+ * dimension ldy, NAN = missing) on every SNP of @p bed. Needs a started runtime, one MPI rank.
+ * TG_ERR_ARG for: a phenotype with fewer observed values than its fixed effects plus 2, or
+ * with no variance once they are projected out; an h² outside (0, 1); fewer than 2 folds, or a
+ * fold without samples of a phenotype or with too few left to fit. A CG column not converged
+ * is TG_ERR_NUMERIC. */
+tg_status tg_assoc(const tg_bed *bed, int64_t nphen, const double *y, int64_t ldy,
+                   const tg_assoc_opts *o, tg_assoc_result *r, tg_error *err);
+void tg_assoc_result_free(tg_assoc_result *r);
+
+/** The Manhattan plot of @p log10p (m values, NAN skipped) over the SNPs of @p bed, chromosomes
+ * side by side in alternating colours (each SNP at its position along its chromosome), a
+ * dashed line at −log10(5e-8), the title above; written as PNG to @p path. */
+tg_status tg_manhattan_png(const char *path, const tg_bed *bed, const double *log10p,
+                           const char *title, tg_error *err);
+/** The QQ plot of @p m values @p log10p (NAN skipped): observed against expected −log10 P of
+ * uniform P values, the diagonal, the title and its λ_GC; written as PNG to @p path. */
+tg_status tg_qq_png(const char *path, const double *log10p, int64_t m, const char *title,
+                    double lambda_gc, tg_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
 /** @name Principal components (the pca command; src/algo/pca.c)

@@ -4,8 +4,9 @@
  * phenotype the observed rows with their columns centered, A = ZᵀZ + λI, β = A⁻¹Zᵀ(y − ȳ) by
  * LAPACK's dposv. Random genotypes with missing calls, a monomorphic and an all-missing SNP,
  * sizes not multiples of 4, 5 or 64, phenotypes with missing values; more than 64 phenotypes
- * (the products' column limit). The whole set runs on CPU workers only, then again with every
- * GPU (TG_REQUIRE_GPU=1: a missing GPU fails), both against the same reference. */
+ * (the products' column limit), also with a λ per phenotype. The whole set runs on CPU
+ * workers only, then again with every GPU (TG_REQUIRE_GPU=1: a missing GPU fails), both
+ * against the same reference. */
 #include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
@@ -264,6 +265,22 @@ static void check_wide(tg_rng *r, const char *where) {
        "LAPACK (rel %.2g) %s", where, k, e, err.msg);
     ok(!st && zero && pr[5].converged && pr[5].iterations == 0,
        "%s: a constant phenotype gives β = 0 without iterating", where);
+    /* a λ per column (tg_cg_opts.lambdas), 0.5 to 50, in the same block */
+    double lam[k];
+    info = 0;
+    for (int c = 0; c < k; c++) {
+        lam[c] = 0.5 * pow(10, c % 5 / 2.0);
+        info |= ref_solve(z, n, m, y + c * n, lam[c], ref + c * m, dref + c * m);
+    }
+    o.lambdas = lam;
+    if (!st) st = tg_ridge_cg(geno, k, y, n, &o, beta, m, &rep, &err);
+    e = rel_err(beta, m, ref, m, m, k);
+    ok(!st && !info && e <= 1e-8, "%s: %d phenotypes each with its own λ (0.5 to 50) match "
+       "LAPACK (rel %.2g) %s", where, k, e, err.msg);
+    lam[3] = -1;
+    st = tg_ridge_cg(geno, k, y, n, &o, beta, m, &rep, &err);
+    ok(st == TG_ERR_ARG && strstr(err.msg, "lambda -1"), "%s: a column's λ −1 refused: %s",
+       where, err.msg);
     tg_geno_free(geno);
     free(g);
     free(z);
@@ -437,7 +454,7 @@ int main(void) {
     make_test_geno(&r, N, M, g);
     const char *req = getenv("TG_REQUIRE_GPU");
     int require_gpu = req && !strcmp(req, "1");
-    tap_plan(2 * 30 + 1); /* per pass: 9 + 8 solve, 2 wide, 5 errors, 2 GRM, 4 cohort; once: .bed */
+    tap_plan(2 * 32 + 1); /* per pass: 9 + 8 solve, 4 wide, 5 errors, 2 GRM, 4 cohort; once: .bed */
     for (int pass = 0; pass < 2; pass++) {
         tg_error err = {0};
         tg_runtime_opts o = tg_runtime_defaults();

@@ -2,7 +2,9 @@
  * (chi2_sf_closed in tests/common.c, long double, another route) at df 1..80 (the epistasis
  * tables have at most 80) and x from 10^-3 to 1,400, both sides of x = df + 2 where the
  * function switches from the series to the continued fraction; plus the edges (df 0, x 0, the
- * far tail). */
+ * far tail). tg_chi2_log10_sf at df 1 (the association tests' LOG10P) against log10 erfc(√(x/2))
+ * in long double (whose range reaches 1e-4900: x up to 20,000), and beyond it against the
+ * asymptotic series of erfc. */
 #include <math.h>
 
 #include "base/chi2.h"
@@ -32,6 +34,25 @@ int main(void) {
     /* a known value: the 5% point of χ²_1 is 3.841458820694124 */
     ok(fabs(tg_chi2_sf(3.841458820694124, 1) - 0.05) < 1e-15, "χ²_1 at 3.8414588: %.17g",
        tg_chi2_sf(3.841458820694124, 1));
+    static const double xl[] = {1e-6, 0.3, 1, 3, 10, 30, 100, 700, 1400, 1500, 3000, 1e4, 2e4};
+    worst = 0;
+    bad = 0;
+    for (size_t i = 0; i < sizeof xl / sizeof xl[0]; i++) {
+        const long double want = log10l(erfcl(sqrtl(xl[i] / 2)));
+        const double got = tg_chi2_log10_sf(xl[i], 1), rel = fabs((double)((got - want) / want));
+        if (rel > worst) worst = rel;
+        if (rel > 1e-12 && bad++ < 5) diag("x %g: %.17g, long double %.17Lg", xl[i], got, want);
+    }
+    ok(bad == 0, "log10 P at df 1, x 1e-6 to 2e4 (P down to 1e-4345): largest relative error "
+       "%.3g (≤ 1e-12)", worst);
+    /* erfc(z) = e^{−z²}/(z√π)·(1 − 1/(2z²) + 3/(4z⁴) − ...), the next term below 1e-17 at
+     * z² = 5e5 */
+    const double x = 1e6, z2 = x / 2,
+                 asym = (-z2 - 0.5 * log(z2 * M_PI) + log1p(-1 / (2 * z2) + 3 / (4 * z2 * z2))) /
+                        M_LN10;
+    ok(fabs(tg_chi2_log10_sf(x, 1) - asym) < 1e-9 * fabs(asym), "log10 P at x = 1e6: %.17g, "
+       "asymptotic %.17g", tg_chi2_log10_sf(x, 1), asym);
+    ok(tg_chi2_log10_sf(0, 1) == 0 && tg_chi2_log10_sf(4, 0) == 0, "x = 0, df 0: log10 P = 0");
     tap_plan(tap_n);
     return tap_done();
 }

@@ -282,12 +282,17 @@ typedef struct {
     int64_t len, nck;    /* entries per column, chunks per column */
 } pass;
 
+/* λ of phenotype c: its own with tg_cg_opts.lambdas */
+static double column_lambda(const tg_cg_opts *o, int64_t c) {
+    return o->lambdas ? o->lambdas[c] : o->lambda;
+}
+
 static void pass_chunk(void *ctx, int64_t u) {
     const pass *ps = ctx;
     cg_state *s = ps->s;
     const int64_t a = u / ps->nck, c = ps->cols[a], j0 = u % ps->nck * CG_CHUNK,
                   j1 = j0 + CG_CHUNK < ps->len ? j0 + CG_CHUNK : ps->len, m = s->m;
-    const double k = s->coef[a], lambda = s->o->lambda;
+    const double k = s->coef[a], lambda = column_lambda(s->o, c);
     const double *yc = s->y + s->i0 + c * s->ldy;
     const double *dj = s->o->jacobi ? s->o->jacobi + c * s->o->ldj : NULL;
     const int64_t n = s->f->n, p = s->f->p, nq = s->f->r[c];
@@ -378,7 +383,8 @@ static tg_status apply(cg_state *s, const int64_t *cols, int64_t k, tg_error *er
 /* z = M⁻¹ r for column c (M = diag(Z̃ᵀZ̃) + λ, or I without a preconditioner). */
 static void precondition(const cg_state *s, int64_t c, const double *r, double *z) {
     const double *dj = s->o->jacobi ? s->o->jacobi + c * s->o->ldj : NULL;
-    for (int64_t j = 0; j < s->m; j++) z[j] = dj ? r[j] / (dj[j] + s->o->lambda) : r[j];
+    const double lambda = column_lambda(s->o, c);
+    for (int64_t j = 0; j < s->m; j++) z[j] = dj ? r[j] / (dj[j] + lambda) : r[j];
 }
 
 static tg_status check_args(tg_geno *g, int64_t nphen, int64_t ldy, const tg_cg_opts *o,
@@ -390,9 +396,10 @@ static tg_status check_args(tg_geno *g, int64_t nphen, int64_t ldy, const tg_cg_
                             "%lld",
                             (long long)nphen, (long long)ldy, (long long)n, (long long)ldb,
                             (long long)m);
-    if (!(o->lambda > 0) || !isfinite(o->lambda))
-        return tg_error_set(err, TG_ERR_ARG, "ridge CG: lambda %g must be positive and finite",
-                            o->lambda);
+    for (int64_t c = 0; c < (o->lambdas ? nphen : 1); c++)
+        if (!(column_lambda(o, c) > 0) || !isfinite(column_lambda(o, c)))
+            return tg_error_set(err, TG_ERR_ARG, "ridge CG: lambda %g%s must be positive and "
+                                "finite", column_lambda(o, c), o->lambdas ? " (a column's)" : "");
     if (!(o->tol > 0) || !(o->tol < 1))
         return tg_error_set(err, TG_ERR_ARG, "ridge CG: tol %g must be in (0, 1)", o->tol);
     if (o->max_iter < 1)

@@ -9,8 +9,9 @@
 
 enum { MAX_TERMS = 1000 }; /* both converge in well under 100 terms for a ≤ 40 */
 
-/* e^{−x} x^a / Γ(a), in logs so that neither factor overflows on its own */
-static double front(double a, double x) { return exp(a * log(x) - x - lgamma(a)); }
+/* log(e^{−x} x^a / Γ(a)), so that neither factor overflows on its own */
+static double log_front(double a, double x) { return a * log(x) - x - lgamma(a); }
+static double front(double a, double x) { return exp(log_front(a, x)); }
 
 /* P(a, x) = e^{−x} x^a / Γ(a + 1) · Σ_n x^n / ((a + 1)···(a + n)) */
 static double lower_series(double a, double x) {
@@ -23,7 +24,8 @@ static double lower_series(double a, double x) {
 }
 
 /* Q(a, x) = e^{−x} x^a / Γ(a) · 1 / (x + 1 − a − 1·(1 − a) / (x + 3 − a − 2·(2 − a) / ...)),
- * evaluated forwards by the modified Lentz method (tiny guards against a zero denominator) */
+ * evaluated forwards by the modified Lentz method (tiny guards against a zero denominator);
+ * returns the fraction alone, which stays near 1/x however far in the tail */
 static double upper_fraction(double a, double x) {
     const double tiny = DBL_MIN / DBL_EPSILON;
     double b = x + 1 - a, c = 1 / tiny, d = 1 / b, h = d;
@@ -39,12 +41,19 @@ static double upper_fraction(double a, double x) {
         h *= step;
         if (fabs(step - 1) < DBL_EPSILON) break;
     }
-    return front(a, x) * h;
+    return h;
 }
 
 double tg_chi2_sf(double x, double df) {
     if (!(df > 0)) return 1;
     if (!(x > 0)) return 1;
     const double a = df / 2, y = x / 2;
-    return y < a + 1 ? 1 - lower_series(a, y) : upper_fraction(a, y);
+    return y < a + 1 ? 1 - lower_series(a, y) : front(a, y) * upper_fraction(a, y);
+}
+
+double tg_chi2_log10_sf(double x, double df) {
+    if (!(df > 0) || !(x > 0)) return 0;
+    const double a = df / 2, y = x / 2;
+    if (y < a + 1) return log10(1 - lower_series(a, y));
+    return (log_front(a, y) + log(upper_fraction(a, y))) / M_LN10;
 }

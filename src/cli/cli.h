@@ -20,6 +20,7 @@ typedef struct {
 int tg_cmd_info(int argc, char **argv);
 int tg_cmd_simulate(int argc, char **argv);
 int tg_cmd_rr(int argc, char **argv);
+int tg_cmd_assoc(int argc, char **argv);
 int tg_cmd_grm(int argc, char **argv);
 int tg_cmd_pca(int argc, char **argv);
 int tg_cmd_epistasis(int argc, char **argv);

@@ -12,6 +12,7 @@ static const tg_command commands[] = {
     {"info", tg_cmd_info, "summarise a PLINK fileset, or show the build and devices"},
     /* workload commands (one line each) */
     {"rr", tg_cmd_rr, "ridge regression / SNP-BLUP on all SNPs (--solver cg)"},
+    {"assoc", tg_cmd_assoc, "association tests per SNP: ridge with LOCO, then score tests"},
     {"grm", tg_cmd_grm, "genomic relationship matrix ZZ'/m (plink2 --make-rel meanimpute)"},
     {"pca", tg_cmd_pca, "top principal components (plink2 --pca: exact, or block Krylov)"},
     {"epistasis", tg_cmd_epistasis, "exhaustive search of SNP pairs/triples/quads (case-control)"},

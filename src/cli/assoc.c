@@ -1,0 +1,360 @@
+/* tilegwas assoc: association tests of quantitative phenotypes on every SNP (tg_assoc),
+ * REGENIE's two steps: a whole-genome ridge with leave-one-chromosome-out predictions, then a
+ * score test per SNP and phenotype. The inputs are read as rr reads them (rr_load). */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/rr.h"
+
+static const char *help =
+    "usage: tilegwas assoc --bfile PREFIX [--pheno FILE] --out PREFIX [options]\n"
+    "       (--pfile PREFIX, --vcf FILE or --bcf FILE instead of --bfile)\n"
+    "Association tests of quantitative phenotypes on every SNP, in REGENIE's two steps.\n"
+    "Step 1: a ridge regression (SNP-BLUP) of each phenotype on all SNPs, scaled to variance\n"
+    "1, with the intercept and the --covar columns as unpenalised fixed effects (conjugate\n"
+    "gradients, as rr --scale), lambda = m(1-h2)/h2 (m the polymorphic SNPs), fitted in\n"
+    "--cv K folds (sample i in fold i mod K, left out of its fold's fit); per phenotype the\n"
+    "h2 of --h2 with the least held-out squared error, and each sample's prediction from its\n"
+    "fold's fit (out of sample, as REGENIE's level 1). The prediction for chromosome c leaves\n"
+    "c's own SNPs out (LOCO, no refit).\n"
+    "Step 2: for SNP j on chromosome c and phenotype t, the score test of the residual\n"
+    "r = M(y - LOCO_c) (M: the projection off [1, covariates] on the phenotype's samples) on\n"
+    "g = M x_j (x_j the A1 counts, missing calls imputed by the mean over the fileset):\n"
+    "  BETA = g'r / g'g, SE = sigma / sqrt(g'g), CHISQ = (g'r)^2 / (sigma^2 g'g),\n"
+    "  sigma^2 = r'r / (n - p), p the fixed effects; LOG10P = -log10 P(chi2_1 > CHISQ).\n"
+    "With --ignore-pred (no step 1) these are plink2 --glm omit-ref's linear tests: the\n"
+    "same BETA, and T^2 = (n-p-1) CHISQ / (n-p-CHISQ) between CHISQ and its T_STAT.\n"
+    "Quantitative phenotypes only: a case/control phenotype (two values among 0, 1, 2) is\n"
+    "refused, since the logistic score test is not written yet.\n"
+    "Writes per phenotype PHENO: PREFIX.PHENO.assoc.tsv (#CHROM POS ID REF ALT A1 A1_FREQ N\n"
+    "BETA SE CHISQ LOG10P P; A1_FREQ and N over the phenotype's samples with a call; NA for\n"
+    "a SNP without a test: monomorphic, or constant once the covariates are projected out;\n"
+    "P is 10^-LOG10P, at least 2.2e-308 as plink2's --output-min-p default),\n"
+    "PREFIX.PHENO.manhattan.png and PREFIX.PHENO.qq.png; PREFIX.loco.tsv (FID IID then a\n"
+    "column PHENO.CHR per phenotype and chromosome: the LOCO prediction, without the fixed\n"
+    "effects; not with --ignore-pred) and PREFIX.log (h2, lambda and the cross-validation\n"
+    "errors per phenotype, lambda_GC = median CHISQ / 0.4549364, times).\n\n"
+    "options:\n"
+    "  --pheno FILE       phenotypes: FID IID then columns (header optional; -9/NA missing;\n"
+    "                     default: the .fam's column 6)\n"
+    "  --pheno-name A,B   use these columns (default: all)\n"
+    "  --pheno-col-nums L use the file's columns L, counted from FID as 1 (plink2's; e.g. 3,5-7)\n"
+    "  --covar FILE       covariates as fixed effects (plink2's --covar; as rr --covar:\n"
+    "                     categorical columns expanded, constant and collinear ones dropped)\n"
+    "  --covar-name A,B   use these covariate columns (plink2's; default: all)\n"
+    "  --covar-col-nums L use the covariate file's columns L (plink2's)\n"
+    "  --h2 LIST          step 1's heritabilities, in (0, 1) (default\n"
+    "                     0.01,0.1,0.25,0.5,0.75,0.9; one value: no choice to make)\n"
+    "  --cv K             step 1's folds (default 5, at least 2)\n"
+    "  --ignore-pred      no step 1: the LOCO prediction is 0 (REGENIE's flag)\n"
+    "  --tol T            step 1: stop a CG column at relative residual T (default 1e-6)\n"
+    "  --max-iter N       step 1: CG iterations at most (default 1000); more is an error\n"
+    "  --help             this text\n" TG_CLI_INPUT_HELP TG_CLI_COMMON_HELP
+    "\nStep 1 solves phenotypes x h2 x K CG columns at once; step 2 is, per phenotype, one\n"
+    "product Z[beta per fold and chromosome] and one Z'[residual per chromosome]. One MPI\n"
+    "rank.\n";
+
+typedef struct {
+    rr_opts rr; /* the inputs' options, read by rr_load */
+    double h2[16];
+    int nh2;
+    int64_t folds;
+} assoc_opts;
+
+/* --h2 LIST: comma-separated values in (0, 1). */
+static tg_status parse_h2(const char *s, assoc_opts *o, tg_error *err) {
+    o->nh2 = 0;
+    for (const char *p = s;; p++) {
+        char *end;
+        double v = strtod(p, &end);
+        if (end == p || (*end && *end != ',') || !(v > 0 && v < 1))
+            return tg_error_set(err, TG_ERR_ARG, "--h2 %s: expected values in (0, 1) separated "
+                                "by commas", s);
+        if (o->nh2 == (int)(sizeof o->h2 / sizeof o->h2[0]))
+            return tg_error_set(err, TG_ERR_ARG, "--h2 %s: at most %d values", s, o->nh2);
+        o->h2[o->nh2++] = v;
+        if (!*end) return TG_OK;
+        p = end;
+    }
+}
+
+/* Returns TG_OK, an error, or -1 after printing the help. */
+static int parse_options(int argc, char **argv, assoc_opts *o, tg_error *err) {
+    enum {
+        O_PHENO = 1, O_PNAME, O_PCOLS, O_COVAR, O_CNAME, O_CCOLS, O_H2, O_CV, O_IGNORE, O_TOL,
+        O_MAXIT, O_HELP
+    };
+    static const struct option opts[] = {
+        {"pheno", required_argument, 0, O_PHENO},
+        {"pheno-name", required_argument, 0, O_PNAME},
+        {"pheno-col-nums", required_argument, 0, O_PCOLS},
+        {"covar", required_argument, 0, O_COVAR}, {"covar-name", required_argument, 0, O_CNAME},
+        {"covar-col-nums", required_argument, 0, O_CCOLS}, {"h2", required_argument, 0, O_H2},
+        {"cv", required_argument, 0, O_CV}, {"ignore-pred", no_argument, 0, O_IGNORE},
+        {"tol", required_argument, 0, O_TOL}, {"max-iter", required_argument, 0, O_MAXIT},
+        {"help", no_argument, 0, O_HELP}, TG_CLI_INPUT_OPTIONS, TG_CLI_COMMON_OPTIONS,
+        {0, 0, 0, 0}};
+    const tg_assoc_opts d = tg_assoc_defaults();
+    *o = (assoc_opts){.rr = {.tol = d.tol, .max_iter = d.max_iter, .scale = 1},
+                      .nh2 = d.nh2, .folds = d.folds};
+    memcpy(o->h2, d.h2, (size_t)d.nh2 * sizeof *o->h2);
+    rr_opts *r = &o->rr;
+    tg_cli_common_init(&r->c);
+    int c, ignore = 0;
+    tg_status st = TG_OK;
+    opterr = 0;
+    while (!st && (c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case O_PHENO: r->pheno = optarg; break;
+        case O_PNAME: r->pheno_names = optarg; break;
+        case O_PCOLS: r->pheno_col_nums = optarg; break;
+        case O_COVAR: r->covar = optarg; break;
+        case O_CNAME: r->covar_names = optarg; break;
+        case O_CCOLS: r->covar_col_nums = optarg; break;
+        case O_H2: st = parse_h2(optarg, o, err); break;
+        case O_CV: st = tg_cli_int("cv", optarg, 2, 1000, &o->folds, err); break;
+        case O_IGNORE: ignore = 1; break;
+        case O_TOL: st = tg_cli_double("tol", optarg, 1e-300, 0.5, &r->tol, err); break;
+        case O_MAXIT: st = tg_cli_int("max-iter", optarg, 1, 1000000, &r->max_iter, err); break;
+        case O_HELP: fputs(help, stdout); return -1;
+        case '?':
+        case ':': st = tg_cli_bad_option(argv, err); break;
+        default: st = tg_cli_common_option(&r->c, c, optarg, argv, err);
+        }
+    }
+    if (!st) st = tg_cli_no_operand(argc, argv, err);
+    if (!st) st = tg_cli_input_check(&r->c, err);
+    if (st) return st;
+    if ((r->pheno_names || r->pheno_col_nums) && !r->pheno)
+        return tg_error_set(err, TG_ERR_ARG, "--%s needs --pheno FILE",
+                            r->pheno_names ? "pheno-name" : "pheno-col-nums");
+    if (r->pheno_names && r->pheno_col_nums)
+        return tg_error_set(err, TG_ERR_ARG, "--pheno-name and --pheno-col-nums: give one of them");
+    if (ignore) o->nh2 = 0;
+    return tg_cli_covar_check(r->covar, r->covar_names, r->covar_col_nums, NULL, NULL, err);
+}
+
+/* A phenotype of two distinct values among 0, 1, 2 is case/control (plink's 1/2, or 0/1). */
+static tg_status refuse_binary(const rr_data *d, tg_error *err) {
+    const int64_t n = d->bed.n_samples;
+    for (int t = 0; t < d->k; t++) {
+        double seen[2];
+        int ns = 0, other = 0;
+        for (int64_t i = 0; i < n && !other; i++) {
+            const double v = d->y[i + t * n];
+            if (isnan(v) || (ns > 0 && v == seen[0]) || (ns > 1 && v == seen[1])) continue;
+            other = ns == 2 || !(v == 0 || v == 1 || v == 2);
+            if (!other) seen[ns++] = v;
+        }
+        if (!other && ns == 2)
+            return tg_error_set(err, TG_ERR_ARG, "phenotype %s takes the values %g and %g only: "
+                                "a case/control trait, and assoc tests quantitative traits only "
+                                "(the logistic score test is not written yet)", d->names[t],
+                                seen[0] < seen[1] ? seen[0] : seen[1],
+                                seen[0] < seen[1] ? seen[1] : seen[0]);
+    }
+    return TG_OK;
+}
+
+/* PREFIX.PHENO.assoc.tsv of phenotype t. */
+static tg_status write_tests(const char *out, const rr_data *d, const tg_assoc_result *r, int t,
+                             tg_error *err) {
+    char suffix[512], num[32];
+    snprintf(suffix, sizeof suffix, ".%s.assoc.tsv", d->names[t]);
+    FILE *f;
+    char *path = NULL;
+    tg_status st = tg_out_open(out, suffix, &f, &path, err);
+    if (st) return st;
+    fputs(TG_SNP_KEY_HEADER TG_SNP_STATS_HEADER "\tBETA\tSE\tCHISQ\tLOG10P\tP\n", f);
+    for (int64_t j = 0; j < r->m; j++) {
+        const int64_t at = j + t * r->m;
+        tg_snp_key_write(f, &d->bed.snps[j]);
+        tg_snp_stats_write(f, &r->stats[at]);
+        const double lp = r->log10p[at], p = pow(10, -lp),
+                     v[5] = {r->beta[at], r->se[at], r->chisq[at], lp, p > DBL_MIN ? p : DBL_MIN};
+        for (int c = 0; c < 5; c++) {
+            if (isnan(v[c]))
+                strcpy(num, "NA");
+            else
+                tg_text_format_double(v[c], num);
+            fprintf(f, "\t%s", num);
+        }
+        fputc('\n', f);
+    }
+    st = tg_out_close(f, path, err);
+    free(path);
+    return st;
+}
+
+/* PREFIX.loco.tsv: a column PHENO.CHR per phenotype and chromosome. */
+static tg_status write_loco(const char *out, const rr_data *d, const tg_assoc_result *r,
+                            tg_error *err) {
+    const int64_t cols = d->k * r->nchrom;
+    char **names = tg_calloc((size_t)cols, sizeof *names, err);
+    tg_status st = names ? TG_OK : TG_ERR_NOMEM;
+    for (int64_t c = 0; c < cols && !st; c++) {
+        const char *ph = d->names[c / r->nchrom], *chr = r->chroms[c % r->nchrom];
+        if (!(names[c] = tg_malloc(strlen(ph) + strlen(chr) + 2, err)))
+            st = TG_ERR_NOMEM;
+        else
+            sprintf(names[c], "%s.%s", ph, chr);
+    }
+    if (!st)
+        st = tg_cli_write_values(out, ".loco.tsv", &d->bed, NULL, (int)cols, names, r->loco, err);
+    for (int64_t c = 0; names && c < cols; c++) free(names[c]);
+    free(names);
+    return st;
+}
+
+static tg_status write_outputs(const assoc_opts *o, const rr_data *d, const tg_assoc_result *r,
+                               tg_log *log, tg_error *err) {
+    const char *out = o->rr.c.out;
+    double t0 = tg_now();
+    tg_status st = o->nh2 ? write_loco(out, d, r, err) : TG_OK;
+    for (int t = 0; t < d->k && !st; t++) {
+        char path[4096], title[256];
+        snprintf(title, sizeof title, "%s (%lld samples)", d->names[t], (long long)r->nobs[t]);
+        if ((st = write_tests(out, d, r, t, err))) break;
+        snprintf(path, sizeof path, "%s.%s.manhattan.png", out, d->names[t]);
+        if ((st = tg_manhattan_png(path, &d->bed, r->log10p + t * r->m, title, err))) break;
+        snprintf(path, sizeof path, "%s.%s.qq.png", out, d->names[t]);
+        st = tg_qq_png(path, r->log10p + t * r->m, r->m, title, r->lambda_gc[t], err);
+    }
+    if (!st)
+        tg_log_printf(log, "wrote %d phenotype(s)' tests and plots%s (%.3f s)", d->k,
+                      o->nh2 ? " and the LOCO predictions" : "", tg_now() - t0);
+    return st;
+}
+
+/* Step 1's progress: the columns left and their largest residual, every iteration in the log
+ * file, the first and every 10th on stderr too. */
+static void on_progress(void *ctx, int iter, int64_t ncol, const double *relres) {
+    int64_t left = 0;
+    double worst = 0;
+    for (int64_t c = 0; c < ncol; c++)
+        if (!isnan(relres[c])) left++, worst = relres[c] > worst ? relres[c] : worst;
+    void (*to)(tg_log *, const char *, ...) =
+        iter == 1 || iter % 10 == 0 ? tg_log_printf : tg_log_file_only;
+    to(ctx, "step 1: cg iteration %d: %lld of %lld column(s) left, largest relative residual "
+       "%.3e", iter, (long long)left, (long long)ncol, worst);
+}
+
+static void log_results(const assoc_opts *o, const rr_data *d, const tg_assoc_result *r,
+                        tg_log *log) {
+    if (r->excluded)
+        tg_log_printf(log, "warning: %lld monomorphic or all-missing SNP(s): not tested",
+                      (long long)r->excluded);
+    if (o->nh2 && r->nchrom == 1)
+        tg_log_printf(log, "warning: one chromosome: its LOCO prediction leaves every SNP out "
+                      "(0), as --ignore-pred");
+    if (o->nh2)
+        tg_log_printf(log, "step 1: %lld cg column(s), %d iterations, %lld products, %.3f s",
+                      (long long)r->cg_columns, r->cg.iterations, (long long)r->cg.products,
+                      r->seconds_step1);
+    for (int t = 0; t < d->k; t++) {
+        char cv[512] = "";
+        size_t at = 0;
+        for (int h = 0; h < o->nh2 && at < sizeof cv; h++)
+            at += (size_t)snprintf(cv + at, sizeof cv - at, "%s%g: %.6g",
+                                   h ? ", " : "; held-out mean squared error by h2 ", o->h2[h],
+                                   r->cv_mse[h + o->nh2 * t]);
+        if (o->nh2)
+            tg_log_printf(log, "%s: %lld samples, %d fixed effect(s), h2 %g, lambda %.6g%s",
+                          d->names[t], (long long)r->nobs[t], r->nfixed[t], r->h2[t],
+                          r->lambda[t], cv);
+        tg_log_printf(log, "%s: lambda_GC %.4f", d->names[t], r->lambda_gc[t]);
+    }
+    tg_log_printf(log, "step 2: %lld SNPs x %d phenotype(s), %.3f s", (long long)r->m, d->k,
+                  r->seconds_step2);
+}
+
+/* The chromosomes of @p bed, at most: the changes of chromosome along the .bim, plus one. */
+static double count_chroms(const tg_bed *bed) {
+    double c = bed->n_snps > 0;
+    for (int64_t j = 1; j < bed->n_snps; j++)
+        c += strcmp(bed->snps[j].chrom, bed->snps[j - 1].chrom) != 0;
+    return c;
+}
+
+static tg_status fit(const assoc_opts *o, rr_data *d, tg_log *log, tg_error *err) {
+    tg_assoc_opts ao = tg_assoc_defaults();
+    ao.h2 = o->h2;
+    ao.nh2 = o->nh2;
+    ao.folds = (int)o->folds;
+    ao.tol = o->rr.tol;
+    ao.max_iter = (int)o->rr.max_iter;
+    ao.progress = on_progress;
+    ao.ctx = log;
+    ao.covar = d->cv.values;
+    ao.ldc = d->bed.n_samples;
+    ao.ncovar = d->cv.n_cols;
+    ao.names = (const char *const *)d->names;
+    /* the peak: the genotypes (0.4 bytes a call), then per step 1 column 4 + p sample
+     * vectors (the phenotype copies, CG's, the fixed-effects basis) and 8 SNP vectors, or in
+     * step 2 the LOCO predictions and one phenotype's products (per fold and chromosome) */
+    const double n = (double)d->bed.n_samples, m = (double)d->bed.n_snps, k = d->k,
+                 K = o->nh2 ? (double)o->folds : 1, C = count_chroms(&d->bed),
+                 p = 1 + d->cv.n_cols, cols = k * o->nh2 * K, mib = 1048576;
+    const double gb = 0.4 * n * m, s1 = 8 * cols * (n * (4 + p) + 8 * m),
+                 s2 = 8 * (n * C * k + (n + m) * (K * C + C + p) + m * k * (K + 1)),
+                 vb = s1 > s2 ? s1 : s2;
+    char terms[128];
+    snprintf(terms, sizeof terms, "genotypes %.0f MiB, vectors %.0f MiB", gb / mib, vb / mib);
+    tg_assoc_result r = {0};
+    tg_status st = tg_cli_memory(&o->rr.c, log, gb + vb, terms, err);
+    if (!st) st = tg_assoc(&d->bed, d->k, d->y, d->bed.n_samples, &ao, &r, err);
+    if (!st) log_results(o, d, &r, log);
+    if (!st) st = write_outputs(o, d, &r, log, err);
+    tg_assoc_result_free(&r);
+    return st;
+}
+
+static int run(const assoc_opts *o, rr_data *d, tg_log *log) {
+    tg_error err = {0};
+    tg_status st = rr_load(&o->rr, d, log, &err);
+    if (!st) st = refuse_binary(d, &err);
+    if (st) return tg_cli_fail("assoc", log, &err);
+    tg_runtime_opts ro = o->rr.c.rt;
+    ro.cpus_help_gpus = 1; /* the genotype products share the work, as rr --solver cg */
+    if ((st = tg_runtime_start(&ro, &err))) return tg_cli_fail("assoc", log, &err);
+    tg_cli_trace_start(&o->rr.c);
+    tg_cli_progress_on(&o->rr.c);
+    tg_cli_log_runtime(log, &ro);
+    st = fit(o, d, log, &err);
+    if (!st) st = tg_cli_trace_stop(&o->rr.c, "assoc", log, &err);
+    tg_cli_progress_off();
+    int rc = st ? tg_cli_fail("assoc", log, &err) : 0;
+    tg_runtime_stop();
+    return rc;
+}
+
+int tg_cmd_assoc(int argc, char **argv) {
+    assoc_opts o;
+    rr_data d = {0};
+    tg_error err = {0};
+    tg_log *log = NULL;
+    int st = parse_options(argc, argv, &o, &err);
+    if (st < 0) return 0;
+    if (st) return tg_cli_fail_options("assoc", &err);
+    if ((st = tg_cli_check_outputs(&o.rr.c, &err))) return tg_cli_fail("assoc", NULL, &err);
+    if ((st = tg_log_open(&log, o.rr.c.out, argc, argv, &err)))
+        return tg_cli_fail("assoc", NULL, &err);
+    tg_log_set_quiet(log, o.rr.c.quiet);
+    char grid[256] = "none (--ignore-pred)";
+    for (int h = 0, at = 0; h < o.nh2; h++)
+        at += snprintf(grid + at, sizeof grid - (size_t)at, "%s%g", h ? "," : "", o.h2[h]);
+    tg_log_file_only(log, "options: h2 %s, folds %lld, tol %g, max-iter %lld", grid,
+                     o.nh2 ? (long long)o.folds : 0LL, o.rr.tol, (long long)o.rr.max_iter);
+    int rc = run(&o, &d, log);
+    free(d.line);
+    free(d.y);
+    free(d.names);
+    free(d.cols);
+    tg_pheno_free(&d.ph);
+    tg_covar_free(&d.cv);
+    tg_bed_close(&d.bed);
+    tg_log_close(log);
+    return rc;
+}

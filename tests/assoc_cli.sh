@@ -1,0 +1,102 @@
+# tilegwas assoc end to end.
+# (a) Against plink2 --glm omit-ref (linear regression, A1 the ALT allele as ours, the same two
+#     covariates) with --ignore-pred: plink2's BETA is the least-squares coefficient g̃ᵀy/g̃ᵀg̃,
+#     ours; its T_STAT uses the residual variance after the
+#     SNP is fitted, ours (the score test) before it: with Y = yᵀMy, U²/G = S·Y/(n−p) for
+#     S = CHISQ, and T² = U²/G / ((Y − U²/G)/(n − p − 1)) = (n − p − 1)·S / (n − p − S), p the
+#     fixed effects (3 here). Both to plink2's printed precision (6 significant digits: half a
+#     unit of the last, a relative 5e-6 at most); the keys, A1 and N (OBS_CT) equal.
+# (b) With LOCO (the default grid, 5 folds) on 3000 unrelated samples × 20,000 SNPs and 10
+#     planted additive SNPs: every planted SNP with a variance share of at least 0.04 reaches
+#     P < 5e-8 (its expected CHISQ is about 125), no null SNP does, and the null SNPs' λ_GC is
+#     within 1 ± 0.05 (its sampling sd at 20,000 SNPs is about 0.012).
+# (c) Outputs: the files, headers and plots; bad inputs as one error line.
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/tap.sh"
+assoc() { "$TG_BIN" assoc --quiet --ncpu 1 "$@" 2>assoc.err; }
+
+"$TG_BIN" simulate --quiet --out ds --trait qt --n-pheno 2 --n-samples 600 --n-snps 300 \
+    --additive 5 --h2 0.5 --missing 0 --seed 7 2>/dev/null ||
+    { echo "Bail out! tilegwas simulate failed"; exit 1; }
+# plink2 2.00a3 refuses a --pheno column named as the .fam's (PHENO1)
+sed '1s/PHENO/Y/g' ds.pheno >y.pheno
+awk 'BEGIN { srand(4) } NR == 1 { print "#FID\tIID\tAGE\tPC1"; next }
+     { print $1 "\t" $2 "\t" int(20 + 50 * rand()) "\t" rand() - 0.5 }' ds.pheno >ds.cov
+
+# ---- (a) plink2 --glm
+assoc --bfile ds --pheno y.pheno --covar ds.cov --ignore-pred --out ig
+rc=$?
+plink2 --bfile ds --pheno y.pheno --covar ds.cov --glm omit-ref hide-covar --out pl \
+    >pl.out 2>&1
+report $((rc + $?)) "assoc --ignore-pred and plink2 --glm ran (exit $rc)" assoc.err
+for y in Y1 Y2; do
+    # ours: key, A1, N, BETA, CHISQ; plink2's: key, A1, OBS_CT, BETA, T_STAT
+    paste <(cut -f1-6,8,9,11 ig.$y.assoc.tsv) <(cut -f1-6,8,9,11 pl.$y.glm.linear) |
+        awk -F'\t' -v p=3 'NR == 1 { next }
+        function abs(x) { return x < 0 ? -x : x }
+        # half a unit of the 6th significant digit of x
+        function ulp(x) {
+            x = abs(x); return x ? 0.5 * 10 ^ (int(log(x) / log(10) + 100) - 105) : 1e-300 }
+        { for (c = 1; c <= 7; c++) if ($c != $(c + 9)) key++
+          n = $7; s = $9; t2 = (n - p - 1) * s / (n - p - s); t = ($8 < 0 ? -1 : 1) * sqrt(t2)
+          et = abs(t - $18) / ulp($18); eb = abs($8 - $17) / ulp($17)
+          if (et > wt) wt = et; if (eb > wb) wb = eb; rows++ }
+        END { printf "%d %d %.3f %.3f\n", rows, key, wt, wb }' >cmp.txt
+    read -r rows key wt wb <cmp.txt
+    [ "$rows" -eq 300 ] && [ "$key" -eq 0 ] &&
+        awk -v a="$wt" -v b="$wb" 'BEGIN { exit !(a <= 1.000001 && b <= 1.000001) }'
+    report $? "$y: T from CHISQ by the closed form and BETA equal plink2's T_STAT and BETA on \
+$rows SNPs, to $wt and $wb half-units of its 6th digit; keys, A1, N equal ($key differ)" cmp.txt
+done
+
+# ---- (b) planted SNPs and λ_GC with LOCO
+"$TG_BIN" simulate --quiet --out big --trait qt --n-samples 3000 --n-snps 20000 --additive 10 \
+    --h2 0.5 --seed 11 2>/dev/null
+assoc --bfile big --pheno big.pheno --out lo
+rc=$?
+awk -F'\t' '$2 == "additive" && $4 * $4 >= 0.04 { print $3 }' big.truth.tsv | sort >strong.txt
+awk -F'\t' '$2 == "additive" { print $3 }' big.truth.tsv | sort >planted.txt
+awk -F'\t' 'NR > 1 && $12 > -log(5e-8) / log(10) { print $3 }' lo.PHENO1.assoc.tsv | sort >hits.txt
+missed=$(comm -23 strong.txt hits.txt | wc -l)
+false=$(comm -13 planted.txt hits.txt | wc -l)
+gc=$(awk -F'\t' 'NR == FNR { planted[$1] = 1; next } FNR > 1 && !($3 in planted) && $11 != "NA" {
+        print $11 }' planted.txt lo.PHENO1.assoc.tsv | sort -g |
+    awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+        printf "%.4f", m / 0.4549364 }')
+[ $rc -eq 0 ] && [ "$(wc -l <strong.txt)" -ge 3 ] && [ "$missed" -eq 0 ]
+report $? "LOCO: the $(wc -l <strong.txt) planted SNPs with a variance share >= 0.04 reach \
+P < 5e-8 ($missed missed; $(wc -l <hits.txt) hits in all)" assoc.err
+[ "$false" -eq 0 ]
+report $? "LOCO: no null SNP reaches P < 5e-8 ($false do)"
+awk -v g="$gc" 'BEGIN { exit !(g >= 0.95 && g <= 1.05) }'
+report $? "LOCO: the null SNPs' lambda_GC $gc is within 1 +- 0.05"
+grep -q "PHENO1: lambda_GC" lo.log && grep -q "PHENO1: 3000 samples, 1 fixed effect(s), h2 " lo.log
+report $? "the log has h2, lambda and lambda_GC" lo.log
+
+# ---- (c) outputs and bad inputs
+want=$(printf '#CHROM\tPOS\tID\tREF\tALT\tA1\tA1_FREQ\tN\tBETA\tSE\tCHISQ\tLOG10P\tP')
+[ "$(head -1 lo.PHENO1.assoc.tsv)" = "$want" ] &&
+    [ "$(wc -l <lo.PHENO1.assoc.tsv)" -eq 20001 ] &&
+    [ "$(head -1 lo.loco.tsv | cut -f1-4)" = "$(printf 'FID\tIID\tPHENO1.1\tPHENO1.2')" ] &&
+    [ "$(head -1 lo.loco.tsv | awk -F'\t' '{ print NF }')" -eq 24 ] &&
+    [ "$(head -c 4 lo.PHENO1.manhattan.png | tail -c 3)" = PNG ] &&
+    [ "$(head -c 4 lo.PHENO1.qq.png | tail -c 3)" = PNG ] && [ ! -e ig.loco.tsv ]
+report $? "assoc.tsv keyed with BETA SE CHISQ LOG10P P, loco.tsv a column per chromosome (22), \
+both PNGs; no loco.tsv with --ignore-pred"
+assoc --bfile ds --pheno y.pheno --pheno-name Y2 --ignore-pred --zst --out z &&
+    [ -e z.Y2.assoc.tsv.zst ] && [ ! -e z.Y1.assoc.tsv.zst ] &&
+    [ "$(zstd -dc z.Y2.assoc.tsv.zst | wc -l)" -eq 301 ]
+report $? "--pheno-name Y2 --zst: one file, compressed" assoc.err
+
+bad() { expect_error "$1" "$2" "$TG_BIN" assoc --quiet --bfile ds --out e "${@:3}"; }
+awk 'NR == 1 { print "FID\tIID\tCC"; next } { print $1 "\t" $2 "\t" 1 + NR % 2 }' ds.pheno >cc.pheno
+bad "a case/control phenotype" "case/control" --pheno cc.pheno
+awk 'NR == 1 { print "FID\tIID\tFLAT"; next } { print $1 "\t" $2 "\t3.5" }' ds.pheno >flat.pheno
+bad "a phenotype without variance" "phenotype FLAT has no variance" --pheno flat.pheno
+bad "--h2 out of range" "--h2 0.5,1.5" --h2 0.5,1.5
+bad "--cv 1" "--cv" --pheno y.pheno --cv 1
+head -4 ds.pheno >three.pheno
+bad "3 samples for 3 fixed effects" "at least 5" --pheno three.pheno --covar ds.cov
+head -9 ds.pheno >eight.pheno
+bad "more folds than samples" "fold 9 of 10" --pheno eight.pheno --cv 10
+tap_end
