@@ -59,6 +59,10 @@ expect_error "epistasis --memory 10" "MiB are available (--memory)" "$TG_BIN" ep
 "$TG_BIN" epistasis --quiet --ngpu 0 --bfile cc --order 3 --memory 4096 --out m 2>err.txt &&
     grep -q "^memory: about [0-9]* MiB at the peak (genotype planes .*), 4096 MiB available" m.log
 report $? "epistasis --memory 4096 runs and logs its estimate" err.txt
+expect_error "pca --memory 10" "MiB are available (--memory)" "$TG_BIN" pca --quiet --ngpu 0 \
+    --bfile ds --memory 10 --out e
+expect_error "assoc --memory 10" "MiB are available (--memory)" "$TG_BIN" assoc --quiet \
+    --ngpu 0 --bfile ds --pheno ds.pheno --memory 10 --out e
 
 # A fileset declaring a million samples and a million SNPs (a sparse .bed of 250 GB): 400 GB
 # of genotypes, more than this machine has; every command refuses it within seconds

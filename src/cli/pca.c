@@ -73,6 +73,30 @@ static tg_status write_outputs(const char *prefix, const tg_bed *bed, int k, con
     return st;
 }
 
+/* The peak, for tg_cli_memory: the 5codes genotypes (0.4 bytes a call, a rank its samples),
+ * then exact, K on rank 0 (n² doubles), or approximate, the basis Q and its products W (n ×
+ * b·blocks doubles each, b = k + max(k, 10)); on a GPU, the products' blocks. */
+static tg_status check_memory(const tg_pca_opts *po, const tg_cli_common *c, const tg_bed *bed,
+                              tg_log *log, tg_error *err) {
+    const double n = (double)bed->n_samples, m = (double)bed->n_snps,
+                 ranks = tg_runtime_nranks(), mib = 1048576,
+                 b = po->k + (po->k > 10 ? po->k : 10), cols = b * po->max_blocks,
+                 gb = 0.4 * n * m / ranks;
+    const int approx = po->mode == TG_PCA_APPROX ||
+                       (po->mode == TG_PCA_AUTO && bed->n_samples > TG_PCA_EXACT_MAX);
+    const double kb = approx ? 2 * 8 * n / ranks * (cols < n ? cols : n)
+                             : tg_runtime_rank() == 0 ? 8 * n * n : 0;
+    char terms[128];
+    snprintf(terms, sizeof terms, "genotypes %.0f MiB, %s %.0f MiB", gb / mib,
+             approx ? "the Krylov basis and its products" : "K", kb / mib);
+    tg_status st = tg_cli_memory(c, log, gb + kb, terms, err);
+    double all, task;
+    tg_geno_device_bytes(bed->n_samples / tg_runtime_nranks(), bed->n_snps, 64, 8, &all, &task);
+    if (!st) st = tg_cli_gpu_memory(log, all, task, "the genotype products' blocks", "use fewer "
+                                    "SNPs or samples per run, or more MPI ranks", err);
+    return st;
+}
+
 static int run(const tg_pca_opts *po, const tg_cli_common *c, tg_log *log) {
     tg_error err = {0};
     tg_bed bed = {0};
@@ -110,6 +134,7 @@ static int run(const tg_pca_opts *po, const tg_cli_common *c, tg_log *log) {
     tg_cli_trace_start(c);
     tg_cli_progress_on(c);
     tg_cli_log_runtime(log, &c->rt);
+    if ((st = check_memory(po, c, &bed, log, &err))) goto done;
     int64_t dropped;
     if ((st = tg_pca_geno(&bed, &geno, &dropped, &err))) goto done;
     if (dropped)

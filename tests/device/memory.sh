@@ -61,6 +61,10 @@ report $? "snpmm logs the products' GPU memory: $(grep -o 'GPU memory: .*' mm.lo
 "$TG_BIN" grm --bfile d --out g --quiet --ncpu 0 --grm-format triangle,bin >/dev/null 2>&1
 grep -q "GPU memory: about .* MiB of data a GPU (genotype panels and two block rows)" g.log
 report $? "grm logs its tiles' GPU memory: $(grep -o 'GPU memory: .*' g.log)"
+# pca: the products' line
+"$TG_BIN" pca --bfile d --out pc --quiet --ncpu 0 >/dev/null 2>&1
+grep -q "GPU memory: about .* MiB of data a GPU (the genotype products' blocks)" pc.log
+report $? "pca logs the products' GPU memory: $(grep -o 'GPU memory: .*' pc.log)"
 # epistasis: the planes' line
 "$TG_BIN" simulate --quiet --out e --trait cc --n-samples 4000 --n-snps 200 --seed 2 \
     >/dev/null 2>&1
