@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "io/out.h"
+#include "runtime/runtime.h" /* config.h: TG_USE_CUDA */
 #ifdef TG_USE_CUDA
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
