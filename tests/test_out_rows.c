@@ -1,7 +1,13 @@
-/* tg_out_rows (src/io/out_rows.c): a table written in blocks formatted on every core equals,
- * byte for byte, the same row function printing every row straight to a plain file (stdio, one
- * thread): rows of uneven lengths, block sizes that leave a short last block, one block, more
- * blocks than a batch, no rows, and from inside a parallel loop (one thread). */
+/* The text tables' fast paths. tg_out_rows (src/io/out_rows.c): a table written in blocks
+ * formatted on every core equals, byte for byte, the same row function printing every row
+ * straight to a plain file (stdio, one thread): rows of uneven lengths, block sizes that leave
+ * a short last block, one block, more blocks than a batch, no rows, and from inside a parallel
+ * loop (one thread). tg_text_format_double (src/io/idmap.c): printf's "%.15g", or "%.17g"
+ * where that does not read back, on millions of values: random bits (every magnitude), random
+ * values of every decade, the outputs' usual ranges, decimal roundings and halves, powers of 2
+ * and 10 and their neighbouring doubles. */
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,8 +90,78 @@ static void inside(void *ctx, int64_t c) {
     if (c == 0) j->same = same_as_serial(j->t, 5000, 3);
 }
 
+/* printf's digits, the definition */
+static void reference(double x, char buf[32]) {
+    snprintf(buf, 32, "%.15g", x);
+    if (strtod(buf, NULL) != x) snprintf(buf, 32, "%.17g", x);
+}
+
+static long mismatch(double x, long bad) {
+    char a[32], b[32];
+    tg_text_format_double(x, a);
+    reference(x, b);
+    if (!strcmp(a, b)) return bad;
+    if (bad < 5) diag("%a: '%s', printf '%s'", x, a, b);
+    return bad + 1;
+}
+
+static double seconds(void (*fmt)(double, char[32]), const double *v, int n) {
+    char b[32];
+    const double t0 = tg_now();
+    for (int i = 0; i < n; i++) fmt(v[i], b);
+    return tg_now() - t0;
+}
+
+static void check_format(tg_rng *r) {
+    long bad = 0, n = 0;
+    for (; n < 1000000; n++) { /* every bit pattern's kind: NaN, inf, subnormals, 0 */
+        uint64_t bits = tg_rng_u64(r);
+        double x;
+        memcpy(&x, &bits, sizeof x);
+        bad = mismatch(x, bad);
+    }
+    for (int i = 0; i < 1000000; i++, n++) { /* every decade from 1e-20 to 1e20 */
+        const double x = (1 + 9 * tg_rng_uniform(r)) * pow(10, floor(41 * tg_rng_uniform(r)) - 20);
+        bad = mismatch(tg_rng_uniform(r) < 0.5 ? -x : x, bad);
+    }
+    for (int i = 0; i < 1000000; i++, n++) { /* predictions, BETA, SE, CHISQ, P */
+        const double u = tg_rng_uniform(r);
+        bad = mismatch(i % 3 == 0 ? u - 0.5 : i % 3 == 1 ? 0.01 * u / (1 - u) : -log10(u), bad);
+    }
+    for (int d = 1; d < 100000; d += 7) /* short decimals and halves, and their neighbours */
+        for (int e = -8; e <= 8; e++) {
+            const double x[3] = {d * pow(10, e), (d + 0.5) * pow(10, e - 10), d / 1024.0};
+            for (int k = 0; k < 3; k++, n += 3) {
+                bad = mismatch(nextafter(x[k], 0), bad);
+                bad = mismatch(x[k], bad);
+                bad = mismatch(nextafter(x[k], INFINITY), bad);
+            }
+        }
+    for (int e = -1074; e <= 1023; e++, n += 3) { /* powers of 2, the gap below halved */
+        bad = mismatch(nextafter(ldexp(1, e), 0), bad);
+        bad = mismatch(ldexp(1, e), bad);
+        bad = mismatch(nextafter(ldexp(1, e), INFINITY), bad);
+    }
+    for (int e = -30; e <= 30; e++, n += 3) { /* decades: the exponent and style change */
+        bad = mismatch(nextafter(pow(10, e), 0), bad);
+        bad = mismatch(pow(10, e), bad);
+        bad = mismatch(nextafter(pow(10, e), INFINITY), bad);
+    }
+    n += 4;
+    bad = mismatch(0.0, mismatch(-0.0, mismatch(DBL_MAX, mismatch(DBL_MIN, bad))));
+    ok(bad == 0, "tg_text_format_double = printf %%.15g, or %%.17g where that does not read "
+       "back, on %ld values: %ld differ", n, bad);
+    enum { T = 200000 };
+    double *v = malloc(sizeof *v * T);
+    for (int i = 0; i < T; i++) v[i] = tg_rng_uniform(r) - 0.5;
+    const double fast = seconds(tg_text_format_double, v, T), slow = seconds(reference, v, T);
+    diag("LOCO-like values: %.0f ns a number, printf and strtod %.0f ns", 1e9 * fast / T,
+         1e9 * slow / T);
+    free(v);
+}
+
 int main(void) {
-    tap_plan(6);
+    tap_plan(7);
     enum { N = 20011, K = 7 };
     tg_rng rng;
     tg_rng_seed(&rng, tap_seed());
@@ -102,6 +178,7 @@ int main(void) {
     nested j = {&t, 0};
     tg_parallel_for(4, inside, &j);
     ok(j.same, "called from inside a parallel loop (serially)");
+    check_format(&rng);
     free(v);
     return tap_done();
 }
