@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/parallel.h"
 #include "cli/rr.h"
 
 static const char *help =
@@ -269,7 +268,7 @@ static tg_status write_outputs(const assoc_opts *o, const rr_data *d, const tg_a
                       st ? NULL : tg_calloc((size_t)n, sizeof *jb.seconds, err)};
     if (!st && (!jb.errs || !jb.seconds)) st = TG_ERR_NOMEM;
     const double t1 = tg_now();
-    if (!st) tg_parallel_for(n, write_output, &jb);
+    const int threads = st ? 0 : tg_out_each(n, write_output, &jb);
     for (int64_t i = 0; i < n && !st; i++)
         if (jb.errs[i].status) {
             *err = jb.errs[i];
@@ -279,7 +278,7 @@ static tg_status write_outputs(const assoc_opts *o, const rr_data *d, const tg_a
     for (int64_t i = 0; i < n && !st; i++) most = jb.seconds[i] > most ? jb.seconds[i] : most;
     if (!st)
         tg_log_printf(log, "wrote %d phenotype(s)' tests and plots (%.3f s, the longest file "
-                      "%.3f s; %d thread(s))", d->k, tg_now() - t1, most, tg_parallel_threads());
+                      "%.3f s; %d thread(s))", d->k, tg_now() - t1, most, threads);
     free(jb.errs);
     free(jb.seconds);
     return st;

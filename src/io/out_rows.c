@@ -1,7 +1,7 @@
-/* Tables formatted on every core (tg_out_rows, out.h): blocks of rows, each printed into a
+/* Outputs on every core (out.h). Tables (tg_out_rows): blocks of rows, each printed into a
  * memory stream of its own by the threads of tg_parallel_for, then written in order by the
  * caller. The row functions print with stdio as they would to the file, so the bytes are those
- * of a serial writer. */
+ * of a serial writer. Independent outputs at once (tg_out_each): the CLI's way to the loop. */
 #define _GNU_SOURCE /* open_memstream under strict C modes */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,13 +24,13 @@ static void format_block(void *arg, int64_t c) {
     job *j = arg;
     const int64_t r0 = (j->b0 + c) * j->block, r1 = r0 + j->block < j->n ? r0 + j->block : j->n;
     FILE *f = open_memstream(&j->buf[c], &j->len[c]);
-    if (!f) {
-        j->bad = 1;
-        return;
+    int bad = !f;
+    if (f) {
+        j->fn(j->ctx, f, r0, r1);
+        bad = ferror(f);
+        bad |= fclose(f) != 0;
     }
-    j->fn(j->ctx, f, r0, r1);
-    if (ferror(f)) j->bad = 1;
-    if (fclose(f)) j->bad = 1;
+    if (bad) __atomic_store_n(&j->bad, 1, __ATOMIC_RELAXED); /* from several threads */
 }
 
 tg_status tg_out_rows(FILE *f, const char *path, int64_t n, int64_t block, tg_out_rows_fn fn,
@@ -58,4 +58,9 @@ tg_status tg_out_rows(FILE *f, const char *path, int64_t n, int64_t block, tg_ou
     free(j.buf);
     free(j.len);
     return st;
+}
+
+int tg_out_each(int64_t n, void (*fn)(void *ctx, int64_t i), void *ctx) {
+    tg_parallel_for(n, fn, ctx);
+    return n > 1 ? tg_parallel_threads() : 1;
 }
