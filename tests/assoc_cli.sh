@@ -10,7 +10,8 @@
 #     planted additive SNPs: every planted SNP with a variance share of at least 0.04 reaches
 #     P < 5e-8 (its expected CHISQ is about 125), no null SNP does, and the null SNPs' λ_GC is
 #     within 1 ± 0.05 (its sampling sd at 20,000 SNPs is about 0.012).
-# (c) Outputs: the files, headers and plots; bad inputs as one error line.
+# (c) Outputs: the files, headers and plots, the same bytes on one thread as on two; bad inputs
+#     as one error line.
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/tap.sh"
 assoc() { "$TG_BIN" assoc --quiet --ncpu 1 "$@" 2>assoc.err; }
@@ -87,6 +88,22 @@ assoc --bfile ds --pheno y.pheno --pheno-name Y2 --ignore-pred --zst --out z &&
     [ -e z.Y2.assoc.tsv.zst ] && [ ! -e z.Y1.assoc.tsv.zst ] &&
     [ "$(zstd -dc z.Y2.assoc.tsv.zst | wc -l)" -eq 301 ]
 report $? "--pheno-name Y2 --zst: one file, compressed" assoc.err
+
+# the outputs written on every core (the LOCO table in row blocks, the phenotypes' files and
+# plots at once) equal those of a run on one CPU, where every loop runs serially
+assoc --bfile ds --pheno y.pheno --covar ds.cov --out par &&
+    taskset -c 0 "$TG_BIN" assoc --quiet --ncpu 1 --bfile ds --pheno y.pheno --covar ds.cov \
+        --out one 2>>assoc.err
+rc=$?
+same=0
+for f in loco.tsv Y1.assoc.tsv Y1.manhattan.png Y1.qq.png Y2.assoc.tsv Y2.manhattan.png \
+    Y2.qq.png; do
+    cmp -s "par.$f" "one.$f" && same=$((same + 1))
+done
+threads=$(sed -n "s/.*plots (.*; \([0-9]*\) thread(s))/\1/p" par.log)
+[ $rc -eq 0 ] && [ $same -eq 7 ] && grep -q "; 1 thread(s))" one.log
+report $? "the 7 outputs written on $threads thread(s) equal those of one thread ($same equal)" \
+    assoc.err
 
 bad() { expect_error "$1" "$2" "$TG_BIN" assoc --quiet --bfile ds --out e "${@:3}"; }
 awk 'NR == 1 { print "FID\tIID\tCC"; next } { print $1 "\t" $2 "\t" 1 + NR % 2 }' ds.pheno >cc.pheno

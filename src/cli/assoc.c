@@ -158,19 +158,19 @@ static tg_status refuse_binary(const rr_data *d, tg_error *err) {
     return TG_OK;
 }
 
-/* PREFIX.PHENO.assoc.tsv of phenotype t. */
-static tg_status write_tests(const char *out, const rr_data *d, const tg_assoc_result *r, int t,
-                             tg_error *err) {
-    char suffix[512], num[32];
-    snprintf(suffix, sizeof suffix, ".%s.assoc.tsv", d->names[t]);
-    FILE *f;
-    char *path = NULL;
-    tg_status st = tg_out_open(out, suffix, &f, &path, err);
-    if (st) return st;
-    fputs(TG_SNP_KEY_HEADER TG_SNP_STATS_HEADER "\tBETA\tSE\tCHISQ\tLOG10P\tP\n", f);
-    for (int64_t j = 0; j < r->m; j++) {
-        const int64_t at = j + t * r->m;
-        tg_snp_key_write(f, &d->bed.snps[j]);
+typedef struct {
+    const rr_data *d;
+    const tg_assoc_result *r;
+    int t;
+} tests_job;
+
+static void tests_rows(void *ctx, FILE *f, int64_t j0, int64_t j1) {
+    const tests_job *jb = ctx;
+    const tg_assoc_result *r = jb->r;
+    char num[32];
+    for (int64_t j = j0; j < j1; j++) {
+        const int64_t at = j + jb->t * r->m;
+        tg_snp_key_write(f, &jb->d->bed.snps[j]);
         tg_snp_stats_write(f, &r->stats[at]);
         const double lp = r->log10p[at], p = pow(10, -lp),
                      v[5] = {r->beta[at], r->se[at], r->chisq[at], lp, p > DBL_MIN ? p : DBL_MIN};
@@ -183,7 +183,24 @@ static tg_status write_tests(const char *out, const rr_data *d, const tg_assoc_r
         }
         fputc('\n', f);
     }
-    st = tg_out_close(f, path, err);
+}
+
+/* PREFIX.PHENO.assoc.tsv of phenotype t. */
+static tg_status write_tests(const char *out, const rr_data *d, const tg_assoc_result *r, int t,
+                             tg_error *err) {
+    char suffix[512];
+    snprintf(suffix, sizeof suffix, ".%s.assoc.tsv", d->names[t]);
+    FILE *f;
+    char *path = NULL;
+    tg_status st = tg_out_open(out, suffix, &f, &path, err);
+    if (st) return st;
+    fputs(TG_SNP_KEY_HEADER TG_SNP_STATS_HEADER "\tBETA\tSE\tCHISQ\tLOG10P\tP\n", f);
+    tests_job jb = {d, r, t};
+    st = tg_out_rows(f, path, r->m, 1024, tests_rows, &jb, err);
+    if (st)
+        tg_out_discard(f);
+    else
+        st = tg_out_close(f, path, err);
     free(path);
     return st;
 }
@@ -208,23 +225,62 @@ static tg_status write_loco(const char *out, const rr_data *d, const tg_assoc_re
     return st;
 }
 
+/* The per-phenotype outputs, three a phenotype: its tests, its Manhattan and its QQ plot. */
+typedef struct {
+    const assoc_opts *o;
+    const rr_data *d;
+    const tg_assoc_result *r;
+    tg_error *errs; /* one per output */
+    double *seconds;
+} outputs_job;
+
+static void write_output(void *ctx, int64_t i) {
+    const outputs_job *jb = ctx;
+    const rr_data *d = jb->d;
+    const tg_assoc_result *r = jb->r;
+    const char *out = jb->o->rr.c.out;
+    const int t = (int)(i / 3);
+    const double t0 = tg_now();
+    char path[4096], title[256];
+    snprintf(title, sizeof title, "%s (%lld samples)", d->names[t], (long long)r->nobs[t]);
+    if (i % 3 == 0) {
+        write_tests(out, d, r, t, &jb->errs[i]);
+    } else if (i % 3 == 1) {
+        snprintf(path, sizeof path, "%s.%s.manhattan.png", out, d->names[t]);
+        tg_manhattan_png(path, &d->bed, r->log10p + t * r->m, title, &jb->errs[i]);
+    } else {
+        snprintf(path, sizeof path, "%s.%s.qq.png", out, d->names[t]);
+        tg_qq_png(path, r->log10p + t * r->m, r->m, title, r->lambda_gc[t], &jb->errs[i]);
+    }
+    jb->seconds[i] = tg_now() - t0;
+}
+
+/* The LOCO table first, its rows formatted on every core; then the phenotypes' files, each on
+ * a core of its own (a file's rows and a plot's pixels are serial work): the phenotypes' files
+ * overlap, their syncs included. */
 static tg_status write_outputs(const assoc_opts *o, const rr_data *d, const tg_assoc_result *r,
                                tg_log *log, tg_error *err) {
-    const char *out = o->rr.c.out;
     double t0 = tg_now();
-    tg_status st = o->nh2 ? write_loco(out, d, r, err) : TG_OK;
-    for (int t = 0; t < d->k && !st; t++) {
-        char path[4096], title[256];
-        snprintf(title, sizeof title, "%s (%lld samples)", d->names[t], (long long)r->nobs[t]);
-        if ((st = write_tests(out, d, r, t, err))) break;
-        snprintf(path, sizeof path, "%s.%s.manhattan.png", out, d->names[t]);
-        if ((st = tg_manhattan_png(path, &d->bed, r->log10p + t * r->m, title, err))) break;
-        snprintf(path, sizeof path, "%s.%s.qq.png", out, d->names[t]);
-        st = tg_qq_png(path, r->log10p + t * r->m, r->m, title, r->lambda_gc[t], err);
-    }
+    tg_status st = o->nh2 ? write_loco(o->rr.c.out, d, r, err) : TG_OK;
+    if (!st && o->nh2) tg_log_printf(log, "wrote the LOCO predictions (%.3f s)", tg_now() - t0);
+    const int64_t n = 3 * (int64_t)d->k;
+    outputs_job jb = {o, d, r, st ? NULL : tg_calloc((size_t)n, sizeof *jb.errs, err),
+                      st ? NULL : tg_calloc((size_t)n, sizeof *jb.seconds, err)};
+    if (!st && (!jb.errs || !jb.seconds)) st = TG_ERR_NOMEM;
+    const double t1 = tg_now();
+    const int threads = st ? 0 : tg_out_each(n, write_output, &jb);
+    for (int64_t i = 0; i < n && !st; i++)
+        if (jb.errs[i].status) {
+            *err = jb.errs[i];
+            st = err->status;
+        }
+    double most = 0;
+    for (int64_t i = 0; i < n && !st; i++) most = jb.seconds[i] > most ? jb.seconds[i] : most;
     if (!st)
-        tg_log_printf(log, "wrote %d phenotype(s)' tests and plots%s (%.3f s)", d->k,
-                      o->nh2 ? " and the LOCO predictions" : "", tg_now() - t0);
+        tg_log_printf(log, "wrote %d phenotype(s)' tests and plots (%.3f s, the longest file "
+                      "%.3f s; %d thread(s))", d->k, tg_now() - t1, most, threads);
+    free(jb.errs);
+    free(jb.seconds);
     return st;
 }
 

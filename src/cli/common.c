@@ -421,27 +421,26 @@ void tg_cli_log_grid(tg_log *log, const char *tiles, const char *panels) {
                   "(j mod %d); %s by rank p mod %d", r, p, q, tiles, p, q, q, panels, r);
 }
 
-tg_status tg_cli_write_values(const char *prefix, const char *suffix, const tg_bed *bed,
-                              const tg_snp_stats *stats, int k, char *const *names,
-                              const double *v, tg_error *err) {
-    FILE *f;
-    char *path = NULL, num[32];
-    tg_status st = tg_out_open(prefix, suffix, &f, &path, err);
-    if (st) return st;
-    const int by_sample = !stats;
-    const int64_t rows = by_sample ? bed->n_samples : bed->n_snps;
-    fputs(by_sample ? "FID\tIID" : TG_SNP_KEY_HEADER TG_SNP_STATS_HEADER, f);
-    for (int c = 0; c < k; c++) fprintf(f, "\t%s", names[c]);
-    fputc('\n', f);
-    for (int64_t i = 0; i < rows; i++) {
-        if (by_sample) {
-            fprintf(f, "%s\t%s", bed->samples[i].fid, bed->samples[i].iid);
+typedef struct {
+    const tg_bed *bed;
+    const tg_snp_stats *stats;
+    int k;
+    int64_t rows;
+    const double *v;
+} values_job;
+
+static void values_rows(void *ctx, FILE *f, int64_t r0, int64_t r1) {
+    const values_job *j = ctx;
+    char num[32];
+    for (int64_t i = r0; i < r1; i++) {
+        if (!j->stats) {
+            fprintf(f, "%s\t%s", j->bed->samples[i].fid, j->bed->samples[i].iid);
         } else {
-            tg_snp_key_write(f, &bed->snps[i]);
-            tg_snp_stats_write(f, &stats[i]);
+            tg_snp_key_write(f, &j->bed->snps[i]);
+            tg_snp_stats_write(f, &j->stats[i]);
         }
-        for (int c = 0; c < k; c++) {
-            const double x = v[i + c * rows];
+        for (int c = 0; c < j->k; c++) {
+            const double x = j->v[i + c * j->rows];
             if (isnan(x)) /* no value (a sample missing a covariate): plink's NA */
                 strcpy(num, "NA");
             else
@@ -450,7 +449,25 @@ tg_status tg_cli_write_values(const char *prefix, const char *suffix, const tg_b
         }
         fputc('\n', f);
     }
-    st = tg_out_close(f, path, err);
+}
+
+tg_status tg_cli_write_values(const char *prefix, const char *suffix, const tg_bed *bed,
+                              const tg_snp_stats *stats, int k, char *const *names,
+                              const double *v, tg_error *err) {
+    FILE *f;
+    char *path = NULL;
+    tg_status st = tg_out_open(prefix, suffix, &f, &path, err);
+    if (st) return st;
+    values_job j = {bed, stats, k, stats ? bed->n_snps : bed->n_samples, v};
+    fputs(stats ? TG_SNP_KEY_HEADER TG_SNP_STATS_HEADER : "FID\tIID", f);
+    for (int c = 0; c < k; c++) fprintf(f, "\t%s", names[c]);
+    fputc('\n', f);
+    /* blocks of about 64 kB of text: tens of them per thread at a million values */
+    st = tg_out_rows(f, path, j.rows, 1 + 4096 / (k + 1), values_rows, &j, err);
+    if (st)
+        tg_out_discard(f);
+    else
+        st = tg_out_close(f, path, err);
     free(path);
     return st;
 }

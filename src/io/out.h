@@ -44,6 +44,18 @@ tg_status tg_out_open(const char *prefix, const char *suffix, FILE **f, char **p
 /** Closes an output file: flushes, syncs and renames it to its final name, or, on a write
  * error (disk full, ...), removes it and reports the error naming the path. */
 tg_status tg_out_close(FILE *f, const char *path, tg_error *err);
+/** Prints rows [r0, r1) of a table to @p f (tg_out_rows). */
+typedef void (*tg_out_rows_fn)(void *ctx, FILE *f, int64_t r0, int64_t r1);
+/** Writes rows [0, @p n) of a table to the output @p f: blocks of @p block rows printed by
+ * @p fn concurrently on every core (tg_parallel_for; one thread when called from inside such
+ * a loop), each into a memory stream of its own, and written in order, so that the bytes are
+ * those of @p fn printing every row to @p f. @p path names the file in the error. */
+tg_status tg_out_rows(FILE *f, const char *path, int64_t n, int64_t block, tg_out_rows_fn fn,
+                      void *ctx, tg_error *err);
+/** Runs @p fn(ctx, i) for i in [0, @p n) on every core (tg_parallel_for): independent outputs
+ * written at once, each by one thread (a tg_out_rows inside runs on that thread). Returns the
+ * threads of the loop: 1 for one output, else those of the pool (tg_parallel_threads). */
+int tg_out_each(int64_t n, void (*fn)(void *ctx, int64_t i), void *ctx);
 /** Closes an output file and removes it (the caller's own error path). */
 void tg_out_discard(FILE *f);
 /** Text outputs opened from now on: zstd at @p level (1..22; 0: not compressed) with
