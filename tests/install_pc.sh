@@ -17,8 +17,8 @@ pc() { PKG_CONFIG_PATH=$pcdir pkg-config --define-variable=prefix="$root" "$@" t
 lib=$(pc --variable=libdir)
 so=$(readlink -f "$lib/libtilegwas.so")
 [ -f "$so" ] && [ "$so" != "$lib/libtilegwas.so" ] && [ -f "$lib/libtilegwas.a" ] &&
-    readelf -d "$so" | grep -q 'SONAME.*\[libtilegwas\.so\.3\]'
-report $? "libtilegwas.so -> $(basename "$so") (SONAME libtilegwas.so.3) beside libtilegwas.a"
+    readelf -d "$so" | grep -q 'SONAME.*\[libtilegwas\.so\.4\]'
+report $? "libtilegwas.so -> $(basename "$so") (SONAME libtilegwas.so.4) beside libtilegwas.a"
 
 for f in share/man/man1/tilegwas.1 share/doc/tilegwas/README.md share/doc/tilegwas/USER-GUIDE.md \
     include/tilegwas.h bin/tilegwas; do
@@ -53,8 +53,8 @@ C
 # shellcheck disable=SC2046
 cc -o prog prog.c $(pc --cflags --libs) >cc.txt 2>&1
 report $? "cc prog.c \$(pkg-config --cflags --libs tilegwas)" cc.txt
-readelf -d prog 2>/dev/null | grep -q 'NEEDED.*\[libtilegwas\.so\.3\]'
-report $? "the program links libtilegwas.so.3"
+readelf -d prog 2>/dev/null | grep -q 'NEEDED.*\[libtilegwas\.so\.4\]'
+report $? "the program links libtilegwas.so.4"
 env -u LD_LIBRARY_PATH ./prog >prog.txt 2>&1 && grep -qx 'ncpu 1' prog.txt
 report $? "it runs: binary16 values, runtime started on 1 CPU worker and stopped" prog.txt
 tap_end
