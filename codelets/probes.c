@@ -82,8 +82,10 @@ static int probe_round(struct starpu_codelet *cl, int level, enum starpu_worker_
     if (level > (gpu ? 0 : 4)) return 1;
     struct scratch *s = calloc(1, sizeof *s);
     if (!s) return -1;
+    /* every SNP of the k blocks may come first (first_end: without it no combination counts,
+     * and the probe timed an empty round) */
     struct tg_epi_round_arg a = {.order = k, .block = B, .complete = 1, .score = TG_EPI_K2,
-                                 .topk = 10, .search = -2};
+                                 .topk = 10, .search = -2, .first_end = (int64_t)k * B};
     for (int c = 0; c < 2; c++) {
         a.n[c] = l ? l->n[c] : 131072;
         a.words[c] = 4 * ((a.n[c] + 255) / 256);

@@ -593,6 +593,41 @@ static void check_bad_options(const dataset *d) {
        "2^31 SNPs refused (32-bit indices): %s", err.msg);
 }
 
+/* The probe's round (codelets/probes.c) on each kind of worker: it must evaluate the B^k
+ * combinations it reports as its work, or the prior it gives StarPU is that of an empty round
+ * (a probe without first_end timed nothing on the cores, whose prior then read 6 times faster
+ * than the GPU's, and the default order-4 search sent rounds to the cores). */
+static void check_probe_rounds(int gpu) {
+    for (int k = 2; k <= TG_EPI_MAX_ORDER; k++)
+        for (int g = 0; g <= gpu; g++) {
+            struct starpu_codelet *cl = &tg_cl_epi_round[k - 2];
+            tg_probe_fn fn = tg_probe_lookup(cl);
+            tg_probe_task pt = {0};
+            const int level = g ? 0 : 1;
+            if (!ok(fn && !fn(cl, level, g ? STARPU_CUDA_WORKER : STARPU_CPU_WORKER, NULL, &pt),
+                    "order %d: the probe builds its %s round", k, g ? "CUDA" : "CPU"))
+                continue;
+            const struct tg_epi_round_arg *a = pt.task->cl_arg;
+            double combos = 1;
+            for (int i = 0; i < k; i++) combos *= a->nsnp[i];
+            pt.task->synchronous = 1;
+            pt.task->destroy = 0;
+            pt.task->where = g ? STARPU_CUDA : STARPU_CPU;
+            uint64_t evaluated = 0;
+            if (starpu_task_submit(pt.task) == 0) {
+                starpu_data_handle_t h = STARPU_TASK_GET_HANDLE(pt.task, k + 1);
+                starpu_data_acquire(h, STARPU_R);
+                evaluated = ((const struct tg_epi_result *)starpu_data_get_local_ptr(h))->evaluated;
+                starpu_data_release(h);
+            }
+            ok((double)evaluated == combos && combos > 0, "order %d: the %s probe's round of "
+               "block %d evaluates its %.0f combinations (%llu)", k, g ? "CUDA" : "CPU", a->block,
+               combos, (unsigned long long)evaluated);
+            pt.release(pt.ctx);
+            starpu_task_destroy(pt.task);
+        }
+}
+
 int main(void) {
     tg_rng r;
     tg_rng_seed(&r, tap_seed());
@@ -610,6 +645,7 @@ int main(void) {
     const int gpu = tg_runtime_ngpu() > 0;
     if (getenv("TG_REQUIRE_GPU")) ok(gpu, "a CUDA worker exists (TG_REQUIRE_GPU is set)");
     check_classes();
+    check_probe_rounds(gpu);
 
     /* N = 300 (not a multiple of 64 or 256), 20 excluded; M = 37 with B = 8 (5 blocks, the last
      * one partial) for orders 2 and 3, M = 29 for order 4 (B = 8: 4 blocks, the last of 5; and

@@ -64,6 +64,15 @@ void tg_probe_register(struct starpu_codelet *cl, tg_probe_fn fn, struct starpu_
     pthread_mutex_unlock(&pr.lock);
 }
 
+tg_probe_fn tg_probe_lookup(struct starpu_codelet *cl) {
+    pthread_mutex_lock(&pr.lock);
+    tg_probe_fn fn = NULL;
+    for (int i = 0; i < pr.n && !fn; i++)
+        if (pr.e[i].cl == cl) fn = pr.e[i].fn;
+    pthread_mutex_unlock(&pr.lock);
+    return fn;
+}
+
 void tg_probe_reset(void) {
     pthread_mutex_lock(&pr.lock);
     for (int i = 0; i < pr.n; i++) pr.e[i].checked = pr.e[i].nmeasured = 0;

@@ -194,6 +194,9 @@ typedef int (*tg_probe_fn)(struct starpu_codelet *cl, int level, enum starpu_wor
 /** How @p cl is probed (codelet families register at tg_codelets_init): by @p fn, or, when @p fn
  * is NULL, at the time per unit of work measured for the codelet @p like (e.g. syrk as gemm). */
 void tg_probe_register(struct starpu_codelet *cl, tg_probe_fn fn, struct starpu_codelet *like);
+/** The probe registered for @p cl (NULL: none, or it borrows another codelet's rate): for the
+ * tests, which run a probe's task and check that it does the work it claims. */
+tg_probe_fn tg_probe_lookup(struct starpu_codelet *cl);
 /** At every runtime start: forgets what the last runtime probed (TILEGWAS_PROBE=off turns
  * probing off). */
 void tg_probe_reset(void);
