@@ -361,7 +361,7 @@ static tg_status fit(const assoc_opts *o, rr_data *d, tg_log *log, tg_error *err
     tg_assoc_result r = {0};
     tg_status st = tg_cli_memory(&o->rr.c, log, gb + vb, terms, err);
     double all, task;
-    tg_geno_device_bytes(d->bed.n_samples, d->bed.n_snps, 64, 8, &all, &task);
+    tg_geno_device_bytes(d->bed.n_samples, d->bed.n_snps, (int64_t)cols, 8, &all, &task);
     if (!st) st = tg_cli_gpu_memory(log, all, task, "the genotype products' blocks", "use fewer "
                                     "SNPs or samples per run", err);
     if (!st) st = tg_assoc(&d->bed, d->k, d->y, d->bed.n_samples, &ao, &r, err);

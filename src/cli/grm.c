@@ -150,11 +150,11 @@ static tg_status compute(const tg_cli_common *c, const tg_bed *bed, const tg_grm
              kb / 1048576, gb / 1048576);
     tg_status st = tg_cli_memory(c, log, kb + gb, terms, err);
     /* on a GPU: the encodings (and indicators), two block rows of tiles; a task, a tile from
-     * two panels. Through the products: their blocks, 64 columns at a time */
+     * two panels. Through the products: their blocks, K's n columns in products */
     const double pan = o->counts ? 2 : 1;
     double all = pan * calls + kb, most = 2 * pan * nb * (double)bed->n_snps + 8 * nb * nb;
-    if (products) tg_geno_device_bytes(bed->n_samples / tg_runtime_nranks(), bed->n_snps, 64, 8,
-                                       &all, &most);
+    if (products) tg_geno_device_bytes(bed->n_samples / tg_runtime_nranks(), bed->n_snps,
+                                       bed->n_samples, 8, &all, &most);
     if (!st) st = tg_cli_gpu_memory(log, all, most, products ? "the genotype products' blocks" :
                                     "genotype panels and two block rows", "use fewer SNPs "
                                     "per run (--extract, --chr)", err);

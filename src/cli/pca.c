@@ -91,7 +91,8 @@ static tg_status check_memory(const tg_pca_opts *po, const tg_cli_common *c, con
              approx ? "the Krylov basis and its products" : "K", kb / mib);
     tg_status st = tg_cli_memory(c, log, gb + kb, terms, err);
     double all, task;
-    tg_geno_device_bytes(bed->n_samples / tg_runtime_nranks(), bed->n_snps, 64, 8, &all, &task);
+    tg_geno_device_bytes(bed->n_samples / tg_runtime_nranks(), bed->n_snps, (int64_t)b, 8,
+                         &all, &task);
     if (!st) st = tg_cli_gpu_memory(log, all, task, "the genotype products' blocks", "use fewer "
                                     "SNPs or samples per run, or more MPI ranks", err);
     return st;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codelets/fivecodes.h"
 #include "geno/pass.h"
 #include "geno/source.h"
 #include "runtime/runtime.h"
@@ -126,7 +127,9 @@ static double largest_block(int64_t total, int64_t target) {
 
 void tg_geno_device_bytes(int64_t n, int64_t m, int64_t k, size_t es, double *all,
                           double *task) {
-    const double dn = (double)n, dm = (double)m, dk = (double)k, de = (double)es,
+    /* k columns go through products of at most TG_FC_MAXK */
+    const double dn = (double)n, dm = (double)m, de = (double)es,
+                 dk = (double)(k < TG_FC_MAXK ? k : TG_FC_MAXK),
                  rows = largest_block(n, ROW_BLOCKS), cols = largest_block(m, SNP_BLOCKS);
     /* the two 5codes copies, a byte per five genotypes each; the columns in and out */
     *all = 0.4 * dn * dm + de * dk * (dn + dm);
