@@ -521,9 +521,13 @@ typedef struct {
     int gpus_max;
     int grid_p, grid_q; /**< process grid of the matrices created with p = q = 0 (P·Q must be
                          * the rank count); 0, 0 = the squarest, P ≥ Q */
+    /** With several GPUs in the process: 1 (the default) gives each tile of a matrix a home
+     * GPU (2D block-cyclic over them) where its tasks run; 0 leaves them to the scheduler */
+    int tile_homes;
 } tg_runtime_opts;
 
-/** Defaults: dmdas, all CPUs, all GPUs, CPU workers beside GPUs, the squarest process grid. */
+/** Defaults: dmdas, all CPUs, all GPUs, CPU workers beside GPUs, the squarest process grid,
+ * tiles on home GPUs. */
 tg_runtime_opts tg_runtime_defaults(void);
 /** Starts StarPU (and StarPU-MPI when built with MPI), creates the cuBLAS and cuBLASLt
  * handles of every CUDA worker. Fails clearly when more GPUs are asked for than exist. */

@@ -294,7 +294,7 @@ static tg_handle panel_copy(tg_matrix *A, struct panel *pn, const double *s8, in
                                        int *bad) {
     size_t c = (size_t)i * TG_NPREC + q, t = tg_tile_index(A, i, k);
     if (pn->cp[c]) return pn->cp[c];
-    int rows, cols, owner = tg_matrix_tile_owner(A, i, k);
+    int rows, cols;
     tg_matrix_tile_dims(A, i, k, &rows, &cols);
     tg_prec hp = solved_prec(A, pn, i, k, d);
     double hs = solved_scale(A, pn, i, k);
@@ -305,13 +305,13 @@ static tg_handle panel_copy(tg_matrix *A, struct panel *pn, const double *s8, in
         pn->cp[c] = A->h[t];
         pn->cp_scale[c] = A->scale[t];
     } else if (q == TG_FP8_E4M3) { /* transposed: cuBLASLt's TN layout */
-        pn->cp[c] = tg_tile_temp(cols, rows, q, owner);
+        pn->cp[c] = tg_matrix_tile_temp(A, i, k, cols, rows, q);
         pn->own_cp[c] = 1;
         pn->cp_scale[c] = s8[t];
         ++*copies;
         *bad |= tg_insert_convt(pn->hi[i], hp, pn->cp[c], s8[t] / hs, prio);
     } else {
-        pn->cp[c] = tg_tile_temp(rows, cols, q, owner);
+        pn->cp[c] = tg_matrix_tile_temp(A, i, k, rows, cols, q);
         pn->own_cp[c] = 1;
         pn->cp_scale[c] = 1;
         ++*copies;
@@ -349,14 +349,15 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
         int kb;
         tg_matrix_tile_dims(A, k, k, &kb, &kb);
         int kowner = tg_matrix_tile_owner(A, k, k);
-        tg_handle linv = tg_tile_temp(kb, kb, d, kowner), linv16 = NULL, alpha = NULL;
+        tg_handle linv = tg_matrix_tile_temp(A, k, k, kb, kb, d), linv16 = NULL, alpha = NULL;
         bad |= tg_insert_trtri(d, tg_tile(A, k, k), linv, top + 2 * nt);
         int any16 = 0;
         for (int i = k + 1; i < nt; i++) any16 |= below_fp32(d, A->prec[tg_tile_index(A, i, k)]);
         if (any16) { /* linv's scaled FP16 copy, once for the panel's FP16 solves */
-            linv16 = tg_tile_temp(kb, kb, TG_FP16, kowner);
+            linv16 = tg_matrix_tile_temp(A, k, k, kb, kb, TG_FP16);
             tg_handle_variable(&alpha, NULL, 2 * sizeof(float)); /* alpha, beta */
             tg_runtime_register(alpha, kowner);
+            tg_runtime_home(alpha, tg_matrix_tile_home(A, k, k));
             bad |= tg_insert_half_scaled(linv, linv16, alpha, top + 2 * nt);
         }
         for (int i = k + 1; i < nt; i++) {
@@ -367,7 +368,7 @@ static tg_status factor(tg_matrix *A, const tg_chol_opts *o, const tg_prec *map,
             } else { /* raise, solve in the diagonal precision, round back into the tile */
                 int rows, cols;
                 tg_matrix_tile_dims(A, i, k, &rows, &cols);
-                pn.hi[i] = tg_tile_temp(rows, cols, d, tg_matrix_tile_owner(A, i, k));
+                pn.hi[i] = tg_matrix_tile_temp(A, i, k, rows, cols, d);
                 pn.own_hi[i] = 1;
                 bad |= tg_insert_convert(A->h[t], pn.hi[i], A->prec[t], d, 1 / A->scale[t], prio);
             }

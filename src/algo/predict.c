@@ -56,6 +56,7 @@ tg_status tg_krr_predict_tiles(const tg_matrix *Kt, const tg_matrix *W, double *
                 int rows, cols;
                 tg_matrix_tile_dims(Kt, i, k, &rows, &cols);
                 a = tg_tile_temp(rows, cols, w, tg_matrix_tile_owner(P, i, 0));
+                tg_runtime_home(a, tg_matrix_tile_home(Kt, i, k));
                 bad |= tg_insert_convert(Kt->h[t], a, Kt->prec[t], w, 1 / Kt->scale[t], 0);
             }
             for (int c = 0; c < W->nt; c++)

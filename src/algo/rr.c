@@ -121,8 +121,7 @@ static tg_status build(const struct panels *P, double lambda, tg_matrix *A, tg_e
         for (int J = K; J < P->np; J++) {
             uint32_t wj = (uint32_t)tg_handle_cols(P->h[J]),
                      wk = (uint32_t)tg_handle_cols(P->h[K]);
-            tg_handle c = tg_tile_temp((int)wj, (int)wk, TG_INT32,
-                                                  tg_matrix_tile_owner(A, J, K));
+            tg_handle c = tg_matrix_tile_temp(A, J, K, (int)wj, (int)wk, TG_INT32);
             /* tiles of early panels first: the factorisation starts there */
             int prio = P->np - K;
             struct tg_xtx_arg a = {prec, P->missing, J == K, (double)P->n, lambda};

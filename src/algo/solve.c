@@ -23,6 +23,7 @@ static tg_handle in_prec(const tg_matrix *L, int i, int k, tg_prec b, int owner,
     int rows, cols;
     tg_matrix_tile_dims(L, i, k, &rows, &cols);
     tg_handle h = tg_tile_temp(rows, cols, b, owner);
+    tg_runtime_home(h, tg_matrix_tile_home(L, i, k));
     *bad |= tg_insert_convert(L->h[t], h, L->prec[t], b, 1 / L->scale[t], 0);
     return h;
 }
@@ -63,6 +64,7 @@ tg_status tg_chol_solve(const tg_matrix *L, tg_matrix *B, tg_error *err) {
         tg_matrix_tile_dims(L, k, k, &kb, &kb);
         tg_handle lkk = in_prec(L, k, k, b, owner, &own, &bad);
         inv[k] = tg_tile_temp(kb, kb, b, owner);
+        tg_runtime_home(inv[k], tg_matrix_tile_home(L, k, k));
         bad |= tg_insert_trtri(b, lkk, inv[k], 2 * nt - k);
         if (own) tg_handle_free_later(lkk);
     }

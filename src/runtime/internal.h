@@ -49,6 +49,24 @@ int tg_cuda_rank_devices(const tg_node *node, int *dev, int max);
 /** Sets @p conf's policy to @p sched, with heteroprio's buckets from @p buckets. */
 void tg_sched_conf(struct starpu_conf *conf, const char *sched, const tg_sched_buckets *buckets);
 
+/* ---- Notes on a handle: its StarPU user data, which StarPU clears at the registration (and
+ * nothing else in tilegwas uses). Bit 0: the recorder has seen the handle (record.c); the bits
+ * above: its home worker + 1 (homes.c). */
+#define TG_NOTE_SEEN ((uintptr_t)1)
+static inline uintptr_t tg_handle_notes(starpu_data_handle_t h) {
+    return (uintptr_t)starpu_data_get_user_data(h);
+}
+static inline void tg_handle_notes_set(starpu_data_handle_t h, uintptr_t notes) {
+    starpu_data_set_user_data(h, (void *)notes);
+}
+
+/* ---- Home GPUs (homes.c) */
+/** After StarPU started: homes on when @p on and there are two CUDA workers or more. */
+void tg_homes_start(int on);
+void tg_homes_stop(void);
+/** Sends @p task to the home of its largest homed buffer (tg_runtime_home), if any. */
+void tg_homes_place(struct starpu_task *task);
+
 /* ---- The stderr filter (stderr_filter.c) */
 /** Runs @p fn with stderr passing every write to file descriptor 2 at once, except those that
  * contain @p marker. */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
+#include "runtime/internal.h"
 
 /* what a recorded task carries to its callback: the callback it had before */
 struct rec_hook {
@@ -43,9 +43,7 @@ static struct {
 } rec = {.lock = PTHREAD_MUTEX_INITIALIZER, .dep_lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Handles are malloc'd by StarPU, so a handle registered after another was unregistered may get
- * its address: a handle whose user data is not this marker is new, and its old state is
- * dropped. Nothing else in tilegwas uses a handle's user data. */
-static const char seen_marker;
+ * its address: a handle without the note TG_NOTE_SEEN is new, and its old state is dropped. */
 
 static size_t slot_of(starpu_data_handle_t h, size_t cap) {
     uint64_t k = (uint64_t)(uintptr_t)h * 0x9E3779B97F4A7C15ull; /* Fibonacci hashing */
@@ -83,11 +81,11 @@ static struct access *table_get(starpu_data_handle_t h) {
         a = table_find(h);
         *a = (struct access){.h = h, .writer = -1};
         rec.tab_n++;
-    } else if (starpu_data_get_user_data(h) != &seen_marker) {
+    } else if (!(tg_handle_notes(h) & TG_NOTE_SEEN)) {
         a->writer = -1; /* a new handle at an old one's address */
         a->nreaders = 0;
     }
-    starpu_data_set_user_data(h, (void *)&seen_marker);
+    tg_handle_notes_set(h, tg_handle_notes(h) | TG_NOTE_SEEN);
     return a;
 }
 
@@ -259,6 +257,7 @@ int tg_task_submit(struct starpu_task *task) {
     task->name = task->cl ? task->cl->name : NULL; /* starpu_task_build names it "task_build" */
     /* heteroprio reads a task's priority as its bucket */
     if (tg_runtime_heteroprio() && task->cl) task->priority = tg_sched_bucket(task->cl);
+    tg_homes_place(task);
     struct tg_phase_task *pt = tg_phase_attach(task); /* the progress callback, innermost */
     if (!rec.on) {
         int ret = submit(task, NULL);

@@ -36,7 +36,7 @@ int tg_have_mpi(void) {
 
 tg_runtime_opts tg_runtime_defaults(void) {
     tg_runtime_opts o = {.sched = NULL, .ncpu = -1, .ngpu = -1, .cpus_help_gpus = 1, .grid_p = 0,
-                         .grid_q = 0};
+                         .grid_q = 0, .tile_homes = 1};
     return o;
 }
 
@@ -138,6 +138,7 @@ tg_status tg_runtime_open(const tg_runtime_opts *opts, const tg_sched_buckets *b
     rt.started = 1;
     tg_mpi_started(o.grid_p, o.grid_q);
     tg_cuda_handles_create();
+    tg_homes_start(o.tile_homes);
     tg_probe_reset();
     /* host loops pause the workers, whose idle loop spins (running tasks go on) */
     tg_parallel_hooks(starpu_pause, starpu_resume);
@@ -148,6 +149,7 @@ void tg_runtime_close(void) {
     if (!rt.started) return;
     tg_parallel_hooks(NULL, NULL);
     tg_runtime_wait_all();
+    tg_homes_stop();
     tg_cuda_handles_destroy();
     tg_mpi_starpu_shutdown();
     rt.started = 0;
@@ -200,6 +202,8 @@ void tg_runtime_describe(char *buf, size_t len) {
         l += (size_t)snprintf(buf + l, len - l, " [%s]", name);
     }
     if (l < len && *gpu_cpus) l += (size_t)snprintf(buf + l, len - l, " driven%s", gpu_cpus);
+    if (l < len && tg_runtime_homes())
+        l += (size_t)snprintf(buf + l, len - l, ", each tile's tasks on its home GPU");
     if (l < len)
         l += (size_t)snprintf(buf + l, len - l, "; host loops on %d thread%s",
                               tg_parallel_threads(), tg_parallel_threads() == 1 ? "" : "s");

@@ -308,6 +308,12 @@ void tg_runtime_flush(starpu_data_handle_t h);
  * inserted with TG_INSERT run where it is written and move it where it is read; every rank
  * registers the same handles in the same order. Nothing on one rank. */
 void tg_runtime_register(starpu_data_handle_t h, int owner);
+/** The home GPUs of this process (tg_runtime_opts.tile_homes): their count, 0 when off (one
+ * GPU or none, or homes not asked for). */
+int tg_runtime_homes(void);
+/** Gives @p h home @p home (modulo the count; nothing when homes are off): a task runs on the
+ * home of its largest homed buffer. */
+void tg_runtime_home(starpu_data_handle_t h, int home);
 /* ---- OpenBLAS's kernels (blas.c) */
 /** The name of the kernels OpenBLAS uses ("Cooperlake", "Haswell", "Prescott", ...). */
 const char *tg_blas_core(void);

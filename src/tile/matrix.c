@@ -39,10 +39,26 @@ tg_handle tg_tile_temp(int rows, int cols, tg_prec p, int owner) {
     return h;
 }
 
+/* The GPUs of a rank hold its tiles as the ranks hold the matrix's: tile (i, j) is the rank's
+ * (i div p, j div q), on the squarest g_p × g_q grid of its G home GPUs, g_p ≥ g_q. */
+int tg_matrix_tile_home(const tg_matrix *A, int i, int j) {
+    int g = tg_runtime_homes(), gq = 1;
+    if (g < 2) return -1;
+    for (int d = 1; d * d <= g; d++)
+        if (g % d == 0) gq = d;
+    return (i / A->p) % (g / gq) * gq + (j / A->q) % gq;
+}
+
+tg_handle tg_matrix_tile_temp(const tg_matrix *A, int i, int j, int rows, int cols, tg_prec p) {
+    tg_handle h = tg_tile_temp(rows, cols, p, tg_matrix_tile_owner(A, i, j));
+    tg_runtime_home(h, tg_matrix_tile_home(A, i, j));
+    return h;
+}
+
 tg_handle tg_matrix_new_tile(const tg_matrix *A, int i, int j, tg_prec prec) {
     int rows, cols;
     tg_matrix_tile_dims(A, i, j, &rows, &cols);
-    return tg_tile_temp(rows, cols, prec, tg_matrix_tile_owner(A, i, j));
+    return tg_matrix_tile_temp(A, i, j, rows, cols, prec);
 }
 
 tg_status tg_tile_check(const char *opt, int64_t n, int64_t nb, tg_error *err) {

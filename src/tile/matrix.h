@@ -26,6 +26,14 @@ static inline tg_handle tg_tile(const tg_matrix *A, int i, int j) {
  * first written, owned by rank @p owner (the rank whose task writes it) under StarPU-MPI. */
 tg_handle tg_tile_temp(int rows, int cols, tg_prec p, int owner);
 
+/** The home GPU of tile (i, j) of @p A among this rank's (tg_runtime_homes), -1 when homes are
+ * off. */
+int tg_matrix_tile_home(const tg_matrix *A, int i, int j);
+
+/** A temporary tile of @p rows × @p cols in precision @p p that lives with tile (i, j) of @p A:
+ * the same owner rank and home GPU (a copy or a transform of that tile). */
+tg_handle tg_matrix_tile_temp(const tg_matrix *A, int i, int j, int rows, int cols, tg_prec p);
+
 /** A fresh handle for tile (i, j) of @p A in precision @p p (content undefined, owner as the
  * tile's): what a tile becomes when its precision changes. */
 tg_handle tg_matrix_new_tile(const tg_matrix *A, int i, int j, tg_prec p);
