@@ -921,6 +921,61 @@ static void non_spd_test(tg_rng *r) {
     free(a);
 }
 
+/* Several GPUs with homes on: every GEMM and potrf of a factorisation ran on the GPU its tile's
+ * home names (counted per worker against the 2D block-cyclic map), and the factor is right. */
+static void homes_test(tg_rng *r) {
+    int g = tg_runtime_homes(), n = 320, nb = 32, nt = n / nb;
+    if (g < 2) return;
+    int ids[STARPU_NMAXWORKERS], want_gemm[STARPU_NMAXWORKERS] = {0},
+        want_potrf[STARPU_NMAXWORKERS] = {0}, got_gemm[STARPU_NMAXWORKERS] = {0},
+        got_potrf[STARPU_NMAXWORKERS] = {0}, elsewhere = 0;
+    starpu_worker_get_ids_by_type(STARPU_CUDA_WORKER, ids, STARPU_NMAXWORKERS);
+    double *a = spd(n, r), *l = malloc((size_t)n * n * sizeof *l);
+    tg_matrix *A = tiled(a, n, n, nb, nb, TG_SYM_LOWER, TG_FP64);
+    for (int k = 0; k < nt; k++) {
+        want_potrf[tg_matrix_tile_home(A, k, k)]++;
+        for (int j = k + 1; j < nt; j++)
+            for (int i = j + 1; i < nt; i++) want_gemm[tg_matrix_tile_home(A, i, j)]++;
+    }
+    tg_chol_opts o = tg_chol_defaults();
+    o.allowed = 1u << TG_FP64;
+    tg_error err = {0};
+    tg_record_start(0);
+    tg_status st = tg_cholesky(A, &o, NULL, &err);
+    size_t nrec = 0;
+    tg_task_record *rec = tg_record_stop(&nrec);
+    for (size_t t = 0; t < nrec; t++) {
+        int *got = !strcmp(rec[t].kernel, "tg_gemm_fp64")    ? got_gemm
+                   : !strcmp(rec[t].kernel, "tg_potrf_fp64") ? got_potrf
+                                                             : NULL;
+        int h = 0;
+        while (h < g && ids[h] != rec[t].worker) h++;
+        if (got && h < g) got[h]++;
+        else if (got) elsewhere++;
+    }
+    int same = !elsewhere;
+    for (int h = 0; h < g; h++) same &= got_gemm[h] == want_gemm[h] && got_potrf[h] == want_potrf[h];
+    ok(st == TG_OK && same, "homes: %d GPUs, GEMMs per GPU %d %d (expected %d %d), potrf %d %d "
+       "(%d %d), %d elsewhere", g, got_gemm[0], got_gemm[1], want_gemm[0], want_gemm[1],
+       got_potrf[0], got_potrf[1], want_potrf[0], want_potrf[1], elsewhere);
+    tg_matrix_to_dense(A, l, n, &err);
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < j; i++) l[i + (size_t)j * n] = 0;
+    double *llt = calloc((size_t)n * n, sizeof *llt);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, n, n, n, 1, l, n, l, n, 0, llt, n);
+    double e = 0, an = 0;
+    for (size_t t = 0; t < (size_t)n * n; t++) {
+        e = fmax(e, fabs(llt[t] - a[t]));
+        an = fmax(an, fabs(a[t]));
+    }
+    ok(e <= 1e-12 * n * an, "homes: L·Lᵀ = A within %.2g (bound %.2g)", e, 1e-12 * n * an);
+    free(rec);
+    free(llt);
+    tg_matrix_destroy(A);
+    free(a);
+    free(l);
+}
+
 int main(void) {
     tg_error err = {0};
     tg_rng r;
@@ -965,6 +1020,7 @@ int main(void) {
         accuracy_tests(&r, 203, 64, 2, 10, 0);
         accuracy_tests(&r, 192, 32, 2, 10, 0);
         non_spd_test(&r);
+        homes_test(&r);
     }
 
     tg_runtime_stop();
