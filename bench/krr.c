@@ -13,12 +13,14 @@
  * the GPU workers spent executing tasks (StarPU's profiling). Every kernel is first run once on
  * 4 tile rows (module loading and cuBLAS's algorithm choice are one-time costs, printed apart).
  * usage: bench/krr [--n N] [--snps S] [--nb NB] [--gamma G] [--alpha A] [--maps LIST]
- *                  [--no-ceiling] [--free-gram] [--cpu] [--ncpu N]
+ *                  [--no-ceiling] [--free-gram] [--cpu] [--ncpu N] [--no-homes]
  * defaults: N 65536, S 32768, nb 2048, γ 1/S, α 0.1·√N, maps fp32,fp32+fp16,fp32+fp8,fp64.
  * Maps fp32+fp16 / fp32+fp8 force every off-diagonal tile to the low precision (band 0).
  * --free-gram keeps no dot products (every map rebuilds K with them): the largest N that fits.
  * --ncpu 0 measures the GPU alone: with uncalibrated perfmodels dmda hands 2048² × 32768 dot
- * products (seconds each on a core, 0.2 ms on the H100) to CPU workers while it calibrates. */
+ * products (seconds each on a core, 0.2 ms on the H100) to CPU workers while it calibrates.
+ * --no-homes: with several GPUs, tasks placed by the scheduler instead of on their tiles' home
+ * GPUs (tg_runtime_opts.tile_homes). */
 #include <cblas.h>
 #include <lapacke.h>
 #include <math.h>
@@ -246,7 +248,7 @@ static double warm_up(const tg_bed *bed, int64_t nw, int nb, double gamma, doubl
 int main(int argc, char **argv) {
     tg_blas_restart_if_generic(argv);
     int64_t n = 65536, s = 32768;
-    int nb = 2048, gpu = 1, ceiling = 1, free_gram = 0, ncpu = -1;
+    int nb = 2048, gpu = 1, ceiling = 1, free_gram = 0, ncpu = -1, homes = 1;
     double gamma = 0, alpha = -1;
     const char *maps_arg = "fp32,fp32+fp16,fp32+fp8,fp64";
     for (int i = 1; i < argc; i++) {
@@ -260,9 +262,11 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--free-gram")) free_gram = 1;
         else if (!strcmp(argv[i], "--cpu")) gpu = 0;
         else if (!strcmp(argv[i], "--ncpu") && i + 1 < argc) ncpu = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--no-homes")) homes = 0;
         else {
             fprintf(stderr, "usage: %s [--n N] [--snps S] [--nb NB] [--gamma G] [--alpha A] "
-                            "[--maps LIST] [--no-ceiling] [--free-gram] [--cpu] [--ncpu N]\n", argv[0]);
+                            "[--maps LIST] [--no-ceiling] [--free-gram] [--cpu] [--ncpu N] "
+                            "[--no-homes]\n", argv[0]);
             return 2;
         }
     }
@@ -272,6 +276,7 @@ int main(int argc, char **argv) {
     tg_runtime_opts o = tg_runtime_defaults();
     if (!gpu) o.ngpu = 0;
     if (ncpu >= 0) o.ncpu = ncpu;
+    o.tile_homes = homes;
     if (tg_runtime_start(&o, &err)) die("runtime", &err);
     starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
     gpu = gpu && tg_runtime_ngpu() > 0; /* no GPU: the CPU references */
