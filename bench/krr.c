@@ -14,13 +14,16 @@
  * 4 tile rows (module loading and cuBLAS's algorithm choice are one-time costs, printed apart).
  * usage: bench/krr [--n N] [--snps S] [--nb NB] [--gamma G] [--alpha A] [--maps LIST]
  *                  [--no-ceiling] [--free-gram] [--cpu] [--ncpu N] [--no-homes]
+ *                  [--trace PREFIX]
  * defaults: N 65536, S 32768, nb 2048, γ 1/S, α 0.1·√N, maps fp32,fp32+fp16,fp32+fp8,fp64.
  * Maps fp32+fp16 / fp32+fp8 force every off-diagonal tile to the low precision (band 0).
  * --free-gram keeps no dot products (every map rebuilds K with them): the largest N that fits.
  * --ncpu 0 measures the GPU alone: with uncalibrated perfmodels dmda hands 2048² × 32768 dot
  * products (seconds each on a core, 0.2 ms on the H100) to CPU workers while it calibrates.
  * --no-homes: with several GPUs, tasks placed by the scheduler instead of on their tiles' home
- * GPUs (tg_runtime_opts.tile_homes). */
+ * GPUs (tg_runtime_opts.tile_homes).
+ * --trace PREFIX: every task from the build to the end of the first map's factorisation in
+ * PREFIX.trace.tsv and PREFIX.gantt.png (tg_trace_tsv, tg_trace_gantt). */
 #include <cblas.h>
 #include <lapacke.h>
 #include <math.h>
@@ -33,6 +36,7 @@
 #include "bench/common.h"
 #include "io/out.h"
 #include "runtime/runtime.h"
+#include "runtime/trace.h"
 #include "tile/matrix.h"
 #ifdef TG_USE_CUDA
 #include <cublas_v2.h>
@@ -250,7 +254,7 @@ int main(int argc, char **argv) {
     int64_t n = 65536, s = 32768;
     int nb = 2048, gpu = 1, ceiling = 1, free_gram = 0, ncpu = -1, homes = 1;
     double gamma = 0, alpha = -1;
-    const char *maps_arg = "fp32,fp32+fp16,fp32+fp8,fp64";
+    const char *maps_arg = "fp32,fp32+fp16,fp32+fp8,fp64", *trace = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--n") && i + 1 < argc) n = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--snps") && i + 1 < argc) s = atoll(argv[++i]);
@@ -263,10 +267,11 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--cpu")) gpu = 0;
         else if (!strcmp(argv[i], "--ncpu") && i + 1 < argc) ncpu = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--no-homes")) homes = 0;
+        else if (!strcmp(argv[i], "--trace") && i + 1 < argc) trace = argv[++i];
         else {
             fprintf(stderr, "usage: %s [--n N] [--snps S] [--nb NB] [--gamma G] [--alpha A] "
                             "[--maps LIST] [--no-ceiling] [--free-gram] [--cpu] [--ncpu N] "
-                            "[--no-homes]\n", argv[0]);
+                            "[--no-homes] [--trace PREFIX]\n", argv[0]);
             return 2;
         }
     }
@@ -320,6 +325,7 @@ int main(int argc, char **argv) {
                (ops_) / t_ / peak, gpu_used_gib(), busy(kind, t_));                                \
         fflush(stdout);                                                                             \
     } while (0)
+    if (trace) tg_record_start(0);
     PHASE("build", ops, tg_kernel_apply(NULL, g, g, gamma, alpha, TG_FP32, &K, &err));
     if (!free_gram) {
         tg_matrix *K2;
@@ -360,6 +366,20 @@ int main(int argc, char **argv) {
                (all_maps[m].diag == TG_FP64 && t_dpotrf > 0 ? t_dpotrf : t_spotrf) / rep.factor_seconds,
                rep.map_seconds, gpu_used_gib(), busy(kind, rep.map_seconds + rep.factor_seconds));
         fflush(stdout);
+        if (trace) {
+            size_t nrec = 0;
+            tg_task_record *rec = tg_record_stop(&nrec);
+            char path[1024], title[256];
+            snprintf(title, sizeof title, "bench/krr N %lld, %d GPU%s%s, build + %s", (long long)n,
+                     tg_runtime_ngpu(), tg_runtime_ngpu() == 1 ? "" : "s",
+                     tg_runtime_homes() ? " (homes)" : "", all_maps[m].name);
+            snprintf(path, sizeof path, "%s.trace.tsv", trace);
+            if (tg_trace_tsv(path, rec, nrec, &err)) die("--trace", &err);
+            snprintf(path, sizeof path, "%s.gantt.png", trace);
+            if (tg_trace_gantt(path, rec, nrec, title, &err)) die("--trace", &err);
+            free(rec);
+            trace = NULL;
+        }
     }
     tg_matrix_destroy(K);
     if (C) tg_matrix_destroy(C);
