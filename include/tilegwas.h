@@ -516,9 +516,6 @@ typedef struct {
     /** With ncpu -1 and GPUs in use: 0 for workloads that CPU workers cannot help (they then
      * start none), 1 otherwise (the default) */
     int cpus_help_gpus;
-    /** With ngpu -1: at most this many of the GPUs this rank may drive (0: all), for workloads
-     * that run slower on several GPUs of one process than on one */
-    int gpus_max;
     int grid_p, grid_q; /**< process grid of the matrices created with p = q = 0 (P·Q must be
                          * the rank count); 0, 0 = the squarest, P ≥ Q */
     /** With several GPUs in the process: 1 (the default) gives each tile of a matrix a home
@@ -558,8 +555,6 @@ int tg_runtime_differing_rank(const uint64_t *mine, int n, uint64_t *all);
 void tg_runtime_abort(int code) __attribute__((noreturn));
 int tg_runtime_ncpu(void);
 int tg_runtime_ngpu(void);
-/** The GPUs this rank could have driven (its share of the node's), tg_runtime_ngpu() or more. */
-int tg_runtime_gpus_available(void);
 /** The memory StarPU may use on each of this rank's GPUs (the smallest, after
  * STARPU_LIMIT_CUDA_MEM and the share of ranks that share a GPU), in bytes; −1 without GPUs. */
 int64_t tg_runtime_gpu_memory(void);

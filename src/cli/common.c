@@ -406,11 +406,6 @@ void tg_cli_log_runtime(tg_log *log, const tg_runtime_opts *ro) {
         tg_log_printf(log, "no CPU workers beside the GPUs for this workload (measured on the H100 "
                       "node: they never got a task and slowed the GPU by 4-15%%; "
                       "docs/SCHEDULING.md); --ncpu N adds them");
-    if (ro->ngpu < 0 && ro->gpus_max > 0 && tg_runtime_gpus_available() > tg_runtime_ngpu())
-        tg_log_printf(log, "%d of the %d GPUs for this workload: its tile Cholesky ran slower on "
-                      "several GPUs of one process than on one (4 H200s: 0.42 s on one, 1.20 s "
-                      "on four at N = 65,536; docs/PERFORMANCE.md); --ngpu N uses N",
-                      tg_runtime_ngpu(), tg_runtime_gpus_available());
 }
 
 void tg_cli_log_grid(tg_log *log, const char *tiles, const char *panels) {

@@ -99,8 +99,8 @@ static const char *help =
     "\nUnder mpiexec -n R every rank runs the same command: the tiles of the kernels, the\n"
     "factor and the solve are spread over the --grid, each rank reads the genotypes of its\n"
     "panels only, and rank 0 writes the outputs.\n"
-    "krr runs on one GPU unless --ngpu N asks for more: its tile Cholesky was measured slower\n"
-    "on several GPUs of one process than on one (docs/PERFORMANCE.md).\n";
+    "On several GPUs each tile is built, converted and updated on its home GPU (block-cyclic\n"
+    "over them); --ngpu N uses N.\n";
 
 
 /* A comma-separated list of numbers in [lo, hi] (lo excluded when @p open_lo). */

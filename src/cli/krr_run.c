@@ -290,11 +290,9 @@ int krr_run(const krr_opts *o, tg_log *log) {
         free_data(&d);
         return differ;
     }
-    /* the factorisation's CPU workers never got a task on the H100 node, and slowed it; more
-     * GPUs than one made it slower (tg_cli_log_runtime says so) */
+    /* the factorisation's CPU workers never got a task on the H100 node, and slowed it */
     tg_runtime_opts ro = o->c.rt;
     ro.cpus_help_gpus = 0;
-    ro.gpus_max = 1;
     if ((st = tg_runtime_start(&ro, &err))) {
         int rc = tg_cli_fail("krr", log, &err);
         free_data(&d);

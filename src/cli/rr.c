@@ -63,8 +63,7 @@ static const char *help =
     "  --test-covar FILE  the --test-bfile cohort's covariates (the same columns; needed with\n"
     "                     --covar and --test-bfile)\n"
     "  --help             this text\n" TG_CLI_GRID_HELP TG_CLI_INPUT_HELP TG_CLI_COMMON_HELP
-    "\nThe preconditioner is Jacobi: diag(Z'Z) + L over each phenotype's samples, exact.\n"
-    "--solver cholesky runs on one GPU unless --ngpu N asks for more (as krr).\n";
+    "\nThe preconditioner is Jacobi: diag(Z'Z) + L over each phenotype's samples, exact.\n";
 
 /* Returns TG_OK, an error, or -1 after printing the help. */
 static int parse_options(int argc, char **argv, rr_opts *o, tg_error *err) {
@@ -263,7 +262,6 @@ static int run(const rr_opts *o, rr_data *d, tg_log *log) {
      * genotype products of CG share the work */
     tg_runtime_opts ro = o->c.rt;
     ro.cpus_help_gpus = !o->cholesky;
-    ro.gpus_max = o->cholesky; /* as krr: the tile Cholesky on one GPU */
     if ((st = tg_runtime_start(&ro, &err))) return tg_cli_fail("rr", log, &err);
     tg_cli_trace_start(&o->c);
     tg_cli_progress_on(&o->c);

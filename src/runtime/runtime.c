@@ -13,7 +13,6 @@
 
 static struct {
     int started;
-    int gpus_available; /* tg_cuda_rank_devices's count at the start */
     char sched[64];
     char models[1024]; /* where the performance models came from (tg_perfmodels_seed) */
 } rt;
@@ -83,9 +82,8 @@ tg_status tg_runtime_open(const tg_runtime_opts *opts, const tg_sched_buckets *b
                             ndev, ndev == 1 ? "" : "s", node.nranks > 1 && node.same_gpus ?
                             "for this rank (the node's devices are shared among its ranks)" :
                             "found");
-    ngpu_used = o.ngpu >= 0 ? o.ngpu : o.gpus_max > 0 && ndev > o.gpus_max ? o.gpus_max : ndev;
+    ngpu_used = o.ngpu >= 0 ? o.ngpu : ndev;
 #endif
-    rt.gpus_available = ndev;
     st = tg_workers_place(&o, &node, ngpu_used, err);
     if (st) return st;
     /* dmdas (dmda with each worker's queue sorted by priority, so a panel's factorisation
@@ -171,7 +169,6 @@ int tg_runtime_heteroprio(void) { return rt.started && !strcmp(rt.sched, "hetero
 
 int tg_runtime_ncpu(void) { return (int)starpu_cpu_worker_get_count(); }
 int tg_runtime_ngpu(void) { return (int)starpu_cuda_worker_get_count(); }
-int tg_runtime_gpus_available(void) { return rt.gpus_available; }
 
 int64_t tg_runtime_gpu_memory(void) {
     int64_t least = -1;
