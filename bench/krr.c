@@ -9,8 +9,9 @@
  *    N³/3 flops over the factorisation time, against cuSOLVER's spotrf (64-bit API) on the same
  *    matrix on the GPU (CPU: OpenBLAS spotrf and dpotrf on every core; the all-FP64 map is
  *    compared with dpotrf).
- * Each phase prints its time, rate, the GPU memory in use after it and the share of the phase
- * the GPU workers spent executing tasks (StarPU's profiling). Every kernel is first run once on
+ * Each phase prints its time, rate, the GPU memory in use after it, the share of the phase
+ * the GPU workers spent executing tasks and the GiB moved host → GPUs, GPUs → host and between
+ * GPUs (StarPU's profiling). Every kernel is first run once on
  * 4 tile rows (module loading and cuBLAS's algorithm choice are one-time costs, printed apart).
  * usage: bench/krr [--n N] [--snps S] [--nb NB] [--gamma G] [--alpha A] [--maps LIST]
  *                  [--no-ceiling] [--free-gram] [--cpu] [--ncpu N] [--no-homes]
@@ -79,6 +80,26 @@ static void write_bed(const char *prefix, int64_t n, int64_t s) {
  * workers of @p kind spent executing tasks since (0 without such workers). */
 static void busy_reset(void) {
     for (unsigned w = 0; w < starpu_worker_get_count(); w++) starpu_profiling_worker_get_info((int)w, NULL);
+    for (int b = 0; b < starpu_bus_get_count(); b++) {
+        struct starpu_profiling_bus_info info; /* reading resets the bus's counters */
+        starpu_bus_get_profiling_info(b, &info);
+    }
+}
+
+/* "\tH2D\tD2H\tD2D": GiB moved since busy_reset from host memory to the GPUs, back, and
+ * between GPUs (StarPU's bus profiling), for the end of a result line. */
+static const char *moved(void) {
+    static char buf[96];
+    double gib[3] = {0, 0, 0};
+    for (int b = 0; b < starpu_bus_get_count(); b++) {
+        struct starpu_profiling_bus_info info;
+        if (starpu_bus_get_profiling_info(b, &info)) continue;
+        int src = starpu_node_get_kind((unsigned)starpu_bus_get_src(b)) == STARPU_CUDA_RAM,
+            dst = starpu_node_get_kind((unsigned)starpu_bus_get_dst(b)) == STARPU_CUDA_RAM;
+        gib[src && dst ? 2 : src ? 1 : 0] += (double)info.transferred_bytes / (1u << 30);
+    }
+    snprintf(buf, sizeof buf, "\t%.2f\t%.2f\t%.2f", gib[0], gib[1], gib[2]);
+    return buf;
 }
 static double busy(enum starpu_worker_archtype kind, double wall) {
     double us = 0;
@@ -310,7 +331,8 @@ int main(int argc, char **argv) {
     printf("# warm-up (first call of every kernel) on %lld samples: %.2f s\n",
            (long long)(n < 4 * nb ? n : 4 * nb), warm_up(&bed, n < 4 * nb ? n : 4 * nb, nb, gamma, alpha, maps_arg));
     enum starpu_worker_archtype kind = gpu ? STARPU_CUDA_WORKER : STARPU_CPU_WORKER;
-    printf("phase\tseconds\tT_ops/s\tof_reference\tGPU_GiB_used\t%s_busy\n", gpu ? "GPU" : "CPU");
+    printf("phase\tseconds\tT_ops/s\tof_reference\tGPU_GiB_used\t%s_busy\tGiB_to_GPUs\t"
+           "GiB_from_GPUs\tGiB_between_GPUs\n", gpu ? "GPU" : "CPU");
     printf("prepare\t%.3f\t\t\t\t\n", t_prep);
     tg_matrix *C = NULL, *K;
     /* phase NAME: runs STMT, waits, prints a line (ops 0: no rate) */
@@ -321,8 +343,8 @@ int main(int argc, char **argv) {
         if (stmt) die(name, &err);                                                                  \
         tg_runtime_wait_all();                                                                      \
         double t_ = tg_now() - t0_;                                                                 \
-        printf("%s\t%.3f\t%.4g\t%.3f\t%.1f\t%.2f\n", name, t_, (ops_) / t_ / 1e12,                   \
-               (ops_) / t_ / peak, gpu_used_gib(), busy(kind, t_));                                \
+        printf("%s\t%.3f\t%.4g\t%.3f\t%.1f\t%.2f%s\n", name, t_, (ops_) / t_ / 1e12,                 \
+               (ops_) / t_ / peak, gpu_used_gib(), busy(kind, t_), moved());                       \
         fflush(stdout);                                                                             \
     } while (0)
     if (trace) tg_record_start(0);
@@ -339,7 +361,7 @@ int main(int argc, char **argv) {
     if (t_dpotrf > 0) printf("dpotrf_ceiling\t%.3f\t%.4g\n", t_dpotrf, flops / t_dpotrf / 1e12);
     /* of_potrf: against spotrf, or dpotrf for the all-FP64 map where it was measured */
     printf("map\ttiles_fp64\ttiles_fp32\ttiles_fp16\ttiles_fp8\tfactor_s\tTFLOP/s\tof_potrf\t"
-           "map_s\tGPU_GiB_used\tbusy_map+factor\n");
+           "map_s\tGPU_GiB_used\tbusy_map+factor\tGiB_to_GPUs\tGiB_from_GPUs\tGiB_between_GPUs\n");
     int first = 1;
     for (int m = 0; m < NMAPS; m++) {
         if (!in_list(maps_arg, all_maps[m].name)) continue;
@@ -359,12 +381,13 @@ int main(int argc, char **argv) {
             printf("%s\tfailed: %s\n", all_maps[m].name, err.msg);
             continue;
         }
-        printf("%s\t%lld\t%lld\t%lld\t%lld\t%.3f\t%.4g\t%.3f\t%.3f\t%.1f\t%.2f\n", all_maps[m].name,
+        printf("%s\t%lld\t%lld\t%lld\t%lld\t%.3f\t%.4g\t%.3f\t%.3f\t%.1f\t%.2f%s\n", all_maps[m].name,
                (long long)rep.tiles[TG_FP64], (long long)rep.tiles[TG_FP32],
                (long long)rep.tiles[TG_FP16], (long long)rep.tiles[TG_FP8_E4M3], rep.factor_seconds,
                flops / rep.factor_seconds / 1e12,
                (all_maps[m].diag == TG_FP64 && t_dpotrf > 0 ? t_dpotrf : t_spotrf) / rep.factor_seconds,
-               rep.map_seconds, gpu_used_gib(), busy(kind, rep.map_seconds + rep.factor_seconds));
+               rep.map_seconds, gpu_used_gib(), busy(kind, rep.map_seconds + rep.factor_seconds),
+               moved());
         fflush(stdout);
         if (trace) {
             size_t nrec = 0;
