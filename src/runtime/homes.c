@@ -3,9 +3,9 @@
  * task runs on the home of its largest homed buffer (ties: the first it writes, then the first
  * it reads), so a tile is built, converted and updated where it lives, and between GPUs only
  * the smaller operands travel: panels in the tile Cholesky, right-hand sides in the solves.
- * Left to dmdas, the tiles of a KRR run moved between GPUs on every step and two or four H200s
- * ran it slower than one (docs/PERFORMANCE.md, "Several GPUs of one node"). Tasks sent to a
- * chosen worker by their submitter and codelets without a CUDA path are left alone. */
+ * Left to dmdas, the tiles of a KRR run moved between GPUs on every step (docs/PERFORMANCE.md,
+ * "Tiles on home GPUs"). Tasks sent to a chosen worker by their submitter and codelets without
+ * a CUDA path are left alone. */
 #include "runtime/internal.h"
 
 static struct {
