@@ -49,7 +49,7 @@ int main(int argc, char **argv) {
     tg_blas_restart_if_generic(argv);
     int64_t n = 20000, m = 20000;
     int reps = 3;
-    tg_grm_opts o = {TG_GRM_STANDARDISED, 0, 0, 0, 0};
+    tg_grm_opts o = {.kind = TG_GRM_STANDARDISED};
     tg_runtime_opts ro = tg_runtime_defaults();
     tg_error err = {0};
     for (int i = 1; i < argc; i++) {

@@ -1046,6 +1046,9 @@ typedef struct {
     int square;     /**< compute whole rows (both triangles), not the lower triangle only */
     int counts;     /**< also give each pair's count of SNPs both samples have called */
     int nb;         /**< rows per block (0: the default, tg_grm_block_rows) */
+    const int64_t *snps; /**< the SNPs to use, indices into the fileset's (NULL: every
+                          * one), nsnps of them */
+    int64_t nsnps;
 } tg_grm_opts;
 
 /** The rows per block tg_grm_rows uses with @p o in the started runtime: o->nb when given, else
@@ -1759,15 +1762,27 @@ typedef struct {
     double seconds_dense;    /**< the dense algebra: Krylov's, or dsyevr */
 } tg_pca_report;
 
+/** The SNPs plink2 --pca takes from @p bed, those on chromosomes 1-22: *@p snps (malloc'd,
+ * ascending indices, *@p m of them); *@p dropped counts the others. TG_ERR_ARG naming the
+ * fileset when none is autosomal. */
+tg_status tg_pca_snps(const tg_bed *bed, int64_t **snps, int64_t *m, int64_t *dropped,
+                      tg_error *err);
+
 /** The genotype matrix plink2 --pca takes from @p bed: scaled (tg_geno_from_bed with scale),
- * of the SNPs on chromosomes 1-22 only; *@p dropped counts the others. TG_ERR_ARG naming the
- * fileset when none is autosomal. Collective as tg_geno_from_bed. */
+ * of tg_pca_snps's SNPs. Collective as tg_geno_from_bed. */
 tg_status tg_pca_geno(const tg_bed *bed, tg_geno **out, int64_t *dropped, tg_error *err);
+
+/** The top k eigenvalues @p val (descending) and unit eigenvectors @p vec (n × k, leading
+ * dimension n) of the symmetric @p K (n × n, lower triangle read, overwritten), by LAPACK
+ * dsyevr on every core (the runtime's workers paused, if it runs). */
+tg_status tg_pca_eig(double *K, int64_t n, int k, double *vec, double *val, tg_error *err);
 
 /** The top k eigenvalues @p val (descending) and unit eigenvectors @p vec (n × k,
  * column-major, leading dimension n) of K = Z·Zᵀ/m for the scaled genotypes @p g (m counts
- * every SNP of @p g, zero columns too). Exact: K formed by tg_grm, then LAPACK dsyevr for the
- * top k. Approx: randomized block Krylov (blocks of 2k columns, at least k + 10; each block's
+ * every SNP of @p g, zero columns too). Exact: K formed by tg_grm (the genotype products, on
+ * any number of ranks), then tg_pca_eig. (With one rank, tg_grm_lower on tg_pca_snps's SNPs,
+ * standardised and mean-imputed, forms the same K from tiles, with a quarter of the flops:
+ * what the pca command does.) Approx: randomized block Krylov (blocks of 2k columns, at least k + 10; each block's
  * K·Y by two genotype products, K never formed; Rayleigh-Ritz on the whole basis after each
  * block, until the residuals meet tol or max_blocks; @p rep says which). Needs a started
  * runtime. Several ranks: collective; @p vec and @p val are filled on rank 0 only (NULL

@@ -211,7 +211,7 @@ static int8_t *grm_panel(const struct grm *g, int64_t p, tg_error *err) {
 static tg_status grm_prepare(const tg_bed *bed, const tg_grm_opts *o, struct grm *g,
                              tg_grm_info *info, tg_error *err) {
     g->n = bed->n_samples;
-    g->m = bed->n_snps;
+    g->m = o->snps ? o->nsnps : bed->n_snps;
     /* the panels' leading dimension (pad) and the terms' 2 × pad entries are StarPU's uint32 */
     if (g->m > INT32_MAX - GRM_ALIGN)
         return tg_error_set(err, TG_ERR_ARG, "GRM: %lld SNPs: at most %d", (long long)g->m,
@@ -233,6 +233,7 @@ static tg_status grm_prepare(const tg_bed *bed, const tg_grm_opts *o, struct grm
     const tg_geno_encoder enc = {grm_encode, g, 64};
     tg_geno_counts cnt = {0};
     tg_status st = tg_geno_source_bed(bed, &src, err);
+    if (!st && o->snps) st = tg_geno_source_select(src, NULL, g->n, o->snps, o->nsnps, err);
     if (!st) st = tg_geno_pass(src, &all, 1, 1, NULL, &enc, &cnt, err);
     tg_geno_source_free(src);
     if (st) return st;
@@ -378,7 +379,7 @@ tg_status tg_grm_rows(const tg_bed *bed, const tg_grm_opts *o, tg_grm_rows_fn fn
     tg_grm_info scratch;
     if (!info) info = &scratch;
     memset(info, 0, sizeof *info);
-    if (!bed || !o || !fn || bed->n_samples < 1 || bed->n_snps < 1)
+    if (!bed || !o || !fn || bed->n_samples < 1 || bed->n_snps < 1 || (o->snps && o->nsnps < 1))
         return tg_error_set(err, TG_ERR_ARG, "GRM: no fileset, no samples or no SNPs");
     if ((unsigned)o->kind > TG_GRM_VANRADEN)
         return tg_error_set(err, TG_ERR_ARG, "GRM: invalid kind %d", (int)o->kind);

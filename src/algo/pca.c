@@ -2,7 +2,8 @@
  * genotypes.
  *
  * Exact: K formed by tg_grm (the one call that forms it), then LAPACK dsyevr for eigenpairs
- * n−k+1..n; what plink2 --pca does (its ExtractEigvecs is dsyevr too), n² doubles of memory.
+ * n−k+1..n on every core (tg_pca_eig); what plink2 --pca does (its ExtractEigvecs is dsyevr
+ * too), n² doubles of memory.
  *
  * Approx: randomized block Krylov (Musco & Musco 2015; plink2's `approx` and FlashPCA2 are of
  * this family) on the genotype products, K never formed: Y₀ a Gaussian n × b block, then
@@ -45,12 +46,40 @@ static void descending(double *vec, int64_t ld, int64_t rows, double *val, int k
     }
 }
 
+tg_status tg_pca_eig(double *K, int64_t n, int k, double *vec, double *val, tg_error *err) {
+    if (n < 1 || n > INT32_MAX || k < 1 || k > n)
+        return tg_error_set(err, TG_ERR_ARG, "PCA: %d eigenpairs of a %lld × %lld matrix", k,
+                            (long long)n, (long long)n);
+    double *w = tg_malloc_n(n, 1, sizeof *w, err);
+    lapack_int *isuppz = tg_malloc_n(2, k, sizeof *isuppz, err), found = 0;
+    if (!w || !isuppz) {
+        free(w);
+        free(isuppz);
+        return TG_ERR_NOMEM;
+    }
+    tg_blas_host(1);
+    lapack_int info = LAPACKE_dsyevr(LAPACK_COL_MAJOR, 'V', 'I', 'L', (lapack_int)n, K,
+                                     (lapack_int)n, 0, 0, (lapack_int)(n - k + 1), (lapack_int)n,
+                                     LAPACKE_dlamch('S'), &found, w, vec, (lapack_int)n, isuppz);
+    tg_blas_host(0);
+    tg_status st = TG_OK;
+    if (info || found != k) {
+        st = tg_error_set(err, TG_ERR_NUMERIC, "exact PCA: LAPACK dsyevr failed (info %d, %d of "
+                          "%d eigenpairs)", (int)info, (int)found, k);
+    } else {
+        memcpy(val, w, (size_t)k * sizeof *val);
+        descending(vec, n, n, val, k);
+    }
+    free(isuppz);
+    free(w);
+    return st;
+}
+
 static tg_status pca_exact(tg_geno *g, int k, double *vec, double *val, tg_pca_report *rep,
                            tg_error *err) {
     const int64_t n = tg_geno_n(g);
     const int root = tg_runtime_rank() == 0;
-    double *K = NULL, *w = NULL;
-    lapack_int *isuppz = NULL;
+    double *K = NULL;
     if (root && ((double)n * (double)n * sizeof *K > (double)SIZE_MAX ||
                  !(K = tg_malloc_n(n, n, sizeof *K, err))))
         return tg_error_set(err, TG_ERR_NOMEM, "exact PCA: the %lld × %lld relationship matrix "
@@ -60,30 +89,9 @@ static tg_status pca_exact(tg_geno *g, int k, double *vec, double *val, tg_pca_r
     tg_status st = tg_grm(g, K, n, err);
     rep->seconds_products = tg_now() - t0;
     t0 = tg_now();
-    if (!st && root) {
-        lapack_int found = 0;
-        if (!(w = tg_malloc_n(n, 1, sizeof *w, err)) ||
-            !(isuppz = tg_malloc_n(2, k, sizeof *isuppz, err))) {
-            st = TG_ERR_NOMEM;
-            goto done;
-        }
-        lapack_int info = LAPACKE_dsyevr(LAPACK_COL_MAJOR, 'V', 'I', 'L', (lapack_int)n, K,
-                                         (lapack_int)n, 0, 0, (lapack_int)(n - k + 1),
-                                         (lapack_int)n, LAPACKE_dlamch('S'), &found, w, vec,
-                                         (lapack_int)n, isuppz);
-        if (info || found != k) {
-            st = tg_error_set(err, TG_ERR_NUMERIC, "exact PCA: LAPACK dsyevr failed (info %d, "
-                              "%d of %d eigenpairs)", (int)info, (int)found, k);
-            goto done;
-        }
-        memcpy(val, w, (size_t)k * sizeof *val);
-        descending(vec, n, n, val, k);
-    }
-done:
+    if (!st && root) st = tg_pca_eig(K, n, k, vec, val, err);
     rep->seconds_dense = tg_now() - t0;
     rep->converged = 1;
-    free(isuppz);
-    free(w);
     free(K);
     return st;
 }
@@ -295,21 +303,33 @@ done:
     return st;
 }
 
-tg_status tg_pca_geno(const tg_bed *bed, tg_geno **out, int64_t *dropped, tg_error *err) {
-    tg_geno_source *src = NULL;
-    int64_t *keep = tg_malloc_n(bed->n_snps ? bed->n_snps : 1, 1, sizeof *keep, err), m = 0;
+tg_status tg_pca_snps(const tg_bed *bed, int64_t **snps, int64_t *m, int64_t *dropped,
+                      tg_error *err) {
+    int64_t *keep = tg_malloc_n(bed->n_snps ? bed->n_snps : 1, 1, sizeof *keep, err);
+    *snps = NULL;
+    *m = 0;
     if (!keep) return TG_ERR_NOMEM;
     for (int64_t j = 0; j < bed->n_snps; j++) {
         int code = tg_chrom_code(bed->snps[j].chrom);
-        if (code >= 1 && code <= 22) keep[m++] = j;
+        if (code >= 1 && code <= 22) keep[(*m)++] = j;
     }
-    *dropped = bed->n_snps - m;
-    tg_status st = TG_OK;
-    if (!m)
-        st = tg_error_set(err, TG_ERR_ARG, "%s: none of the %lld variants is on an autosome "
-                          "(chromosomes 1-22): PCA uses autosomes only, as plink2 --pca does",
-                          bed->prefix, (long long)bed->n_snps);
-    if (!st) st = tg_geno_source_bed(bed, &src, err);
+    *dropped = bed->n_snps - *m;
+    if (!*m) {
+        free(keep);
+        return tg_error_set(err, TG_ERR_ARG, "%s: none of the %lld variants is on an autosome "
+                            "(chromosomes 1-22): PCA uses autosomes only, as plink2 --pca does",
+                            bed->prefix, (long long)bed->n_snps);
+    }
+    *snps = keep;
+    return TG_OK;
+}
+
+tg_status tg_pca_geno(const tg_bed *bed, tg_geno **out, int64_t *dropped, tg_error *err) {
+    tg_geno_source *src = NULL;
+    int64_t *keep, m;
+    tg_status st = tg_pca_snps(bed, &keep, &m, dropped, err);
+    if (st) return st;
+    st = tg_geno_source_bed(bed, &src, err);
     if (!st) st = tg_geno_source_select(src, NULL, bed->n_samples, keep, m, err);
     if (!st) st = tg_geno_from_source(src, 1, out, err);
     tg_geno_source_free(src);

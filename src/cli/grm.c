@@ -232,7 +232,7 @@ int tg_cmd_grm(int argc, char **argv) {
     tg_cli_common c;
     tg_cli_common_init(&c);
     tg_error err = {0};
-    tg_grm_opts o = {TG_GRM_STANDARDISED, 0, 0, 0, 0};
+    tg_grm_opts o = {.kind = TG_GRM_STANDARDISED};
     struct format f = {TG_GRM_TRIANGLE, TG_GRM_TEXT};
     int o_kind = 0, o_format = 0, opt;
     tg_status st = TG_OK;

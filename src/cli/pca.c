@@ -73,37 +73,123 @@ static tg_status write_outputs(const char *prefix, const tg_bed *bed, int k, con
     return st;
 }
 
-/* The peak, for tg_cli_memory: the 5codes genotypes (0.4 bytes a call, a rank its samples),
- * then exact, K on rank 0 (n² doubles), or approximate, the basis Q and its products W (n ×
- * b·blocks doubles each, b = k + max(k, 10)); on a GPU, the products' blocks. */
+/* Whether K is formed (exact), and, on one rank, from the GRM's block-row tiles (a quarter of
+ * the genotype products' flops, GPUs included) rather than by tg_pca's products. */
+static int exact_mode(const tg_pca_opts *po, int64_t n) {
+    return po->mode == TG_PCA_EXACT || (po->mode == TG_PCA_AUTO && n <= TG_PCA_EXACT_MAX);
+}
+static int by_tiles(const tg_pca_opts *po, int64_t n) {
+    return exact_mode(po, n) && tg_runtime_nranks() == 1;
+}
+
+/* The peak, for tg_cli_memory: by tiles, K (n² doubles), the INT8 encodings (a byte a call)
+ * and two block rows; else the 5codes genotypes (0.4 bytes a call, a rank its samples), then
+ * exact, K on rank 0, or approximate, the basis Q and its products W (n × b·blocks doubles
+ * each, b = k + max(k, 10)). On a GPU: the panels and two block rows, or the products'
+ * blocks. */
 static tg_status check_memory(const tg_pca_opts *po, const tg_cli_common *c, const tg_bed *bed,
                               tg_log *log, tg_error *err) {
     const double n = (double)bed->n_samples, m = (double)bed->n_snps,
                  ranks = tg_runtime_nranks(), mib = 1048576,
-                 b = po->k + (po->k > 10 ? po->k : 10), cols = b * po->max_blocks,
-                 gb = 0.4 * n * m / ranks;
-    const int approx = po->mode == TG_PCA_APPROX ||
-                       (po->mode == TG_PCA_AUTO && bed->n_samples > TG_PCA_EXACT_MAX);
+                 b = po->k + (po->k > 10 ? po->k : 10), cols = b * po->max_blocks;
+    const int tiles = by_tiles(po, bed->n_samples), approx = !exact_mode(po, bed->n_samples);
+    const tg_grm_opts go = {.kind = TG_GRM_STANDARDISED, .meanimpute = 1};
+    const double nb = tg_grm_block_rows(&go), gb = tiles ? n * m : 0.4 * n * m / ranks;
     const double kb = approx ? 2 * 8 * n / ranks * (cols < n ? cols : n)
-                             : tg_runtime_rank() == 0 ? 8 * n * n : 0;
+                      : tg_runtime_rank() == 0 ? 8 * n * n + (tiles ? 2 * 8 * nb * n : 0) : 0;
     char terms[128];
     snprintf(terms, sizeof terms, "genotypes %.0f MiB, %s %.0f MiB", gb / mib,
              approx ? "the Krylov basis and its products" : "K", kb / mib);
     tg_status st = tg_cli_memory(c, log, gb + kb, terms, err);
-    double all, task;
-    tg_geno_device_bytes(bed->n_samples / tg_runtime_nranks(), bed->n_snps, (int64_t)b, 8,
-                         &all, &task);
-    if (!st) st = tg_cli_gpu_memory(log, all, task, "the genotype products' blocks", "use fewer "
+    double all = n * m + 2 * 8 * nb * n, task = 2 * nb * m + 8 * nb * nb;
+    if (!tiles)
+        tg_geno_device_bytes(bed->n_samples / tg_runtime_nranks(), bed->n_snps, (int64_t)b, 8,
+                             &all, &task);
+    if (!st) st = tg_cli_gpu_memory(log, all, task, tiles ? "genotype panels and two block "
+                                    "rows" : "the genotype products' blocks", "use fewer "
                                     "SNPs or samples per run, or more MPI ranks", err);
+    return st;
+}
+
+/* Exact PCA on one rank: K's lower triangle from the GRM's tiles over the autosomes
+ * (standardised, mean-imputed: tg_pca's K), then tg_pca_eig. */
+static tg_status exact_tiles(const tg_bed *bed, int k, double *vec, double *val, tg_log *log,
+                             tg_error *err) {
+    const int64_t n = bed->n_samples;
+    int64_t *snps = NULL, m, dropped;
+    double *K = NULL;
+    tg_grm_info info = {0};
+    tg_status st = tg_pca_snps(bed, &snps, &m, &dropped, err);
+    if (st) return st;
+    if (dropped)
+        tg_log_printf(log, "%lld variants not on chromosomes 1-22 left out (as plink2 --pca "
+                      "does); %lld left", (long long)dropped, (long long)m);
+    if (!(K = tg_malloc_n(n, n, sizeof *K, err))) {
+        free(snps);
+        return TG_ERR_NOMEM;
+    }
+    const tg_grm_opts o = {.kind = TG_GRM_STANDARDISED, .meanimpute = 1, .snps = snps,
+                           .nsnps = m};
+    double t0 = tg_now();
+    st = tg_grm_lower(bed, &o, K, n, &info, err);
+    double tk = tg_now() - t0;
+    if (!st && !info.used)
+        st = tg_error_set(err, TG_ERR_ARG, "%s: every one of the %lld autosomal variants is "
+                          "monomorphic or all-missing: no PC to find", bed->prefix, (long long)m);
+    if (!st && info.used < info.m)
+        tg_log_printf(log, "%lld monomorphic or all-missing SNP(s) contribute 0 (still counted "
+                      "in m, as plink2 counts them)", (long long)(info.m - info.used));
+    t0 = tg_now();
+    if (!st) st = tg_pca_eig(K, n, k, vec, val, err);
+    if (!st)
+        tg_log_printf(log, "exact PCA: relationship matrix %.3f s (GRM tiles: reading %.3f s, "
+                      "products %.3f s), LAPACK dsyevr %.3f s", tk, info.read_s, info.products_s,
+                      tg_now() - t0);
+    free(K);
+    free(snps);
+    return st;
+}
+
+/* tg_pca on the genotype products: approx, or exact on several ranks. */
+static tg_status products(const tg_pca_opts *po, const tg_bed *bed, double *vec, double *val,
+                          tg_log *log, tg_error *err) {
+    tg_geno *geno = NULL;
+    tg_pca_report rep = {0};
+    int64_t dropped;
+    double t0 = tg_now();
+    tg_status st = tg_pca_geno(bed, &geno, &dropped, err);
+    if (st) return st;
+    if (dropped)
+        tg_log_printf(log, "%lld variants not on chromosomes 1-22 left out (as plink2 --pca "
+                      "does); %lld left", (long long)dropped, (long long)tg_geno_m(geno));
+    if (tg_geno_excluded(geno) == tg_geno_m(geno))
+        st = tg_error_set(err, TG_ERR_ARG, "%s: every one of the %lld autosomal variants is "
+                          "monomorphic or all-missing: no PC to find", bed->prefix,
+                          (long long)tg_geno_m(geno));
+    if (!st && tg_geno_excluded(geno))
+        tg_log_printf(log, "%lld monomorphic or all-missing SNP(s) contribute 0 (still counted "
+                      "in m, as plink2 counts them)", (long long)tg_geno_excluded(geno));
+    if (!st) tg_log_printf(log, "read and prepared genotypes: %.3f s", tg_now() - t0);
+    if (!st) st = tg_pca(geno, po, vec, val, &rep, err);
+    if (!st && rep.approx)
+        tg_log_printf(log, "approximate PCA (%s): block Krylov, %d blocks of %d columns, %lld "
+                      "genotype products (%.3f s), dense algebra %.3f s; largest residual "
+                      "|Gv - lv| / l1 of the top %d: %.3g%s", po->mode == TG_PCA_APPROX ?
+                      "--pca approx" : "more than 5000 samples", rep.blocks, rep.block,
+                      (long long)rep.products, rep.seconds_products, rep.seconds_dense, po->k,
+                      rep.residual, rep.converged ? "" : " (above the 1e-6 aimed at: the "
+                      "basis reached its size limit; the trailing PCs are approximate)");
+    else if (!st)
+        tg_log_printf(log, "exact PCA: relationship matrix %.3f s (genotype products), LAPACK "
+                      "dsyevr %.3f s", rep.seconds_products, rep.seconds_dense);
+    tg_geno_free(geno);
     return st;
 }
 
 static int run(const tg_pca_opts *po, const tg_cli_common *c, tg_log *log) {
     tg_error err = {0};
     tg_bed bed = {0};
-    tg_geno *geno = NULL;
     double *vec = NULL, *val = NULL;
-    tg_pca_report rep = {0};
     double t0 = tg_now();
     int rc;
     tg_status st = tg_cli_input_open(c, log, &bed, &err);
@@ -135,37 +221,11 @@ static int run(const tg_pca_opts *po, const tg_cli_common *c, tg_log *log) {
     tg_cli_trace_start(c);
     tg_cli_progress_on(c);
     tg_cli_log_runtime(log, &c->rt);
-    if ((st = check_memory(po, c, &bed, log, &err))) goto done;
-    int64_t dropped;
-    if ((st = tg_pca_geno(&bed, &geno, &dropped, &err))) goto done;
-    if (dropped)
-        tg_log_printf(log, "%lld variants not on chromosomes 1-22 left out (as plink2 --pca "
-                      "does); %lld left", (long long)dropped, (long long)tg_geno_m(geno));
-    if (tg_geno_excluded(geno) == tg_geno_m(geno)) {
-        st = tg_error_set(&err, TG_ERR_ARG, "%s: every one of the %lld autosomal variants is "
-                          "monomorphic or all-missing: no PC to find", bed.prefix,
-                          (long long)tg_geno_m(geno));
-        goto done;
-    }
-    if (tg_geno_excluded(geno))
-        tg_log_printf(log, "%lld monomorphic or all-missing SNP(s) contribute 0 (still counted "
-                      "in m, as plink2 counts them)", (long long)tg_geno_excluded(geno));
-    tg_log_printf(log, "read and prepared genotypes: %.3f s", tg_now() - t0);
-    t0 = tg_now();
-    if ((st = tg_pca(geno, po, vec, val, &rep, &err)) ||
+    if ((st = check_memory(po, c, &bed, log, &err)) ||
+        (st = by_tiles(po, n) ? exact_tiles(&bed, po->k, vec, val, log, &err)
+                              : products(po, &bed, vec, val, log, &err)) ||
         (st = tg_cli_trace_stop(c, "pca", log, &err)))
         goto done;
-    if (rep.approx)
-        tg_log_printf(log, "approximate PCA (%s): block Krylov, %d blocks of %d columns, %lld "
-                      "genotype products (%.3f s), dense algebra %.3f s; largest residual "
-                      "|Gv - lv| / l1 of the top %d: %.3g%s", po->mode == TG_PCA_APPROX ?
-                      "--pca approx" : "more than 5000 samples", rep.blocks, rep.block,
-                      (long long)rep.products, rep.seconds_products, rep.seconds_dense, po->k,
-                      rep.residual, rep.converged ? "" : " (above the 1e-6 aimed at: the "
-                      "basis reached its size limit; the trailing PCs are approximate)");
-    else
-        tg_log_printf(log, "exact PCA: relationship matrix %.3f s, LAPACK dsyevr %.3f s",
-                      rep.seconds_products, rep.seconds_dense);
     tg_log_printf(log, "PCA: %.3f s", tg_now() - t0);
     if (root && (st = write_outputs(c->out, &bed, po->k, vec, val, &err))) goto done;
     tg_log_printf(log, "wrote %s.eigenvec%s and %s.eigenval%s", c->out, c->zst ? ".zst" : "",
@@ -174,7 +234,6 @@ static int run(const tg_pca_opts *po, const tg_cli_common *c, tg_log *log) {
 done:
     tg_cli_progress_off();
     rc = st ? tg_cli_fail("pca", log, &err) : 0;
-    tg_geno_free(geno);
     tg_runtime_stop();
     free(val);
     free(vec);

@@ -1,8 +1,9 @@
-/* OpenBLAS's kernel choice. A DYNAMIC_ARCH OpenBLAS picks its kernels from the CPU model; one
- * older than the CPU (Debian 12 ships 0.3.21) falls back to its generic Prescott kernels on a
- * model it does not know, as some virtual machines report recent Xeons: DGEMM at 8 GFLOP/s a
- * core instead of 66-74 on the H100 node (docs/PERFORMANCE.md). OPENBLAS_CORETYPE overrides the
- * choice but is read once, when the library loads, so the program restarts with it set. */
+/* OpenBLAS's kernel choice, and its threads for calls on the host. A DYNAMIC_ARCH OpenBLAS
+ * picks its kernels from the CPU model; one older than the CPU (Debian 12 ships 0.3.21) falls
+ * back to its generic Prescott kernels on a model it does not know, as some virtual machines
+ * report recent Xeons: DGEMM at 8 GFLOP/s a core instead of 66-74 on the H100 node
+ * (docs/PERFORMANCE.md). OPENBLAS_CORETYPE overrides the choice but is read once, when the
+ * library loads, so the program restarts with it set. */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "base/parallel.h"
 #include "runtime/runtime.h"
 
 /* OpenBLAS's name for its kernels in use and its build options (cblas.h of OpenBLAS declares
@@ -18,6 +20,12 @@ char *openblas_get_corename(void);
 char *openblas_get_config(void);
 
 const char *tg_blas_core(void) { return openblas_get_corename(); }
+
+void tg_blas_host(int on) {
+    if (on && tg_runtime_started()) starpu_pause();
+    openblas_set_num_threads(on ? tg_parallel_threads() : 1);
+    if (!on && tg_runtime_started()) starpu_resume();
+}
 
 const char *tg_blas_better_core(const char *core, unsigned features) {
     /* x86 kernels of OpenBLAS without AVX2 (a name it reports, in any case): only these are

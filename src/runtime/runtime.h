@@ -317,6 +317,10 @@ void tg_runtime_home(starpu_data_handle_t h, int home);
 /* ---- OpenBLAS's kernels (blas.c) */
 /** The name of the kernels OpenBLAS uses ("Cooperlake", "Haswell", "Prescott", ...). */
 const char *tg_blas_core(void);
+/** A BLAS or LAPACK call on the host between tasks: on (1), OpenBLAS threads on the host loops'
+ * cores and the runtime's workers paused (their idle loop spins); off (0), back to one thread
+ * (the workers' setting) and the workers resumed. */
+void tg_blas_host(int on);
 enum { TG_CPU_AVX2 = 1, TG_CPU_FMA = 2, TG_CPU_AVX512 = 4, TG_CPU_AVX512BF16 = 8 };
 /** The OPENBLAS_CORETYPE a CPU with @p features (TG_CPU_*; TG_CPU_AVX512: F, BW, DQ and VL)
  * calls for when OpenBLAS runs the kernels @p core: only when those are x86 kernels without
