@@ -1782,9 +1782,10 @@ tg_status tg_pca_eig(double *K, int64_t n, int k, double *vec, double *val, tg_e
  * every SNP of @p g, zero columns too). Exact: K formed by tg_grm (the genotype products, on
  * any number of ranks), then tg_pca_eig. (With one rank, tg_grm_lower on tg_pca_snps's SNPs,
  * standardised and mean-imputed, forms the same K from tiles, with a quarter of the flops:
- * what the pca command does.) Approx: randomized block Krylov (blocks of 2k columns, at least k + 10; each block's
- * K·Y by two genotype products, K never formed; Rayleigh-Ritz on the whole basis after each
- * block, until the residuals meet tol or max_blocks; @p rep says which). Needs a started
+ * what the pca command does.) Approx: randomized block Krylov (blocks of 2k columns, at least
+ * k + 10; each block's K·Y by two genotype products, K never formed; Rayleigh-Ritz on the
+ * whole basis after each block, until the residuals meet tol or max_blocks; @p rep says
+ * which). Needs a started
  * runtime. Several ranks: collective; @p vec and @p val are filled on rank 0 only (NULL
  * elsewhere accepted). */
 tg_status tg_pca(tg_geno *g, const tg_pca_opts *o, double *vec, double *val, tg_pca_report *rep,

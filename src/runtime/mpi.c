@@ -338,9 +338,7 @@ int tg_runtime_describe_sums(char *buf, size_t len) {
 int tg_runtime_rank(void) { return rt.rank; }
 int tg_runtime_nranks(void) { return rt.nranks; }
 
-/* The squarest p × q = n grid, p ≥ q: tile rows, which the Cholesky's panels run down, over the
- * larger dimension (ScaLAPACK's and Chameleon's habit for a tall dimension). */
-static void squarest_grid(int n, int *p, int *q) {
+void tg_grid_squarest(int n, int *p, int *q) {
     int best = 1;
     for (int d = 1; d * d <= n; d++)
         if (n % d == 0) best = d;
@@ -353,6 +351,6 @@ void tg_runtime_grid(int *p, int *q) {
         *p = rt.grid_p;
         *q = rt.grid_q;
     } else {
-        squarest_grid(rt.nranks, p, q);
+        tg_grid_squarest(rt.nranks, p, q);
     }
 }

@@ -314,6 +314,10 @@ int tg_runtime_homes(void);
 /** Gives @p h home @p home (modulo the count; nothing when homes are off): a task runs on the
  * home of its largest homed buffer. */
 void tg_runtime_home(starpu_data_handle_t h, int home);
+/** The squarest p × q = n grid, p ≥ q: tile rows, which the Cholesky's panels run down, over
+ * the larger dimension (ScaLAPACK's and Chameleon's habit for a tall dimension); the ranks' grid
+ * by default, and the home GPUs' in a rank. */
+void tg_grid_squarest(int n, int *p, int *q);
 /* ---- OpenBLAS's kernels (blas.c) */
 /** The name of the kernels OpenBLAS uses ("Cooperlake", "Haswell", "Prescott", ...). */
 const char *tg_blas_core(void);

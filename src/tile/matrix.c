@@ -42,11 +42,10 @@ tg_handle tg_tile_temp(int rows, int cols, tg_prec p, int owner) {
 /* The GPUs of a rank hold its tiles as the ranks hold the matrix's: tile (i, j) is the rank's
  * (i div p, j div q), on the squarest g_p × g_q grid of its G home GPUs, g_p ≥ g_q. */
 int tg_matrix_tile_home(const tg_matrix *A, int i, int j) {
-    int g = tg_runtime_homes(), gq = 1;
+    int g = tg_runtime_homes(), gp, gq;
     if (g < 2) return -1;
-    for (int d = 1; d * d <= g; d++)
-        if (g % d == 0) gq = d;
-    return (i / A->p) % (g / gq) * gq + (j / A->q) % gq;
+    tg_grid_squarest(g, &gp, &gq);
+    return (i / A->p) % gp * gq + (j / A->q) % gq;
 }
 
 tg_handle tg_matrix_tile_temp(const tg_matrix *A, int i, int j, int rows, int cols, tg_prec p) {
