@@ -1664,7 +1664,11 @@ void tg_rr_result_free(tg_rr_result *r);
  * r = M_t(y_t − LOCO_c) on g̃ = M_t g_j (g_j mean-imputed and centred, M_t the projection off
  * [1, covariates] on the phenotype's samples):
  *   U = g̃ᵀr, G = g̃ᵀg̃, σ² = rᵀr/(n_t − p_t), BETA = U/G, SE = σ/√G, CHISQ = U²/(σ²G),
- * p_t the fixed-effect columns kept; one product Zᵀ·[r per chromosome] per phenotype. */
+ * p_t the fixed-effect columns kept; one product Zᵀ·[r per chromosome] per phenotype.
+ * A case/control phenotype (tg_assoc_opts.binary): the null logistic model logit μ_c =
+ * o_c + [1, covariates]α per chromosome (IRLS), offset o_c = LOCO_c/(ȳ(1 − ȳ)), then
+ *   U = gᵀ(y − μ_c), V = Σ w_i g_i² − (CᵀWg)ᵀ(CᵀWC)⁻¹(CᵀWg), w = μ_c(1 − μ_c),
+ *   BETA = U/V, SE = 1/√V, CHISQ = U²/V (no Firth or saddle-point correction). */
 typedef struct {
     /** The heritabilities of step 1's grid (nh2 values in (0, 1)); nh2 0: no step 1, the
      * LOCO prediction is 0 (REGENIE's --ignore-pred: plain linear regression score tests). */
@@ -1681,6 +1685,10 @@ typedef struct {
     int64_t ldc;
     int ncovar;
     const char *const *names; /**< the phenotypes' names, for messages (NULL: their numbers) */
+    /** Per phenotype, nonzero for a case/control one (y 0 = control, 1 = case, NAN missing):
+     * step 1 unchanged (a linear ridge on the 0/1 values), step 2 a logistic score test with
+     * the LOCO offset (src/algo/assoc.c). NULL: every phenotype quantitative. */
+    const int *binary;
 } tg_assoc_opts;
 /** Defaults: the grid 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 5 folds, tol 1e-6, 1000 iterations. */
 tg_assoc_opts tg_assoc_defaults(void);
@@ -1699,24 +1707,28 @@ typedef struct {
     double *h2, *lambda;   /**< per phenotype, the chosen h² and its λ (NAN without step 1) */
     double *cv_mse;        /**< nh2 × nphen: held-out mean squared error of each h² */
     double *lambda_gc;     /**< per phenotype: median CHISQ / 0.4549364 (the χ²₁ median) */
-    double *sigma2;        /**< nchrom × nphen: σ² of each chromosome's LOCO residual */
+    double *sigma2;        /**< nchrom × nphen: σ² of each chromosome's LOCO residual (NAN
+                            * for a case/control phenotype) */
     double *loco;          /**< n × nchrom × nphen: LOCO prediction of sample i for chromosome
                             * c and phenotype t at loco[i + n·(c + nchrom·t)], the polygenic
                             * part Zβ − Z_cβ_c of its fold's model alone (0 without step 1) */
     int64_t *nobs;         /**< per phenotype: samples with the value and every covariate */
     int *nfixed;           /**< per phenotype: fixed-effect columns kept, the intercept's too */
+    int64_t *ncases;       /**< per phenotype: its cases (y = 1) if case/control, else −1 */
     tg_cg_report cg;       /**< step 1's solve (its pheno: one entry per column) */
     int64_t cg_columns;    /**< step 1's CG columns: phenotypes × h² × folds */
     int64_t excluded;      /**< SNPs monomorphic or all-missing over the fileset */
     double seconds_step1, seconds_step2;
 } tg_assoc_result;
 
-/** Association tests of the @p nphen quantitative phenotypes @p y (n × nphen, leading
- * dimension ldy, NAN = missing) on every SNP of @p bed. Needs a started runtime, one MPI rank.
+/** Association tests of the @p nphen phenotypes @p y (n × nphen, leading dimension ldy, NAN =
+ * missing; 0/1 for a case/control one) on every SNP of @p bed. Needs a started runtime, one
+ * MPI rank.
  * TG_ERR_ARG for: a phenotype with fewer observed values than its fixed effects plus 2, or
  * with no variance once they are projected out; an h² outside (0, 1); fewer than 2 folds, or a
- * fold without samples of a phenotype or with too few left to fit. A CG column not converged
- * is TG_ERR_NUMERIC. */
+ * fold without samples of a phenotype or with too few left to fit; a case/control value other
+ * than 0 and 1. A CG column not converged, or a null logistic model that separates or does not
+ * converge (50 Newton steps), is TG_ERR_NUMERIC naming the phenotype and chromosome. */
 tg_status tg_assoc(const tg_bed *bed, int64_t nphen, const double *y, int64_t ldy,
                    const tg_assoc_opts *o, tg_assoc_result *r, tg_error *err);
 void tg_assoc_result_free(tg_assoc_result *r);

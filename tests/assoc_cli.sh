@@ -12,6 +12,20 @@
 #     within 1 ± 0.05 (its sampling sd at 20,000 SNPs is about 0.012).
 # (c) Outputs: the files, headers and plots, the same bytes on one thread as on two; bad inputs
 #     as one error line.
+# (d) Case/control against plink2 --glm omit-ref no-firth (logistic regression, the same two
+#     covariates) with --ignore-pred: plink2's Z_STAT is a Wald test (the SNP's coefficient
+#     fitted), our CHISQ a score test (the null model's). With I(b) the information along the
+#     SNP's effect, U(0) = ∫₀^β I, so CHISQ = U(0)²/I(0) and Z² = β²I(β) agree to first order
+#     in β and differ by a relative (I'/I)²β²/4 + O(β³): |CHISQ − Z²| ≤ 0.25·BETA²·Z² + 0.001
+#     (I'/I ≤ 1 per allele; 0.001 for plink2's 6 digits and its IRLS tolerance); BETA (the
+#     score's one-step log odds ratio) has plink2's sign where |Z| > 1. Keys, A1 and N equal.
+#     The same phenotype coded 0/1 gives the same bytes; a quantitative phenotype beside it
+#     the same bytes as alone.
+# (e) Case/control with LOCO on 3000 unrelated samples × 20,000 SNPs, 10 planted additive SNPs
+#     on the liability scale: every planted SNP with a liability variance share of at least
+#     0.04 reaches P < 5e-8, no null SNP does, and the null SNPs' λ_GC is within 1 ± 0.05
+#     (about 4 of its sampling sd at 20,000 SNPs, 0.012; tighter than the ±0.1 the offset's
+#     approximation could be allowed, since that costs power, not calibration).
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/tap.sh"
 assoc() { "$TG_BIN" assoc --quiet --ncpu 1 "$@" 2>assoc.err; }
@@ -105,9 +119,74 @@ threads=$(sed -n "s/.*plots (.*; \([0-9]*\) thread(s))/\1/p" par.log)
 report $? "the 7 outputs written on $threads thread(s) equal those of one thread ($same equal)" \
     assoc.err
 
+# ---- (d) case/control against plink2 --glm logistic
+"$TG_BIN" simulate --quiet --out cc --trait cc --n-samples 2000 --n-snps 2000 --additive 5 \
+    --h2 0.5 --missing 0 --seed 3 2>/dev/null
+awk 'BEGIN { srand(5) } NR == 1 { print "FID\tIID\tCC\tQT"; next }
+     { print $1 "\t" $2 "\t" $3 "\t" rand() }' cc.pheno >cc2.pheno
+awk 'BEGIN { srand(6) } NR == 1 { print "#FID\tIID\tAGE\tPC1"; next }
+     { print $1 "\t" $2 "\t" int(20 + 50 * rand()) "\t" rand() - 0.5 }' cc.pheno >cc.cov
+assoc --bfile cc --pheno cc2.pheno --covar cc.cov --ignore-pred --out bt
+rc=$?
+plink2 --bfile cc --pheno cc2.pheno --pheno-name CC --covar cc.cov \
+    --glm omit-ref hide-covar no-firth --out plb >plb.out 2>&1
+report $((rc + $?)) "case/control: assoc --ignore-pred and plink2 --glm logistic ran" assoc.err
+# ours: key, A1, N, BETA, CHISQ; plink2's: key, A1, OBS_CT, Z_STAT
+paste <(cut -f1-6,8,9,11 bt.CC.assoc.tsv) <(cut -f1-6,8,11 plb.CC.glm.logistic) |
+    awk -F'\t' 'NR == 1 { next }
+    function abs(x) { return x < 0 ? -x : x }
+    { for (c = 1; c <= 7; c++) if ($c != $(c + 9)) key++
+      z2 = $17 * $17; e = abs($9 - z2) / (0.25 * $8 * $8 * z2 + 0.001)
+      if (e > we) we = e; if (abs($17) > 1 && $8 * $17 < 0) sign++; rows++ }
+    END { printf "%d %d %d %.3f\n", rows, key, sign, we }' >cmpb.txt
+read -r rows key sign we <cmpb.txt
+[ "$rows" -eq 2000 ] && [ "$key" -eq 0 ] && [ "$sign" -eq 0 ] &&
+    awk -v a="$we" 'BEGIN { exit !(a <= 1) }'
+report $? "case/control: CHISQ within 0.25 BETA^2 Z^2 + 0.001 of plink2's Wald Z^2 on $rows \
+SNPs (at $we of the bound), BETA's sign its Z's; keys, A1, N equal ($key differ)" cmpb.txt
+awk 'NR == 1 { print "FID\tIID\tCC"; next } { print $1 "\t" $2 "\t" $3 - 1 }' cc.pheno >cc01.pheno
+awk 'NR == 1 { print "FID\tIID\tQT"; next } { print $1 "\t" $2 "\t" $4 }' cc2.pheno >qt.pheno
+assoc --bfile cc --pheno cc01.pheno --covar cc.cov --ignore-pred --out b01 &&
+    assoc --bfile cc --pheno qt.pheno --covar cc.cov --ignore-pred --out bq &&
+    cmp b01.CC.assoc.tsv bt.CC.assoc.tsv && cmp bq.QT.assoc.tsv bt.QT.assoc.tsv &&
+    grep -q "CC: case/control (1 = control, 2 = case, 0 missing), logistic score test" bt.log &&
+    grep -q "CC: case/control (0 = control, 1 = case), logistic score test" b01.log &&
+    grep -q "CC: logistic score test: $(awk '$3 == 2' cc.pheno | wc -l) cases, \
+$(awk '$3 == 1' cc.pheno | wc -l) controls" bt.log
+report $? "case/control coded 0/1 and 1/2: the same tests; the quantitative phenotype beside \
+it as alone; the log names the coding, cases and controls" assoc.err
+
+# ---- (e) case/control: planted SNPs and λ_GC with LOCO
+"$TG_BIN" simulate --quiet --out bigc --trait cc --n-samples 3000 --n-snps 20000 \
+    --additive 10 --h2 0.5 --seed 11 2>/dev/null
+assoc --bfile bigc --pheno bigc.pheno --out lc
+rc=$?
+awk -F'\t' '$2 == "additive" && $4 * $4 >= 0.04 { print $3 }' bigc.truth.tsv | sort >strong.txt
+awk -F'\t' '$2 == "additive" { print $3 }' bigc.truth.tsv | sort >planted.txt
+awk -F'\t' 'NR > 1 && $12 > -log(5e-8) / log(10) { print $3 }' lc.PHENO1.assoc.tsv |
+    sort >hits.txt
+missed=$(comm -23 strong.txt hits.txt | wc -l)
+false=$(comm -13 planted.txt hits.txt | wc -l)
+gc=$(awk -F'\t' 'NR == FNR { planted[$1] = 1; next } FNR > 1 && !($3 in planted) && $11 != "NA" {
+        print $11 }' planted.txt lc.PHENO1.assoc.tsv | sort -g |
+    awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+        printf "%.4f", m / 0.4549364 }')
+[ $rc -eq 0 ] && [ "$(wc -l <strong.txt)" -ge 3 ] && [ "$missed" -eq 0 ] && [ "$false" -eq 0 ]
+report $? "case/control, LOCO: the $(wc -l <strong.txt) planted SNPs with a liability \
+variance share >= 0.04 reach P < 5e-8 ($missed missed), no null SNP does ($false do)" assoc.err
+awk -v g="$gc" 'BEGIN { exit !(g >= 0.95 && g <= 1.05) }'
+report $? "case/control, LOCO: the null SNPs' lambda_GC $gc is within 1 +- 0.05"
+
 bad() { expect_error "$1" "$2" "$TG_BIN" assoc --quiet --bfile ds --out e "${@:3}"; }
-awk 'NR == 1 { print "FID\tIID\tCC"; next } { print $1 "\t" $2 "\t" 1 + NR % 2 }' ds.pheno >cc.pheno
-bad "a case/control phenotype" "case/control" --pheno cc.pheno
+awk 'NR == 1 { print "FID\tIID\tCC"; next } { print $1 "\t" $2 "\t" 2 * (NR % 2) }' ds.pheno \
+    >c02.pheno
+bad "a phenotype of 0 and 2 only" "phenotype CC takes the values 0 and 2 only" --pheno c02.pheno
+# case status plus noise: separates cases (1 to 1.5) from controls (0 to 0.5), not collinear
+awk 'BEGIN { srand(7) } NR == 1 { print "FID\tIID\tSEP"; next }
+     { print $1 "\t" $2 "\t" $3 - 1 + rand() / 2 }' cc.pheno >sep.cov
+expect_error "a covariate that separates cases from controls" \
+    "phenotype CC, chromosome 1: the null logistic model separates cases from controls" \
+    "$TG_BIN" assoc --quiet --bfile cc --pheno cc01.pheno --covar sep.cov --ignore-pred --out e
 awk 'NR == 1 { print "FID\tIID\tFLAT"; next } { print $1 "\t" $2 "\t3.5" }' ds.pheno >flat.pheno
 bad "a phenotype without variance" "phenotype FLAT has no variance" --pheno flat.pheno
 bad "--h2 out of range" "--h2 0.5,1.5" --h2 0.5,1.5

@@ -19,7 +19,14 @@
  * covariates' part of G. SNP j of chromosome c reads U = Z_jᵀr_c (= g̃ᵀr_c, since M_t r_c = r_c)
  * and G = diag(ZᵀM_tZ)_j = Σ_{O_t}Z_j² − (Σ_{O_t}Z_j)²/n_t − Σ_{l≥1}(Q_lᵀZ_j)², the first terms
  * from the genotype counts (tg_ridge_jacobi_bed). Z is scaled (s_j = √(2p_j(1 − p_j)), p_j over
- * the fileset, which also imputes the missing calls): U and G in allele units are s_jU, s_j²G. */
+ * the fileset, which also imputes the missing calls): U and G in allele units are s_jU, s_j²G.
+ *
+ * A case/control phenotype (tg_assoc_opts.binary, y in {0, 1}) keeps step 1 (a linear ridge on
+ * the 0/1 values, as REGENIE's level 0), and its step 2 is a logistic score test: per
+ * chromosome c the null model logit μ_c = o_c + Q_ta (IRLS), the offset o_c = LOCO_c/(ȳ(1 − ȳ))
+ * (the linear prediction moved to the logit scale by logit's slope at the prevalence ȳ), then
+ * U = Z_jᵀ(y − μ_c) and V = Σ_i w_i Z_ij² − bᵀ(Q_tᵀWQ_t)⁻¹b, b = Q_tᵀWZ_j, w = μ_c(1 − μ_c):
+ * one product Zᵀ·[y − μ_c, WQ_t per chromosome] and one weighted pass over the genotypes. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +35,7 @@
 #include "algo/cg.h"
 #include "algo/fixed.h"
 #include "base/chi2.h"
+#include "base/parallel.h"
 #include "geno/pass.h"
 #include "io/out.h"
 #include "runtime/runtime.h"
@@ -59,6 +67,7 @@ void tg_assoc_result_free(tg_assoc_result *r) {
     free(r->loco);
     free(r->nobs);
     free(r->nfixed);
+    free(r->ncases);
     free(r->cg.pheno);
     memset(r, 0, sizeof *r);
 }
@@ -76,6 +85,9 @@ typedef struct {
     double *beta;    /* m × k·K: step 1's β of phenotype t, fold f at column t + k·f */
     double *jac;     /* m × k: diag(Z̃ᵀZ̃) over each phenotype's samples (tg_ridge_jacobi_bed) */
 } job;
+
+/* Whether phenotype t is case/control. */
+#define BINARY(J, t) ((J)->o->binary && (J)->o->binary[t])
 
 /* Phenotype t's name in messages: tg_assoc_opts.names[t], or its number. */
 #define NAME(J, t) pheno_name((J)->o, t, (char[24]){0})
@@ -128,11 +140,15 @@ static tg_status prepare(job *J, const double *y, int64_t ldy, tg_error *err) {
         for (int64_t i = 0; i < n; i++) {
             int all = 1;
             for (int j = 0; j < o->ncovar; j++) all &= isfinite(o->covar[i + j * o->ldc]) != 0;
-            J->ym[i + t * n] = all ? y[i + t * ldy] : NAN;
-            if (all && isinf(y[i + t * ldy]))
+            const double v = y[i + t * ldy];
+            J->ym[i + t * n] = all ? v : NAN;
+            if (all && isinf(v))
                 return tg_error_set(err, TG_ERR_ARG, "assoc: phenotype %s, sample %lld: "
-                                    "value %g is not finite", NAME(J, t),
-                                    (long long)i + 1, y[i + t * ldy]);
+                                    "value %g is not finite", NAME(J, t), (long long)i + 1, v);
+            if (all && BINARY(J, t) && !isnan(v) && v != 0 && v != 1)
+                return tg_error_set(err, TG_ERR_ARG, "assoc: phenotype %s, sample %lld: "
+                                    "value %g; a case/control phenotype takes 0 (control) or "
+                                    "1 (case)", NAME(J, t), (long long)i + 1, v);
         }
     tg_status st = tg_fixed_make(n, o->covar, o->ldc, o->ncovar, k, J->ym, n, &J->f, err);
     if (st) return st;
@@ -142,6 +158,9 @@ static tg_status prepare(job *J, const double *y, int64_t ldy, tg_error *err) {
         const double *Q = J->f.Q + t * n * J->f.p, *yt = J->ym + t * n;
         J->r->nobs[t] = nt;
         J->r->nfixed[t] = q;
+        J->r->ncases[t] = -1;
+        if (BINARY(J, t))
+            for (int64_t i = J->r->ncases[t] = 0; i < n; i++) J->r->ncases[t] += yt[i] == 1;
         if (nt < q + 2)
             return tg_error_set(err, TG_ERR_ARG, "assoc: phenotype %s has %lld sample(s) with "
                                 "its value and every covariate, %d fixed effect(s): at least %d "
@@ -353,21 +372,25 @@ static tg_status genomic_control(tg_assoc_result *r, int64_t t, tg_error *err) {
     return TG_OK;
 }
 
-/* The residual columns of phenotype t: res[:, c] = M_t(y_t − LOCO_c) on O_t (0 elsewhere),
- * then Q_t's columns past the intercept; r->loco and r->sigma2 of t. Sample i's LOCO_c comes
- * from the model of its fold f: zb[i + f·n] − w[i + (f + K·c)·n] (Zβ_f and Z_cβ_f,c). */
-static void residuals(const job *J, int64_t t, const double *zb, const double *w, double *res) {
+/* r->loco of phenotype t: sample i's LOCO_c comes from the model of its fold f,
+ * zb[i + f·n] − w[i + (f + K·c)·n] (Zβ_f and Z_cβ_f,c). */
+static void loco_fill(const job *J, int64_t t, const double *zb, const double *w) {
     const int64_t n = J->n, C = J->r->nchrom, K = J->K;
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t i = 0; i < n; i++)
+            J->r->loco[i + n * (c + C * t)] = zb[i + i % K * n] - w[i + (i % K + K * c) * n];
+}
+
+/* The residual columns of phenotype t: res[:, c] = M_t(y_t − LOCO_c) on O_t (0 elsewhere),
+ * then Q_t's columns past the intercept; r->sigma2 of t. */
+static void residuals(const job *J, int64_t t, double *res) {
+    const int64_t n = J->n, C = J->r->nchrom;
     const int q = J->f.r[t];
     const double *Q = J->f.Q + t * n * J->f.p, *yt = J->ym + t * n;
     for (int64_t c = 0; c < C; c++) {
+        const double *loco = J->r->loco + n * (c + C * t);
         double *v = res + c * n, h[q > 0 ? q : 1], ss = 0;
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t f = i % K;
-            const double loco = zb[i + f * n] - w[i + (f + K * c) * n];
-            J->r->loco[i + n * (c + C * t)] = loco;
-            v[i] = isnan(yt[i]) ? 0 : yt[i] - loco;
-        }
+        for (int64_t i = 0; i < n; i++) v[i] = isnan(yt[i]) ? 0 : yt[i] - loco[i];
         for (int l = 0; l < q; l++) {
             h[l] = 0;
             for (int64_t i = 0; i < n; i++) h[l] += Q[i + l * n] * v[i];
@@ -380,6 +403,180 @@ static void residuals(const job *J, int64_t t, const double *zb, const double *w
         J->r->sigma2[c + C * t] = ss / (double)(J->r->nobs[t] - q);
     }
     for (int l = 1; l < q; l++) memcpy(res + (C + l - 1) * n, Q + l * n, (size_t)n * sizeof *Q);
+}
+
+/* IRLS: Newton steps at most, and the Newton decrement gᵀH⁻¹g (twice the log-likelihood still
+ * to gain) below which the last full step is taken: quadratic convergence then leaves ~1e-20. */
+enum { IRLS_MAX_ITER = 50 };
+#define IRLS_TOL 1e-10
+/* |logit μ| beyond which a fit is taken as separated (μ within 2e-9 of 0 or 1): under
+ * separation the log-likelihood creeps towards 0 and the decrement falls below IRLS_TOL only
+ * once every separated sample has |logit μ| ≳ 23; a real fit hardly has odds of 5e8 to 1 */
+#define IRLS_ETA_MAX 20.0
+
+/* Σ_{O_t} y·η − log(1 + e^η) at η = o + Qa (into eta), the logistic log-likelihood. */
+static double loglik(int64_t n, int q, const double *Q, const double *y, const double *o,
+                     const double *a, double *eta) {
+    double ll = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (isnan(y[i])) continue;
+        double e = o[i];
+        for (int l = 0; l < q; l++) e += Q[i + l * n] * a[l];
+        eta[i] = e;
+        ll += y[i] * e - (e > 0 ? e + log1p(exp(-e)) : log1p(exp(e)));
+    }
+    return ll;
+}
+
+/* The gradient g = Qᵀ(y − μ) and H = QᵀWQ (q × q, ld q) at eta; w = μ(1 − μ) and y − μ into
+ * w and res (0 outside O_t). */
+static void score_info(int64_t n, int q, const double *Q, const double *y, const double *eta,
+                       double *w, double *res, double *g, double *H) {
+    for (int64_t i = 0; i < n; i++) {
+        const double mu = isnan(y[i]) ? 0 : 1 / (1 + exp(-eta[i]));
+        w[i] = mu * (1 - mu);
+        res[i] = isnan(y[i]) ? 0 : y[i] - mu;
+    }
+    for (int l = 0; l < q; l++) {
+        g[l] = 0;
+        for (int64_t i = 0; i < n; i++) g[l] += Q[i + l * n] * res[i];
+        for (int k = 0; k <= l; k++) {
+            double h = 0;
+            for (int64_t i = 0; i < n; i++) h += Q[i + l * n] * w[i] * Q[i + k * n];
+            H[l + k * q] = H[k + l * q] = h;
+        }
+    }
+}
+
+/* The null logistic model of case/control phenotype t for chromosome c: logit μ = o + Q_ta on
+ * O_t, o the LOCO offset, by Newton's method (IRLS) with step halving. Into res (y − μ), w
+ * (μ(1 − μ); both 0 outside O_t) and Sinv = (Q_tᵀWQ_t)⁻¹ (q × q). */
+static tg_status logistic_null(const job *J, int64_t t, int64_t c, const double *o, double *res,
+                               double *w, double *Sinv, tg_error *err) {
+    const int64_t n = J->n;
+    const int q = J->f.r[t];
+    const double *Q = J->f.Q + t * n * J->f.p, *y = J->ym + t * n;
+    double a[q], step[q], g[q], H[q * q], *eta = tg_malloc((size_t)n * sizeof *eta, err);
+    if (!eta) return TG_ERR_NOMEM;
+    for (int l = 0; l < q; l++) a[l] = 0;
+    double ll = loglik(n, q, Q, y, o, a, eta), dec = INFINITY;
+    int it = 0, spd = 0;
+    for (; it < IRLS_MAX_ITER; it++) {
+        score_info(n, q, Q, y, eta, w, res, g, H);
+        memcpy(step, g, sizeof g);
+        if ((spd = tg_fixed_spd_solve(q, H, q, 1, step, q))) break;
+        dec = 0;
+        for (int l = 0; l < q; l++) dec += g[l] * step[l];
+        double s = 1, b[q], nll = -INFINITY;
+        for (int h = 0; h < 30 && !(nll >= ll); h++, s /= 2) {
+            for (int l = 0; l < q; l++) b[l] = a[l] + s * step[l];
+            nll = loglik(n, q, Q, y, o, b, eta);
+            if (dec < IRLS_TOL) break; /* the last step, taken whole */
+        }
+        memcpy(a, b, sizeof a);
+        ll = nll;
+        if (dec < IRLS_TOL) break;
+    }
+    int64_t far = -1;
+    if (!spd && it < IRLS_MAX_ITER) {
+        loglik(n, q, Q, y, o, a, eta);
+        score_info(n, q, Q, y, eta, w, res, g, H);
+        for (int64_t i = 0; i < n && far < 0; i++)
+            if (!isnan(y[i]) && fabs(eta[i]) > IRLS_ETA_MAX) far = i;
+        for (int l = 0; l < q * q; l++) Sinv[l] = l % (q + 1) == 0;
+        spd = tg_fixed_spd_solve(q, H, q, q, Sinv, q);
+    }
+    free(eta);
+    const char *chr = J->r->chroms[c];
+    if (far >= 0)
+        return tg_error_set(err, TG_ERR_NUMERIC, "assoc: phenotype %s, chromosome %s: the null "
+                            "logistic model separates cases from controls (sample %lld's "
+                            "fitted probability is within 2e-9 of 0 or 1): drop or merge the "
+                            "covariate that predicts them", NAME(J, t), chr, (long long)far + 1);
+    if (spd)
+        return tg_error_set(err, TG_ERR_NUMERIC, "assoc: phenotype %s, chromosome %s: the null "
+                            "logistic model's information matrix is singular (the fitted "
+                            "probabilities at 0 or 1: cases and controls separated?)",
+                            NAME(J, t), chr);
+    if (it == IRLS_MAX_ITER)
+        return tg_error_set(err, TG_ERR_NUMERIC, "assoc: phenotype %s, chromosome %s: the null "
+                            "logistic model did not converge in %d Newton steps (decrement "
+                            "%.3g): the covariates may separate cases from controls",
+                            NAME(J, t), chr, IRLS_MAX_ITER, dec);
+    return TG_OK;
+}
+
+/* The null models of case/control phenotype t, one per chromosome: res holds then per
+ * chromosome c y − μ_c at column c and W_cQ_t at columns C + c·q + l; w (n × C) the weights,
+ * Sinv (q × q × C) the inverse informations. The offset is LOCO_c/(ȳ(1 − ȳ)): step 1 predicts
+ * P(case) on the linear scale, and logit(ȳ + δ) ≈ logit ȳ + δ/(ȳ(1 − ȳ)). */
+static tg_status logistic_nulls(const job *J, int64_t t, double *res, double *w, double *Sinv,
+                                tg_error *err) {
+    const int64_t n = J->n, C = J->r->nchrom;
+    const int q = J->f.r[t];
+    const double *Q = J->f.Q + t * n * J->f.p,
+                 ybar = (double)J->r->ncases[t] / (double)J->r->nobs[t];
+    double *o = tg_malloc((size_t)n * sizeof *o, err);
+    tg_status st = o ? TG_OK : TG_ERR_NOMEM;
+    for (int64_t c = 0; c < C && !st; c++) {
+        const double *loco = J->r->loco + n * (c + C * t);
+        double *wc = w + c * n;
+        for (int64_t i = 0; i < n; i++) o[i] = loco[i] / (ybar * (1 - ybar));
+        st = logistic_null(J, t, c, o, res + c * n, wc, Sinv + c * q * q, err);
+        for (int l = 0; l < q && !st; l++)
+            for (int64_t i = 0; i < n; i++) res[i + (C + c * q + l) * n] = wc[i] * Q[i + l * n];
+        J->r->sigma2[c + C * t] = NAN;
+    }
+    free(o);
+    return st;
+}
+
+enum { WPASS_SNPS = 256 };
+
+/* The weighted pass: d[j] = Σ_i w_{c(j), i} Z_ij² for every SNP j (c(j) its chromosome), by the
+ * weights' sums over each genotype class (Z_ij takes one value per class, 0 when missing). */
+struct wpass_job {
+    const tg_geno_source *src;
+    const double *freq, *w; /* w: n × C */
+    const int *chrom_of;
+    int64_t n, m;
+    double *d;
+    int nomem; /* atomic */
+};
+
+static void wpass_chunk(void *ctx, int64_t chunk) {
+    struct wpass_job *jb = ctx;
+    const int64_t n = jb->n, j0 = chunk * WPASS_SNPS;
+    const int64_t nj = jb->m - j0 < WPASS_SNPS ? jb->m - j0 : WPASS_SNPS;
+    int8_t *buf = tg_malloc_n(n, nj, 1, NULL);
+    if (!buf) {
+        __atomic_store_n(&jb->nomem, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    tg_geno_source_read(jb->src, 0, n, j0, nj, buf, n);
+    for (int64_t jj = 0; jj < nj; jj++) {
+        const int64_t j = j0 + jj;
+        const int8_t *x = buf + jj * n;
+        const double *w = jb->w + jb->chrom_of[j] * n, p = jb->freq[j];
+        double sum[4] = {0}; /* by genotype + 1: missing, 0, 1, 2 */
+        for (int64_t i = 0; i < n; i++) sum[(uint8_t)(x[i] + 1) & 3] += w[i];
+        jb->d[j] = 0;
+        if (tg_geno_polymorphic(p))
+            for (int k = 0; k < 3; k++) jb->d[j] += sum[k + 1] * (k - 2 * p) * (k - 2 * p);
+        jb->d[j] /= tg_geno_polymorphic(p) ? 2 * p * (1 - p) : 1;
+    }
+    free(buf);
+}
+
+static tg_status weighted_pass(const job *J, const double *w, double *d, tg_error *err) {
+    tg_geno_source *src;
+    tg_status st = tg_geno_source_bed(J->bed, &src, err);
+    if (st) return st;
+    struct wpass_job jb = {src, tg_geno_freq(J->g), w, J->r->chrom_of, J->n, J->m, d, 0};
+    tg_parallel_for((J->m + WPASS_SNPS - 1) / WPASS_SNPS, wpass_chunk, &jb);
+    tg_geno_source_free(src);
+    if (jb.nomem) return tg_error_set(err, TG_ERR_NOMEM, "assoc: weighted pass: out of memory");
+    return TG_OK;
 }
 
 /* zb = Zβ_{t,f} (n × K) and w = Z·[β_{t,f} on chromosome c, 0 elsewhere] (n × K·C, column
@@ -426,21 +623,67 @@ static void tests(const job *J, int64_t t, const double *s, const double *jac) {
     }
 }
 
-/* Step 2: the LOCO residuals and the tests, phenotype by phenotype. */
+/* The logistic score tests of case/control phenotype t from s = Zᵀ·[y − μ_c per chromosome,
+ * W_cQ_t per chromosome], the weighted pass d and the inverse informations Sinv. */
+static void binary_tests(const job *J, int64_t t, const double *s, const double *d,
+                         const double *Sinv) {
+    tg_assoc_result *r = J->r;
+    const int64_t m = J->m, C = r->nchrom;
+    const int q = J->f.r[t];
+    const double *p = tg_geno_freq(J->g);
+    for (int64_t j = 0; j < m; j++) {
+        const int64_t at = j + t * m, c = r->chrom_of[j];
+        const double *S = Sinv + c * q * q;
+        double b[q], V = d[j];
+        for (int l = 0; l < q; l++) b[l] = s[j + (C + c * q + l) * m];
+        for (int l = 0; l < q; l++)
+            for (int k = 0; k < q; k++) V -= b[l] * S[l + k * q] * b[k];
+        r->beta[at] = r->se[at] = r->chisq[at] = r->log10p[at] = NAN;
+        /* constant on O_t or in the covariates' span: V cancels down to rounding */
+        if (!tg_geno_polymorphic(p[j]) || !(V > 1e-8 * d[j])) continue;
+        const double sj = sqrt(2 * p[j] * (1 - p[j])), U = s[j + c * m];
+        r->beta[at] = U / (sj * V);
+        r->se[at] = 1 / (sj * sqrt(V));
+        r->chisq[at] = U * U / V;
+        r->log10p[at] = r->chisq[at] > 0 ? -tg_chi2_log10_sf(r->chisq[at], 1) : 0;
+    }
+}
+
+/* Step 2: the LOCO residuals and the tests, phenotype by phenotype. A case/control phenotype
+ * takes C·(1 + q) product columns where a quantitative one takes C + q − 1. */
 static tg_status step2(job *J, tg_error *err) {
     const int64_t n = J->n, m = J->m, k = J->k, C = J->r->nchrom, p = J->f.p, K = J->K;
+    int64_t width = C + p, nbin = 0;
+    for (int64_t t = 0; t < k; t++) nbin += BINARY(J, t) != 0;
+    if (nbin) width = C * (1 + p);
     double *zb = tg_malloc((size_t)(n * K) * sizeof *zb, err),
            *bl = tg_malloc((size_t)(m * K * C) * sizeof *bl, err),
            *w = tg_malloc((size_t)(n * K * C) * sizeof *w, err),
-           *res = tg_malloc((size_t)(n * (C + p)) * sizeof *res, err),
-           *s = tg_malloc((size_t)(m * (C + p)) * sizeof *s, err);
-    tg_status st = !zb || !bl || !w || !res || !s ? TG_ERR_NOMEM : TG_OK;
+           *res = tg_malloc((size_t)(n * width) * sizeof *res, err),
+           *s = tg_malloc((size_t)(m * width) * sizeof *s, err),
+           *wt = nbin ? tg_malloc((size_t)(n * C) * sizeof *wt, err) : NULL,
+           *d = nbin ? tg_malloc((size_t)m * sizeof *d, err) : NULL,
+           *Sinv = nbin ? tg_malloc((size_t)(p * p * C) * sizeof *Sinv, err) : NULL;
+    tg_status st = !zb || !bl || !w || !res || !s || (nbin && (!wt || !d || !Sinv))
+                       ? TG_ERR_NOMEM : TG_OK;
     tg_phase *ph = tg_phase_open_host("assoc", "phenotypes", k);
     for (int64_t t = 0; t < k && !st; t++) {
+        const int bin = BINARY(J, t) != 0, q = J->f.r[t];
         if ((st = loco_products(J, t, bl, zb, w, err))) break;
-        residuals(J, t, zb, w, res);
-        if ((st = tg_cg_mul(J->g, 1, C + J->f.r[t] - 1, res, n, s, m, NULL, NULL, err))) break;
-        tests(J, t, s, J->jac + t * m);
+        loco_fill(J, t, zb, w);
+        if (bin)
+            st = logistic_nulls(J, t, res, wt, Sinv, err);
+        else
+            residuals(J, t, res);
+        if (!st)
+            st = tg_cg_mul(J->g, 1, bin ? C * (1 + q) : C + q - 1, res, n, s, m, NULL, NULL,
+                           err);
+        if (!st && bin) st = weighted_pass(J, wt, d, err);
+        if (st) break;
+        if (bin)
+            binary_tests(J, t, s, d, Sinv);
+        else
+            tests(J, t, s, J->jac + t * m);
         if ((st = genomic_control(J->r, t, err))) break;
         tg_phase_add(ph, 1);
     }
@@ -450,6 +693,9 @@ static tg_status step2(job *J, tg_error *err) {
     free(w);
     free(res);
     free(s);
+    free(wt);
+    free(d);
+    free(Sinv);
     return st;
 }
 
@@ -467,7 +713,8 @@ static tg_status result_alloc(tg_assoc_result *r, int64_t n, int64_t m, int64_t 
         !(r->cv_mse = tg_malloc((size_t)(nh * k) * sizeof *r->cv_mse + 1, err)) ||
         !(r->lambda_gc = tg_malloc((size_t)k * sizeof *r->lambda_gc, err)) ||
         !(r->nobs = tg_malloc((size_t)k * sizeof *r->nobs, err)) ||
-        !(r->nfixed = tg_malloc((size_t)k * sizeof *r->nfixed, err)))
+        !(r->nfixed = tg_malloc((size_t)k * sizeof *r->nfixed, err)) ||
+        !(r->ncases = tg_malloc((size_t)k * sizeof *r->ncases, err)))
         return TG_ERR_NOMEM;
     for (int64_t i = 0; i < nh * k; i++) r->cv_mse[i] = NAN;
     for (int64_t t = 0; t < k; t++) r->h2[t] = r->lambda[t] = NAN;

@@ -1,6 +1,7 @@
-/* tilegwas assoc: association tests of quantitative phenotypes on every SNP (tg_assoc),
- * REGENIE's two steps: a whole-genome ridge with leave-one-chromosome-out predictions, then a
- * score test per SNP and phenotype. The inputs are read as rr reads them (rr_load). */
+/* tilegwas assoc: association tests of quantitative and case/control phenotypes on every SNP
+ * (tg_assoc), REGENIE's two steps: a whole-genome ridge with leave-one-chromosome-out
+ * predictions, then a score test (linear or logistic) per SNP and phenotype. The inputs are
+ * read as rr reads them (rr_load). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -11,14 +12,15 @@
 static const char *help =
     "usage: tilegwas assoc --bfile PREFIX [--pheno FILE] --out PREFIX [options]\n"
     "       (--pfile PREFIX, --vcf FILE or --bcf FILE instead of --bfile)\n"
-    "Association tests of quantitative phenotypes on every SNP, in REGENIE's two steps.\n"
+    "Association tests of quantitative and case/control phenotypes on every SNP, in\n"
+    "REGENIE's two steps.\n"
     "Step 1: a ridge regression (SNP-BLUP) of each phenotype on all SNPs, scaled to variance\n"
     "1, with the intercept and the --covar columns as unpenalised fixed effects (conjugate\n"
     "gradients, as rr --scale), lambda = m(1-h2)/h2 (m the polymorphic SNPs), fitted in\n"
     "--cv K folds (sample i in fold i mod K, left out of its fold's fit); per phenotype the\n"
     "h2 of --h2 with the least held-out squared error, and each sample's prediction from its\n"
     "fold's fit (out of sample, as REGENIE's level 1). The prediction for chromosome c leaves\n"
-    "c's own SNPs out (LOCO, no refit).\n"
+    "c's own SNPs out (LOCO, no refit). A case/control phenotype is fitted as its 0/1 values.\n"
     "Step 2: for SNP j on chromosome c and phenotype t, the score test of the residual\n"
     "r = M(y - LOCO_c) (M: the projection off [1, covariates] on the phenotype's samples) on\n"
     "g = M x_j (x_j the A1 counts, missing calls imputed by the mean over the fileset):\n"
@@ -26,8 +28,16 @@ static const char *help =
     "  sigma^2 = r'r / (n - p), p the fixed effects; LOG10P = -log10 P(chi2_1 > CHISQ).\n"
     "With --ignore-pred (no step 1) these are plink2 --glm omit-ref's linear tests: the\n"
     "same BETA, and T^2 = (n-p-1) CHISQ / (n-p-CHISQ) between CHISQ and its T_STAT.\n"
-    "Quantitative phenotypes only: a case/control phenotype (two values among 0, 1, 2) is\n"
-    "refused, since the logistic score test is not written yet.\n"
+    "Case/control phenotypes (plink's 1 = control, 2 = case, 0/-9/NA missing, as plink2\n"
+    "reads every column of values among 0, 1, 2; or 0 = control, 1 = case when only 0 and 1\n"
+    "occur, as plink2 --1 or REGENIE --bt): a logistic score test. Per chromosome c the null\n"
+    "model logit P(case) = o_c + [1, covariates] a (IRLS), the offset o_c = LOCO_c /\n"
+    "(ybar (1 - ybar)) (ybar the case fraction: the linear prediction on the logit scale),\n"
+    "then with mu its fitted probabilities and W = diag(mu (1 - mu)):\n"
+    "  U = x_j'(y - mu), V = x_j'W x_j - (C'W x_j)' (C'WC)^-1 (C'W x_j), C = [1, covariates],\n"
+    "  BETA = U / V (log odds ratio), SE = 1 / sqrt(V), CHISQ = U^2 / V.\n"
+    "No Firth or saddle-point correction: rare variants with few carriers among the cases\n"
+    "get approximate p-values. A null model that separates cases from controls is an error.\n"
     "Writes per phenotype PHENO: PREFIX.PHENO.assoc.tsv (#CHROM POS ID REF ALT A1 A1_FREQ N\n"
     "BETA SE CHISQ LOG10P P; A1_FREQ and N over the phenotype's samples with a call; NA for\n"
     "a SNP without a test: monomorphic, or constant once the covariates are projected out;\n"
@@ -35,7 +45,8 @@ static const char *help =
     "PREFIX.PHENO.manhattan.png and PREFIX.PHENO.qq.png; PREFIX.loco.tsv (FID IID then a\n"
     "column PHENO.CHR per phenotype and chromosome: the LOCO prediction, without the fixed\n"
     "effects; not with --ignore-pred) and PREFIX.log (h2, lambda and the cross-validation\n"
-    "errors per phenotype, lambda_GC = median CHISQ / 0.4549364, times).\n\n"
+    "errors per phenotype, the coding, cases and controls of a case/control one, lambda_GC =\n"
+    "median CHISQ / 0.4549364, times).\n\n"
     "options:\n"
     "  --pheno FILE       phenotypes: FID IID then columns (header optional; -9/NA missing;\n"
     "                     default: the .fam's column 6)\n"
@@ -53,8 +64,9 @@ static const char *help =
     "  --max-iter N       step 1: CG iterations at most (default 1000); more is an error\n"
     "  --help             this text\n" TG_CLI_INPUT_HELP TG_CLI_COMMON_HELP
     "\nStep 1 solves phenotypes x h2 x K CG columns at once; step 2 is, per phenotype, one\n"
-    "product Z[beta per fold and chromosome] and one Z'[residual per chromosome]. One MPI\n"
-    "rank.\n";
+    "product Z[beta per fold and chromosome] and one Z'[residual per chromosome] (and for a\n"
+    "case/control one Z'[W C per chromosome] and one weighted pass over the genotypes).\n"
+    "One MPI rank.\n";
 
 typedef struct {
     rr_opts rr; /* the inputs' options, read by rr_load */
@@ -136,24 +148,35 @@ static int parse_options(int argc, char **argv, assoc_opts *o, tg_error *err) {
     return tg_cli_covar_check(r->covar, r->covar_names, r->covar_col_nums, NULL, NULL, err);
 }
 
-/* A phenotype of two distinct values among 0, 1, 2 is case/control (plink's 1/2, or 0/1). */
-static tg_status refuse_binary(const rr_data *d, tg_error *err) {
+/* Case/control phenotypes, as plink2 reads them: values among 0, 1, 2 with 1 and 2 both
+ * present are 1 = control, 2 = case, 0 = missing; 0 and 1 alone are control and case (plink2's
+ * --1, REGENIE's --bt coding). Recoded in d->y to 0/1 (NAN missing), binary[t] set. */
+static tg_status find_binary(rr_data *d, int *binary, tg_log *log, tg_error *err) {
     const int64_t n = d->bed.n_samples;
     for (int t = 0; t < d->k; t++) {
-        double seen[2];
-        int ns = 0, other = 0;
+        double *y = d->y + t * n;
+        int seen[3] = {0}, other = 0;
         for (int64_t i = 0; i < n && !other; i++) {
-            const double v = d->y[i + t * n];
-            if (isnan(v) || (ns > 0 && v == seen[0]) || (ns > 1 && v == seen[1])) continue;
-            other = ns == 2 || !(v == 0 || v == 1 || v == 2);
-            if (!other) seen[ns++] = v;
+            other = !isnan(y[i]) && !(y[i] == 0 || y[i] == 1 || y[i] == 2);
+            if (!isnan(y[i]) && !other) seen[(int)y[i]] = 1;
         }
-        if (!other && ns == 2)
-            return tg_error_set(err, TG_ERR_ARG, "phenotype %s takes the values %g and %g only: "
-                                "a case/control trait, and assoc tests quantitative traits only "
-                                "(the logistic score test is not written yet)", d->names[t],
-                                seen[0] < seen[1] ? seen[0] : seen[1],
-                                seen[0] < seen[1] ? seen[1] : seen[0]);
+        binary[t] = !other && seen[0] + seen[1] + seen[2] >= 2;
+        if (!binary[t]) continue;
+        if (!seen[1])
+            return tg_error_set(err, TG_ERR_ARG, "phenotype %s takes the values 0 and 2 only: "
+                                "expected case/control as 1 = control, 2 = case (0 missing) or "
+                                "0 = control, 1 = case", d->names[t]);
+        const int plink = seen[2];
+        int64_t miss = 0;
+        for (int64_t i = 0; i < n; i++) {
+            if (plink && y[i] == 0) y[i] = NAN, miss++;
+            if (plink && !isnan(y[i])) y[i] -= 1;
+        }
+        char zeros[64] = "";
+        if (miss) snprintf(zeros, sizeof zeros, "; %lld zeros read as missing", (long long)miss);
+        tg_log_printf(log, "%s: case/control (%s%s), logistic score test", d->names[t],
+                      plink ? "1 = control, 2 = case, 0 missing" : "0 = control, 1 = case",
+                      zeros);
     }
     return TG_OK;
 }
@@ -242,7 +265,11 @@ static void write_output(void *ctx, int64_t i) {
     const int t = (int)(i / 3);
     const double t0 = tg_now();
     char path[4096], title[256];
-    snprintf(title, sizeof title, "%s (%lld samples)", d->names[t], (long long)r->nobs[t]);
+    if (r->ncases[t] >= 0)
+        snprintf(title, sizeof title, "%s (%lld cases, %lld controls)", d->names[t],
+                 (long long)r->ncases[t], (long long)(r->nobs[t] - r->ncases[t]));
+    else
+        snprintf(title, sizeof title, "%s (%lld samples)", d->names[t], (long long)r->nobs[t]);
     if (i % 3 == 0) {
         write_tests(out, d, r, t, &jb->errs[i]);
     } else if (i % 3 == 1) {
@@ -320,6 +347,9 @@ static void log_results(const assoc_opts *o, const rr_data *d, const tg_assoc_re
             tg_log_printf(log, "%s: %lld samples, %d fixed effect(s), h2 %g, lambda %.6g%s",
                           d->names[t], (long long)r->nobs[t], r->nfixed[t], r->h2[t],
                           r->lambda[t], cv);
+        if (r->ncases[t] >= 0)
+            tg_log_printf(log, "%s: logistic score test: %lld cases, %lld controls", d->names[t],
+                          (long long)r->ncases[t], (long long)(r->nobs[t] - r->ncases[t]));
         tg_log_printf(log, "%s: lambda_GC %.4f", d->names[t], r->lambda_gc[t]);
     }
     tg_log_printf(log, "step 2: %lld SNPs x %d phenotype(s), %.3f s", (long long)r->m, d->k,
@@ -334,8 +364,11 @@ static double count_chroms(const tg_bed *bed) {
     return c;
 }
 
-static tg_status fit(const assoc_opts *o, rr_data *d, tg_log *log, tg_error *err) {
+static tg_status fit(const assoc_opts *o, rr_data *d, const int *binary, tg_log *log,
+                     tg_error *err) {
     tg_assoc_opts ao = tg_assoc_defaults();
+    int bin = 0;
+    for (int t = 0; t < d->k; t++) bin |= binary[t];
     ao.h2 = o->h2;
     ao.nh2 = o->nh2;
     ao.folds = (int)o->folds;
@@ -347,14 +380,17 @@ static tg_status fit(const assoc_opts *o, rr_data *d, tg_log *log, tg_error *err
     ao.ldc = d->bed.n_samples;
     ao.ncovar = d->cv.n_cols;
     ao.names = (const char *const *)d->names;
+    ao.binary = binary;
     /* the peak: the genotypes (0.4 bytes a call), then per step 1 column 4 + p sample
      * vectors (the phenotype copies, CG's, the fixed-effects basis) and 8 SNP vectors, or in
-     * step 2 the LOCO predictions and one phenotype's products (per fold and chromosome) */
+     * step 2 the LOCO predictions and one phenotype's products (per fold and chromosome;
+     * a case/control one's C(1 + p) columns and its weights per chromosome) */
     const double n = (double)d->bed.n_samples, m = (double)d->bed.n_snps, k = d->k,
                  K = o->nh2 ? (double)o->folds : 1, C = count_chroms(&d->bed),
-                 p = 1 + d->cv.n_cols, cols = k * o->nh2 * K, mib = 1048576;
+                 p = 1 + d->cv.n_cols, cols = k * o->nh2 * K, mib = 1048576,
+                 w2 = bin ? C * (2 + p) : C + p;
     const double gb = 0.4 * n * m, s1 = 8 * cols * (n * (4 + p) + 8 * m),
-                 s2 = 8 * (n * C * k + (n + m) * (K * C + C + p) + m * k * (K + 1)),
+                 s2 = 8 * (n * C * k + (n + m) * (K * C + w2) + m * k * (K + 1)),
                  vb = s1 > s2 ? s1 : s2;
     char terms[128];
     snprintf(terms, sizeof terms, "genotypes %.0f MiB, vectors %.0f MiB", gb / mib, vb / mib);
@@ -373,16 +409,25 @@ static tg_status fit(const assoc_opts *o, rr_data *d, tg_log *log, tg_error *err
 
 static int run(const assoc_opts *o, rr_data *d, tg_log *log) {
     tg_error err = {0};
+    int *binary = NULL;
     tg_status st = rr_load(&o->rr, d, log, &err);
-    if (!st) st = refuse_binary(d, &err);
-    if (st) return tg_cli_fail("assoc", log, &err);
+    if (!st && !(binary = tg_calloc((size_t)d->k, sizeof *binary, &err))) st = TG_ERR_NOMEM;
+    if (!st) st = find_binary(d, binary, log, &err);
+    if (st) {
+        free(binary);
+        return tg_cli_fail("assoc", log, &err);
+    }
     tg_runtime_opts ro = o->rr.c.rt;
     ro.cpus_help_gpus = 1; /* the genotype products share the work, as rr --solver cg */
-    if ((st = tg_runtime_start(&ro, &err))) return tg_cli_fail("assoc", log, &err);
+    if ((st = tg_runtime_start(&ro, &err))) {
+        free(binary);
+        return tg_cli_fail("assoc", log, &err);
+    }
     tg_cli_trace_start(&o->rr.c);
     tg_cli_progress_on(&o->rr.c);
     tg_cli_log_runtime(log, &ro);
-    st = fit(o, d, log, &err);
+    st = fit(o, d, binary, log, &err);
+    free(binary);
     if (!st) st = tg_cli_trace_stop(&o->rr.c, "assoc", log, &err);
     tg_cli_progress_off();
     int rc = st ? tg_cli_fail("assoc", log, &err) : 0;
