@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "algo/fixed.h"
 #include "common.h"
 #include "tap.h"
 
@@ -234,8 +235,41 @@ static void check_cg(tg_rr_opts o) {
     tg_rr_result_free(&res);
 }
 
+/* tg_fixed_make: columns with the same observed samples share one basis, equal to the one each
+ * would get alone (tg_fixed_basis on that column). Columns: the phenotypes y0, y0 + 1 (the same
+ * samples), y1 (6 more missing), 2·y1. */
+static void check_shared_bases(void) {
+    double cols[4 * N];
+    for (int64_t i = 0; i < N; i++) {
+        cols[i] = y[i];
+        cols[i + N] = y[i] + 1;
+        cols[i + 2 * N] = y[i + N];
+        cols[i + 3 * N] = 2 * y[i + N];
+    }
+    tg_fixed f;
+    tg_error err = {0};
+    if (!ok(tg_fixed_make(N, cv.values, N, cv.n_cols, 4, cols, N, &f, &err) == TG_OK,
+            "fixed effects of 4 columns: %s", err.msg))
+        return;
+    int same = f.nbasis == 2 && f.basis[0] == f.basis[1] && f.basis[2] == f.basis[3] &&
+               f.basis[0] != f.basis[2];
+    for (int c = 0; c < 4; c++) {
+        double Q[N * P], R[P * P] = {0};
+        int kept[P], r = tg_fixed_basis(N, cols + c * N, cv.values, N, cv.n_cols, Q, N, R, P,
+                                        kept, NULL);
+        same &= r == f.r[c] && !memcmp(kept, f.kept + c * P, (size_t)r * sizeof *kept) &&
+                !memcmp(Q, tg_fixed_q(&f, c), (size_t)(N * r) * sizeof *Q) &&
+                !memcmp(R, tg_fixed_r(&f, c), sizeof R);
+    }
+    ok(same, "columns with the same observed samples share a basis (%lld bases for 4 columns: "
+       "%lld %lld %lld %lld), each equal to the column's own", (long long)f.nbasis,
+       (long long)f.basis[0], (long long)f.basis[1], (long long)f.basis[2],
+       (long long)f.basis[3]);
+    tg_fixed_free(&f);
+}
+
 int main(void) {
-    tap_plan(12);
+    tap_plan(14);
     tg_rng r;
     tg_rng_seed(&r, tap_seed());
     char dir[] = "/tmp/tg_covar_XXXXXX", train_p[64], test_p[64], cpath[96], tpath[96];
@@ -271,6 +305,7 @@ int main(void) {
     o.test_covar = ct.values, o.ldt = NT;
     check_cholesky(o);
     check_cg(o);
+    check_shared_bases();
 
     /* a test level the training lacks */
     tg_covar bad;

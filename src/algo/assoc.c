@@ -155,7 +155,7 @@ static tg_status prepare(job *J, const double *y, int64_t ldy, tg_error *err) {
     for (int64_t t = 0; t < k; t++) {
         const int64_t nt = J->f.nobs[t];
         const int q = J->f.r[t];
-        const double *Q = J->f.Q + t * n * J->f.p, *yt = J->ym + t * n;
+        const double *Q = tg_fixed_q(&J->f, t), *yt = J->ym + t * n;
         J->r->nobs[t] = nt;
         J->r->nfixed[t] = q;
         J->r->ncases[t] = -1;
@@ -386,7 +386,7 @@ static void loco_fill(const job *J, int64_t t, const double *zb, const double *w
 static void residuals(const job *J, int64_t t, double *res) {
     const int64_t n = J->n, C = J->r->nchrom;
     const int q = J->f.r[t];
-    const double *Q = J->f.Q + t * n * J->f.p, *yt = J->ym + t * n;
+    const double *Q = tg_fixed_q(&J->f, t), *yt = J->ym + t * n;
     for (int64_t c = 0; c < C; c++) {
         const double *loco = J->r->loco + n * (c + C * t);
         double *v = res + c * n, h[q > 0 ? q : 1], ss = 0;
@@ -455,7 +455,7 @@ static tg_status logistic_null(const job *J, int64_t t, int64_t c, const double 
                                double *w, double *Sinv, tg_error *err) {
     const int64_t n = J->n;
     const int q = J->f.r[t];
-    const double *Q = J->f.Q + t * n * J->f.p, *y = J->ym + t * n;
+    const double *Q = tg_fixed_q(&J->f, t), *y = J->ym + t * n;
     double a[q], step[q], g[q], H[q * q], *eta = tg_malloc((size_t)n * sizeof *eta, err);
     if (!eta) return TG_ERR_NOMEM;
     for (int l = 0; l < q; l++) a[l] = 0;
@@ -514,7 +514,7 @@ static tg_status logistic_nulls(const job *J, int64_t t, double *res, double *w,
                                 tg_error *err) {
     const int64_t n = J->n, C = J->r->nchrom;
     const int q = J->f.r[t];
-    const double *Q = J->f.Q + t * n * J->f.p,
+    const double *Q = tg_fixed_q(&J->f, t),
                  ybar = (double)J->r->ncases[t] / (double)J->r->nobs[t];
     double *o = tg_malloc((size_t)n * sizeof *o, err);
     tg_status st = o ? TG_OK : TG_ERR_NOMEM;

@@ -200,7 +200,7 @@ static tg_status center_pheno(const tg_fixed *f, int64_t nphen, const double *y,
                               int64_t i0, int64_t nl, double *yt, tg_cg_pheno *pr, tg_error *err) {
     const int64_t n = f->n;
     for (int64_t c = 0; c < nphen; c++) {
-        const double *yc = y + c * ldy, *Q = f->Q + c * n * f->p;
+        const double *yc = y + c * ldy, *Q = tg_fixed_q(f, c);
         double s = 0, t[f->p];
         for (int64_t i = 0; i < n; i++) {
             if (isnan(yc[i])) continue;
@@ -296,7 +296,7 @@ static void pass_chunk(void *ctx, int64_t u) {
     const double *yc = s->y + s->i0 + c * s->ldy;
     const double *dj = s->o->jacobi ? s->o->jacobi + c * s->o->ldj : NULL;
     const int64_t n = s->f->n, p = s->f->p, nq = s->f->r[c];
-    const double *Q = s->f->Q + c * n * p + s->i0, *h = s->proj + a * p;
+    const double *Q = tg_fixed_q(s->f, c) + s->i0, *h = s->proj + a * p;
     double *out = s->part + s->width * u;
     double *q = s->q + a * s->nl, *pa = s->pa + a * m, *wa = s->wa + a * m, *pc = s->p + c * m,
            *rc = s->r + c * m, *zc = s->z + c * m, *xc = s->x + c * s->ldx;

@@ -73,6 +73,7 @@ int tg_fixed_basis(int64_t n, const double *y, const double *covar, int64_t ldc,
 void tg_fixed_free(tg_fixed *f) {
     free(f->r);
     free(f->kept);
+    free(f->basis);
     free(f->Q);
     free(f->R);
     free(f->nobs);
@@ -87,23 +88,59 @@ tg_status tg_fixed_make(int64_t n, const double *covar, int64_t ldc, int ncovar,
         return tg_error_set(err, TG_ERR_ARG, "fixed effects: %d covariate(s), matrix %s, ld %lld "
                             "< n %lld", ncovar, covar ? "given" : "NULL", (long long)ldc,
                             (long long)n);
-    size_t pk; /* p × nphen */
-    if (tg_size_mul(p, nphen, 1, &pk, err)) return TG_ERR_NOMEM;
-    if (!(f->r = tg_calloc_n(nphen, 1, sizeof *f->r, err)) ||
+    int64_t *first = tg_malloc_n(nphen ? nphen : 1, 1, sizeof *first, err); /* per basis */
+    uint64_t *hash = tg_malloc_n(nphen ? nphen : 1, 1, sizeof *hash, err);   /* per phenotype */
+    if (!first || !hash || !(f->r = tg_calloc_n(nphen, 1, sizeof *f->r, err)) ||
         !(f->kept = tg_calloc_n(nphen, p, sizeof *f->kept, err)) ||
-        !(f->Q = tg_malloc_n(n, pk, sizeof *f->Q, err)) ||
-        !(f->R = tg_calloc_n(p, pk, sizeof *f->R, err)) ||
+        !(f->basis = tg_malloc_n(nphen, 1, sizeof *f->basis, err)) ||
         !(f->nobs = tg_calloc_n(nphen, 1, sizeof *f->nobs, err))) {
+        free(first);
+        free(hash);
         tg_fixed_free(f);
         return TG_ERR_NOMEM;
     }
+    /* the phenotypes' observed sets, by hash, then compared sample by sample */
     for (int64_t c = 0; c < nphen; c++) {
         const double *yc = y + c * ldy;
-        for (int64_t i = 0; i < n; i++) f->nobs[c] += observed(yc, covar, ldc, ncovar, i);
-        f->r[c] = tg_fixed_basis(n, yc, covar, ldc, ncovar, f->Q + c * n * p, n, f->R + c * p * p,
-                                 p, f->kept + c * p, NULL);
+        uint64_t h = 1469598103934665603ull;
+        for (int64_t i = 0; i < n; i++) {
+            const int o = observed(yc, covar, ldc, ncovar, i);
+            f->nobs[c] += o;
+            h = (h ^ (uint64_t)o) * 1099511628211ull; /* FNV-1a over the bits */
+        }
+        hash[c] = h;
+        int64_t b = 0;
+        for (; b < f->nbasis; b++) {
+            const double *yb = y + first[b] * ldy;
+            if (hash[first[b]] != h) continue;
+            int64_t i = 0;
+            while (i < n && observed(yc, covar, ldc, ncovar, i) ==
+                                observed(yb, covar, ldc, ncovar, i))
+                i++;
+            if (i == n) break;
+        }
+        if (b == f->nbasis) first[f->nbasis++] = c;
+        f->basis[c] = b;
     }
-    return TG_OK;
+    size_t pb; /* p × nbasis */
+    tg_status st = tg_size_mul(p, f->nbasis, 1, &pb, err);
+    if (!st && (!(f->Q = tg_malloc_n(n, (int64_t)pb, sizeof *f->Q, err)) ||
+                !(f->R = tg_calloc_n(p, (int64_t)pb, sizeof *f->R, err))))
+        st = TG_ERR_NOMEM;
+    for (int64_t b = 0; b < f->nbasis && !st; b++) {
+        const int64_t c = first[b];
+        f->r[c] = tg_fixed_basis(n, y + c * ldy, covar, ldc, ncovar, f->Q + b * n * p, n,
+                                 f->R + b * p * p, p, f->kept + c * p, NULL);
+    }
+    for (int64_t c = 0; c < nphen && !st; c++) { /* the others take their basis's */
+        const int64_t c0 = first[f->basis[c]];
+        f->r[c] = f->r[c0];
+        memcpy(f->kept + c * p, f->kept + c0 * p, (size_t)p * sizeof *f->kept);
+    }
+    free(first);
+    free(hash);
+    if (st) tg_fixed_free(f);
+    return st;
 }
 
 tg_status tg_fixed_fit(tg_geno *g, const tg_fixed *f, const double *covar, int64_t ldc,
@@ -121,7 +158,7 @@ tg_status tg_fixed_fit(tg_geno *g, const tg_fixed *f, const double *covar, int64
     /* t_c = Q_cᵀ(y_c − Zβ_c): this rank's rows, summed over the ranks */
     for (int64_t c = 0; c < k; c++)
         for (int l = 0; l < f->r[c]; l++) {
-            const double *q = f->Q + c * n * p + l * n + i0, *yc = y + c * ldy + i0;
+            const double *q = tg_fixed_q(f, c) + l * n + i0, *yc = y + c * ldy + i0;
             double s = 0;
             for (int64_t i = 0; i < nl; i++)
                 if (q[i] != 0) s += q[i] * (yc[i] - zb[i + c * nl]);
@@ -129,7 +166,7 @@ tg_status tg_fixed_fit(tg_geno *g, const tg_fixed *f, const double *covar, int64
         }
     tg_runtime_sum(t, p * k, TG_FP64);
     for (int64_t c = 0; c < k; c++) { /* R_c α = t_c by back substitution */
-        const double *R = f->R + c * p * p;
+        const double *R = tg_fixed_r(f, c);
         double *a = alpha + c * lda;
         for (int j = 0; j < p; j++) a[j] = 0;
         for (int l = f->r[c] - 1; l >= 0; l--) {

@@ -16,16 +16,28 @@ enum { TG_FIXED_KEPT = 0, TG_FIXED_CONSTANT, TG_FIXED_COLLINEAR };
 
 /** Per phenotype c, O_c: the samples with y_c and every covariate observed; Q_c (n × r_c,
  * leading dimension n, rows outside O_c zero) orthonormal with C_c's kept columns = Q_c·R_c on
- * O_c, R_c upper triangular (r_c × r_c, leading dimension p). The intercept is column 0 of C. */
+ * O_c, R_c upper triangular (r_c × r_c, leading dimension p). The intercept is column 0 of C.
+ * Phenotypes with the same O_c share one Q_c and R_c (assoc's columns of one phenotype and
+ * fold, one per h²: a basis per column made step 1's memory grow with the h² grid). */
 typedef struct {
     int64_t n, nphen;
     int p;        /* 1 + covariates */
     int *r;       /* columns kept, per phenotype */
     int *kept;    /* kept[c·p + l], l < r[c]: the design column of Q_c's column l */
-    double *Q;    /* Q_c at Q + c·n·p */
-    double *R;    /* R_c at R + c·p·p */
+    int64_t *basis; /* per phenotype: its basis, Q_c at Q + basis[c]·n·p (tg_fixed_q) */
+    int64_t nbasis; /* distinct O_c */
+    double *Q;
+    double *R;
     int64_t *nobs; /* |O_c| */
 } tg_fixed;
+
+/** Q_c and R_c of phenotype c. */
+static inline const double *tg_fixed_q(const tg_fixed *f, int64_t c) {
+    return f->Q + f->basis[c] * f->n * f->p;
+}
+static inline const double *tg_fixed_r(const tg_fixed *f, int64_t c) {
+    return f->R + f->basis[c] * f->p * f->p;
+}
 
 /** Gram–Schmidt (twice, in order) over the rows where @p y (NULL: every row) and every covariate
  * are observed: Q (n × r, ld ldq), R (r × r upper, ld ldr), kept[0..r) the design columns kept,

@@ -381,15 +381,16 @@ static tg_status fit(const assoc_opts *o, rr_data *d, const int *binary, tg_log 
     ao.ncovar = d->cv.n_cols;
     ao.names = (const char *const *)d->names;
     ao.binary = binary;
-    /* the peak: the genotypes (0.4 bytes a call), then per step 1 column 4 + p sample
-     * vectors (the phenotype copies, CG's, the fixed-effects basis) and 8 SNP vectors, or in
+    /* the peak: the genotypes (0.4 bytes a call), then per step 1 column 4 sample vectors
+     * (the phenotype copies, CG's) and 8 SNP vectors, and per phenotype and fold (the columns
+     * of its h² share them) a fixed-effects basis of p sample vectors, or in
      * step 2 the LOCO predictions and one phenotype's products (per fold and chromosome;
      * a case/control one's C(1 + p) columns and its weights per chromosome) */
     const double n = (double)d->bed.n_samples, m = (double)d->bed.n_snps, k = d->k,
                  K = o->nh2 ? (double)o->folds : 1, C = count_chroms(&d->bed),
                  p = 1 + d->cv.n_cols, cols = k * o->nh2 * K, mib = 1048576,
                  w2 = bin ? C * (2 + p) : C + p;
-    const double gb = 0.4 * n * m, s1 = 8 * cols * (n * (4 + p) + 8 * m),
+    const double gb = 0.4 * n * m, s1 = 8 * (cols * (4 * n + 8 * m) + k * K * n * p),
                  s2 = 8 * (n * C * k + (n + m) * (K * C + w2) + m * k * (K + 1)),
                  vb = s1 > s2 ? s1 : s2;
     char terms[128];
