@@ -599,6 +599,17 @@ static tg_status loco_products(const job *J, int64_t t, double *bl, double *zb, 
     return st;
 }
 
+/* SNP j's entry `at` from the score U and its information G of the scaled genotypes (s_j =
+ * √(2p_j(1 − p_j)): in allele units s_jU and s_j²G) and the residual variance s2 (1 for the
+ * logistic test): BETA = U/G, SE = √(s2/G), CHISQ = U²/(s2·G), in allele units. */
+static void put_test(tg_assoc_result *r, int64_t at, double p, double U, double G, double s2) {
+    const double sj = sqrt(2 * p * (1 - p));
+    r->beta[at] = U / (sj * G);
+    r->se[at] = sqrt(s2 / G) / sj;
+    r->chisq[at] = U * U / (s2 * G);
+    r->log10p[at] = r->chisq[at] > 0 ? -tg_chi2_log10_sf(r->chisq[at], 1) : 0;
+}
+
 /* The tests of phenotype t from s = Zᵀ·[r_1 … r_C, Q_t past the intercept] and the counts'
  * part of G (jac). */
 static void tests(const job *J, int64_t t, const double *s, const double *jac) {
@@ -614,12 +625,7 @@ static void tests(const job *J, int64_t t, const double *s, const double *jac) {
         /* a SNP constant on O_t, or in the span of the covariates there: nothing to test
          * (scaled, G is about n_t for a SNP that varies) */
         if (!tg_geno_polymorphic(p[j]) || !(G > 1e-8 * (double)r->nobs[t])) continue;
-        const double sj = sqrt(2 * p[j] * (1 - p[j])), U = s[j + c * m],
-                     s2 = r->sigma2[c + C * t];
-        r->beta[at] = U / (sj * G);
-        r->se[at] = sqrt(s2 / G) / sj;
-        r->chisq[at] = U * U / (s2 * G);
-        r->log10p[at] = r->chisq[at] > 0 ? -tg_chi2_log10_sf(r->chisq[at], 1) : 0;
+        put_test(r, at, p[j], s[j + c * m], G, r->sigma2[c + C * t]);
     }
 }
 
@@ -641,11 +647,7 @@ static void binary_tests(const job *J, int64_t t, const double *s, const double 
         r->beta[at] = r->se[at] = r->chisq[at] = r->log10p[at] = NAN;
         /* constant on O_t or in the covariates' span: V cancels down to rounding */
         if (!tg_geno_polymorphic(p[j]) || !(V > 1e-8 * d[j])) continue;
-        const double sj = sqrt(2 * p[j] * (1 - p[j])), U = s[j + c * m];
-        r->beta[at] = U / (sj * V);
-        r->se[at] = 1 / (sj * sqrt(V));
-        r->chisq[at] = U * U / V;
-        r->log10p[at] = r->chisq[at] > 0 ? -tg_chi2_log10_sf(r->chisq[at], 1) : 0;
+        put_test(r, at, p[j], s[j + c * m], V, 1);
     }
 }
 
