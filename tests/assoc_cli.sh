@@ -29,6 +29,20 @@
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/tap.sh"
 assoc() { "$TG_BIN" assoc --quiet --ncpu 1 "$@" 2>assoc.err; }
+# planted TRUTH TESTS: of simulate's TRUTH (.truth.tsv) and assoc's TESTS (.assoc.tsv), the
+# strong planted SNPs (variance share >= 0.04) in strong.txt, the hits at P < 5e-8 in hits.txt;
+# sets missed (strong, not hit), false (hit, not planted) and gc (the null SNPs' lambda_GC)
+planted() {
+    awk -F'\t' '$2 == "additive" && $4 * $4 >= 0.04 { print $3 }' "$1" | sort >strong.txt
+    awk -F'\t' '$2 == "additive" { print $3 }' "$1" | sort >planted.txt
+    awk -F'\t' 'NR > 1 && $12 > -log(5e-8) / log(10) { print $3 }' "$2" | sort >hits.txt
+    missed=$(comm -23 strong.txt hits.txt | wc -l)
+    false=$(comm -13 planted.txt hits.txt | wc -l)
+    gc=$(awk -F'\t' 'NR == FNR { planted[$1] = 1; next } FNR > 1 && !($3 in planted) &&
+            $11 != "NA" { print $11 }' planted.txt "$2" | sort -g |
+        awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+            printf "%.4f", m / 0.4549364 }')
+}
 
 "$TG_BIN" simulate --quiet --out ds --trait qt --n-pheno 2 --n-samples 600 --n-snps 300 \
     --additive 5 --h2 0.5 --missing 0 --seed 7 2>/dev/null ||
@@ -69,15 +83,7 @@ done
     --h2 0.5 --seed 11 2>/dev/null
 assoc --bfile big --pheno big.pheno --out lo
 rc=$?
-awk -F'\t' '$2 == "additive" && $4 * $4 >= 0.04 { print $3 }' big.truth.tsv | sort >strong.txt
-awk -F'\t' '$2 == "additive" { print $3 }' big.truth.tsv | sort >planted.txt
-awk -F'\t' 'NR > 1 && $12 > -log(5e-8) / log(10) { print $3 }' lo.PHENO1.assoc.tsv | sort >hits.txt
-missed=$(comm -23 strong.txt hits.txt | wc -l)
-false=$(comm -13 planted.txt hits.txt | wc -l)
-gc=$(awk -F'\t' 'NR == FNR { planted[$1] = 1; next } FNR > 1 && !($3 in planted) && $11 != "NA" {
-        print $11 }' planted.txt lo.PHENO1.assoc.tsv | sort -g |
-    awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-        printf "%.4f", m / 0.4549364 }')
+planted big.truth.tsv lo.PHENO1.assoc.tsv
 [ $rc -eq 0 ] && [ "$(wc -l <strong.txt)" -ge 3 ] && [ "$missed" -eq 0 ]
 report $? "LOCO: the $(wc -l <strong.txt) planted SNPs with a variance share >= 0.04 reach \
 P < 5e-8 ($missed missed; $(wc -l <hits.txt) hits in all)" assoc.err
@@ -161,16 +167,7 @@ it as alone; the log names the coding, cases and controls" assoc.err
     --additive 10 --h2 0.5 --seed 11 2>/dev/null
 assoc --bfile bigc --pheno bigc.pheno --out lc
 rc=$?
-awk -F'\t' '$2 == "additive" && $4 * $4 >= 0.04 { print $3 }' bigc.truth.tsv | sort >strong.txt
-awk -F'\t' '$2 == "additive" { print $3 }' bigc.truth.tsv | sort >planted.txt
-awk -F'\t' 'NR > 1 && $12 > -log(5e-8) / log(10) { print $3 }' lc.PHENO1.assoc.tsv |
-    sort >hits.txt
-missed=$(comm -23 strong.txt hits.txt | wc -l)
-false=$(comm -13 planted.txt hits.txt | wc -l)
-gc=$(awk -F'\t' 'NR == FNR { planted[$1] = 1; next } FNR > 1 && !($3 in planted) && $11 != "NA" {
-        print $11 }' planted.txt lc.PHENO1.assoc.tsv | sort -g |
-    awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-        printf "%.4f", m / 0.4549364 }')
+planted bigc.truth.tsv lc.PHENO1.assoc.tsv
 [ $rc -eq 0 ] && [ "$(wc -l <strong.txt)" -ge 3 ] && [ "$missed" -eq 0 ] && [ "$false" -eq 0 ]
 report $? "case/control, LOCO: the $(wc -l <strong.txt) planted SNPs with a liability \
 variance share >= 0.04 reach P < 5e-8 ($missed missed), no null SNP does ($false do)" assoc.err
