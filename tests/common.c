@@ -125,3 +125,14 @@ char *fmt_str(const char *fmt, ...) {
     va_end(ap);
     return strdup(buf);
 }
+
+int gpu_count(void) {
+    tg_runtime_opts o = tg_runtime_defaults();
+    tg_error err = {0};
+    int n = 0;
+    if (tg_have_cuda() && tg_runtime_start(&o, &err) == TG_OK) {
+        n = tg_runtime_ngpu();
+        tg_runtime_stop();
+    }
+    return n;
+}

@@ -42,6 +42,9 @@ double fro(const double *x, size_t n);
 double fro_diff(const double *x, const double *y, size_t n);
 /** qsort comparison of doubles, ascending. */
 int cmp_double(const void *a, const void *b);
+/** The CUDA workers the runtime starts with its defaults (started and stopped here; 0 in a
+ * build without CUDA or when it does not start): whether a test's GPU-only pass can run. */
+int gpu_count(void);
 /** A tiled copy (mb × nb tiles, owners on the runtime's grid) of the m × n column-major array
  * @p a (leading dimension m); bails out of the TAP run when it cannot be made. */
 tg_matrix *tiled(const double *a, int64_t m, int64_t n, int mb, int nb, tg_shape shape, tg_prec p);

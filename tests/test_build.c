@@ -415,11 +415,7 @@ int main(void) {
 
     /* the CUDA workers alone, when there are any */
     o = tg_runtime_defaults();
-    int ngpu = 0;
-    if (tg_have_cuda() && tg_runtime_start(&o, &err) == TG_OK) {
-        ngpu = tg_runtime_ngpu();
-        tg_runtime_stop();
-    }
+    const int ngpu = gpu_count();
     if (ngpu > 0) {
         o.ncpu = 0;
         pass = "GPU only";

@@ -260,11 +260,7 @@ int main(void) {
     tg_runtime_stop();
     /* the CUDA workers alone, when there are any */
     ro = tg_runtime_defaults();
-    int ngpu = 0;
-    if (tg_have_cuda() && tg_runtime_start(&ro, &err) == TG_OK) {
-        ngpu = tg_runtime_ngpu();
-        tg_runtime_stop();
-    }
+    const int ngpu = gpu_count();
     if (ngpu > 0) {
         ro.ncpu = 0;
         if (ok(tg_runtime_start(&ro, &err) == TG_OK, "restart with CUDA workers only %s",
