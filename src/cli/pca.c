@@ -111,6 +111,23 @@ static tg_status check_memory(const tg_pca_opts *po, const tg_cli_common *c, con
     return st;
 }
 
+/* The log's account of the SNPs: @p dropped off the autosomes, @p left kept, @p zero of them
+ * monomorphic or all-missing; an error naming the fileset when every one is. */
+static tg_status log_snps(const tg_bed *bed, int64_t dropped, int64_t left, int64_t zero,
+                          tg_log *log, tg_error *err) {
+    if (dropped)
+        tg_log_printf(log, "%lld variants not on chromosomes 1-22 left out (as plink2 --pca "
+                      "does); %lld left", (long long)dropped, (long long)left);
+    if (zero == left)
+        return tg_error_set(err, TG_ERR_ARG, "%s: every one of the %lld autosomal variants is "
+                            "monomorphic or all-missing: no PC to find", bed->prefix,
+                            (long long)left);
+    if (zero)
+        tg_log_printf(log, "%lld monomorphic or all-missing SNP(s) contribute 0 (still counted "
+                      "in m, as plink2 counts them)", (long long)zero);
+    return TG_OK;
+}
+
 /* Exact PCA on one rank: K's lower triangle from the GRM's tiles over the autosomes
  * (standardised, mean-imputed: tg_pca's K), then tg_pca_eig. */
 static tg_status exact_tiles(const tg_bed *bed, int k, double *vec, double *val, tg_log *log,
@@ -121,9 +138,6 @@ static tg_status exact_tiles(const tg_bed *bed, int k, double *vec, double *val,
     tg_grm_info info = {0};
     tg_status st = tg_pca_snps(bed, &snps, &m, &dropped, err);
     if (st) return st;
-    if (dropped)
-        tg_log_printf(log, "%lld variants not on chromosomes 1-22 left out (as plink2 --pca "
-                      "does); %lld left", (long long)dropped, (long long)m);
     if (!(K = tg_malloc_n(n, n, sizeof *K, err))) {
         free(snps);
         return TG_ERR_NOMEM;
@@ -133,12 +147,7 @@ static tg_status exact_tiles(const tg_bed *bed, int k, double *vec, double *val,
     double t0 = tg_now();
     st = tg_grm_lower(bed, &o, K, n, &info, err);
     double tk = tg_now() - t0;
-    if (!st && !info.used)
-        st = tg_error_set(err, TG_ERR_ARG, "%s: every one of the %lld autosomal variants is "
-                          "monomorphic or all-missing: no PC to find", bed->prefix, (long long)m);
-    if (!st && info.used < info.m)
-        tg_log_printf(log, "%lld monomorphic or all-missing SNP(s) contribute 0 (still counted "
-                      "in m, as plink2 counts them)", (long long)(info.m - info.used));
+    if (!st) st = log_snps(bed, dropped, m, info.m - info.used, log, err);
     t0 = tg_now();
     if (!st) st = tg_pca_eig(K, n, k, vec, val, err);
     if (!st)
@@ -159,16 +168,7 @@ static tg_status products(const tg_pca_opts *po, const tg_bed *bed, double *vec,
     double t0 = tg_now();
     tg_status st = tg_pca_geno(bed, &geno, &dropped, err);
     if (st) return st;
-    if (dropped)
-        tg_log_printf(log, "%lld variants not on chromosomes 1-22 left out (as plink2 --pca "
-                      "does); %lld left", (long long)dropped, (long long)tg_geno_m(geno));
-    if (tg_geno_excluded(geno) == tg_geno_m(geno))
-        st = tg_error_set(err, TG_ERR_ARG, "%s: every one of the %lld autosomal variants is "
-                          "monomorphic or all-missing: no PC to find", bed->prefix,
-                          (long long)tg_geno_m(geno));
-    if (!st && tg_geno_excluded(geno))
-        tg_log_printf(log, "%lld monomorphic or all-missing SNP(s) contribute 0 (still counted "
-                      "in m, as plink2 counts them)", (long long)tg_geno_excluded(geno));
+    st = log_snps(bed, dropped, tg_geno_m(geno), tg_geno_excluded(geno), log, err);
     if (!st) tg_log_printf(log, "read and prepared genotypes: %.3f s", tg_now() - t0);
     if (!st) st = tg_pca(geno, po, vec, val, &rep, err);
     if (!st && rep.approx)
