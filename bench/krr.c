@@ -11,7 +11,8 @@
  *    compared with dpotrf).
  * Each phase prints its time, rate, the GPU memory in use after it, the share of the phase
  * the GPU workers spent executing tasks and the GiB moved host → GPUs, GPUs → host and between
- * GPUs (StarPU's profiling). Every kernel is first run once on
+ * GPUs (StarPU's profiling); under mpiexec, the last line is the bytes sent between the ranks
+ * (StarPU-MPI's counts). Every kernel is first run once on
  * 4 tile rows (module loading and cuBLAS's algorithm choice are one-time costs, printed apart).
  * usage: bench/krr [--n N] [--snps S] [--nb NB] [--gamma G] [--alpha A] [--maps LIST]
  *                  [--no-ceiling] [--free-gram] [--cpu] [--ncpu N] [--no-homes]
@@ -396,14 +397,18 @@ int main(int argc, char **argv) {
             snprintf(title, sizeof title, "bench/krr N %lld, %d GPU%s%s, build + %s", (long long)n,
                      tg_runtime_ngpu(), tg_runtime_ngpu() == 1 ? "" : "s",
                      tg_runtime_homes() ? " (homes)" : "", all_maps[m].name);
-            snprintf(path, sizeof path, "%s.trace.tsv", trace);
+            char who[32] = ""; /* under mpiexec each rank traces its own tasks */
+            if (tg_runtime_nranks() > 1) snprintf(who, sizeof who, ".rank%d", tg_runtime_rank());
+            snprintf(path, sizeof path, "%s%s.trace.tsv", trace, who);
             if (tg_trace_tsv(path, rec, nrec, &err)) die("--trace", &err);
-            snprintf(path, sizeof path, "%s.gantt.png", trace);
+            snprintf(path, sizeof path, "%s%s.gantt.png", trace, who);
             if (tg_trace_gantt(path, rec, nrec, title, &err)) die("--trace", &err);
             free(rec);
             trace = NULL;
         }
     }
+    char comm[1024]; /* a collective: every rank asks, rank 0 prints */
+    if (tg_runtime_describe_comm(comm, sizeof comm) && tg_runtime_rank() == 0) printf("# %s\n", comm);
     tg_matrix_destroy(K);
     if (C) tg_matrix_destroy(C);
     tg_kgeno_free(g);
