@@ -1,6 +1,6 @@
 /* tg_parallel_for: every chunk runs exactly once, for loop sizes around the thread count and
  * over thousands of loops (the pool is reused), from two threads at once and nested; the hooks
- * run once per parallel loop; and with the runtime started, its idle workers use no CPU time
+ * run once per parallel loop; a cap keeps a loop to its threads; and with the runtime started, its idle workers use no CPU time
  * while a host loop runs (StarPU 1.3's idle workers spin unless paused). */
 #include <pthread.h>
 #include <stdint.h>
@@ -54,6 +54,24 @@ static void nap(void *ctx, int64_t c) {
     usleep(100000);
 }
 
+typedef struct {
+    pthread_t caller;
+    int others; /* chunks run on another thread than the caller */
+} where;
+
+static void napped_where(void *ctx, int64_t c) {
+    where *w = ctx;
+    (void)c;
+    usleep(20000); /* long enough for every pool thread to take a chunk */
+    if (!pthread_equal(pthread_self(), w->caller)) __atomic_fetch_add(&w->others, 1, __ATOMIC_RELAXED);
+}
+
+static int chunks_elsewhere(void) {
+    where w = {pthread_self(), 0};
+    tg_parallel_for(8, napped_where, &w);
+    return w.others;
+}
+
 static double cpu_seconds(void) {
     struct rusage u;
     getrusage(RUSAGE_SELF, &u);
@@ -62,7 +80,7 @@ static double cpu_seconds(void) {
 }
 
 int main(void) {
-    tap_plan(8);
+    tap_plan(10);
     const int64_t sizes[] = {0, 1, 2, 3, 7, 16, 17, 1000, 100003};
     int good = 1;
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) good &= once_each(sizes[i]);
@@ -86,6 +104,18 @@ int main(void) {
     pthread_join(t1, NULL);
     pthread_join(t2, NULL);
     ok(g1 && g2, "two threads running 300 loops each at once: each chunk once");
+
+    const int all = tg_parallel_threads();
+    tg_parallel_cap(1);
+    int elsewhere = chunks_elsewhere();
+    ok(tg_parallel_threads() == 1 && elsewhere == 0 && once_each(1000),
+       "capped at 1 thread: %d threads, %d of 8 chunks on another thread than the caller",
+       tg_parallel_threads(), elsewhere);
+    tg_parallel_cap(0);
+    elsewhere = chunks_elsewhere();
+    ok(tg_parallel_threads() == all && (all == 1 || elsewhere > 0),
+       "the cap lifted: %d threads (%d before the cap), %d of 8 chunks on the pool's threads",
+       tg_parallel_threads(), all, elsewhere);
 
     tg_parallel_hooks(on_enter, on_leave);
     once_each(0), once_each(1), once_each(5), once_each(100);

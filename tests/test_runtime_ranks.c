@@ -8,11 +8,14 @@
  * start (docs/DESIGN-NOTES.md): under MPI_THREAD_SERIALIZED UCX aborted this program on 2
  * ranks in 20 runs of 20 (2 cores), in under a second; it takes 2 s with MULTIPLE.
  * Ranks started unbound on one node (mpiexec's default) bind their CPU workers to distinct
- * cores while there are enough cores for one each (tg_node_query). */
+ * cores while there are enough cores for one each (tg_node_query), and their host loops share
+ * the node's CPUs instead of each running a thread on every one. */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <hwloc.h>
 
+#include "base/parallel.h"
 #include "runtime/runtime.h"
 #include "tap.h"
 
@@ -20,6 +23,7 @@ enum { ROUNDS = 24, LEN = 256 * 256 };
 
 int main(void) {
     tg_error err;
+    (void)tg_parallel_threads(); /* the pool starts first, as in the commands that read input */
     tg_runtime_opts o = tg_runtime_defaults();
     o.ncpu = 1;
     if (tg_runtime_start(&o, &err)) {
@@ -27,7 +31,7 @@ int main(void) {
         return 1;
     }
     const int rank = tg_runtime_rank(), nr = tg_runtime_nranks();
-    tap_plan(4);
+    tap_plan(5);
     diag("rank %d of %d", rank, nr);
 #ifdef TG_USE_MPI
     int level;
@@ -87,6 +91,12 @@ int main(void) {
 #else
     ok(1, "no MPI in this build");
 #endif
+    int threads = tg_parallel_threads(), sum = threads, ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+#ifdef TG_USE_MPI
+    MPI_Allreduce(&threads, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+#endif
+    ok(sum <= (nr > ncpu ? nr : ncpu), "%d ranks on %d CPUs: %d host-loop threads in all (rank "
+       "%d: %d)", nr, ncpu, sum, rank, threads);
     tg_runtime_stop();
     return tap_done();
 }

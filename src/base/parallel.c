@@ -13,16 +13,18 @@ static struct {
     pthread_mutex_t m;    /* guards what follows */
     pthread_cond_t start, done;
     int nth;           /* threads in the pool, the caller not counted */
+    int active;        /* of them, those that run the loops (tg_parallel_cap) */
     unsigned long gen; /* loops started: a thread runs each new one once */
     int busy;          /* pool threads still inside the current loop */
     void (*fn)(void *, int64_t);
     void *ctx;
     int64_t n, next;
-} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-          PTHREAD_COND_INITIALIZER};
+} pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .m = PTHREAD_MUTEX_INITIALIZER,
+          .start = PTHREAD_COND_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
 static __thread int in_loop; /* this thread runs a loop's chunk: nested loops run serially */
 static void (*hook_enter)(void), (*hook_leave)(void);
+static int cap; /* tg_parallel_cap's threads, 0: no cap */
 
 static void run_chunks(void) {
     in_loop = 1;
@@ -35,12 +37,13 @@ static void run_chunks(void) {
 }
 
 static void *pool_thread(void *arg) {
-    (void)arg;
+    const int index = (int)(intptr_t)arg;
     unsigned long seen = 0;
     pthread_mutex_lock(&pool.m);
     for (;;) {
         while (pool.gen == seen) pthread_cond_wait(&pool.start, &pool.m);
         seen = pool.gen;
+        if (index >= pool.active) continue; /* capped out: sleeps through the loop */
         pthread_mutex_unlock(&pool.m);
         run_chunks();
         pthread_mutex_lock(&pool.m);
@@ -60,13 +63,29 @@ static void pool_init(void) {
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
     pthread_t t;
     /* threads that could not start leave the work to those that did, or to the caller */
-    while (pool.nth < want && !pthread_create(&t, &at, pool_thread, NULL)) pool.nth++;
+    while (pool.nth < want && !pthread_create(&t, &at, pool_thread, (void *)(intptr_t)pool.nth))
+        pool.nth++;
     pthread_attr_destroy(&at);
+    pthread_mutex_lock(&pool.m);
+    pool.active = cap > 0 && cap - 1 < pool.nth ? cap - 1 : pool.nth;
+    pthread_mutex_unlock(&pool.m);
+}
+
+void tg_parallel_cap(int nthreads) {
+    pthread_mutex_lock(&pool.lock); /* not during a loop */
+    pthread_mutex_lock(&pool.m);
+    cap = nthreads;
+    pool.active = cap > 0 && cap - 1 < pool.nth ? cap - 1 : pool.nth; /* pool_init redoes it */
+    pthread_mutex_unlock(&pool.m);
+    pthread_mutex_unlock(&pool.lock);
 }
 
 int tg_parallel_threads(void) {
     pthread_once(&pool_once, pool_init);
-    return pool.nth + 1;
+    pthread_mutex_lock(&pool.m);
+    int n = pool.active + 1;
+    pthread_mutex_unlock(&pool.m);
+    return n;
 }
 
 void tg_parallel_hooks(void (*enter)(void), void (*leave)(void)) {
@@ -84,7 +103,7 @@ void tg_parallel_for(int64_t n, void (*fn)(void *ctx, int64_t c), void *ctx) {
     if (hook_enter) hook_enter();
     pthread_mutex_lock(&pool.m);
     pool.fn = fn, pool.ctx = ctx, pool.n = n, pool.next = 0;
-    pool.busy = pool.nth;
+    pool.busy = pool.active;
     pool.gen++;
     pthread_cond_broadcast(&pool.start);
     pthread_mutex_unlock(&pool.m);

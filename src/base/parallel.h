@@ -10,6 +10,9 @@
 void tg_parallel_for(int64_t n, void (*fn)(void *ctx, int64_t c), void *ctx);
 /** The threads tg_parallel_for runs a loop on (the caller included; starts the pool). */
 int tg_parallel_threads(void);
+/** At most @p nthreads threads (the caller included) run each later loop; 0 lifts the cap. The
+ * runtime sets it to a rank's share of the cores when ranks share a node's CPUs. */
+void tg_parallel_cap(int nthreads);
 /** Functions run before and after every loop of more than one chunk (NULL: none). The runtime
  * sets them to pause its workers: StarPU 1.3's idle workers spin, and would hold the cores the
  * loop's threads need (on the H100 node, 14 spinning workers made tg_geno_from_int8 1.55× and

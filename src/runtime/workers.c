@@ -7,6 +7,7 @@
 
 #include "base/cpus.h"
 #include "base/hash.h"
+#include "base/parallel.h"
 #include "runtime/internal.h"
 
 /* Where StarPU may bind its threads, from the CPUs this process may use (tg_cpus_get): StarPU
@@ -73,6 +74,8 @@ tg_status tg_workers_place(tg_runtime_opts *o, const tg_node *node, int ngpu, tg
         for (int i = 0; i < count; i++) pu[i] = pu[first + i];
         c.usable = places = count;
     }
+    /* the host loops too: 4 ranks on 64 cores ran 4 × 64 threads */
+    tg_parallel_cap(node->nranks > 1 && node->same_cpus ? places : 0);
     /* without GPUs one worker at least, even on a rank's only core beside StarPU-MPI's thread */
     int others = ngpu + (tg_runtime_nranks() > 1), most = places > others ? places - others : !ngpu;
     if (o->ncpu > most) {
