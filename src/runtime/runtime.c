@@ -15,6 +15,7 @@ static struct {
     int started;
     char sched[64];
     char models[1024]; /* where the performance models came from (tg_perfmodels_seed) */
+    int node_ranks;    /* ranks on this rank's node */
 } rt;
 
 int tg_have_cuda(void) {
@@ -134,6 +135,7 @@ tg_status tg_runtime_open(const tg_runtime_opts *opts, const tg_sched_buckets *b
                             o.ngpu);
     if (ret) return tg_error_set(err, TG_ERR_RUNTIME, "StarPU failed to start: %s", strerror(-ret));
     rt.started = 1;
+    rt.node_ranks = node.nranks;
     tg_mpi_started(o.grid_p, o.grid_q);
     tg_cuda_handles_create();
     tg_homes_start(o.tile_homes);
@@ -201,6 +203,11 @@ void tg_runtime_describe(char *buf, size_t len) {
     if (l < len && *gpu_cpus) l += (size_t)snprintf(buf + l, len - l, " driven%s", gpu_cpus);
     if (l < len && tg_runtime_homes())
         l += (size_t)snprintf(buf + l, len - l, ", each tile's tasks on its home GPU");
+    /* measured on 4 H200s (docs/PERFORMANCE.md): KRR on 4 ranks 29× slower than on 1 */
+    if (l < len && rt.node_ranks > 1 && tg_runtime_ngpu() > 0)
+        l += (size_t)snprintf(buf + l, len - l, "; %d ranks share this node: tiles between "
+                              "its GPUs go through host memory and MPI (one rank per node, "
+                              "driving all its GPUs, is faster)", rt.node_ranks);
     if (l < len)
         l += (size_t)snprintf(buf + l, len - l, "; host loops on %d thread%s",
                               tg_parallel_threads(), tg_parallel_threads() == 1 ? "" : "s");
