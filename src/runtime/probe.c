@@ -52,7 +52,7 @@ static struct {
     int off;              /* TILEGWAS_PROBE=off */
     int probed;           /* codelet kinds probed since the runtime started */
     double seconds;       /* spent probing */
-    char said[1024];      /* the priors set, for the log */
+    char said[2048];      /* the priors set, for the log */
 } pr = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 void tg_probe_register(struct starpu_codelet *cl, tg_probe_fn fn, struct starpu_codelet *like) {
@@ -354,9 +354,11 @@ void tg_models_ensure(const struct starpu_task *task) {
     /* one kind: it runs every task whatever its model says, and StarPU calibrates it */
     struct entry *src = e->fn ? e : find(e->like);
     if (n >= 2 && missing && src) {
-        double us[MAX_KINDS], w0[MAX_KINDS], t[MAX_KINDS], ref = 0, best = INFINITY;
+        double us[MAX_KINDS], w0[MAX_KINDS], t[MAX_KINDS], ms[MAX_KINDS], ref = 0, best = INFINITY;
         for (int i = 0; i < n; i++) {
+            double t0 = starpu_timing_now();
             us[i] = ready[i] ? 0 : rate_of(src, &k[i], src == e ? task : NULL, &w0[i]);
+            ms[i] = (starpu_timing_now() - t0) * 1e-3; /* the log says where a first run's time went */
             if (us[i] > 0 && w0[i] > ref) ref = w0[i];
         }
         /* which kind is fastest, at the work of the largest probe (none measured: no prior to
@@ -372,8 +374,8 @@ void tg_models_ensure(const struct starpu_task *task) {
             char arch[64];
             starpu_perfmodel_get_arch_name(k[i].arch, arch, sizeof arch, k[i].impl);
             size_t l = strlen(pr.said);
-            snprintf(pr.said + l, sizeof pr.said - l, " %s %s %.3g", cl->model->symbol, arch,
-                     a * 1e6);
+            snprintf(pr.said + l, sizeof pr.said - l, " %s %s %.3g (%.0f ms)", cl->model->symbol,
+                     arch, a * 1e6, ms[i]);
         }
     }
     pthread_mutex_unlock(&pr.lock);
