@@ -22,8 +22,8 @@
 /* A probe task's data: host buffers registered with StarPU, released together. */
 struct scratch {
     int n;
-    starpu_data_handle_t h[TG_EPI_MAX_ORDER + 2];
-    void *p[TG_EPI_MAX_ORDER + 2];
+    starpu_data_handle_t h[STARPU_NMAXBUFS];
+    void *p[STARPU_NMAXBUFS];
 };
 
 static void scratch_release(void *arg) {
@@ -59,6 +59,56 @@ static int finish(struct scratch *s, struct starpu_task *t, tg_probe_task *out) 
     return 0;
 }
 
+/* On a GPU, the first task itself on its own inputs (@p like's buffers read, those it writes
+ * replaced by zeroed host buffers of their shape): the transfers and the first call of its
+ * kernels are then the run's own, moved ahead, where a probe on scratch data of that size paid
+ * its own (on the H100 node the epistasis probe's 200 MB of random planes cost 0.12 s, the GRM's
+ * borrowed FP64 GEMM 0.27 s, of first runs of 1.5–1.8 s). One rank only: under MPI a task's
+ * inputs may be another rank's until it runs. 0, or 1 when the task does not lend itself (the
+ * caller makes scratch data), or −1 without memory. */
+static int on_own_inputs(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
+                         const struct starpu_task *like, tg_probe_task *out) {
+    const unsigned nbuf = like ? STARPU_TASK_GET_NBUFFERS(like) : 0;
+    if (type != STARPU_CUDA_WORKER || !like || tg_runtime_nranks() > 1 || level > 0 ||
+        nbuf > STARPU_NMAXBUFS || like->dyn_handles)
+        return 1;
+    struct scratch *s = calloc(1, sizeof *s);
+    if (!s) return -1;
+    struct starpu_data_descr d[STARPU_NMAXBUFS];
+    for (unsigned i = 0; i < nbuf; i++) {
+        starpu_data_handle_t h = STARPU_TASK_GET_HANDLE(like, i);
+        enum starpu_data_access_mode m = STARPU_TASK_GET_MODE(like, i);
+        d[i] = (struct starpu_data_descr){h, m};
+        if (!(m & STARPU_W)) continue;
+        int id = starpu_data_get_interface_id(h);
+        d[i].handle = id == STARPU_MATRIX_INTERFACE_ID
+                          ? scratch_add(s, starpu_matrix_get_nx(h), starpu_matrix_get_ny(h),
+                                        starpu_matrix_get_elemsize(h))
+                      : id == STARPU_VECTOR_INTERFACE_ID
+                          ? scratch_add(s, starpu_vector_get_nx(h), 0, starpu_vector_get_elemsize(h))
+                          : NULL;
+        if (!d[i].handle) {
+            scratch_release(s);
+            return id == STARPU_MATRIX_INTERFACE_ID || id == STARPU_VECTOR_INTERFACE_ID ? -1 : 1;
+        }
+    }
+    void *arg = like->cl_arg_size ? malloc(like->cl_arg_size) : NULL;
+    if (like->cl_arg_size && !arg) {
+        scratch_release(s);
+        return -1;
+    }
+    if (arg) memcpy(arg, like->cl_arg, like->cl_arg_size);
+    struct starpu_task *t = starpu_task_create();
+    t->cl = cl;
+    t->nbuffers = (int)nbuf;
+    for (unsigned i = 0; i < nbuf; i++) t->handles[i] = d[i].handle, t->modes[i] = d[i].mode;
+    t->cl_arg = arg;
+    t->cl_arg_size = like->cl_arg_size;
+    t->cl_arg_free = 1;
+    t->flops = like->flops;
+    return finish(s, t, out);
+}
+
 /* Random bits (xorshift64): planes whose AND-popcounts look like genotypes. */
 static void fill_random(uint64_t *w, size_t n, uint64_t seed) {
     uint64_t x = seed | 1;
@@ -75,6 +125,8 @@ static void fill_random(uint64_t *w, size_t n, uint64_t seed) {
  * round is all per-combination work and its time per unit was 20 times a search's. */
 static int probe_round(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
                        const struct starpu_task *like, tg_probe_task *out) {
+    const int own = on_own_inputs(cl, level, type, like, out);
+    if (own <= 0) return own;
     const int k = (int)(cl - tg_cl_epi_round) + 2, gpu = type == STARPU_CUDA_WORKER;
     static const int gpu_block[] = {1024, 256, 64};
     const struct tg_epi_round_arg *l = like ? like->cl_arg : NULL;
@@ -146,6 +198,8 @@ static size_t like_rows(const struct starpu_task *like, int i, size_t dflt) {
  * 128 rows (at most its rows), a block being a core's tens of milliseconds. */
 static int probe_fivecodes(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
                            const struct starpu_task *like, tg_probe_task *out) {
+    const int own = on_own_inputs(cl, level, type, like, out);
+    if (own <= 0) return own;
     const int trans = cl >= tg_cl_fivecodes[1], fp32 = (int)(cl - tg_cl_fivecodes[trans]);
     const int gpu = type == STARPU_CUDA_WORKER;
     const int64_t real = (int64_t)like_rows(like, 4, 4096), table = (int64_t)like_rows(like, 1, 40960),
@@ -182,6 +236,8 @@ static int probe_fivecodes(struct starpu_codelet *cl, int level, enum starpu_wor
  * of the first task's size (@p like, else 2048), one level; on cores 64·2^level, at most that. */
 static int probe_gemm(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
                       const struct starpu_task *like, tg_probe_task *out) {
+    const int own = on_own_inputs(cl, level, type, like, out);
+    if (own <= 0) return own;
     const tg_prec p = (tg_prec)(cl - tg_cl_gemm);
     const int gpu = type == STARPU_CUDA_WORKER;
     const size_t real = like_rows(like, 2, 2048), nb = gpu ? real : (size_t)64 << level;
@@ -206,6 +262,8 @@ static int probe_gemm(struct starpu_codelet *cl, int level, enum starpu_worker_a
  * and samples; else 8,192 × 2,048): on GPUs that tile, one level; on cores 64·2^level samples. */
 static int probe_gram(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
                       const struct starpu_task *like, tg_probe_task *out) {
+    const int own = on_own_inputs(cl, level, type, like, out);
+    if (own <= 0) return own;
     (void)cl;
     const int gpu = type == STARPU_CUDA_WORKER;
     const size_t k = like_rows(like, 0, 8192),
@@ -225,6 +283,39 @@ static int probe_gram(struct starpu_codelet *cl, int level, enum starpu_worker_a
                   out);
 }
 
+/* A GRM tile (codelets/grm.h) over the first task's SNPs (@p like; else 4,096): on GPUs that
+ * task, one level; on cores panels of 64·2^level samples, at most the task's. */
+static int probe_grm(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
+                     const struct starpu_task *like, tg_probe_task *out) {
+    const int own = on_own_inputs(cl, level, type, like, out);
+    if (own <= 0) return own;
+    const int sym = cl == &tg_cl_grm_sym;
+    const size_t k = like_rows(like, 0, 4096),
+                 real = like ? starpu_matrix_get_ny(STARPU_TASK_GET_HANDLE(like, 0)) : 512,
+                 nb = (size_t)64 << level;
+    if (type == STARPU_CUDA_WORKER || level > 5 || (level && nb / 2 >= real)) return 1;
+    struct scratch *s = calloc(1, sizeof *s);
+    if (!s) return -1;
+    starpu_data_handle_t ei = scratch_add(s, k, nb, 1), ej = sym ? ei : scratch_add(s, k, nb, 1),
+                         v = scratch_add(s, 2 * k, 0, sizeof(double)),
+                         o = scratch_add(s, nb, nb, sizeof(double));
+    if (!ei || !ej || !v || !o) {
+        scratch_release(s);
+        return -1;
+    }
+    memset(s->p[0], 1, k * nb); /* codes x − round(2p) = 1, weights 1: every product counts */
+    if (!sym) memset(s->p[1], 1, k * nb);
+    double *w = s->p[sym ? 1 : 2];
+    for (size_t j = 0; j < k; j++) w[k + j] = 1;
+    const double rows = (double)nb, kk = (double)k;
+    struct starpu_task *t =
+        sym ? starpu_task_build(cl, STARPU_R, ei, STARPU_R, v, STARPU_W, o, STARPU_FLOPS,
+                                kk * rows * (rows + 1), 0)
+            : starpu_task_build(cl, STARPU_R, ei, STARPU_R, ej, STARPU_R, v, STARPU_W, o,
+                                STARPU_FLOPS, 2 * kk * rows * rows, 0);
+    return finish(s, t, out);
+}
+
 void tg_codelets_probes_register(void) {
     for (int k = 0; k < TG_EPI_MAX_ORDER - 1; k++)
         tg_probe_register(&tg_cl_epi_round[k], probe_round, NULL);
@@ -232,9 +323,8 @@ void tg_codelets_probes_register(void) {
         for (int p = 0; p < 2; p++) tg_probe_register(&tg_cl_fivecodes[t][p], probe_fivecodes, NULL);
     tg_probe_register(&tg_cl_gram, probe_gram, NULL);
     tg_probe_register(&tg_cl_gram_sym, NULL, &tg_cl_gram);
-    /* the GRM's FP64 tiles: DGEMM and DSYRK on widened chunks, at FP64 GEMM's rate */
-    tg_probe_register(&tg_cl_grm, NULL, &tg_cl_gemm[TG_FP64]);
-    tg_probe_register(&tg_cl_grm_sym, NULL, &tg_cl_gemm[TG_FP64]);
+    tg_probe_register(&tg_cl_grm, probe_grm, NULL);
+    tg_probe_register(&tg_cl_grm_sym, probe_grm, NULL);
     for (int p = 0; p < TG_NPREC; p++) {
         struct starpu_codelet *g = &tg_cl_gemm[p];
         tg_probe_register(g, probe_gemm, NULL);

@@ -628,6 +628,48 @@ static void check_probe_rounds(int gpu) {
         }
 }
 
+/* On a GPU a probe runs the workload's first task on its own inputs (codelets/probes.c): the
+ * round it builds reads that task's planes and score table, writes a result of its own, and
+ * evaluates the same combinations. The CPU probe's round stands in for the first task. */
+static void check_probe_own_inputs(void) {
+    for (int k = 2; k <= TG_EPI_MAX_ORDER; k++) {
+        struct starpu_codelet *cl = &tg_cl_epi_round[k - 2];
+        tg_probe_fn fn = tg_probe_lookup(cl);
+        tg_probe_task like = {0}, pt = {0};
+        if (!fn || fn(cl, 1, STARPU_CPU_WORKER, NULL, &like)) {
+            ok(0, "order %d: the CPU probe's round, to stand in for a first task", k);
+            continue;
+        }
+        int same = 0, built = !fn(cl, 0, STARPU_CUDA_WORKER, like.task, &pt);
+        uint64_t evaluated = 0;
+        if (built) {
+            for (int i = 0; i < k + 1; i++)
+                same += STARPU_TASK_GET_HANDLE(pt.task, i) == STARPU_TASK_GET_HANDLE(like.task, i);
+            same -= STARPU_TASK_GET_HANDLE(pt.task, k + 1) == STARPU_TASK_GET_HANDLE(like.task, k + 1);
+            pt.task->synchronous = 1;
+            pt.task->destroy = 0;
+            pt.task->where = STARPU_CUDA;
+            if (starpu_task_submit(pt.task) == 0) {
+                starpu_data_handle_t h = STARPU_TASK_GET_HANDLE(pt.task, k + 1);
+                starpu_data_acquire(h, STARPU_R);
+                evaluated = ((const struct tg_epi_result *)starpu_data_get_local_ptr(h))->evaluated;
+                starpu_data_release(h);
+            }
+            pt.release(pt.ctx);
+            starpu_task_destroy(pt.task);
+        }
+        const struct tg_epi_round_arg *a = like.task->cl_arg;
+        double combos = 1;
+        for (int i = 0; i < k; i++) combos *= a->nsnp[i];
+        ok(built && same == k + 1 && (double)evaluated == combos,
+           "order %d: the GPU probe on a first task's inputs reads its %d plane blocks and table "
+           "(%d shared), writes its own result and evaluates its %.0f combinations (%llu)", k, k,
+           same, combos, (unsigned long long)evaluated);
+        like.release(like.ctx);
+        starpu_task_destroy(like.task);
+    }
+}
+
 int main(void) {
     tg_rng r;
     tg_rng_seed(&r, tap_seed());
@@ -646,6 +688,7 @@ int main(void) {
     if (getenv("TG_REQUIRE_GPU")) ok(gpu, "a CUDA worker exists (TG_REQUIRE_GPU is set)");
     check_classes();
     check_probe_rounds(gpu);
+    if (gpu) check_probe_own_inputs();
 
     /* N = 300 (not a multiple of 64 or 256), 20 excluded; M = 37 with B = 8 (5 blocks, the last
      * one partial) for orders 2 and 3, M = 29 for order 4 (B = 8: 4 blocks, the last of 5; and

@@ -278,6 +278,13 @@ static double target_us(enum starpu_worker_archtype type) {
 /* A probe stops growing after this much time on a kind (data making and transfers included). */
 #define PROBE_BUDGET_US 500000.0
 
+/* A kind already this many times slower than another kind measured for the codelet stops
+ * growing once a level's task takes FAR_SLOWER_MIN_US (its rate read clear of timer noise):
+ * how much slower no longer changes where tasks go, and the larger levels were most of a
+ * first run's probe (H100 node: epistasis order 2's cores 202 ms of 323). */
+#define FAR_SLOWER 20.0
+#define FAR_SLOWER_MIN_US 500.0
+
 /* The prior of a kind slower than another that runs the codelet is this many times its probe's
  * time: a probe runs on small data, and a task given to a slow kind on a too optimistic
  * estimate ends the run late (the fast kind has nothing left to do), while one left to the
@@ -285,9 +292,9 @@ static double target_us(enum starpu_worker_archtype type) {
 #define SLOWER_MARGIN 2.0
 
 /* The time per unit of work of @p e on kind @p k (µs), from its largest level run; 0 when the
- * probe fails. */
+ * probe fails. @p fastest: the least time per unit measured on another kind (0: none yet). */
 static double measure(const struct entry *e, struct starpu_codelet *copy, const struct kind *k,
-                      const struct starpu_task *tmpl, double *work0) {
+                      const struct starpu_task *tmpl, double fastest, double *work0) {
     double us = -1, w = 0, best = 0, start = starpu_timing_now();
     *work0 = 0;
     for (int level = 0; level < 12 && starpu_timing_now() - start < PROBE_BUDGET_US; level++) {
@@ -298,6 +305,7 @@ static double measure(const struct entry *e, struct starpu_codelet *copy, const 
         best = us / w;
         *work0 = w;
         if (us >= target_us(k->type)) break;
+        if (fastest > 0 && us >= FAR_SLOWER_MIN_US && best > FAR_SLOWER * fastest) break;
     }
     return us > 0 ? best : 0;
 }
@@ -305,7 +313,7 @@ static double measure(const struct entry *e, struct starpu_codelet *copy, const 
 /* The measured time per unit of work of the entry @p e on kind @p k, probing it once per
  * runtime; 0 when it cannot be measured. */
 static double rate_of(struct entry *e, const struct kind *k, const struct starpu_task *tmpl,
-                      double *work0) {
+                      double fastest, double *work0) {
     for (int i = 0; i < e->nmeasured; i++)
         if (e->comb[i] == k->comb && e->impl[i] == k->impl) return *work0 = e->work[i], e->us_per_work[i];
     if (!e->fn || e->nmeasured == MAX_KINDS) return 0;
@@ -323,7 +331,7 @@ static double rate_of(struct entry *e, const struct kind *k, const struct starpu
     double t0 = starpu_timing_now();
     int prof = starpu_profiling_status_get();
     if (!prof) starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
-    double r = measure(e, &copy, k, tmpl, work0);
+    double r = measure(e, &copy, k, tmpl, fastest, work0);
     if (!prof) starpu_profiling_status_set(STARPU_PROFILING_DISABLE);
     pr.seconds += (starpu_timing_now() - t0) * 1e-6;
     pr.probed++;
@@ -354,13 +362,18 @@ void tg_models_ensure(const struct starpu_task *task) {
     /* one kind: it runs every task whatever its model says, and StarPU calibrates it */
     struct entry *src = e->fn ? e : find(e->like);
     if (n >= 2 && missing && src) {
-        double us[MAX_KINDS], w0[MAX_KINDS], t[MAX_KINDS], ms[MAX_KINDS], ref = 0, best = INFINITY;
-        for (int i = 0; i < n; i++) {
-            double t0 = starpu_timing_now();
-            us[i] = ready[i] ? 0 : rate_of(src, &k[i], src == e ? task : NULL, &w0[i]);
-            ms[i] = (starpu_timing_now() - t0) * 1e-3; /* the log says where a first run's time went */
-            if (us[i] > 0 && w0[i] > ref) ref = w0[i];
-        }
+        double us[MAX_KINDS], w0[MAX_KINDS], t[MAX_KINDS], ms[MAX_KINDS], ref = 0, best = INFINITY,
+               fastest = 0;
+        /* the GPUs first: their rate lets the cores' probe stop early */
+        for (int pass = 0; pass < 2; pass++)
+            for (int i = 0; i < n; i++) {
+                if ((k[i].type == STARPU_CUDA_WORKER) != !pass) continue;
+                double t0 = starpu_timing_now();
+                us[i] = ready[i] ? 0 : rate_of(src, &k[i], src == e ? task : NULL, fastest, &w0[i]);
+                ms[i] = (starpu_timing_now() - t0) * 1e-3; /* the log: where a first run's time went */
+                if (us[i] > 0 && w0[i] > ref) ref = w0[i];
+                if (us[i] > 0 && (!fastest || us[i] < fastest)) fastest = us[i];
+            }
         /* which kind is fastest, at the work of the largest probe (none measured: no prior to
          * set, and a model asked about no work would read the handles a paper task lacks) */
         for (int i = 0; i < n && ref > 0; i++) {
