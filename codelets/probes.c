@@ -283,14 +283,15 @@ static int probe_gram(struct starpu_codelet *cl, int level, enum starpu_worker_a
                   out);
 }
 
-/* A GRM tile (codelets/grm.h) over the first task's SNPs (@p like; else 4,096): on GPUs that
- * task, one level; on cores panels of 64·2^level samples, at most the task's. */
+/* A GRM tile (codelets/grm.h) over the first task's SNPs (@p like), at most 4,096 (the work
+ * is linear in them; a panel of every SNP made the cores' first level 50 ms on the H100 node):
+ * on GPUs that task, one level; on cores panels of 64·2^level samples, at most the task's. */
 static int probe_grm(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
                      const struct starpu_task *like, tg_probe_task *out) {
     const int own = on_own_inputs(cl, level, type, like, out);
     if (own <= 0) return own;
     const int sym = cl == &tg_cl_grm_sym;
-    const size_t k = like_rows(like, 0, 4096),
+    const size_t k = like_rows(like, 0, 4096) < 4096 ? like_rows(like, 0, 4096) : 4096,
                  real = like ? starpu_matrix_get_ny(STARPU_TASK_GET_HANDLE(like, 0)) : 512,
                  nb = (size_t)64 << level;
     if (type == STARPU_CUDA_WORKER || level > 5 || (level && nb / 2 >= real)) return 1;

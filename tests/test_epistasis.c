@@ -630,14 +630,15 @@ static void check_probe_rounds(int gpu) {
 
 /* On a GPU a probe runs the workload's first task on its own inputs (codelets/probes.c): the
  * round it builds reads that task's planes and score table, writes a result of its own, and
- * evaluates the same combinations. The CPU probe's round stands in for the first task. */
+ * evaluates the same combinations. The GPU probe's round on scratch data stands in for the
+ * first task. */
 static void check_probe_own_inputs(void) {
     for (int k = 2; k <= TG_EPI_MAX_ORDER; k++) {
         struct starpu_codelet *cl = &tg_cl_epi_round[k - 2];
         tg_probe_fn fn = tg_probe_lookup(cl);
         tg_probe_task like = {0}, pt = {0};
-        if (!fn || fn(cl, 1, STARPU_CPU_WORKER, NULL, &like)) {
-            ok(0, "order %d: the CPU probe's round, to stand in for a first task", k);
+        if (!fn || fn(cl, 0, STARPU_CUDA_WORKER, NULL, &like)) {
+            ok(0, "order %d: the GPU probe's round, to stand in for a first task", k);
             continue;
         }
         int same = 0, built = !fn(cl, 0, STARPU_CUDA_WORKER, like.task, &pt);
