@@ -667,6 +667,7 @@ static void check_probe_own_inputs(void) {
            "(%d shared), writes its own result and evaluates its %.0f combinations (%llu)", k, k,
            same, combos, (unsigned long long)evaluated);
         like.release(like.ctx);
+        like.task->destroy = 0; /* never submitted */
         starpu_task_destroy(like.task);
     }
 }
