@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cblas.h>
 
@@ -16,7 +17,14 @@ static struct {
     char sched[64];
     char models[1024]; /* where the performance models came from (tg_perfmodels_seed) */
     int node_ranks;    /* ranks on this rank's node */
+    double start_s;    /* tg_runtime_open's time: StarPU's start, its first-run bus benchmark */
 } rt;
+
+static double seconds_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 
 int tg_have_cuda(void) {
 #ifdef TG_USE_CUDA
@@ -55,6 +63,7 @@ static tg_status check_sched(const char *name, tg_error *err) {
 
 tg_status tg_runtime_open(const tg_runtime_opts *opts, const tg_sched_buckets *buckets,
                           tg_error *err) {
+    const double t0 = seconds_now();
     tg_runtime_opts o = opts ? *opts : tg_runtime_defaults();
     if (rt.started) return tg_error_set(err, TG_ERR_RUNTIME, "the runtime is already started");
     if (o.ncpu < -1) return tg_error_set(err, TG_ERR_ARG, "--ncpu %d: must be ≥ 0", o.ncpu);
@@ -142,6 +151,7 @@ tg_status tg_runtime_open(const tg_runtime_opts *opts, const tg_sched_buckets *b
     tg_probe_reset();
     /* host loops pause the workers, whose idle loop spins (running tasks go on) */
     tg_parallel_hooks(starpu_pause, starpu_resume);
+    rt.start_s = seconds_now() - t0;
     return TG_OK;
 }
 
@@ -186,9 +196,10 @@ void tg_runtime_describe(char *buf, size_t len) {
     char on_cpus[600], gpu_cpus[600];
     tg_workers_bound(STARPU_CPU_WORKER, on_cpus, sizeof on_cpus);
     tg_workers_bound(STARPU_CUDA_WORKER, gpu_cpus, sizeof gpu_cpus);
-    size_t l = (size_t)snprintf(buf, len, "StarPU %d.%d.%d, scheduler %s, %d rank%s, %d CPU "
-                                "worker%s%s", STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION,
-                                STARPU_RELEASE_VERSION, rt.sched, tg_runtime_nranks(),
+    size_t l = (size_t)snprintf(buf, len, "StarPU %d.%d.%d (started in %.2f s), scheduler %s, "
+                                "%d rank%s, %d CPU worker%s%s", STARPU_MAJOR_VERSION,
+                                STARPU_MINOR_VERSION, STARPU_RELEASE_VERSION, rt.start_s, rt.sched,
+                                tg_runtime_nranks(),
                                 tg_runtime_nranks() == 1 ? "" : "s", tg_runtime_ncpu(),
                                 tg_runtime_ncpu() == 1 ? "" : "s", on_cpus);
     l += (size_t)snprintf(buf + l, l < len ? len - l : 0, ", %d GPU%s", tg_runtime_ngpu(),
