@@ -408,7 +408,8 @@ int main(int argc, char **argv) {
         }
     }
     char comm[1024]; /* a collective: every rank asks, rank 0 prints */
-    if (tg_runtime_describe_comm(comm, sizeof comm) && tg_runtime_rank() == 0) printf("# %s\n", comm);
+    if (tg_runtime_describe_comm(comm, sizeof comm) && tg_runtime_rank() == 0)
+        printf("# %s\n", comm);
     tg_matrix_destroy(K);
     if (C) tg_matrix_destroy(C);
     tg_kgeno_free(g);

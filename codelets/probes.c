@@ -85,7 +85,8 @@ static int on_own_inputs(struct starpu_codelet *cl, int level, enum starpu_worke
                           ? scratch_add(s, starpu_matrix_get_nx(h), starpu_matrix_get_ny(h),
                                         starpu_matrix_get_elemsize(h))
                       : id == STARPU_VECTOR_INTERFACE_ID
-                          ? scratch_add(s, starpu_vector_get_nx(h), 0, starpu_vector_get_elemsize(h))
+                          ? scratch_add(s, starpu_vector_get_nx(h), 0,
+                                        starpu_vector_get_elemsize(h))
                           : NULL;
         if (!d[i].handle) {
             scratch_release(s);
@@ -264,7 +265,6 @@ static int probe_gram(struct starpu_codelet *cl, int level, enum starpu_worker_a
                       const struct starpu_task *like, tg_probe_task *out) {
     const int own = on_own_inputs(cl, level, type, like, out);
     if (own <= 0) return own;
-    (void)cl;
     const int gpu = type == STARPU_CUDA_WORKER;
     const size_t k = like_rows(like, 0, 8192),
                  real = like ? starpu_matrix_get_ny(STARPU_TASK_GET_HANDLE(like, 0)) : 2048,

@@ -646,7 +646,8 @@ static void check_probe_own_inputs(void) {
         if (built) {
             for (int i = 0; i < k + 1; i++)
                 same += STARPU_TASK_GET_HANDLE(pt.task, i) == STARPU_TASK_GET_HANDLE(like.task, i);
-            same -= STARPU_TASK_GET_HANDLE(pt.task, k + 1) == STARPU_TASK_GET_HANDLE(like.task, k + 1);
+            same -= STARPU_TASK_GET_HANDLE(pt.task, k + 1) ==
+                    STARPU_TASK_GET_HANDLE(like.task, k + 1);
             pt.task->synchronous = 1;
             pt.task->destroy = 0;
             pt.task->where = STARPU_CUDA;

@@ -1,7 +1,8 @@
 /* tg_parallel_for: every chunk runs exactly once, for loop sizes around the thread count and
  * over thousands of loops (the pool is reused), from two threads at once and nested; the hooks
- * run once per parallel loop; a cap keeps a loop to its threads; and with the runtime started, its idle workers use no CPU time
- * while a host loop runs (StarPU 1.3's idle workers spin unless paused). */
+ * run once per parallel loop; a cap keeps a loop to its threads; and with the runtime started,
+ * its idle workers use no CPU time while a host loop runs (StarPU 1.3's idle workers spin
+ * unless paused). */
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
@@ -63,7 +64,8 @@ static void napped_where(void *ctx, int64_t c) {
     where *w = ctx;
     (void)c;
     usleep(20000); /* long enough for every pool thread to take a chunk */
-    if (!pthread_equal(pthread_self(), w->caller)) __atomic_fetch_add(&w->others, 1, __ATOMIC_RELAXED);
+    if (!pthread_equal(pthread_self(), w->caller))
+        __atomic_fetch_add(&w->others, 1, __ATOMIC_RELAXED);
 }
 
 static int chunks_elsewhere(void) {

@@ -368,9 +368,9 @@ void tg_models_ensure(const struct starpu_task *task) {
         for (int pass = 0; pass < 2; pass++)
             for (int i = 0; i < n; i++) {
                 if ((k[i].type == STARPU_CUDA_WORKER) != !pass) continue;
-                double t0 = starpu_timing_now();
+                double t0 = starpu_timing_now(); /* for the log: where first runs' time goes */
                 us[i] = ready[i] ? 0 : rate_of(src, &k[i], src == e ? task : NULL, fastest, &w0[i]);
-                ms[i] = (starpu_timing_now() - t0) * 1e-3; /* the log: where a first run's time went */
+                ms[i] = (starpu_timing_now() - t0) * 1e-3;
                 if (us[i] > 0 && w0[i] > ref) ref = w0[i];
                 if (us[i] > 0 && (!fastest || us[i] < fastest)) fastest = us[i];
             }

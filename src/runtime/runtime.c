@@ -214,7 +214,8 @@ void tg_runtime_describe(char *buf, size_t len) {
     if (l < len && *gpu_cpus) l += (size_t)snprintf(buf + l, len - l, " driven%s", gpu_cpus);
     if (l < len && tg_runtime_homes())
         l += (size_t)snprintf(buf + l, len - l, ", each tile's tasks on its home GPU");
-    /* measured on 4 H200s (docs/PERFORMANCE.md): KRR on 4 ranks 29× slower than on 1 */
+    /* measured on 4 H200s (docs/PERFORMANCE.md): KRR on 4 ranks, one GPU each, 29× slower
+     * than one process on the 4 GPUs */
     if (l < len && rt.node_ranks > 1 && tg_runtime_ngpu() > 0)
         l += (size_t)snprintf(buf + l, len - l, "; %d ranks share this node: tiles between "
                               "its GPUs go through host memory and MPI (one rank per node, "
