@@ -211,34 +211,33 @@ popc_avx512(const uint64_t *p, const uint64_t *b0, const uint64_t *b1, const uin
     out[2] = (uint64_t)_mm512_reduce_add_epi64(cv);
 }
 
-/* Pair counts (the order-2 round): out[((i·ny + j)·P + p)·P + q] = popcount(plane p of x SNP i
- * AND plane q of y SNP j) over nw words, for planes 0 .. P − 1 (P = 2: g0, g1; P = 3: and the
- * valid plane), SNPs `stride` words apart and their planes nw apart (the plane block layout). */
-typedef void pairs_fn(const uint64_t *x, int nx, const uint64_t *y, int ny, int P, int64_t nw,
-                      int64_t stride, int64_t *out);
+/* Counts against runs of SNPs (the innermost SNP of a round, or the second of a pair):
+ * out[(j·nx + i)·Q + q] = popcount(x[i] AND plane q of y SNP j) over nw words, for x planes
+ * x[0 .. nx), planes q < Q (Q = 2: g0, g1; Q = 3: and the valid plane), y SNPs `stride` words
+ * apart and their planes nw apart (the plane block layout). */
+typedef void pairs_fn(const uint64_t *const *x, int nx, const uint64_t *y, int ny, int Q,
+                      int64_t nw, int64_t stride, int64_t *out);
 
-/* Without vector popcount a pair is one popc call per x plane. */
-static void pairs_by(popc_fn *pc, const uint64_t *x, int nx, const uint64_t *y, int ny, int P,
-                     int64_t nw, int64_t stride, int64_t *out) {
+/* Without vector popcount an x plane against a y SNP is one popc call. */
+static void pairs_by(popc_fn *pc, const uint64_t *const *x, int nx, const uint64_t *y, int ny,
+                     int Q, int64_t nw, int64_t stride, int64_t *out) {
     for (int i = 0; i < nx; i++)
         for (int j = 0; j < ny; j++) {
             const uint64_t *yj = y + j * stride;
-            for (int p = 0; p < P; p++) {
-                uint64_t o[3];
-                pc(x + i * stride + p * nw, yj, yj + nw, P == 3 ? yj + 2 * nw : NULL, nw, o);
-                for (int q = 0; q < P; q++) out[((i * ny + j) * P + p) * P + q] = (int64_t)o[q];
-            }
+            uint64_t o[3];
+            pc(x[i], yj, yj + nw, Q == 3 ? yj + 2 * nw : NULL, nw, o);
+            for (int q = 0; q < Q; q++) out[(j * nx + i) * Q + q] = (int64_t)o[q];
         }
 }
 
-static void pairs_scalar(const uint64_t *x, int nx, const uint64_t *y, int ny, int P, int64_t nw,
-                         int64_t stride, int64_t *out) {
-    pairs_by(popc_scalar, x, nx, y, ny, P, nw, stride, out);
+static void pairs_scalar(const uint64_t *const *x, int nx, const uint64_t *y, int ny, int Q,
+                         int64_t nw, int64_t stride, int64_t *out) {
+    pairs_by(popc_scalar, x, nx, y, ny, Q, nw, stride, out);
 }
 
-static void pairs_avx2(const uint64_t *x, int nx, const uint64_t *y, int ny, int P, int64_t nw,
-                       int64_t stride, int64_t *out) {
-    pairs_by(popc_avx2, x, nx, y, ny, P, nw, stride, out);
+static void pairs_avx2(const uint64_t *const *x, int nx, const uint64_t *y, int ny, int Q,
+                       int64_t nw, int64_t stride, int64_t *out) {
+    pairs_by(popc_avx2, x, nx, y, ny, Q, nw, stride, out);
 }
 
 /* Eight accumulators → one vector of their eight sums (lane z = sum of v[z]): a tree of
@@ -260,74 +259,82 @@ __attribute__((target("avx512f"))) static inline __m512i sum8(__m512i v0, __m512
     return lanes2(lanes2(sum2(v0, v1), sum2(v2, v3)), lanes2(sum2(v4, v5), sum2(v6, v7)));
 }
 
-/* A register tile of A x SNPs × B y SNPs (A·B·P² ≤ 24 accumulators, the x planes and one y
- * SNP's planes in registers, of 32): each 8-word step loads (A + B)·P vectors for A·B·P²
- * AND + popcounts, where a pair at a time loads P + P² for P². A, B, P are constants at every
- * call, so the loops unroll into registers. */
-enum { TILE_ACC = 24 };
+/* A register tile of A x planes × B y SNPs × Q planes (A·B·Q ≤ 24 accumulators; the x planes
+ * and one y SNP's planes in registers, of 32): each 8-word step loads A + B·Q vectors for
+ * A·B·Q AND + popcounts, where a plane against a SNP at a time loads 1 + Q for Q. A, B, Q are
+ * constants at every call, so the loops unroll into registers. */
+enum { TILE_ACC = 24, TILE_X = 6 };
 
 __attribute__((target("avx512f,avx512vpopcntdq"))) static inline __attribute__((always_inline)) void
-tile512(const uint64_t *x, const uint64_t *y, int A, int B, int P, int64_t nw, int64_t stride,
-        int ldo, int64_t *out) {
+tile512(const uint64_t *const *x, const uint64_t *y, int A, int B, int Q, int64_t nw,
+        int64_t stride, int ldo, int64_t *out) {
     __m512i acc[TILE_ACC];
 #pragma GCC unroll 24
     for (int z = 0; z < TILE_ACC; z++) acc[z] = _mm512_setzero_si512();
     for (int64_t w = 0; w < nw; w += 8) {
         const __mmask8 m = nw - w >= 8 ? 0xff : 0x0f; /* planes are padded to 4 words */
-        __m512i xv[6];
+        __m512i xv[TILE_X];
 #pragma GCC unroll 6
-        for (int i = 0; i < A * P; i++)
-            xv[i] = _mm512_maskz_loadu_epi64(m, x + (i / P) * stride + (i % P) * nw + w);
+        for (int i = 0; i < A; i++) xv[i] = _mm512_maskz_loadu_epi64(m, x[i] + w);
 #pragma GCC unroll 3
         for (int j = 0; j < B; j++) {
             __m512i yv[3];
 #pragma GCC unroll 3
-            for (int q = 0; q < P; q++)
+            for (int q = 0; q < Q; q++)
                 yv[q] = _mm512_maskz_loadu_epi64(m, y + j * stride + q * nw + w);
 #pragma GCC unroll 6
-            for (int i = 0; i < A * P; i++)
+            for (int i = 0; i < A; i++)
 #pragma GCC unroll 3
-                for (int q = 0; q < P; q++) {
-                    const int z = (((i / P) * B + j) * P + i % P) * P + q;
+                for (int q = 0; q < Q; q++) {
+                    const int z = (i * B + j) * Q + q;
                     acc[z] = _mm512_add_epi64(acc[z],
                                               _mm512_popcnt_epi64(_mm512_and_si512(xv[i], yv[q])));
                 }
         }
     }
-    const int n = A * B * P * P;
+    const int n = A * B * Q;
     int64_t sums[TILE_ACC];
 #pragma GCC unroll 3
     for (int z = 0; z < n; z += 8)
         _mm512_storeu_si512(sums + z, sum8(acc[z], acc[z + 1], acc[z + 2], acc[z + 3], acc[z + 4],
                                            acc[z + 5], acc[z + 6], acc[z + 7]));
 #pragma GCC unroll 24
-    for (int z = 0; z < n; z++) {
-        const int i = z / (B * P * P), j = z / (P * P) % B;
-        out[(i * ldo + j) * P * P + z % (P * P)] = sums[z];
-    }
+    for (int z = 0; z < n; z++) out[(z / Q % B * ldo + z / (B * Q)) * Q + z % Q] = sums[z];
 }
 
+/* Tiles of 4 x planes × 3 y SNPs with 2 planes; with 3, 6 × 1 (a pair's 2 SNPs) or 3 × 2 (3
+ * divides the 9 and 27 prefixes counted with missing calls): 18 accumulators, and more x
+ * planes than y SNPs, whose chunk is read from L2. A last group of fewer x planes repeats one
+ * (its counts are dropped). */
 __attribute__((target("avx512f,avx512vpopcntdq"))) static void
-pairs_avx512(const uint64_t *x, int nx, const uint64_t *y, int ny, int P, int64_t nw,
+pairs_avx512(const uint64_t *const *x, int nx, const uint64_t *y, int ny, int Q, int64_t nw,
              int64_t stride, int64_t *out) {
-#define TILE(a, b, p)                                                                              \
-    tile512(xi, y + j * stride, a, b, p, nw, stride, ny, out + (i * ny + j) * P * P)
-    for (int i = 0; i < nx; i += 2) {
-        const uint64_t *xi = x + i * stride;
-        const int two = nx - i >= 2;
+    const int A = Q == 2 ? 4 : nx % 6 ? 3 : 6;
+    for (int i = 0; i < nx; i += A) {
+        const uint64_t *xi[TILE_X];
+        int64_t part[TILE_X * 3 * 3];
+        const int full = nx - i >= A;
+        for (int a = 0; a < A; a++) xi[a] = x[i + (i + a < nx ? a : 0)];
         for (int j = 0; j < ny;) {
-            const int left = ny - j;
-            if (P == 3)
-                two ? TILE(2, 1, 3) : TILE(1, 1, 3), j++;
-            else if (left >= 3)
-                two ? TILE(2, 3, 2) : TILE(1, 3, 2), j += 3;
-            else if (left == 2)
-                two ? TILE(2, 2, 2) : TILE(1, 2, 2), j += 2;
+            const int b = Q == 3 ? (A == 3 && ny - j >= 2 ? 2 : 1) : ny - j >= 3 ? 3 : ny - j;
+            /* a full group writes its columns of out; a last one writes part, then those */
+            int64_t *o = full ? out + (j * nx + i) * Q : part;
+            const int ldo = full ? nx : A;
+            const uint64_t *yj = y + j * stride;
+            if (Q == 3)
+                A == 6   ? tile512(xi, yj, 6, 1, 3, nw, stride, ldo, o)
+                : b == 2 ? tile512(xi, yj, 3, 2, 3, nw, stride, ldo, o)
+                         : tile512(xi, yj, 3, 1, 3, nw, stride, ldo, o);
             else
-                two ? TILE(2, 1, 2) : TILE(1, 1, 2), j++;
+                b == 3   ? tile512(xi, yj, 4, 3, 2, nw, stride, ldo, o)
+                : b == 2 ? tile512(xi, yj, 4, 2, 2, nw, stride, ldo, o)
+                         : tile512(xi, yj, 4, 1, 2, nw, stride, ldo, o);
+            for (int jj = 0; !full && jj < b; jj++)
+                memcpy(out + ((j + jj) * nx + i) * Q, part + jj * A * Q,
+                       (size_t)((nx - i) * Q) * sizeof *out);
+            j += b;
         }
     }
-#undef TILE
 }
 
 static const struct {
@@ -363,9 +370,9 @@ static int popc_index(void) {
     return popc_current < 0 ? NKERNELS - 1 : popc_current;
 }
 
-void tg_epi_pair_counts(const uint64_t *x, int nx, const uint64_t *y, int ny, int P, int64_t nw,
-                        int64_t stride, int64_t *out) {
-    popc_kernels[popc_index()].pairs(x, nx, y, ny, P, nw, stride, out);
+void tg_epi_pair_counts(const uint64_t *const *x, int nx, const uint64_t *y, int ny, int Q,
+                        int64_t nw, int64_t stride, int64_t *out) {
+    popc_kernels[popc_index()].pairs(x, nx, y, ny, Q, nw, stride, out);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -419,7 +426,7 @@ static const uint64_t *plane(const struct round *r, int j, int c, int64_t s, int
 }
 
 /* Pass mode: only combinations that pass, after the page cursor, counted in `passing`. */
-static void insert_hit(struct round *r, const int64_t *r0, const int64_t *r1, double key) {
+static void keep_hit(struct round *r, const int64_t *r0, const int64_t *r1, double key) {
     struct tg_epi_hit h = {key, {-1, -1, -1, -1}};
     for (int i = 0; i < r->a.order; i++) h.snp[i] = (int32_t)r->S[i];
     if (r->a.pass) {
@@ -434,34 +441,60 @@ static void insert_hit(struct round *r, const int64_t *r0, const int64_t *r1, do
     tg_epi_keep(r->res->hit, &r->res->nhit, r->a.topk, &h);
 }
 
-static void innermost(struct round *r) {
-    const int k = r->a.order, j = k - 1, np = pow3[k - 1];
-    int64_t e[2][81];
-    for (int c = 0; c < 2; c++) {
-        const uint64_t *b0 = plane(r, j, c, r->S[j], 0), *b1 = plane(r, j, c, r->S[j], 1),
-                       *bv = r->a.complete ? NULL : plane(r, j, c, r->S[j], 2);
-        const int64_t sl = r->S[j] - r->a.first[j];
-        for (int x = 0; x < np; x++) {
-            const uint64_t *p = r->pre[c][k - 2][x];
-            uint64_t out[3];
-            const int i = r->single[x][0];
-            if (p && r->a.complete && i >= 0) {
-                const int32_t *q = r->pair[c][i] + (((r->S[i] - r->a.first[i]) * r->a.nsnp[j] +
-                                                     sl) * 2 + r->single[x][1]) * 2;
-                e[c][3 * x] = q[0], e[c][3 * x + 1] = q[1], e[c][3 * x + 2] = r->prepc[c][x];
-            } else if (p) {
-                r->pc(p, b0, b1, bv, r->a.words[c], out);
-                e[c][3 * x] = (int64_t)out[0], e[c][3 * x + 1] = (int64_t)out[1];
-                e[c][3 * x + 2] = r->a.complete ? r->prepc[c][x] : (int64_t)out[2];
-            } else { /* complete data, every earlier SNP at V */
-                const int64_t *m = r->margin[c] + 2 * sl;
-                e[c][3 * x] = m[0], e[c][3 * x + 1] = m[1], e[c][3 * x + 2] = r->a.n[c];
-            }
+/* tg_epi_keep's own rejection first, inline: most combinations end there */
+static inline void insert_hit(struct round *r, const int64_t *r0, const int64_t *r1, double key) {
+    const struct tg_epi_result *res = r->res;
+    if (!r->a.pass && res->nhit == r->a.topk && key > res->hit[r->a.topk - 1].key) return;
+    keep_hit(r, r0, r1, key);
+}
+
+/* The combinations of the current prefixes with every innermost SNP in [lo, hi): the prefixes
+ * that need counting against a chunk of YCHUNK SNPs at a time (tg_epi_pair_counts), the others
+ * from the pair tables and margins. Which prefixes need counting is the same in both classes. */
+enum { YCHUNK = 48 };
+
+static void innermost(struct round *r, int64_t lo, int64_t hi) {
+    const int k = r->a.order, j = k - 1, np = pow3[k - 1], Q = r->a.complete ? 2 : 3;
+    int row[27], nx = 0; /* prefix x: its rows in the counts, or −1 */
+    for (int x = 0; x < np; x++)
+        row[x] = r->pre[0][k - 2][x] && !(r->a.complete && r->single[x][0] >= 0) ? nx++ : -1;
+    int64_t cnt[2][27 * YCHUNK * 3], e[2][81];
+    for (int64_t y0 = lo; y0 < hi; y0 += YCHUNK) {
+        const int ny = (int)(y0 + YCHUNK < hi ? YCHUNK : hi - y0);
+        for (int c = 0; c < 2; c++) {
+            const uint64_t *xs[27];
+            for (int x = 0; x < np; x++)
+                if (row[x] >= 0) xs[row[x]] = r->pre[c][k - 2][x];
+            r->pairs(xs, nx, plane(r, j, c, y0, 0), ny, Q, r->a.words[c], 3 * r->a.words[c],
+                     cnt[c]);
         }
-        e_to_table(k, e[c]);
+        for (int y = 0; y < ny; y++) {
+            const int64_t sl = (r->S[j] = y0 + y) - r->a.first[j];
+            for (int c = 0; c < 2; c++) {
+                for (int x = 0; x < np; x++) {
+                    const int i = r->single[x][0];
+                    int64_t *ex = e[c] + 3 * x;
+                    if (row[x] >= 0) {
+                        const int64_t *o = cnt[c] + (y * nx + row[x]) * Q;
+                        ex[0] = o[0], ex[1] = o[1];
+                        ex[2] = r->a.complete ? r->prepc[c][x] : o[2];
+                    } else if (r->pre[c][k - 2][x]) { /* complete data, one SNP left */
+                        const int64_t si = r->S[i] - r->a.first[i];
+                        const int32_t *q =
+                            r->pair[c][i] + ((si * r->a.nsnp[j] + sl) * 2 + r->single[x][1]) * 2;
+                        ex[0] = q[0], ex[1] = q[1], ex[2] = r->prepc[c][x];
+                    } else { /* complete data, every earlier SNP at V */
+                        const int64_t *m = r->margin[c] + 2 * sl;
+                        ex[0] = m[0], ex[1] = m[1], ex[2] = r->a.n[c];
+                    }
+                }
+                e_to_table(k, e[c]);
+            }
+            r->res->evaluated++;
+            insert_hit(r, e[0], e[1],
+                       tg_epi_key((enum tg_epi_score)r->a.score, k, e[0], e[1], r->t));
+        }
     }
-    r->res->evaluated++;
-    insert_hit(r, e[0], e[1], tg_epi_key((enum tg_epi_score)r->a.score, k, e[0], e[1], r->t));
 }
 
 /* Sets the prefixes of level j from those of level j − 1 and the planes of SNP S[j]. */
@@ -497,11 +530,11 @@ static void level(struct round *r, int j) {
     int64_t lo = a->first[j], hi = a->first[j] + a->nsnp[j];
     if (j && r->S[j - 1] + 1 > lo) lo = r->S[j - 1] + 1;
     if (!j && hi > a->first_end) hi = a->first_end;
+    if (j == a->order - 1) {
+        innermost(r, lo, hi);
+        return;
+    }
     for (r->S[j] = lo; r->S[j] < hi; r->S[j]++) {
-        if (j == a->order - 1) {
-            innermost(r);
-            continue;
-        }
         build_prefixes(r, j);
         level(r, j + 1);
     }
@@ -511,11 +544,10 @@ static void level(struct round *r, int j) {
  * classes, 48 SNPs of 16,000 samples are 300 KB), then each pair's table, key and selection.
  * With complete data only the P = 2 planes are counted: a SNP's own plane counts give the cells
  * of genotype 2. */
-enum { YCHUNK = 48 };
 
 static void round2(struct round *r) {
     const struct tg_epi_round_arg *a = &r->a;
-    const int P = a->complete ? 2 : 3, PP = P * P;
+    const int P = a->complete ? 2 : 3;
     const int64_t lo0 = a->first[0], lo1 = a->first[1], hi1 = lo1 + a->nsnp[1],
                   hi0 = lo0 + a->nsnp[0] < a->first_end ? lo0 + a->nsnp[0] : a->first_end,
                   nm = a->nsnp[0] + a->nsnp[1];
@@ -540,13 +572,17 @@ static void round2(struct round *r) {
             const int nx = hi0 - x >= 2 ? 2 : 1;
             const int64_t ys = x + 1 > y0 ? x + 1 : y0;
             const int ny = (int)(y1 - ys);
-            for (int c = 0; c < 2; c++)
-                r->pairs(plane(r, 0, c, x, 0), nx, plane(r, 1, c, ys, 0), ny, P, a->words[c],
-                         3 * a->words[c], cnt[c]);
+            for (int c = 0; c < 2; c++) {
+                const uint64_t *xs[6];
+                for (int z = 0; z < nx * P; z++) xs[z] = plane(r, 0, c, x + z / P, z % P);
+                r->pairs(xs, nx * P, plane(r, 1, c, ys, 0), ny, P, a->words[c], 3 * a->words[c],
+                         cnt[c]);
+            }
             for (int i = 0; i < nx; i++)
                 for (int j = i && ys == x + 1; j < ny; j++) { /* s1 > s0 */
                     for (int c = 0; c < 2; c++) {
-                        const int64_t *e = cnt[c] + (i * ny + j) * PP;
+                        /* E(plane p of s0, plane q of s1) = e[p·P + q] */
+                        const int64_t *e = cnt[c] + (j * nx + i) * P * P;
                         int64_t *q = t[c];
                         if (!a->complete) {
                             memcpy(q, e, sizeof t[c]);
@@ -565,10 +601,6 @@ static void round2(struct round *r) {
                         a->score == TG_EPI_K2   ? key_of(TG_EPI_K2, 2, t[0], t[1], r->t)
                         : a->score == TG_EPI_MI ? key_of(TG_EPI_MI, 2, t[0], t[1], r->t)
                                                 : key_of(TG_EPI_CHI2, 2, t[0], t[1], r->t);
-                    /* tg_epi_keep's own rejection, before building the hit */
-                    const struct tg_epi_result *res = r->res;
-                    if (!a->pass && res->nhit == a->topk && key > res->hit[a->topk - 1].key)
-                        continue;
                     r->S[0] = x + i, r->S[1] = ys + j;
                     insert_hit(r, t[0], t[1], key);
                 }

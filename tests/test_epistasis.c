@@ -259,39 +259,41 @@ static int check_search(dataset *d, int k, int score, int topk, int block, const
     return bad == 0;
 }
 
-/* The selected kernel's order-2 pair counts against popcounts word by word: plane word counts
- * that are odd multiples of 4 (a half step of the AVX-512 kernel) and not, 1 to 5 x SNPs and
- * 1 to 7 y SNPs (every register tile shape and its remainders), 2 and 3 planes. */
+/* The selected kernel's counts against runs of SNPs (tg_epi_pair_counts) against popcounts
+ * word by word: plane word counts that are odd multiples of 4 (a half step of the AVX-512
+ * kernel) and not, 1 to 9 x planes and 1 to 7 y SNPs (every register tile shape and its
+ * remainders), 2 and 3 planes. */
 static void check_pair_counts(const char *kernel, tg_rng *r) {
     static const int64_t nws[] = {4, 8, 12, 20, 64, 132};
     int bad = 0, runs = 0;
     for (size_t z = 0; z < sizeof nws / sizeof nws[0]; z++) {
         const int64_t nw = nws[z], stride = 3 * nw;
-        uint64_t *x = malloc((size_t)(5 * stride) * sizeof *x),
+        uint64_t *xw = malloc((size_t)(9 * nw) * sizeof *xw),
                  *y = malloc((size_t)(7 * stride) * sizeof *y);
-        int64_t out[5 * 7 * 9];
-        for (int64_t w = 0; w < 5 * stride; w++) x[w] = tg_rng_u64(r) & tg_rng_u64(r);
+        const uint64_t *x[9];
+        int64_t out[9 * 7 * 3];
+        for (int i = 0; i < 9; i++) x[i] = xw + (8 - i) * nw; /* in no particular order */
+        for (int64_t w = 0; w < 9 * nw; w++) xw[w] = tg_rng_u64(r) & tg_rng_u64(r);
         for (int64_t w = 0; w < 7 * stride; w++) y[w] = tg_rng_u64(r) | tg_rng_u64(r);
-        for (int P = 2; P <= 3; P++)
-            for (int nx = 1; nx <= 5; nx++)
+        for (int Q = 2; Q <= 3; Q++)
+            for (int nx = 1; nx <= 9; nx++)
                 for (int ny = 1; ny <= 7; ny++, runs++) {
-                    tg_epi_pair_counts(x, nx, y, ny, P, nw, stride, out);
+                    tg_epi_pair_counts(x, nx, y, ny, Q, nw, stride, out);
                     for (int i = 0; i < nx; i++)
                         for (int j = 0; j < ny; j++)
-                            for (int p = 0; p < P; p++)
-                                for (int q = 0; q < P; q++) {
-                                    int64_t want = 0;
-                                    for (int64_t w = 0; w < nw; w++)
-                                        want += __builtin_popcountll(x[i * stride + p * nw + w] &
-                                                                     y[j * stride + q * nw + w]);
-                                    bad += out[((i * ny + j) * P + p) * P + q] != want;
-                                }
+                            for (int q = 0; q < Q; q++) {
+                                int64_t want = 0;
+                                for (int64_t w = 0; w < nw; w++)
+                                    want += __builtin_popcountll(x[i][w] &
+                                                                 y[j * stride + q * nw + w]);
+                                bad += out[(j * nx + i) * Q + q] != want;
+                            }
                 }
-        free(x);
+        free(xw);
         free(y);
     }
-    ok(bad == 0, "%s pair counts: %d calls (2 and 3 planes, 4 to 132 words, up to 5 × 7 SNPs), "
-       "%d counts differ from popcounts word by word", kernel, runs, bad);
+    ok(bad == 0, "%s counts against SNP runs: %d calls (2 and 3 planes, 4 to 132 words, up to "
+       "9 planes × 7 SNPs), %d counts differ from popcounts word by word", kernel, runs, bad);
 }
 
 /* The same search on CUDA workers only must equal the CPU search bit for bit. */
