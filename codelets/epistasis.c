@@ -388,10 +388,14 @@ static int64_t count(popc_fn *pc, const uint64_t *p, int64_t nw) {
 static const int pow3[TG_EPI_MAX_ORDER + 1] = {1, 3, 9, 27, 81};
 
 /* E → table in place: along each SNP dimension, [E0, E1, EV] → [E0, E1, EV − E0 − E1]. */
-static void e_to_table(int k, int64_t *e) {
+/* (inlined and unrolled where k is a constant: the order-2 table stays in registers) */
+static inline void e_to_table(int k, int64_t *e) {
+#pragma GCC unroll 4
     for (int d = 0; d < k; d++) {
         const int stride = pow3[k - 1 - d];
+#pragma GCC unroll 9
         for (int hi = 0; hi < pow3[k]; hi += 3 * stride)
+#pragma GCC unroll 9
             for (int g = hi; g < hi + stride; g++) e[g + 2 * stride] -= e[g] + e[g + stride];
     }
 }
@@ -581,20 +585,20 @@ static void round2(struct round *r) {
             for (int i = 0; i < nx; i++)
                 for (int j = i && ys == x + 1; j < ny; j++) { /* s1 > s0 */
                     for (int c = 0; c < 2; c++) {
-                        /* E(plane p of s0, plane q of s1) = e[p·P + q] */
+                        /* E(plane p of s0, plane q of s1) = e[p·P + q]; with complete data
+                         * the entries with V are the SNPs' own plane counts and n_c */
                         const int64_t *e = cnt[c] + (j * nx + i) * P * P;
                         int64_t *q = t[c];
-                        if (!a->complete) {
-                            memcpy(q, e, sizeof t[c]);
-                            e_to_table(2, q);
-                            continue;
+                        if (a->complete) {
+                            const int64_t *mx = marg + 2 * (c * nm + x + i - lo0),
+                                          *my = marg + 2 * (c * nm + a->nsnp[0] + ys + j - lo1);
+                            q[0] = e[0], q[1] = e[1], q[2] = mx[0];
+                            q[3] = e[2], q[4] = e[3], q[5] = mx[1];
+                            q[6] = my[0], q[7] = my[1], q[8] = a->n[c];
+                        } else {
+                            for (int z = 0; z < 9; z++) q[z] = e[z];
                         }
-                        const int64_t *mx = marg + 2 * (c * nm + x + i - lo0),
-                                      *my = marg + 2 * (c * nm + a->nsnp[0] + ys + j - lo1);
-                        q[0] = e[0], q[1] = e[1], q[2] = mx[0] - e[0] - e[1];
-                        q[3] = e[2], q[4] = e[3], q[5] = mx[1] - e[2] - e[3];
-                        q[6] = my[0] - e[0] - e[2], q[7] = my[1] - e[1] - e[3];
-                        q[8] = a->n[c] - mx[0] - mx[1] - q[6] - q[7];
+                        e_to_table(2, q);
                     }
                     evaluated++;
                     const double key =
