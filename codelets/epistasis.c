@@ -286,20 +286,32 @@ tile512(const uint64_t *const *x, const uint64_t *y, int A, int B, int Q, int64_
             for (int i = 0; i < A; i++)
 #pragma GCC unroll 3
                 for (int q = 0; q < Q; q++) {
-                    const int z = (i * B + j) * Q + q;
+                    const int z = (j * A + i) * Q + q; /* the order of out */
                     acc[z] = _mm512_add_epi64(acc[z],
                                               _mm512_popcnt_epi64(_mm512_and_si512(xv[i], yv[q])));
                 }
         }
     }
-    const int n = A * B * Q;
+    /* y SNP j's counts are A·Q consecutive entries of out: where they fill whole groups of 8
+     * (4 × 2) or there is one y SNP (6 × 1 × 3, the last group masked), the sums are stored
+     * as they come out of the tree */
+    const int n = A * B * Q, run = A * Q;
     int64_t sums[TILE_ACC];
 #pragma GCC unroll 3
-    for (int z = 0; z < n; z += 8)
-        _mm512_storeu_si512(sums + z, sum8(acc[z], acc[z + 1], acc[z + 2], acc[z + 3], acc[z + 4],
-                                           acc[z + 5], acc[z + 6], acc[z + 7]));
+    for (int z = 0; z < n; z += 8) {
+        const __m512i v = sum8(acc[z], acc[z + 1], acc[z + 2], acc[z + 3], acc[z + 4], acc[z + 5],
+                               acc[z + 6], acc[z + 7]);
+        if (run % 8 == 0)
+            _mm512_storeu_si512(out + (z / run * ldo) * Q + z % run, v);
+        else if (B == 1)
+            _mm512_mask_storeu_epi64(out + z, (__mmask8)(n - z >= 8 ? 0xff : (1 << (n - z)) - 1),
+                                     v);
+        else
+            _mm512_storeu_si512(sums + z, v);
+    }
+    if (run % 8 && B > 1)
 #pragma GCC unroll 24
-    for (int z = 0; z < n; z++) out[(z / Q % B * ldo + z / (B * Q)) * Q + z % Q] = sums[z];
+        for (int z = 0; z < n; z++) out[(z / run * ldo + z % run / Q) * Q + z % Q] = sums[z];
 }
 
 /* Tiles of 4 x planes × 3 y SNPs with 2 planes; with 3, 6 × 1 (a pair's 2 SNPs) or 3 × 2 (3
