@@ -399,8 +399,8 @@ static int64_t count(popc_fn *pc, const uint64_t *p, int64_t nw) {
 
 static const int pow3[TG_EPI_MAX_ORDER + 1] = {1, 3, 9, 27, 81};
 
-/* E → table in place: along each SNP dimension, [E0, E1, EV] → [E0, E1, EV − E0 − E1]. */
-/* (inlined and unrolled where k is a constant: the order-2 table stays in registers) */
+/* E → table in place: along each SNP dimension, [E0, E1, EV] → [E0, E1, EV − E0 − E1]
+ * (inlined and unrolled where k is a constant: the order-2 table stays in registers). */
 static inline void e_to_table(int k, int64_t *e) {
 #pragma GCC unroll 4
     for (int d = 0; d < k; d++) {
@@ -560,7 +560,6 @@ static void level(struct round *r, int j) {
  * classes, 48 SNPs of 16,000 samples are 300 KB), then each pair's table, key and selection.
  * With complete data only the P = 2 planes are counted: a SNP's own plane counts give the cells
  * of genotype 2. */
-
 static void round2(struct round *r) {
     const struct tg_epi_round_arg *a = &r->a;
     const int P = a->complete ? 2 : 3;
