@@ -19,10 +19,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/rng.h"
 #include "bench/common.h"
 #include "codelets/epistasis.h"
 #include "codelets/epistasis_hooks.h"
-#include "base/rng.h"
 #include "io/out.h"
 #include "runtime/runtime.h"
 #include "tilegwas.h"
@@ -35,6 +35,7 @@ static void add_missing(const char *prefix, int64_t n, int64_t m, double f) {
     if (!fp) die(path, NULL);
     const size_t bps = (size_t)(n + 3) / 4;
     unsigned char *row = malloc(bps);
+    if (!row) die("add_missing", NULL);
     tg_rng rng;
     tg_rng_seed(&rng, 2027);
     for (int64_t j = 0; j < m; j++) {
