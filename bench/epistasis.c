@@ -9,15 +9,17 @@
  * --round-step S runs every S-th round only: a sample of a search too long to run whole (the
  * rate of the whole search without running it). --set-every E scans the set of SNPs 0, E, 2E,
  * ... (tg_epi_opts.set): the rate counts the combinations evaluated, those holding one.
+ * --missing F makes each call missing with probability F (the rounds with valid planes).
  * usage: bench/epistasis [--order K] [--snps M] [--samples N] [--block B] [--max-rounds R]
- *                        [--round-step S] [--set-every E] [--ncpu N] [--ngpu N] [--sched S] [--gemm]
- *                        [--plink PATH] */
+ *                        [--round-step S] [--set-every E] [--missing F] [--ncpu N] [--ngpu N]
+ *                        [--sched S] [--gemm] [--plink PATH] */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/rng.h"
 #include "bench/common.h"
 #include "codelets/epistasis.h"
 #include "codelets/epistasis_hooks.h"
@@ -25,10 +27,36 @@
 #include "runtime/runtime.h"
 #include "tilegwas.h"
 
+/* Sets each call of PREFIX.bed missing (code 01) with probability f, in place. */
+static void add_missing(const char *prefix, int64_t n, int64_t m, double f) {
+    char path[128];
+    snprintf(path, sizeof path, "%s.bed", prefix);
+    FILE *fp = fopen(path, "r+b");
+    if (!fp) die(path, NULL);
+    const size_t bps = (size_t)(n + 3) / 4;
+    unsigned char *row = malloc(bps);
+    if (!row) die("add_missing", NULL);
+    tg_rng rng;
+    tg_rng_seed(&rng, 2027);
+    for (int64_t j = 0; j < m; j++) {
+        const long at = 3 + (long)(j * (int64_t)bps);
+        if (fseek(fp, at, SEEK_SET) || fread(row, 1, bps, fp) != bps) die(path, NULL);
+        for (int64_t i = 0; i < n; i++) {
+            const unsigned sh = 2 * (unsigned)(i % 4);
+            if (tg_rng_uniform(&rng) < f)
+                row[i / 4] = (unsigned char)((row[i / 4] & ~(3u << sh)) | 1u << sh);
+        }
+        if (fseek(fp, at, SEEK_SET) || fwrite(row, 1, bps, fp) != bps) die(path, NULL);
+    }
+    if (fclose(fp)) die(path, NULL);
+    free(row);
+}
+
 int main(int argc, char **argv) {
     tg_blas_restart_if_generic(argv);
     int order = 4, block = 0, gemm = 0;
     int64_t m = 1024, n = 262144, set_every = 0;
+    double missing = 0;
     uint64_t max_rounds = 0, round_step = 0;
     const char *plink = NULL;
     tg_runtime_opts rt = tg_runtime_defaults();
@@ -43,13 +71,16 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--max-rounds")) max_rounds = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(a, "--round-step")) round_step = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(a, "--set-every")) set_every = atoll(argv[++i]);
+        else if (!strcmp(a, "--missing")) missing = atof(argv[++i]);
         else if (!strcmp(a, "--ncpu")) rt.ncpu = atoi(argv[++i]);
         else if (!strcmp(a, "--ngpu")) rt.ngpu = atoi(argv[++i]);
         else if (!strcmp(a, "--sched")) rt.sched = argv[++i];
         else if (!strcmp(a, "--plink")) plink = argv[++i];
         else goto usage;
     }
-    if (order < 2 || order > 4 || m < order || n < 2 || set_every < 0) goto usage;
+    if (order < 2 || order > 4 || m < order || n < 2 || set_every < 0 || !(missing >= 0) ||
+        missing >= 1)
+        goto usage;
 
     tg_error err = {0};
     if (tg_runtime_start(&rt, &err)) die(NULL, &err);
@@ -99,8 +130,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench/epistasis: %s\n", werr.msg);
         return 1;
     }
-    printf("data: %lld SNPs × %lld samples written in %.1f s\n", (long long)m, (long long)n,
-           tg_now() - t0);
+    if (missing > 0) add_missing(prefix, n, m, missing);
+    printf("data: %lld SNPs × %lld samples (missing calls: %g) written in %.1f s\n", (long long)m,
+           (long long)n, missing, tg_now() - t0);
 
     tg_bed bed;
     if (tg_bed_open(prefix, &bed, &err)) die(NULL, &err);
@@ -162,8 +194,8 @@ int main(int argc, char **argv) {
     return 0;
 usage:
     fprintf(stderr, "usage: %s [--order K] [--snps M] [--samples N] [--block B] [--max-rounds R] "
-                    "[--round-step S] [--set-every E] [--ncpu N] [--ngpu N] [--sched S] [--gemm] "
-                    "[--plink PATH]\n",
+                    "[--round-step S] [--set-every E] [--missing F] [--ncpu N] [--ngpu N] "
+                    "[--sched S] [--gemm] [--plink PATH]\n",
             argv[0]);
     return 2;
 }

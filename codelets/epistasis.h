@@ -136,6 +136,13 @@ static inline int64_t tg_epi_plane_offset(int block, const int64_t words[2], int
 void tg_epi_table(int order, int block, const int64_t words[2], const uint64_t *const blk[],
                   const int32_t s[], int64_t r0[], int64_t r1[]);
 
+/** The rounds' counts against runs of SNPs with the selected popcount kernel: out[(j·nx + i)·Q
+ * + q] = popcount(x[i] AND plane q of y SNP j) over nw words (a multiple of 4), for x planes
+ * x[0 .. nx) and planes q < Q (Q = 2 or 3) of ny y SNPs, their planes nw words apart and the
+ * SNPs @p stride words apart (3·nw in a plane block). */
+void tg_epi_pair_counts(const uint64_t *const *x, int nx, const uint64_t *y, int ny, int Q,
+                        int64_t nw, int64_t stride, int64_t *out);
+
 /** Selects the CPU popcount kernel: "scalar" (64-bit popcnt), "avx2", "avx512" (VPOPCNTDQ), or
  * NULL for the best this CPU supports. Returns the name now in use, or NULL when the named one
  * is not supported here (the choice is then unchanged). Not thread-safe: call while no round

@@ -259,6 +259,43 @@ static int check_search(dataset *d, int k, int score, int topk, int block, const
     return bad == 0;
 }
 
+/* The selected kernel's counts against runs of SNPs (tg_epi_pair_counts) against popcounts
+ * word by word: plane word counts that are odd multiples of 4 (a half step of the AVX-512
+ * kernel) and not, 1 to 9 x planes and 1 to 7 y SNPs (every register tile shape and its
+ * remainders), 2 and 3 planes. */
+static void check_pair_counts(const char *kernel, tg_rng *r) {
+    static const int64_t nws[] = {4, 8, 12, 20, 64, 132};
+    int bad = 0, runs = 0;
+    for (size_t z = 0; z < sizeof nws / sizeof nws[0]; z++) {
+        const int64_t nw = nws[z], stride = 3 * nw;
+        uint64_t *xw = malloc((size_t)(9 * nw) * sizeof *xw),
+                 *y = malloc((size_t)(7 * stride) * sizeof *y);
+        const uint64_t *x[9];
+        int64_t out[9 * 7 * 3];
+        for (int i = 0; i < 9; i++) x[i] = xw + (8 - i) * nw; /* in no particular order */
+        for (int64_t w = 0; w < 9 * nw; w++) xw[w] = tg_rng_u64(r) & tg_rng_u64(r);
+        for (int64_t w = 0; w < 7 * stride; w++) y[w] = tg_rng_u64(r) | tg_rng_u64(r);
+        for (int Q = 2; Q <= 3; Q++)
+            for (int nx = 1; nx <= 9; nx++)
+                for (int ny = 1; ny <= 7; ny++, runs++) {
+                    tg_epi_pair_counts(x, nx, y, ny, Q, nw, stride, out);
+                    for (int i = 0; i < nx; i++)
+                        for (int j = 0; j < ny; j++)
+                            for (int q = 0; q < Q; q++) {
+                                int64_t want = 0;
+                                for (int64_t w = 0; w < nw; w++)
+                                    want += __builtin_popcountll(x[i][w] &
+                                                                 y[j * stride + q * nw + w]);
+                                bad += out[(j * nx + i) * Q + q] != want;
+                            }
+                }
+        free(xw);
+        free(y);
+    }
+    ok(bad == 0, "%s counts against SNP runs: %d calls (2 and 3 planes, 4 to 132 words, up to "
+       "9 planes × 7 SNPs), %d counts differ from popcounts word by word", kernel, runs, bad);
+}
+
 /* The same search on CUDA workers only must equal the CPU search bit for bit. */
 static void check_cuda(const dataset *d, int k, int score, int topk, int block,
                        const tg_epi_report *cpu) {
@@ -715,6 +752,7 @@ int main(void) {
             diag("popcount kernel %s: not supported by this CPU, skipped", kernels[kn]);
             continue;
         }
+        check_pair_counts(kernels[kn], &r);
         char what[64];
         const int every = !strcmp(best, kernels[kn]); /* all scores, and the CUDA comparison */
         for (int score = 0; score < (every ? 3 : 1); score++) {
@@ -778,7 +816,8 @@ int main(void) {
     make_dataset(&big3, "big3", 300, 280, 9, 60, 0.02, &r);
     make_dataset(&big4, "big4", 260, 262, 0, 33, 0.0, &r);
     /* classes of 5,000 and 3,000 samples: GEMMs of more k stages than the GPU pipeline holds
-     * (four of 1,024 bits), a different number in each class */
+     * (four of 1,024 bits), a different number in each class; with missing calls, planes of 52
+     * and 84 words (a half step at the end of the AVX-512 pair counts) */
     dataset wide = {0}, wide_miss = {0};
     make_dataset(&wide, "wide", 5000, 3000, 0, 16, 0.0, &r);
     make_dataset(&wide_miss, "wide_miss", 3100, 5200, 40, 14, 0.03, &r);
@@ -786,7 +825,8 @@ int main(void) {
         dataset *d;
         int k, block, topk;
     } large[] = {{&big2, 2, 0, 100}, {&big2, 2, 64, 100}, {&big3, 3, 32, 50}, {&big4, 4, 0, 50},
-                 {&wide, 3, 8, 20}, {&wide_miss, 4, 8, 20}};
+                 {&wide, 3, 8, 20}, {&wide_miss, 4, 8, 20}, {&wide, 2, 8, 200},
+                 {&wide_miss, 2, 8, 200}};
     for (size_t x = 0; x < sizeof large / sizeof large[0]; x++) {
         tg_epi_report rep;
         if (check_search(large[x].d, large[x].k, TG_EPI_K2, large[x].topk, large[x].block,
