@@ -601,8 +601,13 @@ static tg_status loco_products(const job *J, int64_t t, double *bl, double *zb, 
 
 /* SNP j's entry `at` from the score U and its information G of the scaled genotypes (s_j =
  * √(2p_j(1 − p_j)): in allele units s_jU and s_j²G) and the residual variance s2 (1 for the
- * logistic test): BETA = U/G, SE = √(s2/G), CHISQ = U²/(s2·G), in allele units. */
-static void put_test(tg_assoc_result *r, int64_t at, double p, double U, double G, double s2) {
+ * logistic test): BETA = U/G, SE = √(s2/G), CHISQ = U²/(s2·G), in allele units. NaN for a SNP
+ * with nothing to test: monomorphic, or G not above @p least (constant on the phenotype's
+ * samples, or in the covariates' span there, where G cancels down to rounding). */
+static void put_test(tg_assoc_result *r, int64_t at, double p, double U, double G, double least,
+                     double s2) {
+    r->beta[at] = r->se[at] = r->chisq[at] = r->log10p[at] = NAN;
+    if (!tg_geno_polymorphic(p) || !(G > least)) return;
     const double sj = sqrt(2 * p * (1 - p));
     r->beta[at] = U / (sj * G);
     r->se[at] = sqrt(s2 / G) / sj;
@@ -621,11 +626,8 @@ static void tests(const job *J, int64_t t, const double *s, const double *jac) {
         const int64_t at = j + t * m, c = r->chrom_of[j];
         double G = jac[j];
         for (int l = 1; l < q; l++) G -= s[j + (C + l - 1) * m] * s[j + (C + l - 1) * m];
-        r->beta[at] = r->se[at] = r->chisq[at] = r->log10p[at] = NAN;
-        /* a SNP constant on O_t, or in the span of the covariates there: nothing to test
-         * (scaled, G is about n_t for a SNP that varies) */
-        if (!tg_geno_polymorphic(p[j]) || !(G > 1e-8 * (double)r->nobs[t])) continue;
-        put_test(r, at, p[j], s[j + c * m], G, r->sigma2[c + C * t]);
+        /* scaled, G is about n_t for a SNP that varies */
+        put_test(r, at, p[j], s[j + c * m], G, 1e-8 * (double)r->nobs[t], r->sigma2[c + C * t]);
     }
 }
 
@@ -644,10 +646,7 @@ static void binary_tests(const job *J, int64_t t, const double *s, const double 
         for (int l = 0; l < q; l++) b[l] = s[j + (C + c * q + l) * m];
         for (int l = 0; l < q; l++)
             for (int k = 0; k < q; k++) V -= b[l] * S[l + k * q] * b[k];
-        r->beta[at] = r->se[at] = r->chisq[at] = r->log10p[at] = NAN;
-        /* constant on O_t or in the covariates' span: V cancels down to rounding */
-        if (!tg_geno_polymorphic(p[j]) || !(V > 1e-8 * d[j])) continue;
-        put_test(r, at, p[j], s[j + c * m], V, 1);
+        put_test(r, at, p[j], s[j + c * m], V, 1e-8 * d[j], 1);
     }
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "algo/cg.h"
+#include "base/hash.h"
 #include "runtime/runtime.h"
 
 /* Whether row i has y and every covariate. */
@@ -102,11 +103,11 @@ tg_status tg_fixed_make(int64_t n, const double *covar, int64_t ldc, int ncovar,
     /* the phenotypes' observed sets, by hash, then compared sample by sample */
     for (int64_t c = 0; c < nphen; c++) {
         const double *yc = y + c * ldy;
-        uint64_t h = 1469598103934665603ull;
+        uint64_t h = TG_FNV1A_INIT;
         for (int64_t i = 0; i < n; i++) {
-            const int o = observed(yc, covar, ldc, ncovar, i);
+            const unsigned char o = (unsigned char)observed(yc, covar, ldc, ncovar, i);
             f->nobs[c] += o;
-            h = (h ^ (uint64_t)o) * 1099511628211ull; /* FNV-1a over the bits */
+            h = tg_fnv1a(h, &o, 1);
         }
         hash[c] = h;
         int64_t b = 0;
