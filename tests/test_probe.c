@@ -4,7 +4,8 @@
  * shortens the run. With a fresh model directory, StarPU alone calibrates by sending tasks to
  * every kind (worker 1 gets some); with the probe, the models predict the 100× from the first
  * task and worker 1 gets none. The probe's prior is saved with the model: a second runtime does
- * not probe again. */
+ * not probe again. Then tg_probe_keep's rule on the rates of a node's kinds: a worker type
+ * that would add under 1% of the node's rate is left out of the codelet's tasks. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,8 +102,44 @@ static int run(void) {
     return bad ? -1 : 0;
 }
 
+/* tg_probe_keep against the rule computed here: the types' summed rates (workers / time). */
+static void check_keep(void) {
+    const enum starpu_worker_archtype C = STARPU_CPU_WORKER, G = STARPU_CUDA_WORKER;
+    const struct {
+        const char *what;
+        int n;
+        enum starpu_worker_archtype type[3];
+        int nw[3];
+        double us[3];
+    } c[] = {
+        {"14 cores 3,700x slower than a GPU (rr's products on the H100 node)", 2, {C, G},
+         {14, 1}, {291, 0.078}},
+        {"64 cores 10x slower than a GPU", 2, {C, G}, {64, 1}, {10, 1}},
+        {"cores at 0.98% of the node", 2, {C, G}, {1, 1}, {101, 1}},
+        {"cores at 1.02% of the node", 2, {C, G}, {1, 1}, {97, 1}},
+        {"a GPU 1,000x slower than 16 cores", 2, {C, G}, {16, 1}, {1, 1000}},
+        {"two GPU kinds and cores, the cores under 1%", 3, {C, G, G}, {2, 1, 1}, {400, 1, 2}},
+        {"a kind of unknown speed", 2, {C, G}, {14, 1}, {NAN, 0.078}},
+        {"two kinds of core", 2, {C, C}, {1, 1}, {1, 1000}},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        double cpu = 0, gpu = 0, known = 1;
+        for (int k = 0; k < c[i].n; k++) {
+            known = known && c[i].us[k] > 0;
+            *(c[i].type[k] == C ? &cpu : &gpu) += c[i].nw[k] / c[i].us[k];
+        }
+        const unsigned want = !known || !cpu || !gpu ? 0
+                              : cpu < 0.01 * (cpu + gpu) ? STARPU_CUDA
+                              : gpu < 0.01 * (cpu + gpu) ? STARPU_CPU
+                                                         : 0;
+        const unsigned got = tg_probe_keep(c[i].n, c[i].type, c[i].nw, c[i].us);
+        ok(got == want, "keep: %s: mask %u (expected %u)", c[i].what, got, want);
+    }
+}
+
 int main(void) {
-    tap_plan(7);
+    tap_plan(15);
+    check_keep();
     char home[] = "/tmp/tg-probe-XXXXXX", path[512];
     if (!mkdtemp(home)) tap_skip_all("no temporary directory");
     setenv("STARPU_HOME", home, 1);

@@ -38,6 +38,7 @@ struct entry {
     tg_probe_fn fn;
     struct starpu_codelet *like;
     int checked;            /* models made ready in this runtime */
+    unsigned where;         /* tg_probe_keep's mask for this runtime, 0: every type */
     int nmeasured;          /* rates measured in this runtime, per (comb, impl) */
     int comb[MAX_KINDS];
     unsigned impl[MAX_KINDS];
@@ -53,6 +54,7 @@ static struct {
     int probed;           /* codelet kinds probed since the runtime started */
     double seconds;       /* spent probing */
     char said[2048];      /* the priors set, for the log */
+    char kept[1024];      /* the codelets left to one worker type, for the log */
 } pr = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 void tg_probe_register(struct starpu_codelet *cl, tg_probe_fn fn, struct starpu_codelet *like) {
@@ -75,21 +77,26 @@ tg_probe_fn tg_probe_lookup(struct starpu_codelet *cl) {
 
 void tg_probe_reset(void) {
     pthread_mutex_lock(&pr.lock);
-    for (int i = 0; i < pr.n; i++) pr.e[i].checked = pr.e[i].nmeasured = 0;
+    for (int i = 0; i < pr.n; i++) pr.e[i].checked = pr.e[i].nmeasured = 0, pr.e[i].where = 0;
     const char *env = getenv("TILEGWAS_PROBE");
     pr.off = env && !strcmp(env, "off");
     pr.probed = 0;
     pr.seconds = 0;
-    pr.said[0] = 0;
+    pr.said[0] = pr.kept[0] = 0;
     pthread_mutex_unlock(&pr.lock);
 }
 
 void tg_probe_describe(char *buf, size_t len) {
-    if (pr.off) snprintf(buf, len, "probe off (TILEGWAS_PROBE=off)");
+    int l = 0;
+    if (pr.off) l = snprintf(buf, len, "probe off (TILEGWAS_PROBE=off)");
     else if (pr.probed)
-        snprintf(buf, len, "probed %d codelet kind%s without a model in %.2f s; priors (µs per "
-                 "10^6 units of work):%s", pr.probed, pr.probed == 1 ? "" : "s", pr.seconds, pr.said);
-    else snprintf(buf, len, "no probe needed");
+        l = snprintf(buf, len, "probed %d codelet kind%s without a model in %.2f s; priors (µs "
+                     "per 10^6 units of work):%s", pr.probed, pr.probed == 1 ? "" : "s",
+                     pr.seconds, pr.said);
+    else l = snprintf(buf, len, "no probe needed");
+    if (pr.kept[0] && l >= 0 && (size_t)l < len)
+        snprintf(buf + l, len - (size_t)l, "; under %g%% of the node's rate, left out:%s",
+                 100 * TG_PROBE_KEEP_SHARE, pr.kept);
 }
 
 static struct entry *find(const struct starpu_codelet *cl) {
@@ -342,16 +349,48 @@ static double rate_of(struct entry *e, const struct kind *k, const struct starpu
     return r;
 }
 
-void tg_models_ensure(const struct starpu_task *task) {
+unsigned tg_probe_keep(int n, const enum starpu_worker_archtype *type, const int *nworkers,
+                       const double *us) {
+    double total = 0, cpu = 0, cuda = 0;
+    for (int i = 0; i < n; i++) {
+        if (!(us[i] > 0)) return 0; /* a kind of unknown speed: nothing to weigh */
+        const double rate = nworkers[i] / us[i];
+        total += rate;
+        if (type[i] == STARPU_CPU_WORKER) cpu += rate;
+        else if (type[i] == STARPU_CUDA_WORKER) cuda += rate;
+        else return 0;
+    }
+    if (cpu > 0 && cuda > 0 && cpu < TG_PROBE_KEEP_SHARE * total) return STARPU_CUDA;
+    if (cpu > 0 && cuda > 0 && cuda < TG_PROBE_KEEP_SHARE * total) return STARPU_CPU;
+    return 0;
+}
+
+/* tg_probe_keep for @p cl over its kinds @p k, at the work of @p task. */
+static unsigned keep_of(struct starpu_codelet *cl, const struct kind *k, int n,
+                        const struct starpu_task *task) {
+    enum starpu_worker_archtype type[MAX_KINDS];
+    int nw[MAX_KINDS];
+    double us[MAX_KINDS];
+    const double work = task->flops > 0 ? task->flops : 1e9;
+    for (int i = 0; i < n; i++) {
+        type[i] = k[i].type;
+        nw[i] = k[i].nworkers;
+        us[i] = predicted(cl, &k[i], work);
+    }
+    return tg_probe_keep(n, type, nw, us);
+}
+
+unsigned tg_models_ensure(const struct starpu_task *task) {
     struct starpu_codelet *cl = task->cl;
-    /* callbacks (worker threads) never wait for a probe: the application thread submitted the
-     * codelet's first task, and its models were made ready then */
-    if (!cl || !cl->model || pr.off || starpu_worker_get_id() >= 0) return;
+    if (!cl || !cl->model || pr.off) return 0;
     pthread_mutex_lock(&pr.lock);
     struct entry *e = find(cl);
-    if (!e || e->checked) {
+    /* callbacks (worker threads) never wait for a probe: the application thread submitted the
+     * codelet's first task, and its models were made ready then */
+    if (!e || e->checked || starpu_worker_get_id() >= 0) {
+        unsigned where = e ? e->where : 0;
         pthread_mutex_unlock(&pr.lock);
-        return;
+        return where;
     }
     e->checked = 1;
     static struct kind k[MAX_KINDS];
@@ -391,5 +430,12 @@ void tg_models_ensure(const struct starpu_task *task) {
                      arch, a * 1e6, ms[i]);
         }
     }
+    if (n >= 2 && (e->where = keep_of(cl, k, n, task))) {
+        size_t l = strlen(pr.kept);
+        snprintf(pr.kept + l, sizeof pr.kept - l, " %s's %s", cl->model->symbol,
+                 e->where == STARPU_CUDA ? "cores" : "GPUs");
+    }
+    unsigned where = e->where;
     pthread_mutex_unlock(&pr.lock);
+    return where;
 }

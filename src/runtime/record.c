@@ -251,9 +251,23 @@ static int submit(struct starpu_task *task, struct rec_hook *h) {
     return ret;
 }
 
+/* Whether a worker of a type in @p where can run @p task (its codelet may refuse a task on a
+ * kind, e.g. for its size). */
+static int runnable_on(struct starpu_task *task, unsigned where) {
+    for (unsigned w = 0; w < starpu_worker_get_count(); w++) {
+        enum starpu_worker_archtype t = starpu_worker_get_type((int)w);
+        unsigned mask = t == STARPU_CPU_WORKER    ? STARPU_CPU
+                        : t == STARPU_CUDA_WORKER ? STARPU_CUDA
+                                                  : 0;
+        if ((mask & where) && starpu_worker_can_execute_task(w, task, 0)) return 1;
+    }
+    return 0;
+}
+
 int tg_task_submit(struct starpu_task *task) {
     if (!task) return -EINVAL;
-    tg_models_ensure(task);
+    const unsigned where = tg_models_ensure(task);
+    if (where && task->where == -1 && runnable_on(task, where)) task->where = (int)where;
     task->name = task->cl ? task->cl->name : NULL; /* starpu_task_build names it "task_build" */
     /* heteroprio reads a task's priority as its bucket */
     if (tg_runtime_heteroprio() && task->cl) task->priority = tg_sched_bucket(task->cl);

@@ -202,8 +202,17 @@ tg_probe_fn tg_probe_lookup(struct starpu_codelet *cl);
 void tg_probe_reset(void);
 /** Makes the model of @p task's codelet ready on every kind of worker that can run it, probing
  * with tasks shaped like @p task (tg_task_submit calls it before submitting; nothing from a
- * worker's thread, nothing after the codelet's first task). */
-void tg_models_ensure(const struct starpu_task *task);
+ * worker's thread, nothing after the codelet's first task). Returns the worker types (a
+ * starpu_task.where mask) worth considering for the codelet's tasks, 0 for all of them
+ * (tg_probe_keep). */
+unsigned tg_models_ensure(const struct starpu_task *task);
+/** Which worker types a codelet's tasks go to, from each kind's type, worker count and
+ * predicted time for the same task (µs; NAN or ≤ 0: unknown): a type whose workers together
+ * would deliver under TG_PROBE_KEEP_SHARE of the node's rate is left out (its only effect
+ * would be the scheduler's cost of weighing it for every task). 0: every type kept. */
+#define TG_PROBE_KEEP_SHARE 0.01
+unsigned tg_probe_keep(int n, const enum starpu_worker_archtype *type, const int *nworkers,
+                       const double *us);
 
 /* ---- Task records, for calibrate, --trace and bench/sched. */
 typedef struct {
