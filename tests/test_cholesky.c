@@ -22,6 +22,7 @@
 #include "codelets/potrf.h"
 #include "common.h"
 #include "runtime/runtime.h"
+#include "tile/matrix.h"
 #include "tap.h"
 
 /* ------------------------------------------------------------------ codelets on one worker */
