@@ -22,8 +22,8 @@
 #include "codelets/potrf.h"
 #include "common.h"
 #include "runtime/runtime.h"
-#include "tile/matrix.h"
 #include "tap.h"
+#include "tile/matrix.h"
 
 /* ------------------------------------------------------------------ codelets on one worker */
 
