@@ -12,8 +12,12 @@
  *    recomputes from its own fold fits;
  *  - bad inputs: a phenotype without variance, too few samples for the fixed effects, too
  *    many folds;
+ *  - relatives' pairs (check_pairs): none given, the same bits; pairs of unrelated samples
+ *    change CHISQ and SE by c = 1 + 2Σ K r r / rᵀr alone, c checked against the residual
+ *    recomputed here; bad pairs refused;
  *  - related samples (check_related): the null SNPs' λ_GC inflated without step 1, most of the
- *    excess removed by the LOCO offset;
+ *    excess removed by the LOCO offset; with the sibs as pairs, λ_GC about 1 without step 1
+ *    (c about 2), and c about 1 with the LOCO offset, which it leaves inflated;
  *  - case/control (check_binary; two binary phenotypes and a quantitative one in one run): the
  *    LOCO predictions of a 0/1 phenotype from its ridge folds as above; the null logistic
  *    model with the offset LOCO_c/(ȳ(1 − ȳ)) by a naive Newton here, then per SNP U, V from
@@ -521,7 +525,10 @@ static double lambda_gc(const tg_assoc_result *res, int64_t j0) {
  * most of the excess, not all: the part of the family's share that the sibs do not predict
  * stays in the residuals (nine draws: 1.82 → 1.12, 1.91 → 1.14, 1.94 → 1.15, 1.83 → 1.13,
  * 2.34 → 1.31, 2.22 → 1.28, 1.98 → 1.30, 2.30 → 1.30, 2.04 → 1.38, 63% to 85% of the excess
- * removed; the test's own seed 1.90 → 1.16; DESIGN-NOTES, "Association tests"). */
+ * removed; the test's own seed 1.90 → 1.16; DESIGN-NOTES, "Association tests"). The sibs'
+ * pairs (K 0.5) correct the tests without step 1 by c ≈ 1 + 5·½·0.4 = 2 (six seeds: λ_GC
+ * 0.94 to 1.14); with the LOCO offset the sibs' residuals are hardly correlated (c within
+ * 0.05 of 1) and λ_GC stays where it was: its excess there is not what c measures. */
 static void check_related(tg_rng *r) {
     enum { FAM = 500, SIBS = 6, NS = FAM * SIBS, MC = 2000, MS = 3000 };
     int8_t *geno = malloc((size_t)NS * MS);
