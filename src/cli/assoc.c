@@ -70,7 +70,9 @@ static const char *help =
     "                     chromosome c takes the variance given its residual r (y - mu for\n"
     "                     a case/control one): times c_tc = 1 + sum_{i!=i'} K r_i r_i' / r'r,\n"
     "                     so SE x sqrt(c), CHISQ / c, BETA unchanged; the log gives per\n"
-    "                     phenotype the range of c over the chromosomes\n"
+    "                     phenotype the range of c over the chromosomes. It corrects tests\n"
+    "                     whose residuals relatives share (--ignore-pred); after step 1 c is\n"
+    "                     near 1 and the excess left by LOCO without a refit stays\n"
     "  --help             this text\n" TG_CLI_INPUT_HELP TG_CLI_COMMON_HELP
     "\nStep 1 solves phenotypes x h2 x K CG columns at once; step 2 is, per phenotype, one\n"
     "product Z[beta per fold and chromosome] and one Z'[residual per chromosome] (and for a\n"
