@@ -398,16 +398,16 @@ void tg_pheno_free(tg_pheno *ph);
 tg_status tg_pheno_write(const char *path, const tg_sample *samples, const tg_pheno *ph,
                          tg_error *err);
 
-/** Known relatives from a KING table (plink2 --make-king-table's .kin0), as pairs of samples
- * for tg_assoc_opts. */
+/** Known relatives from a KING table (plink2 --make-king-table's .kin0) or a GCTA sparse GRM,
+ * as pairs of samples for tg_assoc_opts. */
 typedef struct {
     int64_t npairs;
     int64_t *pair_i, *pair_j; /**< the pair's samples, indices into the sample list */
-    double *pair_k;           /**< relatedness: 2 × KINSHIP */
-    int64_t below;            /**< pairs of listed samples with KINSHIP under the cutoff */
+    double *pair_k;           /**< relatedness: 2 × KINSHIP, or the GRM's value */
+    int64_t below;            /**< pairs of listed samples under the cutoff */
     int64_t skipped;          /**< pairs naming a sample not in the list */
     char first_skipped[160];  /**< the first of these: "line L: ID" */
-} tg_kin0;
+} tg_relatives;
 
 /** Reads @p path (plain, gzip or zstd): a header line naming the columns IID1, IID2 and
  * KINSHIP (with FID1 and FID2: samples by FID IID; without: by IID alone), with or without
@@ -418,8 +418,17 @@ typedef struct {
  * sample paired with itself, a pair listed twice (either order; among the pairs kept), an
  * IID of two samples of the list in a file without FIDs. */
 tg_status tg_kin0_read(const char *path, const tg_sample *samples, int64_t n_samples,
-                       double min_kinship, tg_kin0 *k, tg_error *err);
-void tg_kin0_free(tg_kin0 *k);
+                       double min_kinship, tg_relatives *k, tg_error *err);
+/** Reads GCTA's sparse GRM (fastGWA's --grm-sparse): PREFIX.grm.id (FID IID a line, the
+ * samples in the GRM's order) and PREFIX.grm.sp ("i j value" a line, 0-based rows of
+ * .grm.id; diagonal entries ignored), plain, gzip or zstd. Keeps the pairs of samples of
+ * @p samples with value ≥ @p min_grm, relatedness the value. TG_ERR_FORMAT naming the file
+ * and line: a line of another length, an index not a row of .grm.id, a value not a number or
+ * above 1.5, a pair listed twice (either order; among the pairs kept), a sample twice in
+ * .grm.id. */
+tg_status tg_grm_sparse_read(const char *prefix, const tg_sample *samples, int64_t n_samples,
+                             double min_grm, tg_relatives *k, tg_error *err);
+void tg_relatives_free(tg_relatives *k);
 
 /** Prints a finite double in the fewest digits (15 or 17) that read back exactly, as every
  * numeric column of the library's and the commands' text outputs (NAN as "nan"). */

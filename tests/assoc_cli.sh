@@ -26,6 +26,9 @@
 #     0.04 reaches P < 5e-8, no null SNP does, and the null SNPs' λ_GC is within 1 ± 0.05
 #     (about 4 of its sampling sd at 20,000 SNPs, 0.012; tighter than the ±0.1 the offset's
 #     approximation could be allowed, since that costs power, not calibration).
+# (f) Known relatives (--kinship, --grm-sparse): CHISQ changed by exactly the c computed here
+#     from plink2 --make-king-table's pairs, no pair the same bytes, the other forms of the
+#     same pairs the same bytes, unknown samples counted, bad files refused by file and line.
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/tap.sh"
 assoc() { "$TG_BIN" assoc --quiet --ncpu 1 "$@" 2>assoc.err; }
@@ -220,6 +223,20 @@ assoc --bfile ds --pheno y.pheno --pheno-name Y1 --ignore-pred --kinship nofid.k
 analysed skipped (the first, line $(($(wc -l <kin.kin0) + 1)): nobody)" kn.log
 report $? "--kinship: the #IID1 IID2 form, gzipped, gives the same bytes; a pair naming an \
 unknown IID skipped and counted in the log" assoc.err
+# the same pairs as GCTA's sparse GRM: .grm.id in the reverse of the .fam's order and one
+# sample more, .grm.sp with 2 KINSHIP, the diagonal, and a pair of the sample not in the .fam
+tac ds.fam | awk '{ print $1 "\t" $2 } END { print "X\tnobody" }' >sp.grm.id
+awk -F'\t' 'NR == FNR { row[$2] = FNR - 1; next } FNR == 1 { next }
+     { printf "%d\t%d\t%.17g\n", row[$2], row[$4], 2 * $8 }
+     END { print "0\t0\t1.01"; print row["I3"] "\t600\t0.5" }' sp.grm.id kin.kin0 >sp.grm.sp
+assoc --bfile ds --pheno y.pheno --pheno-name Y1 --ignore-pred --grm-sparse sp --out ks &&
+    cmp ks.Y1.assoc.tsv kq.Y1.assoc.tsv &&
+    grep -q "sp.grm.sp: $np pair(s) of relatives used (relatedness the GRM's value).*; 1 \
+pair(s) naming a sample not analysed skipped (the first, line $(wc -l <sp.grm.sp): row 600 of \
+sp.grm.id)" ks.log
+report $? "--grm-sparse: the same pairs as GCTA's sparse GRM (rows in another order, the \
+diagonal ignored) give the same bytes as --kinship; a row not in the .fam skipped, counted" \
+    assoc.err
 printf '#FID1\tIID1\tFID2\tIID2\tKINSHIP\nF0\tI0\tF1\tI1\t0.25\nF2\tI2\tF3\tI3\t0.1\n' >dup.kin0
 printf 'F1\tI1\tF0\tI0\t0.24\n' >>dup.kin0
 sed 's/0\.1$/0.1x/' dup.kin0 | head -3 >badk.kin0
@@ -230,6 +247,12 @@ bad "--kinship: a pair listed twice" "dup.kin0 line 4: the pair 'F0 I0' and 'F1 
 again, first on line 2" --pheno y.pheno --kinship dup.kin0
 bad "--kinship: a KINSHIP that is not a number" "badk.kin0 line 3: KINSHIP '0.1x': expected a \
 number" --pheno y.pheno --kinship badk.kin0
+printf '0\t1\t0.5\n1\t601\t0.5\n' >badsp.grm.sp
+cp sp.grm.id badsp.grm.id
+bad "--grm-sparse: an index past .grm.id" "badsp.grm.sp line 2: expected 'i j value', i and j \
+rows 0 to 600 of badsp.grm.id" --pheno y.pheno --grm-sparse badsp
+bad "--kinship with --grm-sparse" "--kinship and --grm-sparse: give one of them" \
+    --pheno y.pheno --kinship kin.kin0 --grm-sparse sp
 bad "--kinship: no IID2 column" "nohead.kin0 line 1: expected a header naming the columns \
 IID1, IID2 and KINSHIP" --pheno y.pheno --kinship nohead.kin0
 awk 'NR == 1 { print "FID\tIID\tCC"; next } { print $1 "\t" $2 "\t" 2 * (NR % 2) }' ds.pheno \

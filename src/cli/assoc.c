@@ -73,6 +73,10 @@ static const char *help =
     "                     phenotype the range of c over the chromosomes. It corrects tests\n"
     "                     whose residuals relatives share (--ignore-pred); after step 1 c is\n"
     "                     near 1 and the excess left by LOCO without a refit stays\n"
+    "  --grm-sparse P     known relatives as GCTA's sparse GRM (fastGWA's): P.grm.id (FID\n"
+    "                     IID) and P.grm.sp (i j value, 0-based rows of .grm.id; the\n"
+    "                     diagonal ignored); K = the value, pairs >= 0.05 used; as\n"
+    "                     --kinship otherwise\n"
     "  --help             this text\n" TG_CLI_INPUT_HELP TG_CLI_COMMON_HELP
     "\nStep 1 solves phenotypes x h2 x K CG columns at once; step 2 is, per phenotype, one\n"
     "product Z[beta per fold and chromosome] and one Z'[residual per chromosome] (and for a\n"
@@ -84,7 +88,7 @@ static const char *help =
 
 typedef struct {
     rr_opts rr; /* the inputs' options, read by rr_load */
-    const char *kinship;
+    const char *kinship, *grm_sparse;
     double h2[16];
     int nh2;
     int64_t folds;
@@ -111,7 +115,7 @@ static tg_status parse_h2(const char *s, assoc_opts *o, tg_error *err) {
 static int parse_options(int argc, char **argv, assoc_opts *o, tg_error *err) {
     enum {
         O_PHENO = 1, O_PNAME, O_PCOLS, O_COVAR, O_CNAME, O_CCOLS, O_H2, O_CV, O_IGNORE, O_TOL,
-        O_MAXIT, O_KIN, O_HELP
+        O_MAXIT, O_KIN, O_GRMSP, O_HELP
     };
     static const struct option opts[] = {
         {"pheno", required_argument, 0, O_PHENO},
@@ -122,6 +126,7 @@ static int parse_options(int argc, char **argv, assoc_opts *o, tg_error *err) {
         {"cv", required_argument, 0, O_CV}, {"ignore-pred", no_argument, 0, O_IGNORE},
         {"tol", required_argument, 0, O_TOL}, {"max-iter", required_argument, 0, O_MAXIT},
         {"kinship", required_argument, 0, O_KIN},
+        {"grm-sparse", required_argument, 0, O_GRMSP},
         {"help", no_argument, 0, O_HELP}, TG_CLI_INPUT_OPTIONS, TG_CLI_COMMON_OPTIONS,
         {0, 0, 0, 0}};
     const tg_assoc_opts d = tg_assoc_defaults();
@@ -147,6 +152,7 @@ static int parse_options(int argc, char **argv, assoc_opts *o, tg_error *err) {
         case O_TOL: st = tg_cli_double("tol", optarg, 1e-300, 0.5, &r->tol, err); break;
         case O_MAXIT: st = tg_cli_int("max-iter", optarg, 1, 1000000, &r->max_iter, err); break;
         case O_KIN: o->kinship = optarg; break;
+        case O_GRMSP: o->grm_sparse = optarg; break;
         case O_HELP: fputs(help, stdout); return -1;
         case '?':
         case ':': st = tg_cli_bad_option(argv, err); break;
@@ -162,6 +168,8 @@ static int parse_options(int argc, char **argv, assoc_opts *o, tg_error *err) {
     if (r->pheno_names && r->pheno_col_nums)
         return tg_error_set(err, TG_ERR_ARG, "--pheno-name and --pheno-col-nums: give one of them");
     if (ignore) o->nh2 = 0;
+    if (o->kinship && o->grm_sparse)
+        return tg_error_set(err, TG_ERR_ARG, "--kinship and --grm-sparse: give one of them");
     return tg_cli_covar_check(r->covar, r->covar_names, r->covar_col_nums, NULL, NULL, err);
 }
 
@@ -367,7 +375,7 @@ static void log_results(const assoc_opts *o, const rr_data *d, const tg_assoc_re
         if (r->ncases[t] >= 0)
             tg_log_printf(log, "%s: logistic score test: %lld cases, %lld controls", d->names[t],
                           (long long)r->ncases[t], (long long)(r->nobs[t] - r->ncases[t]));
-        if (o->kinship) {
+        if (o->kinship || o->grm_sparse) {
             int lo = 0, hi = 0;
             for (int c = 1; c < r->nchrom; c++) {
                 const double *rel = r->relate + r->nchrom * t;
@@ -392,26 +400,32 @@ static double count_chroms(const tg_bed *bed) {
     return c;
 }
 
-/* The relatives of --kinship among the samples analysed, into *k, and what was kept in the log. */
-static tg_status read_kinship(const assoc_opts *o, const rr_data *d, tg_kin0 *k, tg_log *log,
-                              tg_error *err) {
-    if (!o->kinship) return TG_OK;
-    tg_status st = tg_kin0_read(o->kinship, d->bed.samples, d->bed.n_samples, KINSHIP_MIN, k,
-                                err);
+/* The relatives of --kinship or --grm-sparse among the samples analysed, into *k, and what
+ * was kept in the log. */
+static tg_status read_relatives(const assoc_opts *o, const rr_data *d, tg_relatives *k,
+                                tg_log *log, tg_error *err) {
+    const int kin0 = o->kinship != NULL;
+    if (!kin0 && !o->grm_sparse) return TG_OK;
+    tg_status st = kin0 ? tg_kin0_read(o->kinship, d->bed.samples, d->bed.n_samples,
+                                       KINSHIP_MIN, k, err)
+                        : tg_grm_sparse_read(o->grm_sparse, d->bed.samples, d->bed.n_samples,
+                                             2 * KINSHIP_MIN, k, err);
     if (st) return st;
     char skipped[256] = "";
     if (k->skipped)
         snprintf(skipped, sizeof skipped, "; %lld pair(s) naming a sample not analysed skipped "
                  "(the first, %s)", (long long)k->skipped, k->first_skipped);
-    tg_log_printf(log, "%s: %lld pair(s) of relatives used (relatedness 2 x KINSHIP); %lld "
-                  "pair(s) with KINSHIP under %g (fastGWA's GRM cutoff 0.05) taken as "
-                  "unrelated%s", o->kinship, (long long)k->npairs, (long long)k->below,
-                  KINSHIP_MIN, skipped);
+    tg_log_printf(log, "%s%s: %lld pair(s) of relatives used (relatedness %s); %lld pair(s) "
+                  "with %s under %g (fastGWA's cutoff) taken as unrelated%s",
+                  kin0 ? o->kinship : o->grm_sparse, kin0 ? "" : ".grm.sp",
+                  (long long)k->npairs, kin0 ? "2 x KINSHIP" : "the GRM's value",
+                  (long long)k->below, kin0 ? "KINSHIP" : "GRM",
+                  kin0 ? KINSHIP_MIN : 2 * KINSHIP_MIN, skipped);
     return TG_OK;
 }
 
-static tg_status fit(const assoc_opts *o, rr_data *d, const int *binary, const tg_kin0 *kin,
-                     tg_log *log, tg_error *err) {
+static tg_status fit(const assoc_opts *o, rr_data *d, const int *binary,
+                     const tg_relatives *kin, tg_log *log, tg_error *err) {
     tg_assoc_opts ao = tg_assoc_defaults();
     int bin = 0;
     for (int t = 0; t < d->k; t++) bin |= binary[t];
@@ -461,21 +475,21 @@ static tg_status fit(const assoc_opts *o, rr_data *d, const int *binary, const t
 static int run(const assoc_opts *o, rr_data *d, tg_log *log) {
     tg_error err = {0};
     int *binary = NULL;
-    tg_kin0 kin = {0};
+    tg_relatives kin = {0};
     tg_status st = rr_load(&o->rr, d, log, &err);
     if (!st && !(binary = tg_calloc((size_t)d->k, sizeof *binary, &err))) st = TG_ERR_NOMEM;
     if (!st) st = find_binary(d, binary, log, &err);
-    if (!st) st = read_kinship(o, d, &kin, log, &err);
+    if (!st) st = read_relatives(o, d, &kin, log, &err);
     if (st) {
         free(binary);
-        tg_kin0_free(&kin);
+        tg_relatives_free(&kin);
         return tg_cli_fail("assoc", log, &err);
     }
     tg_runtime_opts ro = o->rr.c.rt;
     ro.cpus_help_gpus = 1; /* the genotype products share the work, as rr --solver cg */
     if ((st = tg_runtime_start(&ro, &err))) {
         free(binary);
-        tg_kin0_free(&kin);
+        tg_relatives_free(&kin);
         return tg_cli_fail("assoc", log, &err);
     }
     tg_cli_trace_start(&o->rr.c);
@@ -483,7 +497,7 @@ static int run(const assoc_opts *o, rr_data *d, tg_log *log) {
     tg_cli_log_runtime(log, &ro);
     st = fit(o, d, binary, &kin, log, &err);
     free(binary);
-    tg_kin0_free(&kin);
+    tg_relatives_free(&kin);
     if (!st) st = tg_cli_trace_stop(&o->rr.c, "assoc", log, &err);
     tg_cli_progress_off();
     int rc = st ? tg_cli_fail("assoc", log, &err) : 0;

@@ -1,6 +1,8 @@
-/* Known relatives from a KING table: plink2 --make-king-table's .kin0, "#FID1 IID1 FID2 IID2
- * NSNP HETHET IBS0 KINSHIP" (or "#IID1 IID2 ..." without FIDs), its columns found by name.
- * The pairs kept are those of listed samples with KINSHIP at least the cutoff (a kin0 without
+/* Known relatives, as pairs of samples with their relatedness, from
+ *  - a KING table: plink2 --make-king-table's .kin0, "#FID1 IID1 FID2 IID2 NSNP HETHET IBS0
+ *    KINSHIP" (or "#IID1 IID2 ..." without FIDs), its columns found by name;
+ *  - GCTA's sparse GRM (fastGWA's): PREFIX.grm.id, then PREFIX.grm.sp "i j value".
+ * The pairs kept are those of listed samples at least the cutoff (a kin0 without
  * --king-table-filter lists every pair of the cohort: the reader streams it through
  * io/lines.c and keeps only those). Pairs naming a sample the list lacks (not genotyped,
  * removed by --keep/--remove) are skipped and counted, as the phenotype reader skips its rows. */
@@ -12,7 +14,7 @@
 #include "io/lines.h"
 #include "tilegwas.h"
 
-void tg_kin0_free(tg_kin0 *k) {
+void tg_relatives_free(tg_relatives *k) {
     free(k->pair_i);
     free(k->pair_j);
     free(k->pair_k);
@@ -72,7 +74,7 @@ static int cmp_key(const void *x, const void *y) {
     return (p->line > q->line) - (p->line < q->line);
 }
 
-static tg_status check_twice(const tg_kin0 *k, const int64_t *line, const tg_sample *samples,
+static tg_status check_twice(const tg_relatives *k, const int64_t *line, const tg_sample *samples,
                              const char *path, tg_error *err) {
     pair_key *key = tg_malloc_n(k->npairs, 1, sizeof *key, err);
     if (!key && k->npairs) return TG_ERR_NOMEM;
@@ -95,7 +97,7 @@ static tg_status check_twice(const tg_kin0 *k, const int64_t *line, const tg_sam
 }
 
 /* Appends pair (i, j, relatedness v) from line @p ln, growing the arrays by half. */
-static tg_status add_pair(tg_kin0 *k, int64_t **line, int64_t *cap, int64_t i, int64_t j,
+static tg_status add_pair(tg_relatives *k, int64_t **line, int64_t *cap, int64_t i, int64_t j,
                           double v, int64_t ln, const char *path, tg_error *err) {
     if (k->npairs == *cap) {
         const int64_t c = *cap ? *cap + *cap / 2 : 1024;
@@ -120,7 +122,7 @@ static tg_status add_pair(tg_kin0 *k, int64_t **line, int64_t *cap, int64_t i, i
 }
 
 tg_status tg_kin0_read(const char *path, const tg_sample *samples, int64_t n_samples,
-                       double min_kinship, tg_kin0 *k, tg_error *err) {
+                       double min_kinship, tg_relatives *k, tg_error *err) {
     memset(k, 0, sizeof *k);
     tg_lines r = {0};
     tg_idlookup map = {0};
@@ -172,10 +174,105 @@ tg_status tg_kin0_read(const char *path, const tg_sample *samples, int64_t n_sam
             st = add_pair(k, &line_of, &cap, i, j, 2 * kin, ln, path, err);
     }
     if (!st) st = check_twice(k, line_of, samples, path, err);
-    if (st) tg_kin0_free(k);
+    if (st) tg_relatives_free(k);
     free(line_of);
     free(f);
     tg_idlookup_free(&map);
     tg_lines_close(&r);
+    return st;
+}
+
+/* PREFIX.grm.id's rows as indices into @p samples (-1: not listed), into *row, *nrow. */
+static tg_status read_grm_id(const char *path, const tg_sample *samples, int64_t n,
+                             int64_t **row, int64_t *nrow, tg_error *err) {
+    tg_lines r = {0};
+    tg_idlookup map = {0};
+    int64_t cap = 0, *seen = tg_calloc_n(n, 1, sizeof *seen, err);
+    char *line, *f[2];
+    tg_status st = seen ? tg_lines_open(&r, path, err) : TG_ERR_NOMEM;
+    if (!st) st = tg_idlookup_init(&map, path, samples, n, 0, err);
+    *nrow = 0;
+    while (!st && !(st = tg_lines_next(&r, &line, err)) && line) {
+        const int got = tg_text_split(line, f, 2);
+        if (got != 2) {
+            st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: expected FID and IID, found "
+                              "%d column(s)", path, (long long)r.line_no, got);
+            break;
+        }
+        const int64_t i = tg_idmap_find(&map.full, f[0], f[1]);
+        if (i >= 0 && seen[i]) {
+            st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: sample '%s %s' (FID IID) "
+                              "again, first on line %lld", path, (long long)r.line_no,
+                              TG_ESC(f[0]), TG_ESC(f[1]), (long long)seen[i]);
+            break;
+        }
+        if (i >= 0) seen[i] = r.line_no;
+        if (*nrow == cap) {
+            cap = cap ? cap + cap / 2 : 1024;
+            int64_t *p = realloc(*row, (size_t)cap * sizeof *p);
+            if (!p) {
+                st = tg_error_set(err, TG_ERR_NOMEM, "reading %s: out of memory", path);
+                break;
+            }
+            *row = p;
+        }
+        (*row)[(*nrow)++] = i;
+    }
+    if (!st && !*nrow) st = tg_error_set(err, TG_ERR_FORMAT, "%s is empty: expected FID IID "
+                                         "lines (GCTA's .grm.id)", path);
+    free(seen);
+    tg_idlookup_free(&map);
+    tg_lines_close(&r);
+    return st;
+}
+
+tg_status tg_grm_sparse_read(const char *prefix, const tg_sample *samples, int64_t n_samples,
+                             double min_grm, tg_relatives *k, tg_error *err) {
+    memset(k, 0, sizeof *k);
+    const size_t len = strlen(prefix) + 8;
+    char *id = tg_malloc(len, err), *sp = tg_malloc(len, err), *line, *f[3];
+    int64_t *row = NULL, nrow = 0, *line_of = NULL, cap = 0;
+    tg_lines r = {0};
+    tg_status st = id && sp ? TG_OK : TG_ERR_NOMEM;
+    if (!st) {
+        snprintf(id, len, "%s.grm.id", prefix);
+        snprintf(sp, len, "%s.grm.sp", prefix);
+        st = read_grm_id(id, samples, n_samples, &row, &nrow, err);
+    }
+    if (!st) st = tg_lines_open(&r, sp, err);
+    while (!st && !(st = tg_lines_next(&r, &line, err)) && line) {
+        const int64_t ln = r.line_no;
+        const int got = tg_text_split(line, f, 3);
+        int64_t a, b;
+        double v;
+        if (got != 3 || !tg_text_parse_int64(f[0], &a) || !tg_text_parse_int64(f[1], &b) ||
+            a < 0 || a >= nrow || b < 0 || b >= nrow || !tg_text_parse_double(f[2], &v) ||
+            v > 1.5) {
+            st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: expected 'i j value', i and "
+                              "j rows 0 to %lld of %s and a value of at most 1.5, found "
+                              "'%s%s%s%s%s'", sp, (long long)ln, (long long)nrow - 1, id,
+                              TG_ESC(f[0]), got > 1 ? " " : "", got > 1 ? TG_ESC(f[1]) : "",
+                              got > 2 ? " " : "", got > 2 ? TG_ESC(f[2]) : "");
+            break;
+        }
+        if (a == b) continue; /* the diagonal: each sample's own, which the tests have */
+        if (row[a] < 0 || row[b] < 0) {
+            if (!k->skipped++)
+                snprintf(k->first_skipped, sizeof k->first_skipped, "line %lld: row %lld of %s",
+                         (long long)ln, (long long)(row[a] < 0 ? a : b), id);
+            continue;
+        }
+        if (v < min_grm)
+            k->below++;
+        else
+            st = add_pair(k, &line_of, &cap, row[a], row[b], v, ln, sp, err);
+    }
+    if (!st) st = check_twice(k, line_of, samples, sp, err);
+    if (st) tg_relatives_free(k);
+    tg_lines_close(&r);
+    free(line_of);
+    free(row);
+    free(id);
+    free(sp);
     return st;
 }
