@@ -72,7 +72,7 @@ static const char *help =
     "                     so SE x sqrt(c), CHISQ / c, BETA unchanged; the log gives per\n"
     "                     phenotype the range of c over the chromosomes. It corrects tests\n"
     "                     whose residuals relatives share (--ignore-pred); after step 1 c is\n"
-    "                     near 1 and the excess left by LOCO without a refit stays\n"
+    "                     near 1, and the excess that LOCO without a refit leaves stays.\n"
     "  --grm-sparse P     known relatives as GCTA's sparse GRM (fastGWA's): P.grm.id (FID\n"
     "                     IID) and P.grm.sp (i j value, 0-based rows of .grm.id; the\n"
     "                     diagonal ignored); K = the value, pairs >= 0.05 used; as\n"
