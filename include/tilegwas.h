@@ -398,6 +398,38 @@ void tg_pheno_free(tg_pheno *ph);
 tg_status tg_pheno_write(const char *path, const tg_sample *samples, const tg_pheno *ph,
                          tg_error *err);
 
+/** Known relatives from a KING table (plink2 --make-king-table's .kin0) or a GCTA sparse GRM,
+ * as pairs of samples for tg_assoc_opts. */
+typedef struct {
+    int64_t npairs;
+    int64_t *pair_i, *pair_j; /**< the pair's samples, indices into the sample list */
+    double *pair_k;           /**< relatedness: 2 × KINSHIP, or the GRM's value */
+    int64_t below;            /**< pairs of listed samples under the cutoff */
+    int64_t skipped;          /**< pairs naming a sample not in the list */
+    char first_skipped[160];  /**< the first of these: "line L: ID" */
+} tg_relatives;
+
+/** Reads @p path (plain, gzip or zstd): a header line naming the columns IID1, IID2 and
+ * KINSHIP (with FID1 and FID2: samples by FID IID; without: by IID alone), with or without
+ * its leading '#', in any order among others (NSNP, HETHET, IBS0...); then a line per pair.
+ * Keeps the pairs of samples of @p samples with KINSHIP ≥ @p min_kinship. TG_ERR_FORMAT,
+ * naming the file and line, for: no such header, a line of another length, a KINSHIP that is
+ * not a number or above 0.75 (2 × 0.75 = 1.5, more than identical inbred twins share), a
+ * sample paired with itself, a pair listed twice (either order; among the pairs kept), an
+ * IID of two samples of the list in a file without FIDs. */
+tg_status tg_kin0_read(const char *path, const tg_sample *samples, int64_t n_samples,
+                       double min_kinship, tg_relatives *k, tg_error *err);
+/** Reads GCTA's sparse GRM (fastGWA's --grm-sparse): PREFIX.grm.id (FID IID a line, the
+ * samples in the GRM's order) and PREFIX.grm.sp ("i j value" a line, 0-based rows of
+ * .grm.id; diagonal entries ignored), plain, gzip or zstd. Keeps the pairs of samples of
+ * @p samples with value ≥ @p min_grm, relatedness the value. TG_ERR_FORMAT naming the file
+ * and line: a line of another length, an index not a row of .grm.id, a value not a number or
+ * above 1.5, a pair listed twice (either order; among the pairs kept), a sample twice in
+ * .grm.id. */
+tg_status tg_grm_sparse_read(const char *prefix, const tg_sample *samples, int64_t n_samples,
+                             double min_grm, tg_relatives *k, tg_error *err);
+void tg_relatives_free(tg_relatives *k);
+
 /** Prints a finite double in the fewest digits (15 or 17) that read back exactly, as every
  * numeric column of the library's and the commands' text outputs (NAN as "nan"). */
 void tg_text_format_double(double x, char buf[32]);
@@ -1689,6 +1721,18 @@ typedef struct {
      * step 1 unchanged (a linear ridge on the 0/1 values), step 2 a logistic score test with
      * the LOCO offset (src/algo/assoc.c). NULL: every phenotype quantitative. */
     const int *binary;
+    /** Known relatives, a sparse relatedness (fastGWA's: pairs of GRM ≥ 0.05, the rest taken
+     * as 0): pair p joins samples pair_i[p] and pair_j[p] (0-based rows of y, i ≠ j, each
+     * unordered pair once) with relatedness pair_k[p] = 2 × kinship in (0, 1.5]. Every test
+     * of phenotype t on chromosome c then takes the variance conditional on its residual r
+     * (y − fixed effects − LOCO_c; y − μ_c for a case/control one), r's null SNP genotypes
+     * being correlated as K among relatives: the variance times
+     *   c_tc = 1 + Σ_{i≠i'} K_ii' r_i r_i' / Σ_i r_i²   (over the phenotype's samples),
+     * SE × √c, CHISQ / c, BETA unchanged (tg_assoc_result.relate). npairs 0 (the default):
+     * c = 1, every result as without relatives. */
+    int64_t npairs;
+    const int64_t *pair_i, *pair_j;
+    const double *pair_k;
 } tg_assoc_opts;
 /** Defaults: the grid 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 5 folds, tol 1e-6, 1000 iterations. */
 tg_assoc_opts tg_assoc_defaults(void);
@@ -1719,6 +1763,9 @@ typedef struct {
     int64_t cg_columns;    /**< step 1's CG columns: phenotypes × h² × folds */
     int64_t excluded;      /**< SNPs monomorphic or all-missing over the fileset */
     double seconds_step1, seconds_step2;
+    /** nchrom × nphen: c_tc at relate[c + nchrom·t], the factor of the variance of phenotype
+     * t's tests on chromosome c for the relatives of tg_assoc_opts (1 without pairs) */
+    double *relate;
 } tg_assoc_result;
 
 /** Association tests of the @p nphen phenotypes @p y (n × nphen, leading dimension ldy, NAN =
@@ -1727,8 +1774,10 @@ typedef struct {
  * TG_ERR_ARG for: a phenotype with fewer observed values than its fixed effects plus 2, or
  * with no variance once they are projected out; an h² outside (0, 1); fewer than 2 folds, or a
  * fold without samples of a phenotype or with too few left to fit; a case/control value other
- * than 0 and 1. A CG column not converged, or a null logistic model that separates or does not
- * converge (50 Newton steps), is TG_ERR_NUMERIC naming the phenotype and chromosome. */
+ * than 0 and 1; a relatives' pair with a sample out of range, i = j, or a relatedness not in
+ * (0, 1.5]. A CG column not converged, a null logistic model that separates or does not
+ * converge (50 Newton steps), or relatives' pairs giving c_tc ≤ 0 (a sparse relatedness that
+ * is not positive definite) is TG_ERR_NUMERIC naming the phenotype and chromosome. */
 tg_status tg_assoc(const tg_bed *bed, int64_t nphen, const double *y, int64_t ldy,
                    const tg_assoc_opts *o, tg_assoc_result *r, tg_error *err);
 void tg_assoc_result_free(tg_assoc_result *r);

@@ -26,6 +26,9 @@
 #     0.04 reaches P < 5e-8, no null SNP does, and the null SNPs' λ_GC is within 1 ± 0.05
 #     (about 4 of its sampling sd at 20,000 SNPs, 0.012; tighter than the ±0.1 the offset's
 #     approximation could be allowed, since that costs power, not calibration).
+# (f) Known relatives (--kinship, --grm-sparse): CHISQ changed by exactly the c computed here
+#     from plink2 --make-king-table's pairs, no pair the same bytes, the other forms of the
+#     same pairs the same bytes, unknown samples counted, bad files refused by file and line.
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/tap.sh"
 assoc() { "$TG_BIN" assoc --quiet --ncpu 1 "$@" 2>assoc.err; }
@@ -174,7 +177,84 @@ variance share >= 0.04 reach P < 5e-8 ($missed missed), no null SNP does ($false
 awk -v g="$gc" 'BEGIN { exit !(g >= 0.95 && g <= 1.05) }'
 report $? "case/control, LOCO: the null SNPs' lambda_GC $gc is within 1 +- 0.05"
 
+# ---- (f) --kinship: known relatives from plink2 --make-king-table's .kin0. On ds (unrelated,
+# 300 SNPs) KING's noise leaves pairs above the 0.025 cutoff: with --ignore-pred and no
+# covariates the residual is y minus its mean, so c = 1 + 2 sum K r_i r_i' / r'r (K = 2
+# KINSHIP) is computed here from the .kin0 and y.pheno, and every CHISQ must be CHISQ without
+# --kinship over c; BETA unchanged.
+plink2 --bfile ds --make-king-table --out kin >kin.out 2>&1
+plink2 --bfile ds --make-king-table --king-table-filter 0.4 --out none >>kin.out 2>&1
+report $? "plink2 --make-king-table wrote ds's .kin0" kin.out
+assoc --bfile ds --pheno y.pheno --pheno-name Y1 --ignore-pred --out kb &&
+    assoc --bfile ds --pheno y.pheno --pheno-name Y1 --ignore-pred --kinship kin.kin0 --out kq
+rc=$?
+awk 'NR == FNR { if (FNR > 1) { y[$2] = $3; s += $3; n++ } next }
+     FNR == 1 { for (c = 1; c <= NF; c++) col[$c] = c; next }
+     $col["KINSHIP"] >= 0.025 { k[++np] = 2 * $col["KINSHIP"]; a[np] = $col["IID1"]
+                                b[np] = $col["IID2"] }
+     END { m = s / n; for (i in y) rr += (y[i] - m) ^ 2
+           for (p = 1; p <= np; p++) kr += k[p] * (y[a[p]] - m) * (y[b[p]] - m)
+           printf "%d %.17g\n", np, 1 + 2 * kr / rr }' y.pheno kin.kin0 >c.txt
+read -r np c <c.txt
+paste <(cut -f9,11 kb.Y1.assoc.tsv) <(cut -f9,11 kq.Y1.assoc.tsv) |
+    awk -F'\t' -v c="$c" 'NR == 1 { next }
+    function abs(x) { return x < 0 ? -x : x }
+    { if ($1 != $3) beta++; e = abs($2 / $4 / c - 1); if (e > w) w = e; rows++ }
+    END { printf "%d %d %.3g\n", rows, beta, w }' >ck.txt
+read -r rows beta w <ck.txt
+[ $rc -eq 0 ] && [ "$np" -gt 0 ] && [ "$rows" -eq 300 ] && [ "$beta" -eq 0 ] &&
+    awk -v w="$w" 'BEGIN { exit !(w < 1e-12) }' &&
+    grep -q "kin.kin0: $np pair(s) of relatives used" kq.log &&
+    grep -q "Y1: relatives' variance factor c $(printf '%.4f' "$c") (chromosome 1)" kq.log
+report $? "--kinship: $np pairs of KINSHIP >= 0.025 (as awk counts them) used; CHISQ times \
+c = $c (from the .kin0 and the phenotype here) equals CHISQ without it on $rows SNPs \
+(rel $w), BETA the same ($beta differ); c in the log" assoc.err
+assoc --bfile ds --pheno y.pheno --pheno-name Y1 --ignore-pred --kinship none.kin0 --out k0 &&
+    cmp k0.Y1.assoc.tsv kb.Y1.assoc.tsv && grep -q "none.kin0: 0 pair(s)" k0.log
+report $? "--kinship with no pair above the cutoff (plink2 --king-table-filter 0.4): the same \
+bytes as without it" assoc.err
+# the same pairs without FIDs, compressed, one of them naming a sample not in the .fam
+awk -F'\t' -v OFS='\t' 'NR == 1 { print "#IID1", "IID2", "NSNP", "KINSHIP"; next }
+     { print $2, $4, $5, $8 } END { print "nobody", "I1", 300, 0.3 }' kin.kin0 |
+    gzip >nofid.kin0.gz
+assoc --bfile ds --pheno y.pheno --pheno-name Y1 --ignore-pred --kinship nofid.kin0.gz \
+    --out kn && cmp kn.Y1.assoc.tsv kq.Y1.assoc.tsv &&
+    grep -q "nofid.kin0.gz: $np pair(s) of relatives used.*; 1 pair(s) naming a sample not \
+analysed skipped (the first, line $(($(wc -l <kin.kin0) + 1)): nobody)" kn.log
+report $? "--kinship: the #IID1 IID2 form, gzipped, gives the same bytes; a pair naming an \
+unknown IID skipped and counted in the log" assoc.err
+# the same pairs as GCTA's sparse GRM: .grm.id in the reverse of the .fam's order and one
+# sample more, .grm.sp with 2 KINSHIP, the diagonal, and a pair of the sample not in the .fam
+tac ds.fam | awk '{ print $1 "\t" $2 } END { print "X\tnobody" }' >sp.grm.id
+awk -F'\t' 'NR == FNR { row[$2] = FNR - 1; next } FNR == 1 { next }
+     { printf "%d\t%d\t%.17g\n", row[$2], row[$4], 2 * $8 }
+     END { print "0\t0\t1.01"; print row["I3"] "\t600\t0.5" }' sp.grm.id kin.kin0 >sp.grm.sp
+assoc --bfile ds --pheno y.pheno --pheno-name Y1 --ignore-pred --grm-sparse sp --out ks &&
+    cmp ks.Y1.assoc.tsv kq.Y1.assoc.tsv &&
+    grep -q "sp.grm.sp: $np pair(s) of relatives used (relatedness the GRM's value).*; 1 \
+pair(s) naming a sample not analysed skipped (the first, line $(wc -l <sp.grm.sp): row 600 of \
+sp.grm.id)" ks.log
+report $? "--grm-sparse: the same pairs as GCTA's sparse GRM (rows in another order, the \
+diagonal ignored) give the same bytes as --kinship; a row not in the .fam skipped, counted" \
+    assoc.err
+printf '#FID1\tIID1\tFID2\tIID2\tKINSHIP\nF0\tI0\tF1\tI1\t0.25\nF2\tI2\tF3\tI3\t0.1\n' >dup.kin0
+printf 'F1\tI1\tF0\tI0\t0.24\n' >>dup.kin0
+sed 's/0\.1$/0.1x/' dup.kin0 | head -3 >badk.kin0
+printf '#FID1\tIID1\tKINSHIP\nF0\tI0\t0.25\n' >nohead.kin0
+
 bad() { expect_error "$1" "$2" "$TG_BIN" assoc --quiet --bfile ds --out e "${@:3}"; }
+bad "--kinship: a pair listed twice" "dup.kin0 line 4: the pair 'F0 I0' and 'F1 I1' (FID IID) \
+again, first on line 2" --pheno y.pheno --kinship dup.kin0
+bad "--kinship: a KINSHIP that is not a number" "badk.kin0 line 3: KINSHIP '0.1x': expected a \
+number" --pheno y.pheno --kinship badk.kin0
+printf '0\t1\t0.5\n1\t601\t0.5\n' >badsp.grm.sp
+cp sp.grm.id badsp.grm.id
+bad "--grm-sparse: an index past .grm.id" "badsp.grm.sp line 2: expected 'i j value', i and j \
+rows 0 to 600 of badsp.grm.id" --pheno y.pheno --grm-sparse badsp
+bad "--kinship with --grm-sparse" "--kinship and --grm-sparse: give one of them" \
+    --pheno y.pheno --kinship kin.kin0 --grm-sparse sp
+bad "--kinship: no IID2 column" "nohead.kin0 line 1: expected a header naming the columns \
+IID1, IID2 and KINSHIP" --pheno y.pheno --kinship nohead.kin0
 awk 'NR == 1 { print "FID\tIID\tCC"; next } { print $1 "\t" $2 "\t" 2 * (NR % 2) }' ds.pheno \
     >c02.pheno
 bad "a phenotype of 0 and 2 only" "phenotype CC takes the values 0 and 2 only" --pheno c02.pheno

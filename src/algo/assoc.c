@@ -26,7 +26,13 @@
  * chromosome c the null model logit μ_c = o_c + Q_ta (IRLS), the offset o_c = LOCO_c/(ȳ(1 − ȳ))
  * (the linear prediction moved to the logit scale by logit's slope at the prevalence ȳ), then
  * U = Z_jᵀ(y − μ_c) and V = Σ_i w_i Z_ij² − bᵀ(Q_tᵀWQ_t)⁻¹b, b = Q_tᵀWZ_j, w = μ_c(1 − μ_c):
- * one product Zᵀ·[y − μ_c, WQ_t per chromosome] and one weighted pass over the genotypes. */
+ * one product Zᵀ·[y − μ_c, WQ_t per chromosome] and one weighted pass over the genotypes.
+ *
+ * Known relatives (tg_assoc_opts' pairs, a sparse K = 2 × kinship): a null SNP's genotypes are
+ * independent of the residual r of its chromosome, so given r, Var(U) = rᵀCov(g)r with
+ * Cov(g_i, g_i') ∝ K_ii'. The tests above take K = I; the pairs add their share as one factor
+ * per phenotype and chromosome, c = 1 + 2Σ_pairs K r_i r_i' / rᵀr, on the variance (O(pairs)
+ * each, nothing on the products). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +75,7 @@ void tg_assoc_result_free(tg_assoc_result *r) {
     free(r->nfixed);
     free(r->ncases);
     free(r->cg.pheno);
+    free(r->relate);
     memset(r, 0, sizeof *r);
 }
 
@@ -126,6 +133,24 @@ static tg_status check_opts(const tg_assoc_opts *o, tg_error *err) {
     if (o->ncovar < 0 || (o->ncovar && !o->covar))
         return tg_error_set(err, TG_ERR_ARG, "assoc: %d covariate(s) without their matrix",
                             o->ncovar);
+    if (o->npairs < 0 || (o->npairs && (!o->pair_i || !o->pair_j || !o->pair_k)))
+        return tg_error_set(err, TG_ERR_ARG, "assoc: %lld relatives' pair(s) without their "
+                            "arrays", (long long)o->npairs);
+    return TG_OK;
+}
+
+/* The relatives' pairs: two distinct samples of the n, a relatedness in (0, 1.5] (2 × a
+ * kinship; above 1.5 not even inbred twins). */
+static tg_status check_pairs(const tg_assoc_opts *o, int64_t n, tg_error *err) {
+    for (int64_t p = 0; p < o->npairs; p++) {
+        const int64_t i = o->pair_i[p], j = o->pair_j[p];
+        const double k = o->pair_k[p];
+        if (i < 0 || i >= n || j < 0 || j >= n || i == j || !(k > 0 && k <= 1.5))
+            return tg_error_set(err, TG_ERR_ARG, "assoc: relatives' pair %lld (samples %lld and "
+                                "%lld, relatedness %g): expected two distinct samples of 1 to "
+                                "%lld and a relatedness in (0, 1.5]", (long long)p + 1,
+                                (long long)i + 1, (long long)j + 1, k, (long long)n);
+    }
     return TG_OK;
 }
 
@@ -599,11 +624,33 @@ static tg_status loco_products(const job *J, int64_t t, double *bl, double *zb, 
     return st;
 }
 
+/* r->relate of phenotype t on chromosome c from its residual v (0 outside the phenotype's
+ * samples, so that a pair with one of them missing adds nothing): 1 + 2Σ_pairs K v_i v_i' / vᵀv,
+ * the variance of U = gᵀv given v over that of unrelated samples. */
+static tg_status relate(const job *J, int64_t t, int64_t c, const double *v, tg_error *err) {
+    const tg_assoc_opts *o = J->o;
+    double *at = J->r->relate + c + J->r->nchrom * t, vv = 0, kv = 0;
+    *at = 1;
+    if (!o->npairs) return TG_OK;
+    for (int64_t i = 0; i < J->n; i++) vv += v[i] * v[i];
+    for (int64_t p = 0; p < o->npairs; p++)
+        kv += o->pair_k[p] * v[o->pair_i[p]] * v[o->pair_j[p]];
+    *at = 1 + 2 * kv / vv;
+    if (!(*at > 0))
+        return tg_error_set(err, TG_ERR_NUMERIC, "assoc: phenotype %s, chromosome %s: the "
+                            "relatives' pairs give the residual a variance factor %g, not "
+                            "positive: their relatedness is not positive definite (pairs "
+                            "missing from a family, or values not of one relatedness matrix?)",
+                            NAME(J, t), J->r->chroms[c], *at);
+    return TG_OK;
+}
+
 /* SNP j's entry `at` from the score U and its information G of the scaled genotypes (s_j =
- * √(2p_j(1 − p_j)): in allele units s_jU and s_j²G) and the residual variance s2 (1 for the
- * logistic test): BETA = U/G, SE = √(s2/G), CHISQ = U²/(s2·G), in allele units. NaN for a SNP
- * with nothing to test: monomorphic, or G not above @p least (constant on the phenotype's
- * samples, or in the covariates' span there, where G cancels down to rounding). */
+ * √(2p_j(1 − p_j)): in allele units s_jU and s_j²G) and s2, the residual variance (1 for the
+ * logistic test) times the relatives' factor c: BETA = U/G, SE = √(s2/G), CHISQ = U²/(s2·G),
+ * in allele units. NaN for a SNP with nothing to test: monomorphic, or G not above @p least
+ * (constant on the phenotype's samples, or in the covariates' span there, where G cancels down
+ * to rounding). */
 static void put_test(tg_assoc_result *r, int64_t at, double p, double U, double G, double least,
                      double s2) {
     r->beta[at] = r->se[at] = r->chisq[at] = r->log10p[at] = NAN;
@@ -627,7 +674,8 @@ static void tests(const job *J, int64_t t, const double *s, const double *jac) {
         double G = jac[j];
         for (int l = 1; l < q; l++) G -= s[j + (C + l - 1) * m] * s[j + (C + l - 1) * m];
         /* scaled, G is about n_t for a SNP that varies */
-        put_test(r, at, p[j], s[j + c * m], G, 1e-8 * (double)r->nobs[t], r->sigma2[c + C * t]);
+        put_test(r, at, p[j], s[j + c * m], G, 1e-8 * (double)r->nobs[t],
+                 r->sigma2[c + C * t] * r->relate[c + C * t]);
     }
 }
 
@@ -646,7 +694,7 @@ static void binary_tests(const job *J, int64_t t, const double *s, const double 
         for (int l = 0; l < q; l++) b[l] = s[j + (C + c * q + l) * m];
         for (int l = 0; l < q; l++)
             for (int k = 0; k < q; k++) V -= b[l] * S[l + k * q] * b[k];
-        put_test(r, at, p[j], s[j + c * m], V, 1e-8 * d[j], 1);
+        put_test(r, at, p[j], s[j + c * m], V, 1e-8 * d[j], r->relate[c + C * t]);
     }
 }
 
@@ -676,6 +724,7 @@ static tg_status step2(job *J, tg_error *err) {
             st = logistic_nulls(J, t, res, wt, Sinv, err);
         else
             residuals(J, t, res);
+        for (int64_t c = 0; c < C && !st; c++) st = relate(J, t, c, res + c * n, err);
         if (!st)
             st = tg_cg_mul(J->g, 1, bin ? C * (1 + q) : C + q - 1, res, n, s, m, NULL, NULL,
                            err);
@@ -733,6 +782,7 @@ tg_status tg_assoc(const tg_bed *bed, int64_t nphen, const double *y, int64_t ld
         return tg_error_set(err, TG_ERR_ARG, "assoc runs on one MPI rank (%d here)",
                             tg_runtime_nranks());
     tg_status st = check_opts(o, err);
+    if (!st) st = check_pairs(o, n, err);
     if (!st) st = result_alloc(r, n, m, nphen, o->nh2, err);
     if (!st) st = group_chroms(bed, r, err);
     if (st) return st;
@@ -740,7 +790,8 @@ tg_status tg_assoc(const tg_bed *bed, int64_t nphen, const double *y, int64_t ld
     double t0 = tg_now();
     if (!(J.beta = tg_calloc((size_t)(m * nphen * J.K), sizeof *J.beta, err)) ||
         !(r->sigma2 = tg_malloc((size_t)(r->nchrom * nphen) * sizeof *r->sigma2, err)) ||
-        !(r->loco = tg_malloc((size_t)(n * r->nchrom * nphen) * sizeof *r->loco, err))) {
+        !(r->loco = tg_malloc((size_t)(n * r->nchrom * nphen) * sizeof *r->loco, err)) ||
+        !(r->relate = tg_malloc((size_t)(r->nchrom * nphen) * sizeof *r->relate, err))) {
         st = TG_ERR_NOMEM;
         goto done;
     }

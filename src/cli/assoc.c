@@ -62,14 +62,33 @@ static const char *help =
     "  --ignore-pred      no step 1: the LOCO prediction is 0 (REGENIE's flag)\n"
     "  --tol T            step 1: stop a CG column at relative residual T (default 1e-6)\n"
     "  --max-iter N       step 1: CG iterations at most (default 1000); more is an error\n"
+    "  --kinship FILE     known relatives: plink2 --make-king-table's .kin0 (#FID1 IID1\n"
+    "                     FID2 IID2 ... KINSHIP, or #IID1 IID2 ... KINSHIP; .gz/.zst read).\n"
+    "                     Pairs with KINSHIP >= 0.025 (fastGWA's GRM cutoff 0.05) are used,\n"
+    "                     relatedness K = 2 KINSHIP; pairs naming a sample not analysed are\n"
+    "                     skipped and counted in the log. Every test of phenotype t on\n"
+    "                     chromosome c takes the variance given its residual r (y - mu for\n"
+    "                     a case/control one): times c_tc = 1 + sum_{i!=i'} K r_i r_i' / r'r,\n"
+    "                     so SE x sqrt(c), CHISQ / c, BETA unchanged; the log gives per\n"
+    "                     phenotype the range of c over the chromosomes. It corrects tests\n"
+    "                     whose residuals relatives share (--ignore-pred); after step 1 c is\n"
+    "                     near 1, and the excess that LOCO without a refit leaves stays.\n"
+    "  --grm-sparse P     known relatives as GCTA's sparse GRM (fastGWA's): P.grm.id (FID\n"
+    "                     IID) and P.grm.sp (i j value, 0-based rows of .grm.id; the\n"
+    "                     diagonal ignored); K = the value, pairs >= 0.05 used; as\n"
+    "                     --kinship otherwise\n"
     "  --help             this text\n" TG_CLI_INPUT_HELP TG_CLI_COMMON_HELP
     "\nStep 1 solves phenotypes x h2 x K CG columns at once; step 2 is, per phenotype, one\n"
     "product Z[beta per fold and chromosome] and one Z'[residual per chromosome] (and for a\n"
     "case/control one Z'[W C per chromosome] and one weighted pass over the genotypes).\n"
     "One MPI rank.\n";
 
+/* --kinship: the pairs kept, KINSHIP at least this (GRM 0.05, fastGWA's sparse GRM cutoff) */
+#define KINSHIP_MIN 0.025
+
 typedef struct {
     rr_opts rr; /* the inputs' options, read by rr_load */
+    const char *kinship, *grm_sparse;
     double h2[16];
     int nh2;
     int64_t folds;
@@ -96,7 +115,7 @@ static tg_status parse_h2(const char *s, assoc_opts *o, tg_error *err) {
 static int parse_options(int argc, char **argv, assoc_opts *o, tg_error *err) {
     enum {
         O_PHENO = 1, O_PNAME, O_PCOLS, O_COVAR, O_CNAME, O_CCOLS, O_H2, O_CV, O_IGNORE, O_TOL,
-        O_MAXIT, O_HELP
+        O_MAXIT, O_KIN, O_GRMSP, O_HELP
     };
     static const struct option opts[] = {
         {"pheno", required_argument, 0, O_PHENO},
@@ -106,6 +125,8 @@ static int parse_options(int argc, char **argv, assoc_opts *o, tg_error *err) {
         {"covar-col-nums", required_argument, 0, O_CCOLS}, {"h2", required_argument, 0, O_H2},
         {"cv", required_argument, 0, O_CV}, {"ignore-pred", no_argument, 0, O_IGNORE},
         {"tol", required_argument, 0, O_TOL}, {"max-iter", required_argument, 0, O_MAXIT},
+        {"kinship", required_argument, 0, O_KIN},
+        {"grm-sparse", required_argument, 0, O_GRMSP},
         {"help", no_argument, 0, O_HELP}, TG_CLI_INPUT_OPTIONS, TG_CLI_COMMON_OPTIONS,
         {0, 0, 0, 0}};
     const tg_assoc_opts d = tg_assoc_defaults();
@@ -130,6 +151,8 @@ static int parse_options(int argc, char **argv, assoc_opts *o, tg_error *err) {
         case O_IGNORE: ignore = 1; break;
         case O_TOL: st = tg_cli_double("tol", optarg, 1e-300, 0.5, &r->tol, err); break;
         case O_MAXIT: st = tg_cli_int("max-iter", optarg, 1, 1000000, &r->max_iter, err); break;
+        case O_KIN: o->kinship = optarg; break;
+        case O_GRMSP: o->grm_sparse = optarg; break;
         case O_HELP: fputs(help, stdout); return -1;
         case '?':
         case ':': st = tg_cli_bad_option(argv, err); break;
@@ -145,6 +168,8 @@ static int parse_options(int argc, char **argv, assoc_opts *o, tg_error *err) {
     if (r->pheno_names && r->pheno_col_nums)
         return tg_error_set(err, TG_ERR_ARG, "--pheno-name and --pheno-col-nums: give one of them");
     if (ignore) o->nh2 = 0;
+    if (o->kinship && o->grm_sparse)
+        return tg_error_set(err, TG_ERR_ARG, "--kinship and --grm-sparse: give one of them");
     return tg_cli_covar_check(r->covar, r->covar_names, r->covar_col_nums, NULL, NULL, err);
 }
 
@@ -350,6 +375,17 @@ static void log_results(const assoc_opts *o, const rr_data *d, const tg_assoc_re
         if (r->ncases[t] >= 0)
             tg_log_printf(log, "%s: logistic score test: %lld cases, %lld controls", d->names[t],
                           (long long)r->ncases[t], (long long)(r->nobs[t] - r->ncases[t]));
+        if (o->kinship || o->grm_sparse) {
+            int lo = 0, hi = 0;
+            for (int c = 1; c < r->nchrom; c++) {
+                const double *rel = r->relate + r->nchrom * t;
+                lo = rel[c] < rel[lo] ? c : lo;
+                hi = rel[c] > rel[hi] ? c : hi;
+            }
+            tg_log_printf(log, "%s: relatives' variance factor c %.4f (chromosome %s) to %.4f "
+                          "(chromosome %s)", d->names[t], r->relate[lo + r->nchrom * t],
+                          r->chroms[lo], r->relate[hi + r->nchrom * t], r->chroms[hi]);
+        }
         tg_log_printf(log, "%s: lambda_GC %.4f", d->names[t], r->lambda_gc[t]);
     }
     tg_log_printf(log, "step 2: %lld SNPs x %d phenotype(s), %.3f s", (long long)r->m, d->k,
@@ -364,8 +400,32 @@ static double count_chroms(const tg_bed *bed) {
     return c;
 }
 
-static tg_status fit(const assoc_opts *o, rr_data *d, const int *binary, tg_log *log,
-                     tg_error *err) {
+/* The relatives of --kinship or --grm-sparse among the samples analysed, into *k, and what
+ * was kept in the log. */
+static tg_status read_relatives(const assoc_opts *o, const rr_data *d, tg_relatives *k,
+                                tg_log *log, tg_error *err) {
+    const int kin0 = o->kinship != NULL;
+    if (!kin0 && !o->grm_sparse) return TG_OK;
+    tg_status st = kin0 ? tg_kin0_read(o->kinship, d->bed.samples, d->bed.n_samples,
+                                       KINSHIP_MIN, k, err)
+                        : tg_grm_sparse_read(o->grm_sparse, d->bed.samples, d->bed.n_samples,
+                                             2 * KINSHIP_MIN, k, err);
+    if (st) return st;
+    char skipped[256] = "";
+    if (k->skipped)
+        snprintf(skipped, sizeof skipped, "; %lld pair(s) naming a sample not analysed skipped "
+                 "(the first, %s)", (long long)k->skipped, k->first_skipped);
+    tg_log_printf(log, "%s%s: %lld pair(s) of relatives used (relatedness %s); %lld pair(s) "
+                  "with %s under %g (fastGWA's cutoff) taken as unrelated%s",
+                  kin0 ? o->kinship : o->grm_sparse, kin0 ? "" : ".grm.sp",
+                  (long long)k->npairs, kin0 ? "2 x KINSHIP" : "the GRM's value",
+                  (long long)k->below, kin0 ? "KINSHIP" : "GRM",
+                  kin0 ? KINSHIP_MIN : 2 * KINSHIP_MIN, skipped);
+    return TG_OK;
+}
+
+static tg_status fit(const assoc_opts *o, rr_data *d, const int *binary,
+                     const tg_relatives *kin, tg_log *log, tg_error *err) {
     tg_assoc_opts ao = tg_assoc_defaults();
     int bin = 0;
     for (int t = 0; t < d->k; t++) bin |= binary[t];
@@ -381,6 +441,10 @@ static tg_status fit(const assoc_opts *o, rr_data *d, const int *binary, tg_log 
     ao.ncovar = d->cv.n_cols;
     ao.names = (const char *const *)d->names;
     ao.binary = binary;
+    ao.npairs = kin->npairs;
+    ao.pair_i = kin->pair_i;
+    ao.pair_j = kin->pair_j;
+    ao.pair_k = kin->pair_k;
     /* the peak: the genotypes (0.4 bytes a call), then per step 1 column 4 sample vectors
      * (the phenotype copies, CG's) and 8 SNP vectors, and per phenotype and fold (the columns
      * of its h² share them) a fixed-effects basis of p sample vectors, or in
@@ -411,24 +475,29 @@ static tg_status fit(const assoc_opts *o, rr_data *d, const int *binary, tg_log 
 static int run(const assoc_opts *o, rr_data *d, tg_log *log) {
     tg_error err = {0};
     int *binary = NULL;
+    tg_relatives kin = {0};
     tg_status st = rr_load(&o->rr, d, log, &err);
     if (!st && !(binary = tg_calloc((size_t)d->k, sizeof *binary, &err))) st = TG_ERR_NOMEM;
     if (!st) st = find_binary(d, binary, log, &err);
+    if (!st) st = read_relatives(o, d, &kin, log, &err);
     if (st) {
         free(binary);
+        tg_relatives_free(&kin);
         return tg_cli_fail("assoc", log, &err);
     }
     tg_runtime_opts ro = o->rr.c.rt;
     ro.cpus_help_gpus = 1; /* the genotype products share the work, as rr --solver cg */
     if ((st = tg_runtime_start(&ro, &err))) {
         free(binary);
+        tg_relatives_free(&kin);
         return tg_cli_fail("assoc", log, &err);
     }
     tg_cli_trace_start(&o->rr.c);
     tg_cli_progress_on(&o->rr.c);
     tg_cli_log_runtime(log, &ro);
-    st = fit(o, d, binary, log, &err);
+    st = fit(o, d, binary, &kin, log, &err);
     free(binary);
+    tg_relatives_free(&kin);
     if (!st) st = tg_cli_trace_stop(&o->rr.c, "assoc", log, &err);
     tg_cli_progress_off();
     int rc = st ? tg_cli_fail("assoc", log, &err) : 0;

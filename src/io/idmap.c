@@ -88,6 +88,40 @@ void tg_idmap_free(tg_idmap *m) {
     m->slots = NULL;
 }
 
+tg_status tg_idlookup_init(tg_idlookup *m, const char *path, const tg_sample *samples, int64_t n,
+                           int iid_only, tg_error *err) {
+    tg_status st = tg_idmap_init(&m->full, samples, n, err);
+    if (st) return st;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t d = tg_idmap_insert(&m->full, i);
+        if (d >= 0)
+            return tg_error_set(err, TG_ERR_ARG,
+                                "reading %s: the sample list has sample '%s %s' (FID IID) "
+                                "twice (samples %lld and %lld)",
+                                path, TG_ESC(samples[i].fid), TG_ESC(samples[i].iid), (long long)d,
+                                (long long)i);
+    }
+    if (!iid_only) return TG_OK;
+    m->iid_keys = tg_malloc_n(n, 1, sizeof *m->iid_keys, err);
+    m->twin = tg_malloc_n(n, 1, sizeof *m->twin, err);
+    if (!m->iid_keys || !m->twin || (st = tg_idmap_init(&m->by_iid, m->iid_keys, n, err)))
+        return TG_ERR_NOMEM;
+    for (int64_t i = 0; i < n; i++) {
+        m->iid_keys[i] = (tg_sample){.fid = "", .iid = samples[i].iid};
+        m->twin[i] = -1;
+        int64_t d = tg_idmap_insert(&m->by_iid, i);
+        if (d >= 0 && m->twin[d] < 0) m->twin[d] = i;
+    }
+    return TG_OK;
+}
+
+void tg_idlookup_free(tg_idlookup *m) {
+    tg_idmap_free(&m->full);
+    tg_idmap_free(&m->by_iid);
+    free(m->iid_keys);
+    free(m->twin);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Whole-file text */
 

@@ -40,6 +40,21 @@ void tg_fam_case_control(tg_sample *s, int64_t n);
 int64_t tg_idmap_find(const tg_idmap *m, const char *fid, const char *iid);
 void tg_idmap_free(tg_idmap *m);
 
+/* ---- Sample lookup for the files that name samples (phenotypes, covariates, relatives): by
+ * FID+IID, or by IID alone (twin[i]: another sample with sample i's IID, or -1, so that an
+ * ambiguous IID is refused only where a row uses it). */
+typedef struct {
+    tg_idmap full, by_iid;
+    tg_sample *iid_keys; /* the samples with an empty FID: the keys of by_iid */
+    int64_t *twin;
+} tg_idlookup;
+
+/** The maps of @p samples (by_iid and twin only with @p iid_only); a sample listed twice is
+ * TG_ERR_ARG naming @p path, the file being read. */
+tg_status tg_idlookup_init(tg_idlookup *m, const char *path, const tg_sample *samples, int64_t n,
+                           int iid_only, tg_error *err);
+void tg_idlookup_free(tg_idlookup *m);
+
 /* ---- Whole-file text reading. The file is read into one block; tg_text_next_line() cuts it
  * into lines in place, so the strings found in it stay valid as long as the block does. */
 typedef struct {

@@ -169,48 +169,6 @@ static tg_status set_names(tg_pheno *p, const shape *sh, const int *cols, tg_err
     return TG_OK;
 }
 
-/* Sample lookup: by FID+IID, or by IID alone (twin[i]: another sample with sample i's IID, or
- * -1, so that an ambiguous IID is refused only where a row uses it). */
-typedef struct {
-    tg_idmap full, by_iid;
-    tg_sample *iid_keys; /* the samples with an empty FID: the keys of by_iid */
-    int64_t *twin;
-} lookup;
-
-static tg_status lookup_init(lookup *m, const char *path, const tg_sample *samples, int64_t n,
-                             int iid_only, tg_error *err) {
-    tg_status st = tg_idmap_init(&m->full, samples, n, err);
-    if (st) return st;
-    for (int64_t i = 0; i < n; i++) {
-        int64_t d = tg_idmap_insert(&m->full, i);
-        if (d >= 0)
-            return tg_error_set(err, TG_ERR_ARG,
-                                "reading %s: the sample list has sample '%s %s' (FID IID) "
-                                "twice (samples %lld and %lld)",
-                                path, TG_ESC(samples[i].fid), TG_ESC(samples[i].iid), (long long)d,
-                                (long long)i);
-    }
-    if (!iid_only) return TG_OK;
-    m->iid_keys = tg_malloc_n(n, 1, sizeof *m->iid_keys, err);
-    m->twin = tg_malloc_n(n, 1, sizeof *m->twin, err);
-    if (!m->iid_keys || !m->twin || (st = tg_idmap_init(&m->by_iid, m->iid_keys, n, err)))
-        return TG_ERR_NOMEM;
-    for (int64_t i = 0; i < n; i++) {
-        m->iid_keys[i] = (tg_sample){.fid = "", .iid = samples[i].iid};
-        m->twin[i] = -1;
-        int64_t d = tg_idmap_insert(&m->by_iid, i);
-        if (d >= 0 && m->twin[d] < 0) m->twin[d] = i;
-    }
-    return TG_OK;
-}
-
-static void lookup_free(lookup *m) {
-    tg_idmap_free(&m->full);
-    tg_idmap_free(&m->by_iid);
-    free(m->iid_keys);
-    free(m->twin);
-}
-
 /* A value cell: a number, or a missing code (those of tg_text_parse_value, and '.'). */
 static int parse_cell(const char *s, double *v) {
     if (strcmp(s, ".") == 0) {
@@ -295,13 +253,13 @@ static tg_status set_levels(tg_pheno *p, int c, char **text, tg_error *err) {
 static tg_status read_levels(const char *path, const tg_sample *samples, int64_t n, int iid_only,
                              const int *cols, tg_pheno *p, tg_error *err) {
     tg_lines r = {0};
-    lookup map = {0};
+    tg_idlookup map = {0};
     shape sh = {.path = path};
     char *line, **text = tg_calloc_n(n, p->n_cols, sizeof *text, err);
     tg_status st = TG_ERR_NOMEM;
     if (!text || !(p->levels = tg_calloc_n(p->n_cols, 1, sizeof *p->levels, err))) goto done;
     if ((st = tg_lines_open(&r, path, err)) || (st = read_shape(&r, &sh, &line, err)) ||
-        (st = lookup_init(&map, path, samples, n, iid_only, err)) ||
+        (st = tg_idlookup_init(&map, path, samples, n, iid_only, err)) ||
         (sh.header && (st = tg_lines_next(&r, &line, err))))
         goto done;
     for (int split = !sh.header; line; split = 0) {
@@ -324,7 +282,7 @@ static tg_status read_levels(const char *path, const tg_sample *samples, int64_t
 done:
     for (int64_t k = 0; text && k < n * p->n_cols; k++) free(text[k]);
     free(text);
-    lookup_free(&map);
+    tg_idlookup_free(&map);
     tg_lines_close(&r);
     free(sh.f);
     return st;
@@ -339,7 +297,7 @@ tg_status tg_pheno_read(const char *path, const tg_sample *samples, int64_t n_sa
 tg_status tg_pheno_read_opts(const char *path, const tg_sample *samples, int64_t n_samples,
                              const tg_pheno_opts *opts, tg_pheno *ph, tg_error *err) {
     tg_lines r = {0};
-    lookup map = {0};
+    tg_idlookup map = {0};
     shape sh = {.path = path};
     tg_pheno p = {0};
     int64_t *seen = NULL; /* seen[i]: file line of sample i, 0 while not seen */
@@ -363,7 +321,7 @@ tg_status tg_pheno_read_opts(const char *path, const tg_sample *samples, int64_t
         st = TG_ERR_NOMEM;
         goto cleanup;
     }
-    if ((st = lookup_init(&map, path, samples, n_samples, iid_only, err))) goto cleanup;
+    if ((st = tg_idlookup_init(&map, path, samples, n_samples, iid_only, err))) goto cleanup;
     for (int64_t k = 0; k < n_samples * p.n_cols; k++) p.values[k] = NAN;
     int64_t rows = 0;
     int split = !sh.header; /* a first line of data is split already */
@@ -443,7 +401,7 @@ tg_status tg_pheno_read_opts(const char *path, const tg_sample *samples, int64_t
     memset(&p, 0, sizeof p); /* now owned by *ph */
 cleanup:
     tg_pheno_free(&p);
-    lookup_free(&map);
+    tg_idlookup_free(&map);
     tg_lines_close(&r);
     free(sh.f);
     free(seen);
