@@ -1014,6 +1014,11 @@ typedef struct {
     /** λ_c of each phenotype (nphen values > 0), one solve for several ridge parameters (the
      * grid and folds of tg_assoc's step 1); NULL: @p lambda for every phenotype. */
     const double *lambdas;
+    /** Per phenotype, a group of SNPs left out of its fit (their β held at 0: the ridge on the
+     * other SNPs alone), the SNPs of group drop[c] ≥ 0 being those with chrom_of[j] ==
+     * drop[c] (m values); drop[c] < 0 or drop NULL: every SNP (tg_assoc's LOCO refits). */
+    const int *drop;
+    const int *chrom_of;
 } tg_cg_opts;
 
 /** Defaults: λ 1, tol 1e-8, 1000 iterations, no preconditioner, no progress hook. */
@@ -1733,6 +1738,13 @@ typedef struct {
     int64_t npairs;
     const int64_t *pair_i, *pair_j;
     const double *pair_k;
+    /** Nonzero: LOCO_c is refitted, step 1 solved again without each chromosome c (its folds,
+     * each phenotype's chosen λ: phenotypes × folds × chromosomes CG columns more), where by
+     * default it is the whole-genome fit with c's part dropped. A fit with c's SNPs lets them
+     * take part of what relatives share, and dropping it leaves that part in the tests of
+     * c's SNPs (sibships: λ_GC 1.13–1.37 after step 1); with the refit the residual does not
+     * depend on c's SNPs, as the relatives' factor above assumes (DESIGN-NOTES). */
+    int loco_refit;
 } tg_assoc_opts;
 /** Defaults: the grid 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 5 folds, tol 1e-6, 1000 iterations. */
 tg_assoc_opts tg_assoc_defaults(void);
@@ -1766,6 +1778,7 @@ typedef struct {
     /** nchrom × nphen: c_tc at relate[c + nchrom·t], the factor of the variance of phenotype
      * t's tests on chromosome c for the relatives of tg_assoc_opts (1 without pairs) */
     double *relate;
+    int64_t refit_columns; /**< the CG columns of loco_refit's solve (0 without it) */
 } tg_assoc_result;
 
 /** Association tests of the @p nphen phenotypes @p y (n × nphen, leading dimension ldy, NAN =

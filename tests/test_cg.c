@@ -201,6 +201,41 @@ static void check_solve(tg_rng *r, const int8_t *g, int scale, const char *where
     ok(!st && e <= 1e-8, "%s scale %d: a phenotype solved alone matches (rel %.2g)", where, scale,
        e);
 
+    /* SNP groups left out (tg_cg_opts.drop): group j mod 3 of SNP j, phenotype c without
+     * group c mod 3 − 1 (none for the first): the reference is the ridge on Z with those SNPs'
+     * columns zeroed, whose β there is 0 */
+    {
+        int grp[M], drop[NPHEN];
+        double *zd = malloc(sizeof(double) * N * M), *rd = malloc(sizeof(double) * M * NPHEN),
+               *dd0 = malloc(sizeof(double) * M);
+        for (int64_t j = 0; j < M; j++) grp[j] = (int)(j % 3);
+        int info2 = 0;
+        for (int c = 0; c < NPHEN; c++) {
+            drop[c] = c % 3 - 1;
+            for (int64_t j = 0; j < M; j++)
+                for (int64_t i = 0; i < N; i++)
+                    zd[i + j * N] = grp[j] == drop[c] ? 0 : z[i + j * N];
+            info2 |= ref_solve(zd, N, M, y + c * N, lambda, rd + c * M, dd0);
+        }
+        tg_cg_pheno pd[NPHEN];
+        tg_cg_report repd = {.pheno = pd};
+        o.jacobi = d;
+        o.drop = drop;
+        o.chrom_of = grp;
+        st = tg_ridge_cg(geno, NPHEN, y, N, &o, beta, M, &repd, &err);
+        e = rel_err(beta, M, rd, M, M, NPHEN);
+        int zero = 1;
+        for (int c = 0; c < NPHEN; c++)
+            for (int64_t j = 0; j < M; j++) zero &= grp[j] != drop[c] || beta[j + c * M] == 0;
+        ok(!st && !info2 && e <= 1e-8 && zero, "%s scale %d: SNP groups left out: β matches the "
+           "ridge without them (rel %.2g), exactly 0 on them %s", where, scale, e, err.msg);
+        free(zd);
+        free(rd);
+        free(dd0);
+        o.drop = NULL;
+        st = tg_ridge_cg(geno, NPHEN, y, N, &o, beta, M, &repd, &err); /* β as before */
+    }
+
     /* fitted values ŷ = ȳ + Zβ − mean_O(Zβ) */
     st = tg_ridge_predict(geno, NPHEN, y, N, beta, M, pred, N, NULL, &err);
     double dd = 0, ss = 0;
@@ -454,7 +489,8 @@ int main(void) {
     make_test_geno(&r, N, M, g);
     const char *req = getenv("TG_REQUIRE_GPU");
     int require_gpu = req && !strcmp(req, "1");
-    tap_plan(2 * 32 + 1); /* per pass: 9 + 8 solve, 4 wide, 5 errors, 2 GRM, 4 cohort; once: .bed */
+    /* per pass: 10 + 9 solve, 4 wide, 5 errors, 2 GRM, 4 cohort; once: .bed */
+    tap_plan(2 * 34 + 1);
     for (int pass = 0; pass < 2; pass++) {
         tg_error err = {0};
         tg_runtime_opts o = tg_runtime_defaults();

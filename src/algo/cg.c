@@ -318,6 +318,9 @@ static void pass_chunk(void *ctx, int64_t u) {
         break;
     case SHIFT:
         for (int64_t j = j0; j < j1; j++) s0 += pa[j] * (wa[j] += lambda * pa[j]);
+        if (s->o->drop && s->o->drop[c] >= 0) /* the operator on the SNPs kept */
+            for (int64_t j = j0; j < j1; j++)
+                if (s->o->chrom_of[j] == s->o->drop[c]) wa[j] = 0;
         break;
     case STEP:
         for (int64_t j = j0; j < j1; j++) {
@@ -408,6 +411,9 @@ static tg_status check_args(tg_geno *g, int64_t nphen, int64_t ldy, const tg_cg_
         return tg_error_set(err, TG_ERR_ARG, "ridge CG: %d covariate(s), matrix %s, ld %lld < n "
                             "%lld", o->ncovar, o->covar ? "given" : "NULL", (long long)o->ldc,
                             (long long)n);
+    if (o->drop && !o->chrom_of)
+        return tg_error_set(err, TG_ERR_ARG, "ridge CG: SNP groups to leave out without the "
+                            "SNPs' groups");
     if (o->jacobi && o->ldj < m)
         return tg_error_set(err, TG_ERR_ARG, "ridge CG: Jacobi leading dimension %lld < m %lld",
                             (long long)o->ldj, (long long)m);
@@ -531,6 +537,9 @@ tg_status tg_ridge_cg(tg_geno *g, int64_t nphen, const double *y, int64_t ldy,
         goto cleanup;
     for (int64_t c = 0; c < nphen; c++) {
         double *bc = s.b + c * m, *rc = s.r + c * m, *zc = s.z + c * m;
+        if (o->drop && o->drop[c] >= 0)
+            for (int64_t j = 0; j < m; j++)
+                if (o->chrom_of[j] == o->drop[c]) bc[j] = 0;
         memset(beta + c * ldb, 0, (size_t)m * sizeof *beta);
         memcpy(rc, bc, (size_t)m * sizeof *rc);
         s.bnorm[c] = sqrt(dot(m, bc, bc));
