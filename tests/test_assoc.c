@@ -647,6 +647,23 @@ static void check_related(tg_rng *r) {
     ok(!st && cr < 0.9 && fabs(gr / cr - 1) <= 0.1,
        "step 1 refit without chromosome 3: the sibs' residuals negatively correlated (c %.3f), "
        "lambda_GC %.3f, %.3f with c, within 1 +- 0.1 %s", cr, gr, gr / cr, err.msg);
+    /* the same through tg_assoc_opts.loco_refit: step 1 solved again without each chromosome,
+     * the pairs' c on its residuals */
+    double gl[2] = {NAN, NAN}, cl = NAN;
+    for (int kin = 0; kin < 2 && !st; kin++) {
+        tg_assoc_opts o = tg_assoc_defaults();
+        o.loco_refit = 1;
+        o.npairs = kin ? np : 0, o.pair_i = pi, o.pair_j = pj, o.pair_k = pk;
+        tg_assoc_result res;
+        if (!(st = tg_assoc(&bed, 1, y, NS, &o, &res, &err))) {
+            gl[kin] = lambda_gc(&res, MC);
+            cl = res.relate[2];
+        }
+        tg_assoc_result_free(&res);
+    }
+    ok(!st && cl < 0.9 && gl[0] < 0.9 && fabs(gl[1] - 1) <= 0.1,
+       "loco_refit: lambda_GC %.3f (the sibs' residuals negatively correlated, c %.3f), %.3f "
+       "with the pairs, within 1 +- 0.1 %s", gl[0], cl, gl[1], err.msg);
     free(pi);
     free(pj);
     free(pk);
@@ -658,7 +675,7 @@ static void check_related(tg_rng *r) {
 }
 
 int main(void) {
-    tap_plan(2 * 5 + 1 + 3 + 2 + 1 + 2 * 2 + 4);
+    tap_plan(2 * 5 + 1 + 3 + 2 + 1 + 2 * 2 + 5);
     tg_rng r;
     const uint64_t seed = tap_seed();
     tg_rng_seed(&r, seed);

@@ -89,7 +89,9 @@ typedef struct {
     double *ym;      /* n × k: y, NAN where the value or a covariate is missing */
     tg_fixed f;      /* the k phenotypes' bases */
     int K;           /* folds of step 1 (1 without it) */
-    double *beta;    /* m × k·K: step 1's β of phenotype t, fold f at column t + k·f */
+    double *beta;    /* m × k·K·R: step 1's β of phenotype t, fold f at column t + k·f, and
+                      * with loco_refit (R = C, else 1) of the fit without chromosome c at
+                      * column t + k·(f + K·c) */
     double *jac;     /* m × k: diag(Z̃ᵀZ̃) over each phenotype's samples (tg_ridge_jacobi_bed) */
 } job;
 
@@ -282,6 +284,64 @@ static tg_status not_converged(const job *J, int64_t cols, tg_error *err) {
     return TG_ERR_NUMERIC;
 }
 
+/* Step 1 again without each chromosome c, at each phenotype's chosen h² (column t + k·(f +
+ * K·c)), into J->beta; @p yc, @p lam and @p jac are step 1's columns. */
+static tg_status refit(job *J, const double *yc, const double *lam, const double *jac,
+                       const int *best, tg_error *err) {
+    const tg_assoc_opts *o = J->o;
+    const int64_t n = J->n, m = J->m, k = J->k, C = J->r->nchrom, cols = k * J->K * C;
+    const int K = J->K;
+    double *y2 = tg_malloc((size_t)(n * cols) * sizeof *y2, err),
+           *lam2 = tg_malloc((size_t)cols * sizeof *lam2, err),
+           *jac2 = tg_malloc((size_t)(m * cols) * sizeof *jac2, err);
+    int *drop = tg_malloc((size_t)cols * sizeof *drop, err);
+    tg_cg_report rep = {.pheno = tg_calloc((size_t)cols, sizeof(tg_cg_pheno), err)};
+    tg_status st = !y2 || !lam2 || !jac2 || !drop || !rep.pheno ? TG_ERR_NOMEM : TG_OK;
+    for (int64_t c = 0; c < C && !st; c++)
+        for (int f = 0; f < K; f++)
+            for (int64_t t = 0; t < k; t++) {
+                const int64_t a = t + k * (f + K * c), from = column(k, K, t, f, best[t]);
+                memcpy(y2 + a * n, yc + from * n, (size_t)n * sizeof *y2);
+                memcpy(jac2 + a * m, jac + from * m, (size_t)m * sizeof *jac2);
+                lam2[a] = lam[from];
+                drop[a] = (int)c;
+            }
+    tg_cg_opts co = tg_cg_defaults();
+    co.lambdas = lam2;
+    co.tol = o->tol;
+    co.max_iter = o->max_iter;
+    co.progress = o->progress;
+    co.ctx = o->ctx;
+    co.jacobi = jac2;
+    co.ldj = m;
+    co.covar = o->covar;
+    co.ldc = o->ldc;
+    co.ncovar = o->ncovar;
+    co.drop = drop;
+    co.chrom_of = J->r->chrom_of;
+    if (!st) st = tg_ridge_cg(J->g, cols, y2, n, &co, J->beta, m, &rep, err);
+    for (int64_t a = 0; a < cols && st == TG_ERR_NUMERIC; a++)
+        if (!rep.pheno[a].converged) {
+            st = tg_error_set(err, TG_ERR_NUMERIC, "assoc: step 1 without chromosome %s did not "
+                              "converge for phenotype %s (fold %d): relative residual %.3g "
+                              "after %d iterations (--max-iter, --tol)",
+                              J->r->chroms[a / k / K], NAME(J, a % k), (int)(a / k % K) + 1,
+                              rep.pheno[a].relres, o->max_iter);
+            break;
+        }
+    J->r->refit_columns = cols;
+    J->r->cg.iterations += rep.iterations;
+    J->r->cg.products += rep.products;
+    J->r->cg.seconds += rep.seconds;
+    J->r->cg.seconds_products += rep.seconds_products;
+    free(y2);
+    free(lam2);
+    free(jac2);
+    free(drop);
+    free(rep.pheno);
+    return st;
+}
+
 /* Step 1: per phenotype the h² of least held-out error, and the β of each of its folds
  * (J->beta, column t + k·f). */
 static tg_status step1(job *J, tg_error *err) {
@@ -340,6 +400,7 @@ static tg_status step1(job *J, tg_error *err) {
             memcpy(J->beta + (t + k * f) * m, B + m * column(k, K, t, f, best[t]),
                    (size_t)m * sizeof *B);
     }
+    if (o->loco_refit && J->r->nchrom > 1) st = refit(J, yc, lam, jac, best, err);
 done:
     free(yc);
     free(lam);
@@ -398,12 +459,16 @@ static tg_status genomic_control(tg_assoc_result *r, int64_t t, tg_error *err) {
 }
 
 /* r->loco of phenotype t: sample i's LOCO_c comes from the model of its fold f,
- * zb[i + f·n] − w[i + (f + K·c)·n] (Zβ_f and Z_cβ_f,c). */
+ * zb[i + f·n] − w[i + (f + K·c)·n] (Zβ_f and Z_cβ_f,c), or with loco_refit w[i + (f + K·c)·n]
+ * (the fit without c). */
 static void loco_fill(const job *J, int64_t t, const double *zb, const double *w) {
     const int64_t n = J->n, C = J->r->nchrom, K = J->K;
+    const int refit = J->o->loco_refit && C > 1;
     for (int64_t c = 0; c < C; c++)
-        for (int64_t i = 0; i < n; i++)
-            J->r->loco[i + n * (c + C * t)] = zb[i + i % K * n] - w[i + (i % K + K * c) * n];
+        for (int64_t i = 0; i < n; i++) {
+            const double wc = w[i + (i % K + K * c) * n];
+            J->r->loco[i + n * (c + C * t)] = refit ? wc : zb[i + i % K * n] - wc;
+        }
 }
 
 /* The residual columns of phenotype t: res[:, c] = M_t(y_t − LOCO_c) on O_t (0 elsewhere),
@@ -615,6 +680,11 @@ static tg_status loco_products(const job *J, int64_t t, double *bl, double *zb, 
         return TG_OK;
     }
     const double *beta = J->beta + t * m; /* β_{t,f} at beta + f·k·m */
+    if (J->o->loco_refit && C > 1) { /* LOCO_c = Zβ_{t,f} of the fit without c */
+        for (int64_t a = 0; a < K * C; a++)
+            memcpy(bl + a * m, beta + a * J->k * m, (size_t)m * sizeof *bl);
+        return tg_cg_mul(J->g, 0, K * C, bl, m, w, n, NULL, NULL, err);
+    }
     tg_status st = tg_cg_mul(J->g, 0, K, beta, J->k * m, zb, n, NULL, NULL, err);
     for (int64_t c = 0; c < C && !st; c++)
         for (int64_t f = 0; f < K; f++)
@@ -788,7 +858,8 @@ tg_status tg_assoc(const tg_bed *bed, int64_t nphen, const double *y, int64_t ld
     if (st) return st;
     job J = {.bed = bed, .o = o, .r = r, .n = n, .m = m, .k = nphen, .K = o->nh2 ? o->folds : 1};
     double t0 = tg_now();
-    if (!(J.beta = tg_calloc((size_t)(m * nphen * J.K), sizeof *J.beta, err)) ||
+    const int64_t R = o->loco_refit && r->nchrom > 1 ? r->nchrom : 1;
+    if (!(J.beta = tg_calloc((size_t)(m * nphen * J.K * R), sizeof *J.beta, err)) ||
         !(r->sigma2 = tg_malloc((size_t)(r->nchrom * nphen) * sizeof *r->sigma2, err)) ||
         !(r->loco = tg_malloc((size_t)(n * r->nchrom * nphen) * sizeof *r->loco, err)) ||
         !(r->relate = tg_malloc((size_t)(r->nchrom * nphen) * sizeof *r->relate, err))) {
