@@ -70,13 +70,18 @@ static const char *help =
     "                     chromosome c takes the variance given its residual r (y - mu for\n"
     "                     a case/control one): times c_tc = 1 + sum_{i!=i'} K r_i r_i' / r'r,\n"
     "                     so SE x sqrt(c), CHISQ / c, BETA unchanged; the log gives per\n"
-    "                     phenotype the range of c over the chromosomes. It corrects tests\n"
-    "                     whose residuals relatives share (--ignore-pred); after step 1 c is\n"
-    "                     near 1, and the excess that LOCO without a refit leaves stays.\n"
+    "                     phenotype the range of c over the chromosomes. With step 1 it\n"
+    "                     implies --loco-refit, which the correction needs.\n"
     "  --grm-sparse P     known relatives as GCTA's sparse GRM (fastGWA's): P.grm.id (FID\n"
     "                     IID) and P.grm.sp (i j value, 0-based rows of .grm.id; the\n"
     "                     diagonal ignored); K = the value, pairs >= 0.05 used; as\n"
     "                     --kinship otherwise\n"
+    "  --loco-refit       step 1 solved again without each chromosome for its LOCO\n"
+    "                     prediction (phenotypes x folds x chromosomes more CG columns, at\n"
+    "                     the chosen h2), where by default LOCO drops the chromosome's part\n"
+    "                     of the whole-genome fit: among relatives that part holds some of\n"
+    "                     what they share, and the tests of its SNPs are inflated (lambda_GC\n"
+    "                     1.1-1.4 in sibships, 0.7-0.8 refitted, about 1 with --kinship)\n"
     "  --help             this text\n" TG_CLI_INPUT_HELP TG_CLI_COMMON_HELP
     "\nStep 1 solves phenotypes x h2 x K CG columns at once; step 2 is, per phenotype, one\n"
     "product Z[beta per fold and chromosome] and one Z'[residual per chromosome] (and for a\n"
@@ -89,6 +94,7 @@ static const char *help =
 typedef struct {
     rr_opts rr; /* the inputs' options, read by rr_load */
     const char *kinship, *grm_sparse;
+    int loco_refit;
     double h2[16];
     int nh2;
     int64_t folds;
@@ -115,7 +121,7 @@ static tg_status parse_h2(const char *s, assoc_opts *o, tg_error *err) {
 static int parse_options(int argc, char **argv, assoc_opts *o, tg_error *err) {
     enum {
         O_PHENO = 1, O_PNAME, O_PCOLS, O_COVAR, O_CNAME, O_CCOLS, O_H2, O_CV, O_IGNORE, O_TOL,
-        O_MAXIT, O_KIN, O_GRMSP, O_HELP
+        O_MAXIT, O_KIN, O_GRMSP, O_REFIT, O_HELP
     };
     static const struct option opts[] = {
         {"pheno", required_argument, 0, O_PHENO},
@@ -127,6 +133,7 @@ static int parse_options(int argc, char **argv, assoc_opts *o, tg_error *err) {
         {"tol", required_argument, 0, O_TOL}, {"max-iter", required_argument, 0, O_MAXIT},
         {"kinship", required_argument, 0, O_KIN},
         {"grm-sparse", required_argument, 0, O_GRMSP},
+        {"loco-refit", no_argument, 0, O_REFIT},
         {"help", no_argument, 0, O_HELP}, TG_CLI_INPUT_OPTIONS, TG_CLI_COMMON_OPTIONS,
         {0, 0, 0, 0}};
     const tg_assoc_opts d = tg_assoc_defaults();
@@ -153,6 +160,7 @@ static int parse_options(int argc, char **argv, assoc_opts *o, tg_error *err) {
         case O_MAXIT: st = tg_cli_int("max-iter", optarg, 1, 1000000, &r->max_iter, err); break;
         case O_KIN: o->kinship = optarg; break;
         case O_GRMSP: o->grm_sparse = optarg; break;
+        case O_REFIT: o->loco_refit = 1; break;
         case O_HELP: fputs(help, stdout); return -1;
         case '?':
         case ':': st = tg_cli_bad_option(argv, err); break;
@@ -357,10 +365,14 @@ static void log_results(const assoc_opts *o, const rr_data *d, const tg_assoc_re
     if (o->nh2 && r->nchrom == 1)
         tg_log_printf(log, "warning: one chromosome: its LOCO prediction leaves every SNP out "
                       "(0), as --ignore-pred");
+    char refit[96] = "";
+    if (r->refit_columns)
+        snprintf(refit, sizeof refit, ", then %lld refitting LOCO without each chromosome",
+                 (long long)r->refit_columns);
     if (o->nh2)
-        tg_log_printf(log, "step 1: %lld cg column(s), %d iterations, %lld products, %.3f s",
-                      (long long)r->cg_columns, r->cg.iterations, (long long)r->cg.products,
-                      r->seconds_step1);
+        tg_log_printf(log, "step 1: %lld cg column(s)%s, %d iterations, %lld products, %.3f s",
+                      (long long)r->cg_columns, refit, r->cg.iterations,
+                      (long long)r->cg.products, r->seconds_step1);
     for (int t = 0; t < d->k; t++) {
         char cv[512] = "";
         size_t at = 0;
@@ -445,6 +457,8 @@ static tg_status fit(const assoc_opts *o, rr_data *d, const int *binary,
     ao.pair_i = kin->pair_i;
     ao.pair_j = kin->pair_j;
     ao.pair_k = kin->pair_k;
+    /* the relatives' correction needs residuals that do not depend on the tested SNPs */
+    ao.loco_refit = o->loco_refit || ((o->kinship || o->grm_sparse) && o->nh2);
     /* the peak: the genotypes (0.4 bytes a call), then per step 1 column 4 sample vectors
      * (the phenotype copies, CG's) and 8 SNP vectors, and per phenotype and fold (the columns
      * of its h² share them) a fixed-effects basis of p sample vectors, or in
@@ -453,8 +467,10 @@ static tg_status fit(const assoc_opts *o, rr_data *d, const int *binary,
     const double n = (double)d->bed.n_samples, m = (double)d->bed.n_snps, k = d->k,
                  K = o->nh2 ? (double)o->folds : 1, C = count_chroms(&d->bed),
                  p = 1 + d->cv.n_cols, cols = k * o->nh2 * K, mib = 1048576,
-                 w2 = bin ? C * (2 + p) : C + p;
-    const double gb = 0.4 * n * m, s1 = 8 * (cols * (4 * n + 8 * m) + k * K * n * p),
+                 w2 = bin ? C * (2 + p) : C + p,
+                 refit = ao.loco_refit && o->nh2 ? k * K * C : 0; /* and its β kept */
+    const double gb = 0.4 * n * m,
+                 s1 = 8 * ((cols + refit) * (4 * n + 8 * m) + k * K * n * p + refit * m),
                  s2 = 8 * (n * C * k + (n + m) * (K * C + w2) + m * k * (K + 1)),
                  vb = s1 > s2 ? s1 : s2;
     char terms[128];
