@@ -262,6 +262,8 @@ printf '0\t1\t0.5\n1\t601\t0.5\n' >badsp.grm.sp
 cp sp.grm.id badsp.grm.id
 bad "--grm-sparse: an index past .grm.id" "badsp.grm.sp line 2: expected 'i j value', i and j \
 rows 0 to 600 of badsp.grm.id" --pheno y.pheno --grm-sparse badsp
+bad "--loco-refit with --ignore-pred" "--loco-refit refits step 1, which --ignore-pred leaves \
+out: give one of them" --pheno y.pheno --ignore-pred --loco-refit
 bad "--kinship with --grm-sparse" "--kinship and --grm-sparse: give one of them" \
     --pheno y.pheno --kinship kin.kin0 --grm-sparse sp
 bad "--kinship: no IID2 column" "nohead.kin0 line 1: expected a header naming the columns \

@@ -175,6 +175,9 @@ static int parse_options(int argc, char **argv, assoc_opts *o, tg_error *err) {
                             r->pheno_names ? "pheno-name" : "pheno-col-nums");
     if (r->pheno_names && r->pheno_col_nums)
         return tg_error_set(err, TG_ERR_ARG, "--pheno-name and --pheno-col-nums: give one of them");
+    if (ignore && o->loco_refit)
+        return tg_error_set(err, TG_ERR_ARG, "--loco-refit refits step 1, which --ignore-pred "
+                            "leaves out: give one of them");
     if (ignore) o->nh2 = 0;
     if (o->kinship && o->grm_sparse)
         return tg_error_set(err, TG_ERR_ARG, "--kinship and --grm-sparse: give one of them");
