@@ -284,6 +284,24 @@ static tg_status not_converged(const job *J, int64_t cols, tg_error *err) {
     return TG_ERR_NUMERIC;
 }
 
+/* Step 1's CG options: the columns' λ and Jacobi diagonals @p lam and @p jac (leading
+ * dimension m), the fixed effects and the limits of @p J's options. */
+static tg_cg_opts step1_opts(const job *J, const double *lam, const double *jac) {
+    const tg_assoc_opts *o = J->o;
+    tg_cg_opts co = tg_cg_defaults();
+    co.lambdas = lam;
+    co.tol = o->tol;
+    co.max_iter = o->max_iter;
+    co.progress = o->progress;
+    co.ctx = o->ctx;
+    co.jacobi = jac;
+    co.ldj = J->m;
+    co.covar = o->covar;
+    co.ldc = o->ldc;
+    co.ncovar = o->ncovar;
+    return co;
+}
+
 /* Step 1 again without each chromosome c, at each phenotype's chosen h² (column t + k·(f +
  * K·c)), into J->beta; @p yc, @p lam and @p jac are step 1's columns. */
 static tg_status refit(job *J, const double *yc, const double *lam, const double *jac,
@@ -306,17 +324,7 @@ static tg_status refit(job *J, const double *yc, const double *lam, const double
                 lam2[a] = lam[from];
                 drop[a] = (int)c;
             }
-    tg_cg_opts co = tg_cg_defaults();
-    co.lambdas = lam2;
-    co.tol = o->tol;
-    co.max_iter = o->max_iter;
-    co.progress = o->progress;
-    co.ctx = o->ctx;
-    co.jacobi = jac2;
-    co.ldj = m;
-    co.covar = o->covar;
-    co.ldc = o->ldc;
-    co.ncovar = o->ncovar;
+    tg_cg_opts co = step1_opts(J, lam2, jac2);
     co.drop = drop;
     co.chrom_of = J->r->chrom_of;
     if (!st) st = tg_ridge_cg(J->g, cols, y2, n, &co, J->beta, m, &rep, err);
@@ -379,17 +387,7 @@ static tg_status step1(job *J, tg_error *err) {
                 const double share = 1 - (double)held / (double)J->r->nobs[t];
                 for (int64_t j = 0; j < m; j++) jac[j + c * m] = share * J->jac[j + t * m];
             }
-    tg_cg_opts co = tg_cg_defaults();
-    co.lambdas = lam;
-    co.tol = o->tol;
-    co.max_iter = o->max_iter;
-    co.progress = o->progress;
-    co.ctx = o->ctx;
-    co.jacobi = jac;
-    co.ldj = m;
-    co.covar = o->covar;
-    co.ldc = o->ldc;
-    co.ncovar = o->ncovar;
+    tg_cg_opts co = step1_opts(J, lam, jac);
     if ((st = tg_ridge_cg(J->g, cols, yc, n, &co, B, m, &J->r->cg, err)) == TG_ERR_NUMERIC)
         st = not_converged(J, cols, err);
     if (st || (st = cross_validate(J, yc, cols, B, best, err))) goto done;
@@ -680,11 +678,8 @@ static tg_status loco_products(const job *J, int64_t t, double *bl, double *zb, 
         return TG_OK;
     }
     const double *beta = J->beta + t * m; /* β_{t,f} at beta + f·k·m */
-    if (J->o->loco_refit && C > 1) { /* LOCO_c = Zβ_{t,f} of the fit without c */
-        for (int64_t a = 0; a < K * C; a++)
-            memcpy(bl + a * m, beta + a * J->k * m, (size_t)m * sizeof *bl);
-        return tg_cg_mul(J->g, 0, K * C, bl, m, w, n, NULL, NULL, err);
-    }
+    if (J->o->loco_refit && C > 1) /* LOCO_c = Zβ_{t,f} of the fit without c, column f + K·c */
+        return tg_cg_mul(J->g, 0, K * C, beta, J->k * m, w, n, NULL, NULL, err);
     tg_status st = tg_cg_mul(J->g, 0, K, beta, J->k * m, zb, n, NULL, NULL, err);
     for (int64_t c = 0; c < C && !st; c++)
         for (int64_t f = 0; f < K; f++)
