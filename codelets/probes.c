@@ -64,8 +64,9 @@ static int finish(struct scratch *s, struct starpu_task *t, tg_probe_task *out) 
  * kernels are then the run's own, moved ahead, where a probe on scratch data of that size paid
  * its own (on the H100 node the epistasis probe's 200 MB of random planes cost 0.12 s, the GRM's
  * borrowed FP64 GEMM 0.27 s, of first runs of 1.5–1.8 s). One rank only: under MPI a task's
- * inputs may be another rank's until it runs. 0, or 1 when the task does not lend itself (the
- * caller makes scratch data), or −1 without memory. */
+ * inputs may be another rank's until it runs. Every probe's first step (tg_probe_set_first):
+ * 0, or 1 when the task does not lend itself (the codelet's probe makes scratch data), or −1
+ * without memory. */
 static int on_own_inputs(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
                          const struct starpu_task *like, tg_probe_task *out) {
     const unsigned nbuf = like ? STARPU_TASK_GET_NBUFFERS(like) : 0;
@@ -126,8 +127,6 @@ static void fill_random(uint64_t *w, size_t n, uint64_t seed) {
  * round is all per-combination work and its time per unit was 20 times a search's. */
 static int probe_round(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
                        const struct starpu_task *like, tg_probe_task *out) {
-    const int own = on_own_inputs(cl, level, type, like, out);
-    if (own <= 0) return own;
     const int k = (int)(cl - tg_cl_epi_round) + 2, gpu = type == STARPU_CUDA_WORKER;
     static const int gpu_block[] = {1024, 256, 64};
     const struct tg_epi_round_arg *l = like ? like->cl_arg : NULL;
@@ -199,8 +198,6 @@ static size_t like_rows(const struct starpu_task *like, int i, size_t dflt) {
  * 128 rows (at most its rows), a block being a core's tens of milliseconds. */
 static int probe_fivecodes(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
                            const struct starpu_task *like, tg_probe_task *out) {
-    const int own = on_own_inputs(cl, level, type, like, out);
-    if (own <= 0) return own;
     const int trans = cl >= tg_cl_fivecodes[1], fp32 = (int)(cl - tg_cl_fivecodes[trans]);
     const int gpu = type == STARPU_CUDA_WORKER;
     const int64_t real = (int64_t)like_rows(like, 4, 4096), table = (int64_t)like_rows(like, 1, 40960),
@@ -237,8 +234,6 @@ static int probe_fivecodes(struct starpu_codelet *cl, int level, enum starpu_wor
  * of the first task's size (@p like, else 2048), one level; on cores 64·2^level, at most that. */
 static int probe_gemm(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
                       const struct starpu_task *like, tg_probe_task *out) {
-    const int own = on_own_inputs(cl, level, type, like, out);
-    if (own <= 0) return own;
     const tg_prec p = (tg_prec)(cl - tg_cl_gemm);
     const int gpu = type == STARPU_CUDA_WORKER;
     const size_t real = like_rows(like, 2, 2048), nb = gpu ? real : (size_t)64 << level;
@@ -263,8 +258,7 @@ static int probe_gemm(struct starpu_codelet *cl, int level, enum starpu_worker_a
  * and samples; else 8,192 × 2,048): on GPUs that tile, one level; on cores 64·2^level samples. */
 static int probe_gram(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
                       const struct starpu_task *like, tg_probe_task *out) {
-    const int own = on_own_inputs(cl, level, type, like, out);
-    if (own <= 0) return own;
+    (void)cl;
     const int gpu = type == STARPU_CUDA_WORKER;
     const size_t k = like_rows(like, 0, 8192),
                  real = like ? starpu_matrix_get_ny(STARPU_TASK_GET_HANDLE(like, 0)) : 2048,
@@ -289,8 +283,6 @@ static int probe_gram(struct starpu_codelet *cl, int level, enum starpu_worker_a
  * task's. */
 static int probe_grm(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
                      const struct starpu_task *like, tg_probe_task *out) {
-    const int own = on_own_inputs(cl, level, type, like, out);
-    if (own <= 0) return own;
     const size_t k = like_rows(like, 0, 4096) < 4096 ? like_rows(like, 0, 4096) : 4096,
                  real = like ? starpu_matrix_get_ny(STARPU_TASK_GET_HANDLE(like, 0)) : 512,
                  nb = (size_t)64 << level;
@@ -313,6 +305,7 @@ static int probe_grm(struct starpu_codelet *cl, int level, enum starpu_worker_ar
 }
 
 void tg_codelets_probes_register(void) {
+    tg_probe_set_first(on_own_inputs);
     for (int k = 0; k < TG_EPI_MAX_ORDER - 1; k++)
         tg_probe_register(&tg_cl_epi_round[k], probe_round, NULL);
     for (int t = 0; t < 2; t++)

@@ -638,10 +638,10 @@ static void check_probe_rounds(int gpu) {
     for (int k = 2; k <= TG_EPI_MAX_ORDER; k++)
         for (int g = 0; g <= gpu; g++) {
             struct starpu_codelet *cl = &tg_cl_epi_round[k - 2];
-            tg_probe_fn fn = tg_probe_lookup(cl);
             tg_probe_task pt = {0};
             const int level = g ? 0 : 1;
-            if (!ok(fn && !fn(cl, level, g ? STARPU_CUDA_WORKER : STARPU_CPU_WORKER, NULL, &pt),
+            if (!ok(!tg_probe_build(cl, level, g ? STARPU_CUDA_WORKER : STARPU_CPU_WORKER, NULL,
+                                    &pt),
                     "order %d: the probe builds its %s round", k, g ? "CUDA" : "CPU"))
                 continue;
             const struct tg_epi_round_arg *a = pt.task->cl_arg;
@@ -672,13 +672,12 @@ static void check_probe_rounds(int gpu) {
 static void check_probe_own_inputs(void) {
     for (int k = 2; k <= TG_EPI_MAX_ORDER; k++) {
         struct starpu_codelet *cl = &tg_cl_epi_round[k - 2];
-        tg_probe_fn fn = tg_probe_lookup(cl);
         tg_probe_task like = {0}, pt = {0};
-        if (!fn || fn(cl, 0, STARPU_CUDA_WORKER, NULL, &like)) {
+        if (tg_probe_build(cl, 0, STARPU_CUDA_WORKER, NULL, &like)) {
             ok(0, "order %d: the GPU probe's round, to stand in for a first task", k);
             continue;
         }
-        int same = 0, built = !fn(cl, 0, STARPU_CUDA_WORKER, like.task, &pt);
+        int same = 0, built = !tg_probe_build(cl, 0, STARPU_CUDA_WORKER, like.task, &pt);
         uint64_t evaluated = 0;
         if (built) {
             for (int i = 0; i < k + 1; i++)

@@ -251,10 +251,9 @@ static void all_sets(tg_rng *r, int gpu) {
  * computes is the SNP count. The block tiles (tg_cl_grm) borrow its rate. */
 static void check_probe(void) {
     struct starpu_codelet *cl = &tg_cl_grm_sym;
-    tg_probe_fn fn = tg_probe_lookup(cl);
     tg_probe_task pt = {0};
-    if (!ok(fn && !fn(cl, 1, STARPU_CPU_WORKER, NULL, &pt), "the %s probe builds its CPU tile",
-            cl->name))
+    if (!ok(!tg_probe_build(cl, 1, STARPU_CPU_WORKER, NULL, &pt), "the %s probe builds its CPU "
+            "tile", cl->name))
         return;
     pt.task->synchronous = 1;
     pt.task->destroy = 0;

@@ -55,6 +55,7 @@ static struct {
     double seconds;       /* spent probing */
     char said[2048];      /* the priors set, for the log */
     char kept[1024];      /* the codelets left to one worker type, for the log */
+    tg_probe_fn first;    /* tg_probe_set_first's */
 } pr = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 void tg_probe_register(struct starpu_codelet *cl, tg_probe_fn fn, struct starpu_codelet *like) {
@@ -66,13 +67,23 @@ void tg_probe_register(struct starpu_codelet *cl, tg_probe_fn fn, struct starpu_
     pthread_mutex_unlock(&pr.lock);
 }
 
-tg_probe_fn tg_probe_lookup(struct starpu_codelet *cl) {
+void tg_probe_set_first(tg_probe_fn fn) { pr.first = fn; }
+
+/* The probe task of entry @p e: tg_probe_set_first's step, else the codelet's probe. */
+static int build(const struct entry *e, int level, enum starpu_worker_archtype type,
+                 const struct starpu_task *like, tg_probe_task *out) {
+    const int r = pr.first ? pr.first(e->cl, level, type, like, out) : 1;
+    return r == 1 ? e->fn(e->cl, level, type, like, out) : r;
+}
+
+int tg_probe_build(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
+                   const struct starpu_task *like, tg_probe_task *out) {
     pthread_mutex_lock(&pr.lock);
-    tg_probe_fn fn = NULL;
-    for (int i = 0; i < pr.n && !fn; i++)
-        if (pr.e[i].cl == cl) fn = pr.e[i].fn;
+    struct entry e = {0};
+    for (int i = 0; i < pr.n && !e.fn; i++)
+        if (pr.e[i].cl == cl) e = pr.e[i];
     pthread_mutex_unlock(&pr.lock);
-    return fn;
+    return e.fn ? build(&e, level, type, like, out) : -1;
 }
 
 void tg_probe_reset(void) {
@@ -245,7 +256,7 @@ static double run_level(const struct entry *e, struct starpu_codelet *copy, cons
     int n = 0, ok = 1;
     /* one GPU is enough (identical GPUs share a model); every core, for the bandwidth */
     int nw = k->type == STARPU_CPU_WORKER ? k->nworkers : 1;
-    while (n < nw && !e->fn(e->cl, level, k->type, tmpl, &pt[n])) n++;
+    while (n < nw && !build(e, level, k->type, tmpl, &pt[n])) n++;
     ok = n == nw;
     for (int i = 0; i < n; i++) {
         struct starpu_task *t = pt[i].task;

@@ -194,9 +194,16 @@ typedef int (*tg_probe_fn)(struct starpu_codelet *cl, int level, enum starpu_wor
 /** How @p cl is probed (codelet families register at tg_codelets_init): by @p fn, or, when @p fn
  * is NULL, at the time per unit of work measured for the codelet @p like (e.g. syrk as gemm). */
 void tg_probe_register(struct starpu_codelet *cl, tg_probe_fn fn, struct starpu_codelet *like);
-/** The probe registered for @p cl (NULL: none, or it borrows another codelet's rate): for the
- * tests, which run a probe's task and check that it does the work it claims. */
-tg_probe_fn tg_probe_lookup(struct starpu_codelet *cl);
+/** A step every probe tries first (codelets/probes.c: on a GPU, the first task on its own
+ * inputs): its task and 0, 1 where it does not apply (the codelet's own probe then builds the
+ * task), or −1 on failure. */
+void tg_probe_set_first(tg_probe_fn fn);
+/** The task of @p cl's probe at @p level for a worker of @p type shaped like @p like, as the
+ * runtime builds it (tg_probe_set_first's step, then the codelet's probe): 0, or non-zero when
+ * @p cl has no probe of its own, past its last level, or on failure. For the tests, which run
+ * a probe's task and check that it does the work it claims. */
+int tg_probe_build(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
+                   const struct starpu_task *like, tg_probe_task *out);
 /** At every runtime start: forgets what the last runtime probed (TILEGWAS_PROBE=off turns
  * probing off). */
 void tg_probe_reset(void);
