@@ -1812,6 +1812,11 @@ tg_status tg_qq_png(const char *path, const double *log10p, int64_t m, const cha
 /** Samples above which TG_PCA_AUTO takes the approximation (plink2 recommends --pca approx
  * only above 5000; forming K costs n²·m and 8·n² bytes). */
 #define TG_PCA_EXACT_MAX 5000
+/** Exact mode: block Krylov on K is taken when every residual ‖K·v − λ·v‖ of the top k is at
+ * most this times λ₁ (rounding level: the vectors then agree with dsyevr's to ~tol/gap) ... */
+#define TG_PCA_EXACT_TOL 1e-12
+/** ... within at most this many blocks (and n/4 columns); otherwise LAPACK dsyevr. */
+#define TG_PCA_EXACT_BLOCKS 30
 
 typedef enum { TG_PCA_AUTO, TG_PCA_EXACT, TG_PCA_APPROX } tg_pca_mode;
 
@@ -1827,13 +1832,15 @@ typedef struct {
 tg_pca_opts tg_pca_defaults(void);
 
 typedef struct {
-    int approx;        /**< 1: block Krylov was run */
-    int block, blocks; /**< approx: block width and blocks in the basis */
+    int approx;        /**< 1: block Krylov on the genotype products was run */
+    int block, blocks; /**< block Krylov's block width and blocks in the basis (exact: on K) */
     int converged;     /**< approx: every one of the top k met tol (exact: 1) */
-    double residual;   /**< approx: the largest ‖K·v − λ·v‖/λ₁ of the top k */
+    int lapack;        /**< exact: Krylov on K did not converge, dsyevr gave the pairs */
+    double residual;   /**< the largest ‖K·v − λ·v‖/λ₁ of the top k in Krylov's basis */
     int64_t products;  /**< approx: genotype products (calls of at most 64 columns) */
     double seconds_products; /**< approx: the products; exact: forming K (tg_grm) */
-    double seconds_dense;    /**< the dense algebra: Krylov's, or dsyevr */
+    double seconds_dense;    /**< the dense algebra: Krylov's (exact: and dsyevr's, if run) */
+    double seconds_krylov;   /**< exact: Krylov on K (part of seconds_dense) */
 } tg_pca_report;
 
 /** The SNPs plink2 --pca takes from @p bed, those on chromosomes 1-22: *@p snps (malloc'd,
@@ -1847,9 +1854,12 @@ tg_status tg_pca_snps(const tg_bed *bed, int64_t **snps, int64_t *m, int64_t *dr
 tg_status tg_pca_geno(const tg_bed *bed, tg_geno **out, int64_t *dropped, tg_error *err);
 
 /** The top k eigenvalues @p val (descending) and unit eigenvectors @p vec (n × k, leading
- * dimension n) of the symmetric @p K (n × n, lower triangle read, overwritten), by LAPACK
- * dsyevr on every core (the runtime's workers paused, if it runs). */
-tg_status tg_pca_eig(double *K, int64_t n, int k, double *vec, double *val, tg_error *err);
+ * dimension n) of the symmetric @p K (n × n, lower triangle read, overwritten), on every core
+ * (the runtime's workers paused, if it runs): block Krylov on K (DSYMM products, blocks as
+ * tg_pca's approx, seed 1) to TG_PCA_EXACT_TOL, else LAPACK dsyevr; @p rep (may be NULL) says
+ * which and how long. */
+tg_status tg_pca_eig(double *K, int64_t n, int k, double *vec, double *val, tg_pca_report *rep,
+                     tg_error *err);
 
 /** The top k eigenvalues @p val (descending) and unit eigenvectors @p vec (n × k,
  * column-major, leading dimension n) of K = Z·Zᵀ/m for the scaled genotypes @p g (m counts

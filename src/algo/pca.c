@@ -46,10 +46,9 @@ static void descending(double *vec, int64_t ld, int64_t rows, double *val, int k
     }
 }
 
-tg_status tg_pca_eig(double *K, int64_t n, int k, double *vec, double *val, tg_error *err) {
-    if (n < 1 || n > INT32_MAX || k < 1 || k > n)
-        return tg_error_set(err, TG_ERR_ARG, "PCA: %d eigenpairs of a %lld × %lld matrix", k,
-                            (long long)n, (long long)n);
+/* The top k eigenpairs of K by LAPACK dsyevr (K's lower triangle, overwritten). */
+static tg_status lapack_eig(double *K, int64_t n, int k, double *vec, double *val,
+                            tg_error *err) {
     double *w = tg_malloc_n(n, 1, sizeof *w, err);
     lapack_int *isuppz = tg_malloc_n(2, k, sizeof *isuppz, err), found = 0;
     if (!w || !isuppz) {
@@ -57,11 +56,9 @@ tg_status tg_pca_eig(double *K, int64_t n, int k, double *vec, double *val, tg_e
         free(isuppz);
         return TG_ERR_NOMEM;
     }
-    tg_blas_host(1);
     lapack_int info = LAPACKE_dsyevr(LAPACK_COL_MAJOR, 'V', 'I', 'L', (lapack_int)n, K,
                                      (lapack_int)n, 0, 0, (lapack_int)(n - k + 1), (lapack_int)n,
                                      LAPACKE_dlamch('S'), &found, w, vec, (lapack_int)n, isuppz);
-    tg_blas_host(0);
     tg_status st = TG_OK;
     if (info || found != k) {
         st = tg_error_set(err, TG_ERR_NUMERIC, "exact PCA: LAPACK dsyevr failed (info %d, %d of "
@@ -75,31 +72,13 @@ tg_status tg_pca_eig(double *K, int64_t n, int k, double *vec, double *val, tg_e
     return st;
 }
 
-static tg_status pca_exact(tg_geno *g, int k, double *vec, double *val, tg_pca_report *rep,
-                           tg_error *err) {
-    const int64_t n = tg_geno_n(g);
-    const int root = tg_runtime_rank() == 0;
-    double *K = NULL;
-    if (root && ((double)n * (double)n * sizeof *K > (double)SIZE_MAX ||
-                 !(K = tg_malloc_n(n, n, sizeof *K, err))))
-        return tg_error_set(err, TG_ERR_NOMEM, "exact PCA: the %lld × %lld relationship matrix "
-                            "(%.3g GB) does not fit in memory; --pca approx needs no such matrix",
-                            (long long)n, (long long)n, 8e-9 * (double)n * (double)n);
-    double t0 = tg_now();
-    tg_status st = tg_grm(g, K, n, err);
-    rep->seconds_products = tg_now() - t0;
-    t0 = tg_now();
-    if (!st && root) st = tg_pca_eig(K, n, k, vec, val, err);
-    rep->seconds_dense = tg_now() - t0;
-    rep->converged = 1;
-    free(K);
-    return st;
-}
-
 /* ---- approx */
 
 typedef struct {
-    tg_geno *g;
+    tg_geno *g;       /* K·Y by the genotype products, or */
+    const double *K;  /* by DSYMM on this dense K (lower triangle, ld n; one process: local) */
+    int local;        /* every row here: nothing to sum over the ranks */
+    int give_up;      /* stop early when the residuals' rate cannot reach tol within the blocks */
     int64_t n, m, i0, nl;
     int b, cap;       /* block width; basis columns at most */
     double *Q, *W;    /* this rank's rows of the basis and of K·Q (nl × cap) */
@@ -113,11 +92,15 @@ typedef struct {
     tg_pca_report *rep;
 } krylov;
 
+static void sum(const krylov *s, double *x, int64_t count) {
+    if (!s->local) tg_runtime_sum(x, count, TG_FP64);
+}
+
 /* out (ca × cb, packed) = Aᵀ·B over the rows of every rank. */
 static void gram(const krylov *s, const double *a, int ca, const double *b, int cb, double *out) {
     cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, ca, cb, (int)s->nl, 1, a, (int)s->nl, b,
                 (int)s->nl, 0, out, ca);
-    tg_runtime_sum(out, (int64_t)ca * cb, TG_FP64);
+    sum(s, out, (int64_t)ca * cb);
 }
 
 /* Column @p j of the block at @p y: a fresh Gaussian vector (this rank's rows of it). */
@@ -133,7 +116,7 @@ static int orth_pass(krylov *s, double *y, int c0, int check) {
     double *before = s->norm, *scale = s->norm + b, *c = s->small;
     if (check)
         for (int j = 0; j < b; j++) before[j] = cblas_ddot(nl, y + j * s->nl, 1, y + j * s->nl, 1);
-    if (check) tg_runtime_sum(before, b, TG_FP64);
+    if (check) sum(s, before, b);
     if (c0) {
         gram(s, s->Q, c0, y, b, c);
         cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, nl, b, c0, -1, s->Q, nl, c, c0, 1,
@@ -167,7 +150,7 @@ static tg_status orthonormalise(krylov *s, int c0, tg_error *err) {
         if (j < 0) return TG_OK;
         random_column(s, y, j);
     }
-    return tg_error_set(err, TG_ERR_NUMERIC, "approximate PCA: no orthonormal block %d of %d "
+    return tg_error_set(err, TG_ERR_NUMERIC, "PCA by block Krylov: no orthonormal block %d of %d "
                         "columns found after %d random restarts", c0 / s->b + 1, s->b,
                         4 * s->b + 8);
 }
@@ -176,6 +159,11 @@ static tg_status orthonormalise(krylov *s, int c0, tg_error *err) {
  * rank's rows, over m. */
 static tg_status apply_k(krylov *s, int c0, tg_error *err) {
     double *y = s->Q + (int64_t)c0 * s->nl, *w = s->W + (int64_t)c0 * s->nl;
+    if (s->K) {
+        cblas_dsymm(CblasColMajor, CblasLeft, CblasLower, (int)s->n, s->b, 1, s->K, (int)s->n, y,
+                    (int)s->n, 0, w, (int)s->n);
+        return TG_OK;
+    }
     tg_status st = tg_cg_mul(s->g, 1, s->b, y, s->nl, s->T, s->m, &s->rep->seconds_products,
                              &s->rep->products, err);
     if (!st)
@@ -203,7 +191,7 @@ static tg_status ritz(krylov *s, int c, int k, double *sv, double *resid, tg_err
     lapack_int info = LAPACKE_dsyevr(LAPACK_COL_MAJOR, 'V', 'I', 'U', c, h, c, 0, 0, c - k + 1, c,
                                      LAPACKE_dlamch('S'), &found, val, sv, c, isuppz);
     if (info || found != k) {
-        st = tg_error_set(err, TG_ERR_NUMERIC, "approximate PCA: LAPACK dsyevr failed on the "
+        st = tg_error_set(err, TG_ERR_NUMERIC, "PCA by block Krylov: LAPACK dsyevr failed on the "
                           "%d × %d projected matrix (info %d)", c, c, (int)info);
         goto done;
     }
@@ -218,7 +206,7 @@ static tg_status ritz(krylov *s, int c, int k, double *sv, double *resid, tg_err
     double *nrm = s->small;
     for (int j = 0; j < k; j++) nrm[j] = cblas_ddot(nl, r + (int64_t)j * nl, 1,
                                                     r + (int64_t)j * nl, 1);
-    tg_runtime_sum(nrm, k, TG_FP64);
+    sum(s, nrm, k);
     *resid = 0;
     for (int j = 0; j < k; j++) *resid = fmax(*resid, sqrt(nrm[j]) / fabs(val[0]));
 done:
@@ -228,78 +216,152 @@ done:
     return st;
 }
 
-static tg_status pca_approx(tg_geno *g, const tg_pca_opts *o, double *vec, double *val,
-                            tg_pca_report *rep, tg_error *err) {
-    krylov s = {.g = g, .n = tg_geno_n(g), .m = tg_geno_m(g), .rep = rep};
-    tg_geno_local(g, &s.i0, &s.nl);
-    const int k = o->k;
-    s.b = k + (k > 10 ? k : 10);
-    if (s.b > s.n) s.b = (int)s.n;
-    int nb = o->max_blocks > 0 ? o->max_blocks : 1;
-    if ((int64_t)nb * s.b > s.n) nb = (int)(s.n / s.b); /* the basis spans at most n */
-    s.cap = nb * s.b;
-    tg_rng_seed(&s.rng, o->seed);
+/* Whether the residuals, @p r after block @p blk (hist[] before it), are falling too slowly to
+ * reach @p tol within @p nb blocks at their rate over the last three blocks. Krylov's error
+ * falls geometrically at a rate set by the gap after the top k; a flat spectrum there (samples
+ * from one population: a Marchenko-Pastur bulk) shows within a few blocks. */
+static int hopeless(double *hist, int blk, int nb, double r, double tol) {
+    hist[blk] = r;
+    if (blk < 4 || !(hist[blk - 3] > 0) || !(r > 0)) return 0;
+    double rate = pow(r / hist[blk - 3], 1.0 / 3);
+    return rate >= 1 || blk + log(tol / r) / log(rate) > nb - 1;
+}
+
+/* Block Krylov on @p s (its operator, rows and report set): blocks of s->b columns, at most
+ * @p nb, until the top k residuals are below tol·λ₁. The eigenvectors go to @p vec (rank 0,
+ * gathered) and the values to @p val (rank 0). */
+static tg_status krylov_run(krylov *s, int k, int nb, double tol, uint64_t seed, double *vec,
+                            double *val, tg_error *err) {
+    tg_pca_report *rep = s->rep;
+    s->cap = nb * s->b;
+    tg_rng_seed(&s->rng, seed);
     double t_dense = 0, t0;
-    double *sv = NULL, *v = NULL;
+    double *sv = NULL, *v = NULL, *hist = NULL;
     tg_status st = TG_OK;
-    if (!(s.Q = tg_malloc_n(s.nl, s.cap, sizeof *s.Q, err)) ||
-        !(s.W = tg_malloc_n(s.nl, s.cap, sizeof *s.W, err)) ||
-        !(s.T = tg_malloc_n(s.m, s.b, sizeof *s.T, err)) ||
-        !(s.H = tg_calloc_n(s.cap, s.cap, sizeof *s.H, err)) ||
-        !(s.small = tg_malloc_n(s.cap, s.cap, sizeof *s.small, err)) ||
-        !(s.col = tg_malloc_n(s.n, 1, sizeof *s.col, err)) ||
-        !(s.norm = tg_malloc_n(2, s.b, sizeof *s.norm, err)) ||
-        !(s.lam = tg_malloc_n(s.cap, 1, sizeof *s.lam, err)) ||
-        !(sv = tg_malloc_n(s.cap, k, sizeof *sv, err)) ||
-        !(v = tg_malloc_n(s.nl, k, sizeof *v, err))) {
+    if (!(hist = tg_malloc_n(nb, 1, sizeof *hist, err)) ||
+        !(s->Q = tg_malloc_n(s->nl, s->cap, sizeof *s->Q, err)) ||
+        !(s->W = tg_malloc_n(s->nl, s->cap, sizeof *s->W, err)) ||
+        (!s->K && !(s->T = tg_malloc_n(s->m, s->b, sizeof *s->T, err))) ||
+        !(s->H = tg_calloc_n(s->cap, s->cap, sizeof *s->H, err)) ||
+        !(s->small = tg_malloc_n(s->cap, s->cap, sizeof *s->small, err)) ||
+        !(s->col = tg_malloc_n(s->n, 1, sizeof *s->col, err)) ||
+        !(s->norm = tg_malloc_n(2, s->b, sizeof *s->norm, err)) ||
+        !(s->lam = tg_malloc_n(s->cap, 1, sizeof *s->lam, err)) ||
+        !(sv = tg_malloc_n(s->cap, k, sizeof *sv, err)) ||
+        !(v = tg_malloc_n(s->nl, k, sizeof *v, err))) {
         st = TG_ERR_NOMEM;
         goto done;
     }
-    for (int j = 0; j < s.b; j++) random_column(&s, s.Q, j);
+    for (int j = 0; j < s->b; j++) random_column(s, s->Q, j);
     tg_phase *ph = tg_phase_open_host("pca", "blocks", nb);
     int c = 0;
     for (int blk = 0; blk < nb && !st; blk++) {
         t0 = tg_now();
         if (blk) { /* the next block: K·(the last block), against the whole basis */
-            memcpy(s.Q + (int64_t)c * s.nl, s.W + (int64_t)(c - s.b) * s.nl,
-                   (size_t)s.nl * (size_t)s.b * sizeof *s.Q);
+            memcpy(s->Q + (int64_t)c * s->nl, s->W + (int64_t)(c - s->b) * s->nl,
+                   (size_t)s->nl * (size_t)s->b * sizeof *s->Q);
         }
-        st = orthonormalise(&s, c, err);
+        st = orthonormalise(s, c, err);
         t_dense += tg_now() - t0;
-        if (st || (st = apply_k(&s, c, err))) break;
         t0 = tg_now();
-        c += s.b;
+        if (st || (st = apply_k(s, c, err))) break;
+        if (s->K) t_dense += tg_now() - t0;
+        t0 = tg_now();
+        c += s->b;
         /* the new columns of H = QᵀW: rows 0..c of the block's columns (the upper triangle) */
-        gram(&s, s.Q, c, s.W + (int64_t)(c - s.b) * s.nl, s.b, s.small);
-        for (int j = 0; j < s.b; j++)
-            memcpy(s.H + (int64_t)(c - s.b + j) * s.cap, s.small + (int64_t)j * c,
-                   (size_t)c * sizeof *s.H);
-        if (c >= k) st = ritz(&s, c, k, sv, &rep->residual, err);
+        gram(s, s->Q, c, s->W + (int64_t)(c - s->b) * s->nl, s->b, s->small);
+        for (int j = 0; j < s->b; j++)
+            memcpy(s->H + (int64_t)(c - s->b + j) * s->cap, s->small + (int64_t)j * c,
+                   (size_t)c * sizeof *s->H);
+        if (c >= k) st = ritz(s, c, k, sv, &rep->residual, err);
         rep->blocks = blk + 1;
         t_dense += tg_now() - t0;
         tg_phase_add(ph, 1);
-        if (c >= k && rep->residual <= o->tol) break;
+        if (c >= k && rep->residual <= tol) break;
+        if (c >= k && s->give_up && hopeless(hist, blk, nb, rep->residual, tol)) break;
     }
     tg_phase_close(ph);
     if (st) goto done;
-    rep->converged = rep->residual <= o->tol;
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)s.nl, k, c, 1, s.Q, (int)s.nl, sv,
-                c, 0, v, (int)s.nl);
-    st = tg_runtime_gather_rows(v, s.nl, vec, s.n, s.n, k, sizeof *v, err);
-    if (!st && tg_runtime_rank() == 0) memcpy(val, s.lam, (size_t)k * sizeof *val);
+    rep->converged = rep->residual <= tol;
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)s->nl, k, c, 1, s->Q, (int)s->nl,
+                sv, c, 0, s->local ? vec : v, (int)s->nl);
+    if (!s->local) st = tg_runtime_gather_rows(v, s->nl, vec, s->n, s->n, k, sizeof *v, err);
+    if (!st && tg_runtime_rank() == 0) memcpy(val, s->lam, (size_t)k * sizeof *val);
 done:
-    rep->block = s.b;
-    rep->seconds_dense = t_dense;
+    rep->block = s->b;
+    rep->seconds_dense += t_dense;
+    free(hist);
     free(v);
     free(sv);
-    free(s.lam);
-    free(s.norm);
-    free(s.col);
-    free(s.small);
-    free(s.H);
-    free(s.T);
-    free(s.W);
-    free(s.Q);
+    free(s->lam);
+    free(s->norm);
+    free(s->col);
+    free(s->small);
+    free(s->H);
+    free(s->T);
+    free(s->W);
+    free(s->Q);
+    return st;
+}
+
+/* The block width: 2k columns, at least k + 10, at most n. */
+static int block_width(int k, int64_t n) {
+    int b = k + (k > 10 ? k : 10);
+    return b > n ? (int)n : b;
+}
+
+static tg_status pca_approx(tg_geno *g, const tg_pca_opts *o, double *vec, double *val,
+                            tg_pca_report *rep, tg_error *err) {
+    krylov s = {.g = g, .n = tg_geno_n(g), .m = tg_geno_m(g), .rep = rep};
+    tg_geno_local(g, &s.i0, &s.nl);
+    s.b = block_width(o->k, s.n);
+    int nb = o->max_blocks > 0 ? o->max_blocks : 1;
+    if ((int64_t)nb * s.b > s.n) nb = (int)(s.n / s.b); /* the basis spans at most n */
+    return krylov_run(&s, o->k, nb, o->tol, o->seed, vec, val, err);
+}
+
+tg_status tg_pca_eig(double *K, int64_t n, int k, double *vec, double *val, tg_pca_report *rep,
+                     tg_error *err) {
+    if (n < 1 || n > INT32_MAX || k < 1 || k > n)
+        return tg_error_set(err, TG_ERR_ARG, "PCA: %d eigenpairs of a %lld × %lld matrix", k,
+                            (long long)n, (long long)n);
+    tg_pca_report own = {0};
+    if (!rep) rep = &own;
+    krylov s = {.K = K, .local = 1, .give_up = 1, .n = n, .nl = n, .rep = rep};
+    s.b = block_width(k, n);
+    /* the basis at most n/4 columns and TG_PCA_EXACT_BLOCKS blocks: its products and
+     * orthogonalisation then cost a small part of dsyevr's ~(4/3)n³ when it does not converge */
+    int64_t nb = n / 4 / s.b;
+    if (nb > TG_PCA_EXACT_BLOCKS) nb = TG_PCA_EXACT_BLOCKS;
+    double t0 = tg_now();
+    tg_status st = TG_OK;
+    tg_blas_host(1);
+    rep->converged = 0;
+    if (nb >= 2) st = krylov_run(&s, k, (int)nb, TG_PCA_EXACT_TOL, 1, vec, val, err);
+    rep->seconds_krylov = tg_now() - t0;
+    rep->lapack = !st && !rep->converged;
+    if (rep->lapack) st = lapack_eig(K, n, k, vec, val, err);
+    tg_blas_host(0);
+    rep->converged = !st;
+    rep->seconds_dense = tg_now() - t0;
+    return st;
+}
+
+static tg_status pca_exact(tg_geno *g, int k, double *vec, double *val, tg_pca_report *rep,
+                           tg_error *err) {
+    const int64_t n = tg_geno_n(g);
+    const int root = tg_runtime_rank() == 0;
+    double *K = NULL;
+    if (root && ((double)n * (double)n * sizeof *K > (double)SIZE_MAX ||
+                 !(K = tg_malloc_n(n, n, sizeof *K, err))))
+        return tg_error_set(err, TG_ERR_NOMEM, "exact PCA: the %lld × %lld relationship matrix "
+                            "(%.3g GB) does not fit in memory; --pca approx needs no such matrix",
+                            (long long)n, (long long)n, 8e-9 * (double)n * (double)n);
+    double t0 = tg_now();
+    tg_status st = tg_grm(g, K, n, err);
+    rep->seconds_products = tg_now() - t0;
+    if (!st && root) st = tg_pca_eig(K, n, k, vec, val, rep, err);
+    free(K);
     return st;
 }
 

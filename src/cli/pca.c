@@ -128,6 +128,23 @@ static tg_status log_snps(const tg_bed *bed, int64_t dropped, int64_t left, int6
     return TG_OK;
 }
 
+/* How the exact mode's eigenpairs were found (tg_pca_eig). */
+static void log_eig(tg_log *log, const tg_pca_report *rep, int k) {
+    if (!rep->blocks)
+        tg_log_printf(log, "exact PCA: LAPACK dsyevr %.3f s", rep->seconds_dense);
+    else if (!rep->lapack)
+        tg_log_printf(log, "exact PCA: block Krylov on the matrix, %d blocks of %d columns, "
+                      "%.3f s; largest residual |Gv - lv| / l1 of the top %d: %.3g (at most "
+                      "%g: equal to LAPACK's to rounding)", rep->blocks, rep->block,
+                      rep->seconds_krylov, k, rep->residual, TG_PCA_EXACT_TOL);
+    else
+        tg_log_printf(log, "exact PCA: block Krylov on the matrix stopped at residual %.3g "
+                      "after %d blocks of %d columns (%.3f s: the top %d eigenvalues lie too "
+                      "close together), then LAPACK dsyevr %.3f s", rep->residual, rep->blocks,
+                      rep->block, rep->seconds_krylov, k,
+                      rep->seconds_dense - rep->seconds_krylov);
+}
+
 /* Exact PCA on one rank: K's lower triangle from the GRM's tiles over the autosomes
  * (standardised, mean-imputed: tg_pca's K), then tg_pca_eig. */
 static tg_status exact_tiles(const tg_bed *bed, int k, double *vec, double *val, tg_log *log,
@@ -148,12 +165,12 @@ static tg_status exact_tiles(const tg_bed *bed, int k, double *vec, double *val,
     st = tg_grm_lower(bed, &o, K, n, &info, err);
     double tk = tg_now() - t0;
     if (!st) st = log_snps(bed, dropped, m, info.m - info.used, log, err);
-    t0 = tg_now();
-    if (!st) st = tg_pca_eig(K, n, k, vec, val, err);
+    tg_pca_report rep = {0};
+    if (!st) st = tg_pca_eig(K, n, k, vec, val, &rep, err);
     if (!st)
         tg_log_printf(log, "exact PCA: relationship matrix %.3f s (GRM tiles: reading %.3f s, "
-                      "products %.3f s), LAPACK dsyevr %.3f s", tk, info.read_s, info.products_s,
-                      tg_now() - t0);
+                      "products %.3f s)", tk, info.read_s, info.products_s);
+    if (!st) log_eig(log, &rep, k);
     free(K);
     free(snps);
     return st;
@@ -179,9 +196,11 @@ static tg_status products(const tg_pca_opts *po, const tg_bed *bed, double *vec,
                       (long long)rep.products, rep.seconds_products, rep.seconds_dense, po->k,
                       rep.residual, rep.converged ? "" : " (above the 1e-6 aimed at: the "
                       "basis reached its size limit; the trailing PCs are approximate)");
-    else if (!st)
-        tg_log_printf(log, "exact PCA: relationship matrix %.3f s (genotype products), LAPACK "
-                      "dsyevr %.3f s", rep.seconds_products, rep.seconds_dense);
+    else if (!st && tg_runtime_rank() == 0) {
+        tg_log_printf(log, "exact PCA: relationship matrix %.3f s (genotype products)",
+                      rep.seconds_products);
+        log_eig(log, &rep, po->k);
+    }
     tg_geno_free(geno);
     return st;
 }
