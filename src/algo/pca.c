@@ -1,9 +1,10 @@
 /* Principal components (tg_pca, tilegwas.h): the top k eigenpairs of K = Z·Zᵀ/m, Z the scaled
  * genotypes.
  *
- * Exact: K formed by tg_grm (the one call that forms it), then LAPACK dsyevr for eigenpairs
- * n−k+1..n on every core (tg_pca_eig); what plink2 --pca does (its ExtractEigvecs is dsyevr
- * too), n² doubles of memory.
+ * Exact: K formed by tg_grm (the one call that forms it), then eigenpairs n−k+1..n on every
+ * core (tg_pca_eig): the block Krylov below with DSYMM products on K, taken when its residuals
+ * reach rounding level (the top k apart from the rest), else LAPACK dsyevr, what plink2 --pca
+ * does (its ExtractEigvecs is dsyevr too). n² doubles of memory.
  *
  * Approx: randomized block Krylov (Musco & Musco 2015; plink2's `approx` and FlashPCA2 are of
  * this family) on the genotype products, K never formed: Y₀ a Gaussian n × b block, then
