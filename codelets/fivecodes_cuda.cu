@@ -1,9 +1,11 @@
 // Genotype matrix products on the GPU. The genotypes are the same 5codes blocks as on the CPU
 // (codelets/fivecodes.h): 1.6 bits per genotype, 20% fewer bytes than PLINK's 2-bit layout, and
-// the same StarPU handle serves both kinds of worker. They are read once per column chunk,
-// decoded in registers (base-3 digits by multiply-shift division) and multiplied with FMA:
+// the same StarPU handle serves both kinds of worker. FP64 products run on the INT8 tensor
+// cores (the second half of this file); FP32 ones, below, read the codes once per column
+// chunk, decode them in registers (base-3 digits by multiply-shift division) and multiply with
+// FMA:
 //   P = D·A,  D the 0/1/2 digits (0 for a missing call), A_t = a_t·in_t (a_t = w_t for Z·Λ, 1
-//   for Zᵀ·Λ̃), accumulated in the precision of the arrays (FP64, or FP32 on request);
+//   for Zᵀ·Λ̃), accumulated in FP32;
 // then one epilogue per output row applies the centering and scaling (Z·Λ: P − Σ_t c_t·in_t;
 // Zᵀ·Λ̃: w_j·P_j − c_j·S). A missing call counts as the digit 2p_j, which gives back the
 // centering term c_j·in_t = 2p_j·w_j·in_t it must not lose: each thread walks its rows' lists of
@@ -20,7 +22,10 @@
 #include <limits.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "codelets/fivecodes.h"
+#include "codelets/gemm.h"
 #include "runtime/cuda.h"
 
 namespace {
@@ -39,6 +44,7 @@ struct params {
     int64_t r0;
     const uint8_t *codes;
     const int32_t *miss; // rows + 1 offsets, then the table rows (codelets/fivecodes.h)
+    size_t nmiss;        // the missing calls listed
     size_t rows, groups, ldc;
     const void *in;
     size_t nt, ldin;
@@ -272,9 +278,302 @@ template <typename T, int KC = 16> void launch_kc(const params &p, int c0, int k
         launch_kc<T, KC - 1>(p, c0, kc, s);
 }
 
+// ---- FP64 products on the INT8 tensor cores (mma.sync m16n8k32, sm_80 and later).
+// Each column c of A_t = a_t·in_t (a_t = w_t for Z·Λ, 1 for Zᵀ·Λ̃) is split exactly into
+// 8 slices of 7 bits with a power-of-two scale per column (Ozaki's scheme):
+//   A_tc = 2^e_c·Σ_s q_tcs·2^(−7(s+1)) + ε_tc,  q ∈ [−64, 64],  |ε_tc| ≤ 2^(e_c − 57),
+// 2^e_c ≤ 4·max_t |A_tc|, s = 0..7. D·Q_s is an exact integer product (|d·q| ≤ 128 a term,
+// int32 while a block sums at most 2^24 terms), so P_c = Σ_s 2^(e_c − 7(s+1))·(D·Q_s)_c is
+// D·A but for the slices' remainder: |P_c − (D·A)_c| ≤ 2^(−55)·max_t |A_tc|·Σ_t d_t (plus the
+// rounding of the eight additions), under the FP64 kernel's own bound
+// (N + 10)·u·Σ_t d_t·|A_tc| (N terms).
+// Slices are the n dimension of the tile (eight: one n-tile a column of Λ). The k dimension
+// is the table rows in an order of our choosing: lane t4 = lane % 4 of a warp holds digits
+// 8s..8s+7 of its 40-digit string (groups t4, t4 + 4, ..., t4 + 28 of a chunk of TC_G, five digits
+// each) at step s (five k32 steps a chunk), and the slices are laid out in that order
+// beforehand (frag_kernel), so that a lane's A operand is its own bytes decoded, and its B
+// operand one 8-byte load from shared memory.
+constexpr int TC_WARPS = 8, TC_MT = 2;         // warps of a block, m16 tiles of a warp
+constexpr int TC_ROWS = TC_WARPS * TC_MT * 16; // output rows of a block
+constexpr int TC_G = 32;                       // groups of a chunk: 160 table rows, 5 k32 steps
+constexpr int TC_KC = 10;                      // columns of a pass (accumulators: 2·10·4)
+constexpr int TC_PAD = 16;                     // bytes after each group's rows (banks)
+constexpr size_t TC_MAX_GROUPS = 3000000;      // groups a block sums: 5·3e6·128 < 2^31
+
+// The column's scale exponent e: max |A| < 2^(e − 1), so x·2^(−e) ∈ (−½, ½).
+__device__ __forceinline__ int tc_exponent(unsigned long long bits) {
+    double m = __longlong_as_double((long long)bits);
+    return m > 0 ? ilogb(m) + 2 : 0;
+}
+
+// Each column's max |A_tc|, as the bits of a non-negative double (ordered as the values).
+__global__ void colmax_kernel(params p, unsigned long long *mx) {
+    const int c = blockIdx.y;
+    const double *in = (const double *)p.in + (size_t)c * p.ldin;
+    double m = 0;
+    for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < p.nt;
+         t += (size_t)gridDim.x * blockDim.x) {
+        m = fmax(m, fabs((p.trans ? 1.0 : p.coef[2 * t]) * in[t])); // finite (snpmm.c checks)
+    }
+    // one atomic a block: one a warp serialises thousands on the same address
+    __shared__ double part[32];
+    for (int o = 16; o; o >>= 1) m = fmax(m, __shfl_xor_sync(~0u, m, o));
+    if ((threadIdx.x & 31) == 0) part[threadIdx.x / 32] = m;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < (int)blockDim.x / 32; w++) m = fmax(m, part[w]);
+        atomicMax(&mx[c], (unsigned long long)__double_as_longlong(m));
+    }
+}
+
+// in with each table row's k values together, for the missing calls' gathers (one line each):
+// TC_TT table rows a block, through shared memory so that both sides are coalesced.
+constexpr int TC_TT = 64;
+__global__ void rows_kernel(params p, double *rows_of) {
+    __shared__ double tile[TC_TT * TG_FC_MAXK];
+    const size_t t0 = blockIdx.x * (size_t)TC_TT;
+    const int n = (int)(p.nt - t0 < TC_TT ? p.nt - t0 : TC_TT) * p.k;
+    for (int e = threadIdx.x; e < n; e += blockDim.x) {
+        const int c = e / (n / p.k), tt = e % (n / p.k);
+        tile[tt * p.k + c] = ((const double *)p.in)[t0 + tt + (size_t)c * p.ldin];
+    }
+    __syncthreads();
+    for (int e = threadIdx.x; e < n; e += blockDim.x) rows_of[t0 * p.k + e] = tile[e];
+}
+
+// The B operands of every chunk, column, step and lane, in the order the tensor kernel reads
+// them: word ((chunk·k + c)·5 + step)·64 + lane·2 + reg holds slice lane/4 of the four table
+// rows at digits 8·step + 4·reg + 0..3 of lane t4's string. One thread a (table row, column):
+// r_0 = A·2^(−e), q_s = rint(128·r_s), r_(s+1) = 128·r_s − q_s (exact), q_s to lane 4s + t4.
+__global__ void frag_kernel(params p, const unsigned long long *mx, uint8_t *frag,
+                            size_t chunks) {
+    const size_t rows = chunks * TC_G * 5, total = rows * p.k;
+    for (size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x; e < total;
+         e += (size_t)gridDim.x * blockDim.x) {
+        const size_t t = e % rows, c = e / rows, chunk = t / (TC_G * 5);
+        const int u = (int)(t % (TC_G * 5)), lg = u / 5, t4 = lg % 4, idx = 5 * (lg / 4) + u % 5;
+        const double x =
+            t < p.nt ? (p.trans ? 1.0 : p.coef[2 * t]) * ((const double *)p.in)[t + c * p.ldin] : 0;
+        double r = scalbn(x, -tc_exponent(mx[c]));
+        uint8_t *w = frag + ((chunk * p.k + c) * 5 + idx / 8) * 256 + idx % 8;
+#pragma unroll
+        for (int sl = 0; sl < 8; sl++) {
+            const double q = rint(128 * r);
+            r = 128 * r - q;
+            w[(4 * sl + t4) * 8] = (uint8_t)(int8_t)q;
+        }
+    }
+}
+
+// A lane's 40 digits of one row (its 8 bytes of the chunk: groups t4, t4 + 4, ..., so that the
+// four lanes of a row read different banks) as 10 words of 4 int8 digits.
+__device__ __forceinline__ void tc_decode(const uint8_t (*sc)[TC_ROWS + TC_PAD], int row, int t4,
+                                          const uint64_t *lut, uint32_t *w) {
+    uint64_t v[8];
+#pragma unroll
+    for (int j = 0; j < 8; j++) v[j] = lut[sc[4 * j + t4][row]];
+#pragma unroll
+    for (int i = 0; i < 10; i++) {
+        const int j = 32 * i / 40, off = 32 * i % 40; // digit string bits: 40 a byte
+        uint64_t x = v[j] >> off;
+        if (off > 8) x |= v[j + 1] << (40 - off);
+        w[i] = (uint32_t)x;
+    }
+}
+
+// 16 bytes global → shared without registers; zero-filled (nothing read) when !valid.
+__device__ __forceinline__ void tc_copy16(void *dst, const void *src, bool valid) {
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
+                 "r"(valid ? 16 : 0));
+}
+
+__device__ __forceinline__ void tc_mma(int *d, uint32_t a0, uint32_t a1, uint32_t a2,
+                                       uint32_t a3, uint2 b) {
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, "
+                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b.x), "r"(b.y));
+}
+
+// Columns c0..c0+NT−1 of the rows of blockIdx.x over the groups of blockIdx.y (gpc of them, a
+// multiple of TC_G): the partial P added to out by atomicAdd, as product_kernel's. The next
+// chunk's codes and B operands are copied to shared memory (cp.async) while this one computes;
+// codes whose rows are not 16-byte aligned are loaded by bytes instead.
+template <int NT>
+__global__ void __launch_bounds__(TC_WARPS * 32, 2)
+    tensor_kernel(params p, int c0, size_t gpc, const uint2 *frag,
+                  const unsigned long long *mx) {
+    __shared__ uint64_t lut[256];
+    __shared__ __align__(16) uint8_t sc[2][TC_G][TC_ROWS + TC_PAD];
+    __shared__ __align__(16) uint2 sb[2][NT * 5 * 32];
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, t4 = lane & 3, gid = lane >> 2;
+    for (int i = tid; i < 256; i += blockDim.x) {
+        uint64_t v = 0;
+        for (int d = 0, c = i; i < TG_FC_NCODES && d < 5; d++, c /= 3)
+            v |= (uint64_t)(c % 3) << (8 * d);
+        lut[i] = v;
+    }
+    const size_t r0 = (size_t)blockIdx.x * TC_ROWS, g0 = blockIdx.y * gpc,
+                 g1 = g0 + gpc < p.groups ? g0 + gpc : p.groups;
+    const bool aligned = ((uintptr_t)p.codes | p.ldc) % 16 == 0;
+    auto stage = [&](int buf, size_t gc) {
+        if (aligned) {
+            for (int e = tid; e < TC_G * TC_ROWS / 16; e += blockDim.x) {
+                const int g = e / (TC_ROWS / 16), r = e % (TC_ROWS / 16) * 16;
+                const bool in = gc + g < g1 && r0 + r < p.rows; // rows: a multiple of 16 here
+                tc_copy16(&sc[buf][g][r], in ? p.codes + (gc + g) * p.ldc + r0 + r : p.codes, in);
+            }
+        } else {
+            for (int e = tid; e < TC_G * TC_ROWS; e += blockDim.x) {
+                const int g = e / TC_ROWS, r = e % TC_ROWS;
+                sc[buf][g][r] =
+                    gc + g < g1 && r0 + r < p.rows ? p.codes[(gc + g) * p.ldc + r0 + r] : 0;
+            }
+        }
+        const uint2 *fb = frag + ((gc / TC_G) * p.k + c0) * 5 * 32;
+        for (int e = tid; e < NT * 5 * 16; e += blockDim.x)
+            tc_copy16(&sb[buf][2 * e], fb + 2 * e, true);
+        asm volatile("cp.async.commit_group;\n" ::);
+    };
+    int acc[TC_MT][NT][4];
+#pragma unroll
+    for (int mt = 0; mt < TC_MT; mt++)
+#pragma unroll
+        for (int n = 0; n < NT; n++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) acc[mt][n][i] = 0;
+    if (g0 < g1) stage(0, g0);
+    int buf = 0;
+    for (size_t gc = g0; gc < g1; gc += TC_G, buf ^= 1) {
+        if (gc + TC_G < g1) stage(buf ^ 1, gc + TC_G);
+        else asm volatile("cp.async.commit_group;\n" ::);
+        asm volatile("cp.async.wait_group 1;\n" ::); // this chunk's copies have landed
+        __syncthreads();
+        uint32_t wa[TC_MT][2][10];
+#pragma unroll
+        for (int mt = 0; mt < TC_MT; mt++)
+#pragma unroll
+            for (int h = 0; h < 2; h++)
+                tc_decode(sc[buf], warp * TC_MT * 16 + mt * 16 + gid + 8 * h, t4, lut,
+                          wa[mt][h]);
+#pragma unroll
+        for (int st = 0; st < 5; st++)
+#pragma unroll
+            for (int n = 0; n < NT; n++) {
+                const uint2 b = sb[buf][(n * 5 + st) * 32 + lane];
+#pragma unroll
+                for (int mt = 0; mt < TC_MT; mt++)
+                    tc_mma(acc[mt][n], wa[mt][0][2 * st], wa[mt][1][2 * st],
+                           wa[mt][0][2 * st + 1], wa[mt][1][2 * st + 1], b);
+            }
+        __syncthreads(); // before the copies into this buffer, two chunks on
+    }
+    double *out = (double *)p.out;
+#pragma unroll
+    for (int n = 0; n < NT; n++) {
+        const int c = c0 + n, e = tc_exponent(mx[c]);
+#pragma unroll
+        for (int mt = 0; mt < TC_MT; mt++) {
+            // this lane: slices 2·t4 and 2·t4 + 1 of rows gid and gid + 8; the four lanes of a
+            // row sum its eight slices
+            double v[2];
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                v[h] = scalbn((double)acc[mt][n][2 * h + 1], e - 7 * (2 * t4 + 2)) +
+                       scalbn((double)acc[mt][n][2 * h], e - 7 * (2 * t4 + 1));
+                v[h] += __shfl_xor_sync(~0u, v[h], 1);
+                v[h] += __shfl_xor_sync(~0u, v[h], 2);
+            }
+            const size_t r = r0 + warp * TC_MT * 16 + mt * 16 + gid + 8 * (t4 & 1);
+            if (t4 < 2 && r < p.rows) atomicAdd(&out[r + (size_t)c * p.ldout], v[t4]);
+        }
+    }
+}
+
+template <int NT = TC_KC>
+void launch_tensor_kc(const params &p, int c0, int kc, dim3 grid, size_t gpc, const uint2 *frag,
+                      const unsigned long long *mx, cudaStream_t s) {
+    if (kc == NT)
+        tensor_kernel<NT><<<grid, TC_WARPS * 32, 0, s>>>(p, c0, gpc, frag, mx);
+    else if constexpr (NT > 1)
+        launch_tensor_kc<NT - 1>(p, c0, kc, grid, gpc, frag, mx, s);
+}
+
+// The missing calls, counted as digit 0 above, added as the digit 2p_j: a warp a row, its
+// lanes over the row's calls (CSR: p.miss), each column summed over the lanes. The rows are the
+// warp's own, so out is read and written without atomics (the tensor kernel has finished: one
+// stream).
+__global__ void missing_kernel(params p, const double *rows_of) {
+    const int lane = threadIdx.x & 31;
+    const size_t r = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32;
+    if (r >= p.rows) return;
+    const int32_t *tl = p.miss + p.rows + 1;
+    const int i0 = p.miss[r], i1 = p.miss[r + 1];
+    if (i0 == i1) return;
+    double *out = (double *)p.out;
+    for (int c0 = 0; c0 < p.k; c0 += 16) {
+        double acc[16] = {0};
+        for (int i = i0 + lane; i < i1; i += 32) {
+            const size_t t = (size_t)tl[i];
+            const double f = p.trans ? 1.0 : p.coef[2 * t + 1]; // Z·Λ: 2p_t·w_t = c_t
+            const double *row = rows_of + t * p.k + c0;
+#pragma unroll
+            for (int c = 0; c < 16; c++)
+                if (c0 + c < p.k) acc[c] = fma(f, row[c], acc[c]);
+        }
+        // Zᵀ·Λ̃: the row's SNP gives the digit, the table row (a sample) the column
+        const double f = p.trans ? mean_digit<double>(p.coef, (size_t)p.r0 + r) : 1.0;
+#pragma unroll
+        for (int c = 0; c < 16; c++) {
+            double v = acc[c];
+            for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(~0u, v, o);
+            if (lane == 0 && c0 + c < p.k) out[r + (size_t)(c0 + c) * p.ldout] += f * v;
+        }
+    }
+}
+
+// D·A of every column into out (zeroed before), by the tensor cores, then the missing calls;
+// the epilogue is epilogue_kernel's.
+void launch_tensor(const params &p, cudaStream_t s) {
+    const size_t chunks = (p.groups + TC_G - 1) / TC_G, fbytes = chunks * p.k * 5 * 256,
+                 tbytes = p.nmiss ? p.nt * p.k * sizeof(double) : 0;
+    char *base = (char *)tg_cuda_scratch(3, TG_FC_MAXK * 8 + fbytes + tbytes);
+    unsigned long long *mx = (unsigned long long *)base;
+    uint8_t *frag = (uint8_t *)(base + TG_FC_MAXK * 8);
+    double *rows_of = p.nmiss ? (double *)(frag + fbytes) : nullptr;
+    TG_CUDA_CHECK(cudaMemsetAsync(mx, 0, p.k * sizeof *mx, s));
+    const size_t cb = (p.nt + 255) / 256;
+    colmax_kernel<<<dim3((unsigned)(cb < 32 ? cb : 32), p.k), 256, 0, s>>>(p, mx);
+    if (p.nmiss) rows_kernel<<<(unsigned)((p.nt + TC_TT - 1) / TC_TT), 256, 0, s>>>(p, rows_of);
+    const size_t fb = (chunks * TC_G * 5 * p.k + 255) / 256;
+    frag_kernel<<<(unsigned)(fb < 8192 ? fb : 8192), 256, 0, s>>>(p, mx, frag, chunks);
+    // two blocks an SM (the kernel's registers): split the chunks so that the blocks fill their
+    // last wave best (by 2% steps, fewer splits first), each block at least two chunks and at
+    // most TC_MAX_GROUPS groups
+    const size_t tiles = (p.rows + TC_ROWS - 1) / TC_ROWS, slots = 2 * tg_cuda_sm_count(),
+                 least = (p.groups + TC_MAX_GROUPS - 1) / TC_MAX_GROUPS;
+    size_t splits = least, most = (chunks + 1) / 2 < 64 ? (chunks + 1) / 2 : 64;
+    double fill = 0;
+    for (size_t sp = least; sp <= most; sp++) {
+        const size_t blocks = tiles * sp;
+        const double f = (double)blocks / (double)((blocks + slots - 1) / slots * slots);
+        if (f > fill + 0.02) fill = f, splits = sp;
+    }
+    const size_t gpc = (chunks + splits - 1) / splits * TC_G;
+    const dim3 grid((unsigned)tiles, (unsigned)((p.groups + gpc - 1) / gpc));
+    for (int c0 = 0; c0 < p.k; c0 += TC_KC)
+        launch_tensor_kc(p, c0, p.k - c0 < TC_KC ? p.k - c0 : TC_KC, grid, gpc,
+                         (const uint2 *)frag, mx, s);
+    if (p.nmiss) missing_kernel<<<(unsigned)((p.rows + 7) / 8), 256, 0, s>>>(p, rows_of);
+}
+
 template <typename T> void run(const params &p, const tg_fivecodes_arg &a, cudaStream_t s) {
     TG_CUDA_CHECK(cudaMemset2DAsync(p.out, p.ldout * sizeof(T), 0, p.rows * sizeof(T), p.k, s));
-    for (int c0 = 0; c0 < p.k; c0 += 16) launch_kc<T>(p, c0, p.k - c0 < 16 ? p.k - c0 : 16, s);
+    if constexpr (std::is_same<T, double>::value)
+        launch_tensor(p, s);
+    else
+        for (int c0 = 0; c0 < p.k; c0 += 16) launch_kc<T>(p, c0, p.k - c0 < 16 ? p.k - c0 : 16, s);
     offsets off;
     for (int c = 0; c < TG_FC_MAXK; c++) off.v[c] = a.offset[c];
     size_t elems = p.rows * (size_t)p.k, blocks = (elems + 255) / 256;
@@ -297,6 +596,7 @@ extern "C" void tg_fivecodes_cuda(void *buffers[], void *cl_arg) {
     p.ldin = STARPU_MATRIX_GET_LD(buffers[1]);
     p.coef = (const double *)STARPU_VECTOR_GET_PTR(buffers[2]);
     p.miss = (const int32_t *)STARPU_VECTOR_GET_PTR(buffers[3]);
+    p.nmiss = STARPU_VECTOR_GET_NX(buffers[3]) - p.rows - 1;
     p.r0 = a.r0;
     p.out = (void *)STARPU_MATRIX_GET_PTR(buffers[4]);
     p.ldout = STARPU_MATRIX_GET_LD(buffers[4]);
