@@ -471,8 +471,10 @@ void tg_values_free(tg_values *t);
  * frequency 0.5 acting through s = (−1)^(heterozygous SNPs in the set), with no effect below
  * order k. qt: y = G + e + E·s; cc: P(case) = Φ((G − t)/√(1−h2)) + E·s, t set so that the mean
  * is the prevalence. Missing calls are drawn last, completely at random, at a rate per SNP
- * (missing, or missing_snps_rate at a random fraction of the SNPs not planted). The same
- * options give the same cohort. */
+ * (missing, or missing_snps_rate at a random fraction of the SNPs not planted). With K
+ * populations, population q's genotypes are Hardy-Weinberg from p_qj ~ Beta(p_j(1−F)/F,
+ * (1−p_j)(1−F)/F) (Balding–Nichols; epistatic SNPs stay at 0.5) while z keeps the ancestral
+ * p_j. The same options give the same cohort. */
 /** Largest sample and SNP counts (IDs F<i>, snp<j> are formatted for them). */
 #define TG_SIM_MAX_DIM ((int64_t)1 << 25)
 /** Largest n·m: the int8 genotypes are held whole. */
@@ -498,6 +500,11 @@ typedef struct {
     double epi_effect;       /**< E, the effect of each epistatic set */
     double prevalence;       /**< cc: the expected fraction of cases */
     int qt;                  /**< 1: quantitative trait; 0: case-control (1 control, 2 case) */
+    /** K populations (Balding–Nichols): sample i belongs to population i mod K; 1: one. */
+    int64_t populations;
+    /** F: each population's frequency of SNP j is Beta with mean p_j and variance
+     * F·p_j(1 − p_j); in (0, 1) when populations > 1, else 0. */
+    double fst;
 } tg_sim_opts;
 
 /** One planted effect of one phenotype. */
@@ -512,9 +519,11 @@ typedef struct {
 /** A simulated cohort. */
 typedef struct {
     int64_t n, m, n_pheno;
-    tg_sample *samples;  /**< FID F<i>, IID I<i> (i from 0), random sex, pheno = PHENO1 */
+    tg_sample *samples;  /**< FID F<i> (pop<q+1> with populations > 1, q = i mod K), IID I<i>
+                          * (i from 0), random sex, pheno = PHENO1 */
     tg_snp *snps;        /**< snp<j> (j from 0), chromosomes 1-22 in blocks, increasing positions */
-    double *freq;        /**< the true A1 frequency of each SNP */
+    double *freq;        /**< the true (ancestral, with populations) A1 frequency of each
+                          * SNP */
     int8_t *geno;        /**< n × m column-major: A1 counts, TG_GENO_MISSING */
     double *pheno;       /**< n × n_pheno column-major */
     char **pheno_names;  /**< PHENO1, PHENO2, ... */
@@ -528,7 +537,8 @@ typedef struct {
 } tg_sim;
 
 /** Defaults: 1000 samples, 1 phenotype, seed 1, frequencies in [0.05, 0.5], no missing call,
- * h2 0.5, E 0.2, prevalence 0.5, case-control, no planted effect (m must be set). */
+ * h2 0.5, E 0.2, prevalence 0.5, case-control, no planted effect, one population (m must be
+ * set). */
 tg_sim_opts tg_sim_defaults(void);
 /** Checks @p o (TG_ERR_ARG naming each field by its simulate option, e.g. --maf-min). */
 tg_status tg_sim_check(const tg_sim_opts *o, tg_error *err);

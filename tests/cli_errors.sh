@@ -49,6 +49,19 @@ expect_error "non-numeric phenotype" "line 2" "$TG_BIN" info --bfile good --phen
 expect_error "unwritable --out folder" "no/such/dir" "$TG_BIN" simulate --out no/such/dir/x --n-samples 10 --n-snps 10
 expect_error "negative size" "--n-samples" "$TG_BIN" simulate --out neg --n-samples -5 --n-snps 10
 expect_error "non-numeric size" "--n-snps" "$TG_BIN" simulate --out neg --n-samples 5 --n-snps ten
+expect_error "simulate --fst 0" "--fst 0: must be strictly between 0 and 1" \
+    "$TG_BIN" simulate --out pop --n-snps 10 --populations 3 --fst 0
+expect_error "simulate --fst 1" "--fst 1: must be strictly between 0 and 1" \
+    "$TG_BIN" simulate --out pop --n-snps 10 --populations 3 --fst 1
+expect_error "simulate --populations 0" "--populations 0" \
+    "$TG_BIN" simulate --out pop --n-snps 10 --populations 0
+expect_error "simulate, more populations than samples" \
+    "--populations 11: must be between 1 and --n-samples 10" \
+    "$TG_BIN" simulate --out pop --n-samples 10 --n-snps 10 --populations 11
+expect_error "simulate --fst without --populations" "--fst needs --populations K > 1" \
+    "$TG_BIN" simulate --out pop --n-snps 10 --fst 0.1
+expect_error "simulate --fst with --populations 1" "--fst needs --populations K > 1" \
+    "$TG_BIN" simulate --out pop --n-snps 10 --populations 1 --fst 0.2
 if [ "$("$TG_BIN" info | awk '$1=="cuda"{print $2}')" = no ]; then
     expect_error "--ngpu 2 on a CPU-only build" "no CUDA" "$TG_BIN" info --ngpu 2
 else

@@ -25,13 +25,23 @@
  *   ± E·(number of sets) must stay in (0, 1); with additive SNPs too, the probability is
  *   clipped to [0, 1], which keeps the set free of marginal effects because it still acts only
  *   through s), qt adds E·s to y (in units where the rest of the trait has variance 1).
+ * - Populations (Balding & Nichols 1995): with K > 1, sample i belongs to population i mod K,
+ *   and population q's frequency of SNP j is p_qj ~ Beta(p_j(1−F)/F, (1−p_j)(1−F)/F): mean p_j,
+ *   variance F·p_j(1−p_j), so F is the expected F_ST between the populations and the ancestral
+ *   p_j. Genotypes are Hardy–Weinberg from p_qj. Epistatic SNPs stay at 0.5 in every
+ *   population (the parity argument above needs it). The phenotype model is unchanged and z
+ *   keeps the ancestral p_j, so a population's mean genetic value differs from 0: the
+ *   stratification that assoc's λ_GC and pca must see (the h2 rescaling holds in the
+ *   ancestral population; across the cohort the variance of z is about 1 + F).
  * - Missing calls: each call is set missing with probability --missing, independently (MCAR),
  *   at every SNP, after the phenotypes were drawn from the complete genotypes. --missing-snps
  *   F:R gives round(F·m') of the m' SNPs not planted, chosen at random, the rate R instead:
  *   null SNPs of uneven missingness, the case that made K2 rank by missingness (issue 21),
  *   while the planted SNPs keep the common rate.
- * - Reproducibility: one seed gives four independent streams (layout and effects, genotypes,
- *   phenotypes, missingness); the same options and seed give byte-identical files.
+ * - Reproducibility: one seed gives five independent streams (layout and effects, genotypes,
+ *   phenotypes, missingness, population frequencies); the same options and seed give
+ *   byte-identical files, and one population draws nothing from the fifth, so its files are
+ *   those of the versions before --populations.
  * Memory: the n × m int8 genotype matrix is held whole, so n·m ≤ 2^33 (8 GiB). */
 #include <math.h>
 #include <stdlib.h>
@@ -78,7 +88,7 @@ static int64_t planted_per_pheno(const tg_sim_opts *o) {
 
 tg_sim_opts tg_sim_defaults(void) {
     return (tg_sim_opts){.n = 1000, .n_pheno = 1, .seed = 1, .maf_min = 0.05, .maf_max = 0.5,
-                         .h2 = 0.5, .epi_effect = 0.2, .prevalence = 0.5};
+                         .h2 = 0.5, .epi_effect = 0.2, .prevalence = 0.5, .populations = 1};
 }
 
 /* The messages name each field by its option of the simulate command. */
@@ -117,6 +127,14 @@ tg_status tg_sim_check(const tg_sim_opts *o, tg_error *err) {
     if (!(o->epi_effect > 0))
         return tg_error_set(err, TG_ERR_ARG, "--epi-effect %g: must be greater than 0",
                             o->epi_effect);
+    if (o->populations < 1 || o->populations > o->n)
+        return tg_error_set(err, TG_ERR_ARG, "--populations %lld: must be between 1 and "
+                            "--n-samples %lld", (long long)o->populations, (long long)o->n);
+    if (o->populations == 1 && o->fst != 0)
+        return tg_error_set(err, TG_ERR_ARG, "--fst needs --populations K > 1");
+    if (o->populations > 1 && !(o->fst > 0 && o->fst < 1))
+        return tg_error_set(err, TG_ERR_ARG, "--fst %g: must be strictly between 0 and 1",
+                            o->fst);
     if (o->nl_pairs && !o->qt) return tg_error_set(err, TG_ERR_ARG, "--nonlinear needs --trait qt");
     if (o->additive < 0 || o->nl_pairs < 0 || o->epi_sets[2] < 0 || o->epi_sets[3] < 0 ||
         o->epi_sets[4] < 0)
@@ -206,20 +224,37 @@ static void make_layout(const tg_sim_opts *o, tg_rng *r, tg_sim *d, const uint8_
         tg_sample *s = &d->samples[i];
         s->fid = d->sample_ids + 24 * i;
         s->iid = s->fid + 12;
-        snprintf(s->fid, 12, "F%u", (unsigned)i); /* i < 2^25 */
+        if (o->populations > 1) /* plink2 users select a population by FID (--keep-fam) */
+            snprintf(s->fid, 12, "pop%u", (unsigned)(i % o->populations) + 1);
+        else
+            snprintf(s->fid, 12, "F%u", (unsigned)i); /* i < 2^25 */
         snprintf(s->iid, 12, "I%u", (unsigned)i);
         s->father = s->mother = no_parent;
         s->sex = 1 + (int)tg_rng_below(r, 2);
     }
 }
 
-static void draw_genotypes(const tg_sim_opts *o, tg_rng *r, tg_sim *d) {
+/* Hardy–Weinberg genotypes from each population's frequency (rpop draws those of K > 1;
+ * cut: 2K scratch entries, P(g ≥ 1) and P(g = 2) per population). A frequency of 0 or 1 (tiny
+ * Beta shapes) still gives a valid draw, a SNP monomorphic in that population, so none is
+ * clamped. One uniform per call in sample order, whatever K, so K = 1 draws as before. */
+static void draw_genotypes(const tg_sim_opts *o, tg_rng *r, tg_rng *rpop, tg_sim *d,
+                           const uint8_t *role, double *cut) {
+    const int64_t k = o->populations;
+    const double f = o->fst;
     for (int64_t j = 0; j < o->m; j++) {
-        const double p = d->freq[j], two = p * p, one_or_two = 1 - (1 - p) * (1 - p);
+        const double p = d->freq[j];
+        for (int64_t q = 0; q < k; q++) {
+            double pq = k == 1 || role[j] == ROLE_EPISTATIC
+                            ? p
+                            : tg_rng_beta(rpop, p * (1 - f) / f, (1 - p) * (1 - f) / f);
+            cut[2 * q] = 1 - (1 - pq) * (1 - pq);
+            cut[2 * q + 1] = pq * pq;
+        }
         int8_t *g = d->geno + j * o->n;
-        for (int64_t i = 0; i < o->n; i++) {
+        for (int64_t i = 0, q = 0; i < o->n; i++, q = q + 1 == k ? 0 : q + 1) {
             double u = tg_rng_uniform(r);
-            g[i] = (int8_t)((u < one_or_two) + (u < two));
+            g[i] = (int8_t)((u < cut[2 * q]) + (u < cut[2 * q + 1]));
         }
     }
 }
@@ -357,26 +392,29 @@ tg_status tg_simulate(const tg_sim_opts *o, tg_sim *d, tg_error *err) {
     if (st) return st;
     uint8_t *role = NULL;
     int64_t *pick = NULL;
-    double *work = NULL;
+    double *work = NULL, *cut = NULL;
     if ((st = alloc_data(o, d, err)) || !(role = tg_calloc_n(o->m, 1, 1, err)) ||
         !(pick = tg_malloc_n(o->m, 1, sizeof *pick, err)) ||
-        !(work = tg_malloc_n(2, o->n, sizeof *work, err))) {
+        !(work = tg_malloc_n(2, o->n, sizeof *work, err)) ||
+        !(cut = tg_malloc_n(2, o->populations, sizeof *cut, err))) {
         st = TG_ERR_NOMEM;
         goto cleanup;
     }
-    tg_rng master, layout, geno, pheno, missing;
+    tg_rng master, layout, geno, pheno, missing, pops;
     tg_rng_seed(&master, o->seed);
     tg_rng_seed(&layout, tg_rng_u64(&master));
     tg_rng_seed(&geno, tg_rng_u64(&master));
     tg_rng_seed(&pheno, tg_rng_u64(&master));
     tg_rng_seed(&missing, tg_rng_u64(&master));
+    tg_rng_seed(&pops, tg_rng_u64(&master));
     plant_effects(o, &layout, d, role, pick);
     make_layout(o, &layout, d, role);
-    draw_genotypes(o, &geno, d);
+    draw_genotypes(o, &geno, &pops, d, role, cut);
     for (int p = 0; p < o->n_pheno; p++) d->threshold[p] = draw_phenotype(o, &pheno, d, p, work);
     d->n_missing = draw_missing(o, &missing, d, role, pick);
     for (int64_t i = 0; i < o->n; i++) d->samples[i].pheno = d->pheno[i];
 cleanup:
+    free(cut);
     free(work);
     free(pick);
     free(role);

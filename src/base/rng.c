@@ -1,4 +1,5 @@
-/* xoshiro256** (Blackman & Vigna) seeded through splitmix64; normal deviates by the polar method. */
+/* xoshiro256** (Blackman & Vigna) seeded through splitmix64; normal deviates by the polar method,
+ * Beta deviates from two Gamma deviates (Marsaglia & Tsang). */
 #include "base/rng.h"
 
 #include <math.h>
@@ -55,6 +56,31 @@ double tg_rng_normal(tg_rng *r) {
     r->spare = v * s;
     r->has_spare = 1;
     return u * s;
+}
+
+/* log of a Gamma(a, 1) deviate: Marsaglia & Tsang (2000), "A simple method for generating
+ * gamma variables", for a ≥ 1; for a < 1 their boost Gamma(a) = Gamma(a + 1)·U^(1/a) (section
+ * 6), whose U^(1/a) underflows for small a unless kept as a log. */
+static double log_gamma_deviate(tg_rng *r, double a) {
+    double boost = 0;
+    if (a < 1) {
+        boost = log(1 - tg_rng_uniform(r)) / a; /* U in (0, 1]: a finite log */
+        a += 1;
+    }
+    const double d = a - 1.0 / 3, c = 1 / sqrt(9 * d);
+    for (;;) {
+        double x = tg_rng_normal(r), v = 1 + c * x;
+        if (v <= 0) continue;
+        v = v * v * v;
+        double u = 1 - tg_rng_uniform(r);
+        if (u < 1 - 0.0331 * x * x * x * x || log(u) < 0.5 * x * x + d * (1 - v + log(v)))
+            return log(d * v) + boost;
+    }
+}
+
+double tg_rng_beta(tg_rng *r, double a, double b) {
+    double lx = log_gamma_deviate(r, a), ly = log_gamma_deviate(r, b);
+    return 1 / (1 + exp(ly - lx)); /* X/(X + Y); exp overflows to inf, giving 0, never NaN */
 }
 
 uint64_t tg_rng_fresh_seed(void) {

@@ -18,6 +18,9 @@ double tg_rng_uniform(tg_rng *r);
 uint64_t tg_rng_below(tg_rng *r, uint64_t n);
 /** Standard normal (Marsaglia polar method). */
 double tg_rng_normal(tg_rng *r);
+/** Beta(a, b) for any a, b > 0, in [0, 1]: X/(X + Y) of two Gamma draws (Marsaglia–Tsang),
+ * taken in logs so that tiny shapes give values near 0 or 1, never NaN. */
+double tg_rng_beta(tg_rng *r, double a, double b);
 /** A seed from the clock and process id, for tests that print the seed they use. */
 uint64_t tg_rng_fresh_seed(void);
 #endif

@@ -34,6 +34,10 @@ static const char *help =
     "  --nonlinear         (qt only) plant non-linear pairs, see --nl-pairs\n"
     "  --nl-pairs P        pairs of SNPs per phenotype for --nonlinear (default 5)\n"
     "  --prevalence P      (cc) expected fraction of cases (default 0.5)\n"
+    "  --populations K     K populations of equal size, sample i in population i mod K + 1\n"
+    "                      (default 1; at most the number of samples)\n"
+    "  --fst F             (with --populations K > 1) their divergence F_ST (default 0.1;\n"
+    "                      in (0, 1))\n"
     "  --quiet             write the summary to PREFIX.log only\n"
     "  --zst               zstd-compress PREFIX.pheno and PREFIX.truth.tsv (names end in .zst;\n"
     "                      the .bed/.bim/.fam stay as PLINK reads them)\n"
@@ -51,11 +55,16 @@ static const char *help =
     "  in the set) is independent of any K-1 of them, so there is no effect below order K.\n"
     "  cc: P(case) += E*s (prevalence +- E*sets must be in (0,1); clipped to [0,1] with\n"
     "  additive SNPs); qt: y += E*s.\n"
+    "  Populations (Balding-Nichols): population q's frequency of SNP j is\n"
+    "  p_qj ~ Beta(p(1-F)/F, (1-p)(1-F)/F), mean p and variance F*p(1-p); its genotypes are\n"
+    "  Hardy-Weinberg from p_qj. Epistatic SNPs keep frequency 0.5 in every population (the\n"
+    "  parity argument needs it). The phenotype model is unchanged, with z from the ancestral\n"
+    "  p: populations differ in mean genetic value (stratification).\n"
     "  Missing calls are drawn after the phenotypes, independently of everything (at the\n"
     "  SNP's rate).\n"
-    "  Output: FID F<i>, IID I<i> (i from 0), random sex, .fam phenotype = PHENO1 (cc:\n"
-    "  1 control, 2 case); SNP ids snp<j> (j from 0), chromosomes 1-22 in blocks,\n"
-    "  increasing positions.\n";
+    "  Output: FID F<i> (pop<q> with --populations K > 1: plink2's --keep-fam selects a\n"
+    "  population), IID I<i> (i from 0), random sex, .fam phenotype = PHENO1 (cc: 1 control,\n"
+    "  2 case); SNP ids snp<j> (j from 0), chromosomes 1-22 in blocks, increasing positions.\n";
 
 typedef struct {
     const char *out;
@@ -95,8 +104,8 @@ static tg_status parse_epistasis(const char *arg, tg_sim_opts *o, tg_error *err)
 static int parse_options(int argc, char **argv, sim_opts *o, tg_error *err) {
     enum {
         O_OUT = 1, O_N, O_M, O_SEED, O_MAF_MIN, O_MAF_MAX, O_MISSING, O_MISS_SNPS, O_TRAIT, O_NPHENO,
-        O_ADDITIVE, O_H2, O_EPI, O_EPI_EFFECT, O_NONLINEAR, O_NL_PAIRS, O_PREV, O_QUIET, O_ZST,
-        O_HELP
+        O_ADDITIVE, O_H2, O_EPI, O_EPI_EFFECT, O_NONLINEAR, O_NL_PAIRS, O_PREV, O_POPS, O_FST,
+        O_QUIET, O_ZST, O_HELP
     };
     static const struct option opts[] = {
         {"out", required_argument, 0, O_OUT}, {"n-samples", required_argument, 0, O_N},
@@ -109,11 +118,13 @@ static int parse_options(int argc, char **argv, sim_opts *o, tg_error *err) {
         {"h2", required_argument, 0, O_H2}, {"epistasis", required_argument, 0, O_EPI},
         {"epi-effect", required_argument, 0, O_EPI_EFFECT},
         {"nonlinear", no_argument, 0, O_NONLINEAR}, {"nl-pairs", required_argument, 0, O_NL_PAIRS},
-        {"prevalence", required_argument, 0, O_PREV}, {"quiet", no_argument, 0, O_QUIET},
+        {"prevalence", required_argument, 0, O_PREV},
+        {"populations", required_argument, 0, O_POPS}, {"fst", required_argument, 0, O_FST},
+        {"quiet", no_argument, 0, O_QUIET},
         {"zst", no_argument, 0, O_ZST}, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
     *o = (sim_opts){.s = tg_sim_defaults()};
     tg_sim_opts *s = &o->s;
-    int c, nonlinear = 0;
+    int c, nonlinear = 0, fst_given = 0;
     int64_t seed = 1, nl_pairs = 0; /* --nl-pairs: 0 when not given */
     tg_status st = TG_OK;
     opterr = 0;
@@ -146,6 +157,13 @@ static int parse_options(int argc, char **argv, sim_opts *o, tg_error *err) {
         case O_NONLINEAR: nonlinear = 1; break;
         case O_NL_PAIRS: st = tg_cli_int("nl-pairs", optarg, 1, TG_SIM_MAX_DIM, &nl_pairs, err); break;
         case O_PREV: st = tg_cli_double("prevalence", optarg, 0, 1, &s->prevalence, err); break;
+        case O_POPS:
+            st = tg_cli_int("populations", optarg, 1, TG_SIM_MAX_DIM, &s->populations, err);
+            break;
+        case O_FST:
+            st = tg_cli_double("fst", optarg, 0, 1, &s->fst, err);
+            fst_given = 1;
+            break;
         case O_QUIET: o->quiet = 1; break;
         case O_ZST: o->zst = 1; break;
         case O_HELP: fputs(help, stdout); return -1;
@@ -159,6 +177,9 @@ static int parse_options(int argc, char **argv, sim_opts *o, tg_error *err) {
     if (nonlinear && !s->qt) return tg_error_set(err, TG_ERR_ARG, "--nonlinear needs --trait qt");
     if (nl_pairs && !nonlinear)
         return tg_error_set(err, TG_ERR_ARG, "--nl-pairs needs --nonlinear");
+    if (fst_given && s->populations == 1)
+        return tg_error_set(err, TG_ERR_ARG, "--fst needs --populations K > 1");
+    if (!fst_given && s->populations > 1) s->fst = 0.1;
     s->seed = (uint64_t)seed;
     s->nl_pairs = nonlinear ? (nl_pairs ? nl_pairs : 5) : 0;
     return tg_sim_check(s, err);
@@ -212,6 +233,12 @@ static void log_summary(const sim_opts *so, const tg_sim *d, tg_log *log) {
                   "sets of order 2/3/4: %lld/%lld/%lld",
                   (long long)o->additive, (long long)o->nl_pairs, (long long)o->epi_sets[2],
                   (long long)o->epi_sets[3], (long long)o->epi_sets[4]);
+    if (o->populations > 1)
+        tg_log_printf(log,
+                      "%lld populations (Balding-Nichols, F_ST %g): FID pop1..pop%lld, sample i "
+                      "in population i mod %lld + 1",
+                      (long long)o->populations, o->fst, (long long)o->populations,
+                      (long long)o->populations);
     tg_log_printf(log, "missing calls: %lld (rate %.4g)", (long long)d->n_missing,
                   (double)d->n_missing / ((double)o->n * (double)o->m));
     if (d->n_missing_snps)
