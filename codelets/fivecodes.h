@@ -45,6 +45,7 @@ struct tg_fivecodes_arg {
     tg_prec prec; /* TG_FP64 or TG_FP32: the arrays and the accumulation */
     int k;
     int64_t r0; /* first output row of the block (trans 1: its first SNP) */
+    uint64_t product; /* the call's serial: its blocks share in, so a GPU slices it once */
     /* in double: trans 0: Σ_t c_t·in_t (the GPU subtracts it at the end; the CPU folds it into
      * its tables instead), trans 1: S = Σ_t in_t */
     double offset[TG_FC_MAXK];

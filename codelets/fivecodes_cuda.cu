@@ -533,21 +533,36 @@ __global__ void missing_kernel(params p, const double *rows_of) {
     }
 }
 
+// What a worker's scratch holds: the slices (and the row-major copy) of one product's in.
+static struct {
+    uint64_t product;
+    const void *base;
+    bool rows;
+} tc_made[STARPU_NMAXWORKERS];
+
 // D·A of every column into out (zeroed before), by the tensor cores, then the missing calls;
-// the epilogue is epilogue_kernel's.
-void launch_tensor(const params &p, cudaStream_t s) {
+// the epilogue is epilogue_kernel's. The slices of in are made by the first block of @p product
+// on this worker and kept for its other blocks (one stream: in order).
+void launch_tensor(const params &p, uint64_t product, cudaStream_t s) {
     const size_t chunks = (p.groups + TC_G - 1) / TC_G, fbytes = chunks * p.k * 5 * 256,
-                 tbytes = p.nmiss ? p.nt * p.k * sizeof(double) : 0;
+                 tbytes = p.nt * p.k * sizeof(double);
     char *base = (char *)tg_cuda_scratch(3, TG_FC_MAXK * 8 + fbytes + tbytes);
     unsigned long long *mx = (unsigned long long *)base;
     uint8_t *frag = (uint8_t *)(base + TG_FC_MAXK * 8);
-    double *rows_of = p.nmiss ? (double *)(frag + fbytes) : nullptr;
-    TG_CUDA_CHECK(cudaMemsetAsync(mx, 0, p.k * sizeof *mx, s));
-    const size_t cb = (p.nt + 255) / 256;
-    colmax_kernel<<<dim3((unsigned)(cb < 32 ? cb : 32), p.k), 256, 0, s>>>(p, mx);
-    if (p.nmiss) rows_kernel<<<(unsigned)((p.nt + TC_TT - 1) / TC_TT), 256, 0, s>>>(p, rows_of);
-    const size_t fb = (chunks * TC_G * 5 * p.k + 255) / 256;
-    frag_kernel<<<(unsigned)(fb < 8192 ? fb : 8192), 256, 0, s>>>(p, mx, frag, chunks);
+    double *rows_of = (double *)(frag + fbytes);
+    auto &made = tc_made[starpu_worker_get_id_check()];
+    if (made.product != product || made.base != base) {
+        TG_CUDA_CHECK(cudaMemsetAsync(mx, 0, p.k * sizeof *mx, s));
+        const size_t cb = (p.nt + 255) / 256;
+        colmax_kernel<<<dim3((unsigned)(cb < 32 ? cb : 32), p.k), 256, 0, s>>>(p, mx);
+        const size_t fb = (chunks * TC_G * 5 * p.k + 255) / 256;
+        frag_kernel<<<(unsigned)(fb < 8192 ? fb : 8192), 256, 0, s>>>(p, mx, frag, chunks);
+        made = {product, base, false};
+    }
+    if (p.nmiss && !made.rows) {
+        rows_kernel<<<(unsigned)((p.nt + TC_TT - 1) / TC_TT), 256, 0, s>>>(p, rows_of);
+        made.rows = true;
+    }
     // two blocks an SM (the kernel's registers): split the chunks so that the blocks fill their
     // last wave best (by 2% steps, fewer splits first), each block at least two chunks and at
     // most TC_MAX_GROUPS groups
@@ -571,7 +586,7 @@ void launch_tensor(const params &p, cudaStream_t s) {
 template <typename T> void run(const params &p, const tg_fivecodes_arg &a, cudaStream_t s) {
     TG_CUDA_CHECK(cudaMemset2DAsync(p.out, p.ldout * sizeof(T), 0, p.rows * sizeof(T), p.k, s));
     if constexpr (std::is_same<T, double>::value)
-        launch_tensor(p, s);
+        launch_tensor(p, a.product, s);
     else
         for (int c0 = 0; c0 < p.k; c0 += 16) launch_kc<T>(p, c0, p.k - c0 < 16 ? p.k - c0 : 16, s);
     offsets off;

@@ -234,9 +234,10 @@ static int submit_block(void *ctx, int64_t b, int worker, void (*done)(void *), 
 tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, const double *offset,
                              tg_handle in, const tg_handle *out_blocks,
                              int pull, tg_error *err) {
+    static _Atomic uint64_t serial;
     if (!g->registered) register_blocks(g);
     product p = {.g = g,
-                 .a = {.trans = trans, .prec = prec, .k = k},
+                 .a = {.trans = trans, .prec = prec, .k = k, .product = ++serial},
                  .in = in,
                  .out = out_blocks,
                  .nt = trans ? g->nl : g->m};
