@@ -25,8 +25,9 @@
  * missing call is added back, which is mean imputation exactly. For trans 0 the centering is
  * folded into the table (entry 0 of a group is −Σ_t c_t·in_t), as in the paper; for trans 1 it
  * depends on the output row, so it is applied once per row with S from the task argument. The
- * GPU decodes the codes in registers and applies both centerings once per output row; it adds a
- * missing call as the digit 2p_j (the centering term it then loses is c_j = 2p_j·w_j). */
+ * GPU computes D·A (FP64: on the INT8 tensor cores, A cut into exact 8-bit slices; FP32: FMA),
+ * applies both centerings once per output row, and adds a missing call as the digit 2p_j (the
+ * centering term it then loses is c_j = 2p_j·w_j). */
 #ifndef TG_CODELETS_FIVECODES_H
 #define TG_CODELETS_FIVECODES_H
 #include <stdint.h>
