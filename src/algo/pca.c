@@ -73,7 +73,7 @@ static tg_status lapack_eig(double *K, int64_t n, int k, double *vec, double *va
     return st;
 }
 
-/* ---- approx */
+/* ---- block Krylov: the approx mode, and the exact mode on the formed K */
 
 typedef struct {
     tg_geno *g;       /* K·Y by the genotype products, or */
