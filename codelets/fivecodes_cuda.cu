@@ -421,7 +421,8 @@ __global__ void __launch_bounds__(TC_WARPS * 32, 2)
         if (aligned) {
             for (int e = tid; e < TC_G * TC_ROWS / 16; e += blockDim.x) {
                 const int g = e / (TC_ROWS / 16), r = e % (TC_ROWS / 16) * 16;
-                const bool in = gc + g < g1 && r0 + r < p.rows; // rows: a multiple of 16 here
+                // a segment that passes p.rows ends within ldc; those rows are never written
+                const bool in = gc + g < g1 && r0 + r < p.rows;
                 tc_copy16(&sc[buf][g][r], in ? p.codes + (gc + g) * p.ldc + r0 + r : p.codes, in);
             }
         } else {
