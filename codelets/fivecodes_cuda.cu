@@ -300,6 +300,12 @@ constexpr int TC_KC = 10;                      // columns of a pass (accumulator
 constexpr int TC_PAD = 16;                     // bytes after each group's rows (banks)
 constexpr size_t TC_MAX_GROUPS = 3000000;      // groups a block sums: 5·3e6·128 < 2^31
 
+// A_tc = a_t·in_tc (0 past the table rows): what the slices cut.
+__device__ __forceinline__ double tc_a(const params &p, size_t t, size_t c) {
+    return t < p.nt ? (p.trans ? 1.0 : p.coef[2 * t]) * ((const double *)p.in)[t + c * p.ldin]
+                    : 0;
+}
+
 // The column's scale exponent e: max |A| < 2^(e − 1), so x·2^(−e) ∈ (−½, ½).
 __device__ __forceinline__ int tc_exponent(unsigned long long bits) {
     double m = __longlong_as_double((long long)bits);
@@ -309,12 +315,10 @@ __device__ __forceinline__ int tc_exponent(unsigned long long bits) {
 // Each column's max |A_tc|, as the bits of a non-negative double (ordered as the values).
 __global__ void colmax_kernel(params p, unsigned long long *mx) {
     const int c = blockIdx.y;
-    const double *in = (const double *)p.in + (size_t)c * p.ldin;
     double m = 0;
     for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < p.nt;
-         t += (size_t)gridDim.x * blockDim.x) {
-        m = fmax(m, fabs((p.trans ? 1.0 : p.coef[2 * t]) * in[t])); // finite (snpmm.c checks)
-    }
+         t += (size_t)gridDim.x * blockDim.x)
+        m = fmax(m, fabs(tc_a(p, t, c))); // finite: snpmm.c checks the input
     // one atomic a block: one a warp serialises thousands on the same address
     __shared__ double part[32];
     for (int o = 16; o; o >>= 1) m = fmax(m, __shfl_xor_sync(~0u, m, o));
@@ -352,9 +356,7 @@ __global__ void frag_kernel(params p, const unsigned long long *mx, uint8_t *fra
          e += (size_t)gridDim.x * blockDim.x) {
         const size_t t = e % rows, c = e / rows, chunk = t / (TC_G * 5);
         const int u = (int)(t % (TC_G * 5)), lg = u / 5, t4 = lg % 4, idx = 5 * (lg / 4) + u % 5;
-        const double x =
-            t < p.nt ? (p.trans ? 1.0 : p.coef[2 * t]) * ((const double *)p.in)[t + c * p.ldin] : 0;
-        double r = scalbn(x, -tc_exponent(mx[c]));
+        double r = scalbn(tc_a(p, t, c), -tc_exponent(mx[c]));
         uint8_t *w = frag + ((chunk * p.k + c) * 5 + idx / 8) * 256 + idx % 8;
 #pragma unroll
         for (int sl = 0; sl < 8; sl++) {
@@ -534,7 +536,9 @@ __global__ void missing_kernel(params p, const double *rows_of) {
     }
 }
 
-// What a worker's scratch holds: the slices (and the row-major copy) of one product's in.
+// What a worker's scratch slot 3 (this file's alone) holds: the column maxima, the slices and
+// the row-major copy of one product's in. Its size does not depend on the block (the copy's
+// room is kept without missing calls too), so no block of a product reallocates it.
 static struct {
     uint64_t product;
     const void *base;
