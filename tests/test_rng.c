@@ -3,7 +3,9 @@
  * uniform, Beta(1/2, 1/2) has CDF (2/π)·asin(√x), Beta(2, 3) has CDF P(Binomial(4, x) ≥ 2)),
  * and the mean a/(a+b) and variance ab/((a+b)²(a+b+1)) for shapes on both sides of 1 (the
  * Gamma deviate's two branches), down to the tiny shapes of --fst near 1, whose draws must stay
- * in [0, 1], never NaN. */
+ * in [0, 1], never NaN. tg_rng_jump (simulate's parallel pieces of one stream) against the
+ * stream itself: a jump of s steps, applied once or k times, leaves the state that s (or k·s)
+ * calls of tg_rng_u64 leave. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -56,8 +58,23 @@ static void moments(tg_rng *r, double a, double b, double *x) {
        v, var, 6 * se);
 }
 
+/* The generator after s·k single steps equals the one moved by k jumps of s steps. */
+static void jump(uint64_t seed, uint64_t s, int k) {
+    tg_rng a, b;
+    tg_rng_seed(&a, seed);
+    tg_rng_seed(&b, seed);
+    for (uint64_t t = 0; t < s * (uint64_t)k; t++) tg_rng_u64(&a);
+    tg_rng_jump j;
+    tg_rng_jump_init(&j, s);
+    for (int t = 0; t < k; t++) tg_rng_jump_apply(&j, &b);
+    int same = 1;
+    for (int t = 0; t < 1000; t++) same &= tg_rng_u64(&a) == tg_rng_u64(&b);
+    ok(same, "%d jumps of %llu steps equal %llu calls (the next 1000 numbers)", k,
+       (unsigned long long)s, (unsigned long long)s * (unsigned long long)k);
+}
+
 int main(void) {
-    tap_plan(7);
+    tap_plan(12);
     double *x = malloc(NDRAW * sizeof *x);
     if (!x) return 1;
     tg_rng r;
@@ -70,6 +87,12 @@ int main(void) {
     moments(&r, 4.5, 4.5, x);
     moments(&r, 0.0011, 0.11, x);
     moments(&r, 1e-6, 1e-3, x);
+    uint64_t seed = tg_rng_u64(&r);
+    jump(seed, 0, 3);
+    jump(seed, 1, 1);
+    jump(seed, 1, 5);
+    jump(seed, 500000, 1);
+    jump(seed, 123457, 17); /* an odd count: every bit of the square-and-multiply */
     free(x);
     return tap_done();
 }

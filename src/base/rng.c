@@ -20,15 +20,55 @@ void tg_rng_seed(tg_rng *r, uint64_t seed) {
 
 static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
-uint64_t tg_rng_u64(tg_rng *r) {
-    uint64_t *s = r->s, out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+static inline void step(uint64_t s[4]) {
+    uint64_t t = s[1] << 17;
     s[2] ^= s[0];
     s[3] ^= s[1];
     s[1] ^= s[2];
     s[0] ^= s[3];
     s[2] ^= t;
     s[3] = rotl(s[3], 45);
+}
+
+uint64_t tg_rng_u64(tg_rng *r) {
+    uint64_t out = rotl(r->s[1] * 5, 7) * 9;
+    step(r->s);
     return out;
+}
+
+/* out = the map applied to the state x: the XOR of the columns of x's set bits */
+static void map_apply(const tg_rng_jump *j, const uint64_t x[4], uint64_t out[4]) {
+    uint64_t y[4] = {0};
+    for (int k = 0; k < 256; k++)
+        if (x[k >> 6] >> (k & 63) & 1)
+            for (int w = 0; w < 4; w++) y[w] ^= j->col[k][w];
+    for (int w = 0; w < 4; w++) out[w] = y[w];
+}
+
+/* a = b∘a: the map a, then b */
+static void map_then(tg_rng_jump *a, const tg_rng_jump *b) {
+    for (int k = 0; k < 256; k++) map_apply(b, a->col[k], a->col[k]);
+}
+
+void tg_rng_jump_init(tg_rng_jump *j, uint64_t steps) {
+    tg_rng_jump pow2, sq; /* the map of 2^b steps, b the bit of steps at hand */
+    for (int k = 0; k < 256; k++) {
+        for (int w = 0; w < 4; w++) j->col[k][w] = pow2.col[k][w] = 0;
+        j->col[k][k >> 6] = pow2.col[k][k >> 6] = (uint64_t)1 << (k & 63);
+        step(pow2.col[k]);
+    }
+    for (; steps; steps >>= 1) {
+        if (steps & 1) map_then(j, &pow2);
+        if (steps > 1) {
+            sq = pow2;
+            map_then(&pow2, &sq);
+        }
+    }
+}
+
+void tg_rng_jump_apply(const tg_rng_jump *j, tg_rng *r) {
+    map_apply(j, r->s, r->s);
+    r->has_spare = 0;
 }
 
 double tg_rng_uniform(tg_rng *r) { return (double)(tg_rng_u64(r) >> 11) * 0x1.0p-53; }
