@@ -233,6 +233,23 @@ tg_status tg_bed_write(const char *prefix, const tg_sample *samples, int64_t n_s
                        const tg_snp *snps, int64_t n_snps, const int8_t *geno, int64_t ld,
                        tg_error *err);
 
+/** A fileset written SNP block by SNP block: tg_bed_write for genotypes never whole in
+ * memory. No file is in place before tg_bed_out_close succeeds. */
+typedef struct tg_bed_out tg_bed_out;
+/** Opens PREFIX.bed/.bim/.fam (under temporary names) for @p n_samples samples. */
+tg_status tg_bed_out_open(const char *prefix, int64_t n_samples, tg_bed_out **w, tg_error *err);
+/** Appends @p nj SNPs: genotypes as tg_bed_write's (sample i of the block's SNP t at
+ * geno[i + t·ld]), packed on every core; @p snps (the block's) are checked and name the SNP in
+ * an error. */
+tg_status tg_bed_out_put(tg_bed_out *w, const tg_snp *snps, int64_t nj, const int8_t *geno,
+                         int64_t ld, tg_error *err);
+/** Writes the .fam of @p samples and the .bim of the @p n_snps SNPs put (every one, in order),
+ * then renames the three into place; on any error removes them. Frees @p w either way. */
+tg_status tg_bed_out_close(tg_bed_out *w, const tg_sample *samples, const tg_snp *snps,
+                           int64_t n_snps, tg_error *err);
+/** Removes the files of @p w and frees it (the caller's error path; NULL is accepted). */
+void tg_bed_out_discard(tg_bed_out *w);
+
 /** Writes a random fileset PREFIX.bed/.bim/.fam for benchmarks and calibration: @p n samples
  * I0, I1, … (the first half controls, phenotype 1, the others cases, 2) × @p m SNPs snp0, … on
  * chromosome 1, each with an A1 frequency drawn uniformly in [0.05, 0.5] and Hardy-Weinberg
@@ -477,7 +494,8 @@ void tg_values_free(tg_values *t);
  * p_j. The same options give the same cohort. */
 /** Largest sample and SNP counts (IDs F<i>, snp<j> are formatted for them). */
 #define TG_SIM_MAX_DIM ((int64_t)1 << 25)
-/** Largest n·m: the int8 genotypes are held whole. */
+/** Largest n·m of tg_simulate, which holds the int8 genotypes whole (tg_simulate_stream has
+ * no such limit). */
 #define TG_SIM_MAX_GENOTYPES ((int64_t)1 << 33)
 #define TG_SIM_MAX_PHENO 1000
 
@@ -542,8 +560,19 @@ typedef struct {
 tg_sim_opts tg_sim_defaults(void);
 /** Checks @p o (TG_ERR_ARG naming each field by its simulate option, e.g. --maf-min). */
 tg_status tg_sim_check(const tg_sim_opts *o, tg_error *err);
-/** Draws a cohort (tg_sim_check first); free it with tg_sim_free. */
+/** Draws a cohort (tg_sim_check first; n·m ≤ TG_SIM_MAX_GENOTYPES); free it with
+ * tg_sim_free. */
 tg_status tg_simulate(const tg_sim_opts *o, tg_sim *s, tg_error *err);
+/** Receives the genotypes of SNPs [j0, j0 + nj), n × nj column-major A1 counts or
+ * TG_GENO_MISSING, in SNP order; an error stops the draw. */
+typedef struct {
+    tg_status (*put)(void *ctx, int64_t j0, int64_t nj, const int8_t *geno, tg_error *err);
+    void *ctx;
+} tg_sim_sink;
+/** tg_simulate for any n·m: the genotypes go to @p sink block by block (≤ 64 MiB each) and
+ * s->geno stays NULL; the same options give the same numbers as tg_simulate. */
+tg_status tg_simulate_stream(const tg_sim_opts *o, const tg_sim_sink *sink, tg_sim *s,
+                             tg_error *err);
 void tg_sim_free(tg_sim *s);
 /** "additive", "nonlinear", "epistasis2", "epistasis3" or "epistasis4". */
 const char *tg_sim_kind_name(const tg_sim_effect *e);

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/parallel.h"
 #include "io/fileset.h"
 #include "io/idmap.h"
 #include "io/lines.h"
@@ -363,72 +364,153 @@ static void write_bim(FILE *f, const tg_snp *s, int64_t m) {
     }
 }
 
-static tg_status write_bed(FILE *f, const char *path, const tg_snp *snps, int64_t n, int64_t m,
-                           const int8_t *geno, int64_t ld, tg_error *err) {
-    const size_t bps = (size_t)(n + 3) / 4;
-    uint8_t *buf = tg_malloc(bps, err);
-    if (!buf) return TG_ERR_NOMEM;
+struct tg_bed_out {
+    char *prefix;
+    FILE *f[3]; /* .fam, .bim, .bed */
+    char *path[3];
+    int64_t n, m; /* samples, SNPs put so far */
+};
+
+static const char *const fileset_ext[3] = {".fam", ".bim", ".bed"};
+
+tg_status tg_bed_out_open(const char *prefix, int64_t n_samples, tg_bed_out **out,
+                          tg_error *err) {
+    *out = NULL;
+    if (n_samples < 1)
+        return tg_error_set(err, TG_ERR_ARG, "writing %s: need n_samples ≥ 1 (got %lld)",
+                            prefix, (long long)n_samples);
+    tg_bed_out *w = tg_calloc_n(1, 1, sizeof *w, err);
+    if (!w) return TG_ERR_NOMEM;
+    w->n = n_samples;
+    tg_status st = (w->prefix = tg_strdup(prefix, err)) ? TG_OK : TG_ERR_NOMEM;
+    for (int k = 0; k < 3 && !st; k++)
+        st = tg_out_open(prefix, fileset_ext[k], &w->f[k], &w->path[k], err);
+    if (st) {
+        tg_bed_out_discard(w);
+        return st;
+    }
+    fwrite(bed_magic, 1, 3, w->f[2]);
+    *out = w;
+    return TG_OK;
+}
+
+typedef struct {
+    const int8_t *geno;
+    int64_t ld, n;
+    size_t bps;
+    uint8_t *out;
+    int64_t *bad; /* per SNP: the first sample whose genotype is not 0, 1, 2 or -1, or -1 */
+} pack_job;
+
+static void pack_snp(void *ctx, int64_t t) {
+    const pack_job *p = ctx;
+    const int8_t *g = p->geno + t * p->ld;
+    uint8_t *o = p->out + (size_t)t * p->bps;
+    memset(o, 0, p->bps); /* padding codes 00, as PLINK writes them */
+    p->bad[t] = -1;
+    for (int64_t i = 0; i < p->n; i++) {
+        if (g[i] < -1 || g[i] > 2) {
+            p->bad[t] = i;
+            return;
+        }
+        o[i >> 2] |= (uint8_t)(enc_table[g[i] + 1] << (2 * (i & 3)));
+    }
+}
+
+tg_status tg_bed_out_put(tg_bed_out *w, const tg_snp *snps, int64_t nj, const int8_t *geno,
+                         int64_t ld, tg_error *err) {
+    static const char *const snp_cols[4] = {"chromosome", "SNP ID", "A1", "A2"};
+    if (ld < w->n)
+        return tg_error_set(err, TG_ERR_ARG, "writing %s: ld %lld is below n_samples %lld",
+                            w->prefix, (long long)ld, (long long)w->n);
     tg_status st = TG_OK;
-    fwrite(bed_magic, 1, 3, f);
-    for (int64_t j = 0; j < m && !st; j++) {
-        const int8_t *g = geno + j * ld;
-        memset(buf, 0, bps); /* padding codes 00, as PLINK writes them */
-        for (int64_t i = 0; i < n; i++) {
-            if (g[i] < -1 || g[i] > 2) {
+    for (int64_t j = 0; j < nj && !st; j++) {
+        const char *tok[4] = {snps[j].chrom, snps[j].id, snps[j].a1, snps[j].a2};
+        st = check_tokens(w->prefix, "SNP", w->m + j, tok, snp_cols, 4, err);
+    }
+    if (st || nj < 1) return st;
+    pack_job p = {.ld = ld, .n = w->n, .bps = (size_t)(w->n + 3) / 4};
+    int64_t block = (int64_t)((1u << 26) / p.bps) + 1; /* ≤ 64 MiB packed at a time */
+    if (block > nj) block = nj;
+    if (!(p.out = tg_malloc_n(block, (int64_t)p.bps, 1, err)) ||
+        !(p.bad = tg_malloc_n(block, 1, sizeof *p.bad, err))) {
+        free(p.out);
+        return TG_ERR_NOMEM;
+    }
+    for (int64_t j0 = 0; j0 < nj && !st; j0 += block) {
+        const int64_t nb = j0 + block <= nj ? block : nj - j0;
+        p.geno = geno + j0 * ld;
+        tg_parallel_for(nb, pack_snp, &p);
+        for (int64_t t = 0; t < nb && !st; t++)
+            if (p.bad[t] >= 0)
                 st = tg_error_set(err, TG_ERR_ARG,
                                   "writing %s: genotype %d of sample %lld, SNP %lld (%s) is not "
                                   "0, 1, 2 or missing (-1)",
-                                  path, g[i], (long long)i, (long long)j, snps[j].id);
-                break;
-            }
-            buf[i >> 2] |= (uint8_t)(enc_table[g[i] + 1] << (2 * (i & 3)));
-        }
-        fwrite(buf, 1, bps, f);
+                                  w->path[2], p.geno[p.bad[t] + t * ld], (long long)p.bad[t],
+                                  (long long)(w->m + j0 + t), snps[j0 + t].id);
+        if (!st) fwrite(p.out, p.bps, (size_t)nb, w->f[2]);
     }
-    free(buf);
+    w->m += nj;
+    free(p.bad);
+    free(p.out);
     return st;
+}
+
+tg_status tg_bed_out_close(tg_bed_out *w, const tg_sample *samples, const tg_snp *snps,
+                           int64_t n_snps, tg_error *err) {
+    static const char *const sample_cols[4] = {"FID", "IID", "father", "mother"};
+    tg_status st = TG_OK;
+    if (n_snps != w->m || n_snps < 1)
+        st = tg_error_set(err, TG_ERR_ARG, "writing %s: %lld SNPs named, %lld written",
+                          w->prefix, (long long)n_snps, (long long)w->m);
+    for (int64_t i = 0; i < w->n && !st; i++) {
+        const tg_sample *s = &samples[i];
+        const char *tok[4] = {s->fid, s->iid, s->father, s->mother};
+        st = check_tokens(w->prefix, "sample", i, tok, sample_cols, 4, err);
+    }
+    if (!st) {
+        write_fam(w->f[0], samples, w->n);
+        write_bim(w->f[1], snps, n_snps);
+    }
+    /* the .bed first, the likeliest to fail: on any error none of the three is renamed into
+     * place, so that no fileset mixes the files of two writes */
+    for (int k = 2; k >= 0; k--) {
+        if (st)
+            tg_out_discard(w->f[k]);
+        else
+            st = tg_out_close(w->f[k], w->path[k], err);
+        w->f[k] = NULL;
+    }
+    tg_bed_out_discard(w);
+    return st;
+}
+
+void tg_bed_out_discard(tg_bed_out *w) {
+    if (!w) return;
+    for (int k = 0; k < 3; k++) {
+        if (w->f[k]) tg_out_discard(w->f[k]);
+        free(w->path[k]);
+    }
+    free(w->prefix);
+    free(w);
 }
 
 tg_status tg_bed_write(const char *prefix, const tg_sample *samples, int64_t n_samples,
                        const tg_snp *snps, int64_t n_snps, const int8_t *geno, int64_t ld,
                        tg_error *err) {
-    static const char *const ext[3] = {".fam", ".bim", ".bed"};
-    static const char *const sample_cols[4] = {"FID", "IID", "father", "mother"};
-    static const char *const snp_cols[4] = {"chromosome", "SNP ID", "A1", "A2"};
-    tg_status st = TG_OK;
     if (n_samples < 1 || n_snps < 1 || ld < n_samples)
         return tg_error_set(err, TG_ERR_ARG,
                             "writing %s: need n_samples ≥ 1, n_snps ≥ 1 and ld ≥ n_samples "
                             "(got %lld, %lld, %lld)",
                             prefix, (long long)n_samples, (long long)n_snps, (long long)ld);
-    for (int64_t i = 0; i < n_samples && !st; i++) {
-        const tg_sample *s = &samples[i];
-        const char *tok[4] = {s->fid, s->iid, s->father, s->mother};
-        st = check_tokens(prefix, "sample", i, tok, sample_cols, 4, err);
+    tg_bed_out *w;
+    tg_status st = tg_bed_out_open(prefix, n_samples, &w, err);
+    if (st) return st;
+    if ((st = tg_bed_out_put(w, snps, n_snps, geno, ld, err))) {
+        tg_bed_out_discard(w);
+        return st;
     }
-    for (int64_t j = 0; j < n_snps && !st; j++) {
-        const tg_snp *s = &snps[j];
-        const char *tok[4] = {s->chrom, s->id, s->a1, s->a2};
-        st = check_tokens(prefix, "SNP", j, tok, snp_cols, 4, err);
-    }
-    FILE *f[3] = {0};
-    char *path[3] = {0};
-    for (int k = 0; k < 3 && !st; k++) st = tg_out_open(prefix, ext[k], &f[k], &path[k], err);
-    if (!st) {
-        write_fam(f[0], samples, n_samples);
-        write_bim(f[1], snps, n_snps);
-        st = write_bed(f[2], path[2], snps, n_samples, n_snps, geno, ld, err);
-    }
-    /* the .bed first, the likeliest to fail: on any error none of the three is renamed into
-     * place, so that no fileset mixes the files of two writes */
-    for (int k = 2; k >= 0; k--) {
-        if (f[k] && st)
-            tg_out_discard(f[k]);
-        else if (f[k])
-            st = tg_out_close(f[k], path[k], err);
-        free(path[k]);
-    }
-    return st;
+    return tg_bed_out_close(w, samples, snps, n_snps, err);
 }
 
 tg_status tg_bed_write_random(const char *prefix, int64_t n, int64_t m, uint64_t seed,
