@@ -96,7 +96,7 @@ sim_error "--n-snps 0" --out bad --n-snps 0
 sim_error "negative --n-snps" --out bad --n-snps -3
 sim_error "absurd --n-snps" --out bad --n-snps 1e12
 sim_error "non-numeric --n-samples" --out bad --n-snps 10 --n-samples abc
-sim_error "genotype matrix over the memory limit" --out bad --n-samples 1000000 --n-snps 100000
+sim_error "a .bed larger than the free disk" --out bad --n-samples 33554432 --n-snps 33554432
 sim_error "unknown --trait" --out bad --n-snps 10 --trait binary
 sim_error "--nonlinear with cc" --out bad --n-snps 10 --nonlinear
 sim_error "--nl-pairs without --nonlinear" --out bad --n-snps 10 --trait qt --nl-pairs 2

@@ -4,11 +4,15 @@
  * 0.5; the missing calls counted are those in the genotypes; the .fam phenotype is PHENO1; the
  * liability threshold, recomputed here from the genotypes and the effects, gives a mean case
  * probability equal to the prevalence; and bad options are refused naming the option. The
- * statistics of the planted signals are checked by tests/simulate.sh with tests/sim_check. */
+ * statistics of the planted signals are checked by tests/simulate.sh with tests/sim_check.
+ * tg_simulate_stream hands a sink the same genotypes in order, block by block, whatever the
+ * number of threads (its pieces of one stream start by tg_rng_jump, which test_rng checks
+ * against the stream itself), and stops at the sink's error. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/parallel.h"
 #include "tap.h"
 #include "tilegwas.h"
 
@@ -64,6 +68,67 @@ static double mean_case_probability(const tg_sim *s, const tg_sim_opts *o, int p
     return mean / (double)s->n;
 }
 
+/* A sink that copies the blocks into one matrix, checking that they come in order; with
+ * fail_at ≥ 0 it fails at the block that starts there. */
+typedef struct {
+    int8_t *geno;
+    int64_t n, next, blocks, fail_at;
+    int in_order;
+} collect;
+
+static tg_status put(void *ctx, int64_t j0, int64_t nj, const int8_t *g, tg_error *err) {
+    collect *c = ctx;
+    c->in_order &= j0 == c->next;
+    c->next = j0 + nj;
+    c->blocks++;
+    if (j0 == c->fail_at) return tg_error_set(err, TG_ERR_IO, "sink full at SNP %lld",
+                                              (long long)j0);
+    memcpy(c->geno + j0 * c->n, g, (size_t)(nj * c->n));
+    return TG_OK;
+}
+
+/* Every SNP's column differs from every other: pieces drawn from overlapping stretches of one
+ * stream would repeat columns. */
+static int columns_distinct(const int8_t *g, int64_t ld, int64_t n, int64_t m) {
+    for (int64_t j = 0; j < m; j++)
+        for (int64_t k = j + 1; k < m; k++)
+            if (!memcmp(g + j * ld, g + k * ld, (size_t)n)) return 0;
+    return 1;
+}
+
+/* The stream's cohort equals tg_simulate's (populations, missing calls, two blocks of 64 MiB:
+ * 33,000 × 2,100 genotypes), on every thread and on one. */
+static void stream(uint64_t seed) {
+    tg_sim_opts o = tg_sim_defaults();
+    o.n = 33000, o.m = 2100, o.additive = 3, o.n_pheno = 2, o.seed = seed, o.missing = 0.01;
+    o.missing_snps = 0.1, o.missing_snps_rate = 0.1, o.populations = 3, o.fst = 0.05;
+    tg_error err = {0};
+    tg_sim a, b = {0};
+    collect c = {.n = o.n, .fail_at = -1, .in_order = 1};
+    const tg_sim_sink sink = {.put = put, .ctx = &c};
+    tg_parallel_cap(1);
+    tg_status st = tg_simulate(&o, &a, &err);
+    tg_parallel_cap(0);
+    if (st || !(c.geno = malloc((size_t)(o.n * o.m))) ||
+        tg_simulate_stream(&o, &sink, &b, &err)) {
+        ok(0, "tg_simulate, then tg_simulate_stream: %s", err.msg);
+        free(c.geno);
+        return;
+    }
+    b.geno = c.geno;
+    ok(c.in_order && c.next == o.m && c.blocks == 2 && same_cohort(&a, &b) &&
+           columns_distinct(a.geno, o.n, 2000, o.m),
+       "stream: %lld blocks in order, the cohort of tg_simulate on one thread; columns distinct",
+       (long long)c.blocks);
+    tg_sim_free(&a);
+    tg_sim_free(&b);
+    c = (collect){.n = o.n, .fail_at = 0, .in_order = 1};
+    c.geno = NULL;
+    st = tg_simulate_stream(&o, &sink, &b, &err);
+    ok(st == TG_ERR_IO && strstr(err.msg, "sink full at SNP 0") && c.blocks == 1 && !b.snps,
+       "stream: the sink's error stops the draw and frees the cohort: %s", err.msg);
+}
+
 static void refused(tg_sim_opts o, const char *want, const char *desc) {
     tg_sim s;
     tg_error err = {0};
@@ -72,7 +137,7 @@ static void refused(tg_sim_opts o, const char *want, const char *desc) {
 }
 
 int main(void) {
-    tap_plan(15);
+    tap_plan(18);
     tg_error err = {0};
     tg_sim_opts o = tg_sim_defaults();
     o.n = 500, o.m = 300, o.n_pheno = 2, o.additive = 4, o.epi_sets[2] = 1, o.epi_sets[3] = 1;
@@ -157,5 +222,8 @@ int main(void) {
     refused(r, "--missing-snps 0.5:1", "--missing-snps rate 1");
     r = tg_sim_defaults(), r.m = 10, r.nl_pairs = 2;
     refused(r, "--nonlinear needs --trait qt", "non-linear pairs in a case-control trait");
+    r = tg_sim_defaults(), r.n = (int64_t)1 << 17, r.m = (int64_t)1 << 17;
+    refused(r, "2^33 held in memory", "more genotypes than tg_simulate holds");
+    stream(o.seed + 3);
     return tap_done();
 }

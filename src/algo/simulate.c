@@ -42,11 +42,14 @@
  *   phenotypes, missingness, population frequencies); the same options and seed give
  *   byte-identical files, and one population draws nothing from the fifth, so its files are
  *   those of the versions before --populations.
- * Memory: the n × m int8 genotype matrix is held whole, so n·m ≤ 2^33 (8 GiB). */
+ * Memory: tg_simulate holds the n × m int8 genotypes whole (n·m ≤ 2^33, 8 GiB);
+ * tg_simulate_stream hands them to a sink in blocks of ≤ 64 MiB and keeps only the planted
+ * SNPs' columns. Both draw the same numbers, on every core (tg_rng_jump). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/parallel.h"
 #include "base/rng.h"
 #include "tilegwas.h"
 
@@ -96,11 +99,6 @@ tg_status tg_sim_check(const tg_sim_opts *o, tg_error *err) {
     if (o->n < 1 || o->n > TG_SIM_MAX_DIM || o->m < 1 || o->m > TG_SIM_MAX_DIM)
         return tg_error_set(err, TG_ERR_ARG, "--n-samples %lld, --n-snps %lld: each must be "
                             "between 1 and 2^25", (long long)o->n, (long long)o->m);
-    if (o->n * o->m > TG_SIM_MAX_GENOTYPES)
-        return tg_error_set(err, TG_ERR_ARG,
-                            "--n-samples %lld × --n-snps %lld = %lld genotypes: more than the "
-                            "2^33 this command holds in memory",
-                            (long long)o->n, (long long)o->m, (long long)(o->n * o->m));
     if (o->n_pheno < 1 || o->n_pheno > TG_SIM_MAX_PHENO)
         return tg_error_set(err, TG_ERR_ARG, "--n-pheno %lld: must be between 1 and %d",
                             (long long)o->n_pheno, TG_SIM_MAX_PHENO);
@@ -234,34 +232,123 @@ static void make_layout(const tg_sim_opts *o, tg_rng *r, tg_sim *d, const uint8_
     }
 }
 
-/* Hardy–Weinberg genotypes from each population's frequency (rpop draws those of K > 1;
- * cut: 2K scratch entries, P(g ≥ 1) and P(g = 2) per population). A frequency of 0 or 1 (tiny
- * Beta shapes) still gives a valid draw, a SNP monomorphic in that population, so none is
- * clamped. One uniform per call in sample order, whatever K, so K = 1 draws as before. */
-static void draw_genotypes(const tg_sim_opts *o, tg_rng *r, tg_rng *rpop, tg_sim *d,
-                           const uint8_t *role, double *cut) {
-    const int64_t k = o->populations;
-    const double f = o->fst;
-    for (int64_t j = 0; j < o->m; j++) {
-        const double p = d->freq[j];
-        for (int64_t q = 0; q < k; q++) {
-            double pq = k == 1 || role[j] == ROLE_EPISTATIC
-                            ? p
-                            : tg_rng_beta(rpop, p * (1 - f) / f, (1 - p) * (1 - f) / f);
-            cut[2 * q] = 1 - (1 - pq) * (1 - pq);
-            cut[2 * q + 1] = pq * pq;
-        }
-        int8_t *g = d->geno + j * o->n;
-        for (int64_t i = 0, q = 0; i < o->n; i++, q = q + 1 == k ? 0 : q + 1) {
-            double u = tg_rng_uniform(r);
+/* The planted SNPs' complete genotypes, column by column (slot: SNP → column, or -1). */
+typedef struct {
+    int8_t *geno;
+    int64_t *slot;
+} planted_cols;
+
+/* The genotype pass: SNPs in blocks, each block's SNPs drawn in parallel, in runs of
+ * consecutive SNPs ("pieces") whose streams start where one thread drawing everything in order
+ * would be (tg_rng_jump), so the numbers do not depend on the threads. */
+typedef struct {
+    const tg_sim_opts *o;
+    const uint8_t *role;
+    int64_t j0, nj, piece;  /* the block's first SNP, its SNPs, SNPs per piece */
+    int8_t *geno;           /* n × nj: the block */
+    const double *cut;      /* 2K per SNP of the block: P(g ≥ 1), P(g = 2) per population */
+    const tg_rng *geno_at;  /* per piece: the genotype stream at its first draw */
+    const tg_rng *miss_at;  /* per piece: the missingness stream, or NULL (no call drawn) */
+    int8_t *planted;        /* the complete columns of the planted SNPs */
+    const int64_t *slot;    /* per SNP: its column in planted, or -1 */
+    int64_t *missing;       /* per piece: its missing calls */
+} geno_block;
+
+/* Hardy–Weinberg genotypes from each population's frequency, one uniform per call in sample
+ * order whatever K (so K = 1 draws as before --populations), then the missing calls: one
+ * uniform per call at the SNP's rate. */
+static void draw_piece(void *ctx, int64_t c) {
+    const geno_block *b = ctx;
+    const tg_sim_opts *o = b->o;
+    const int64_t n = o->n, k = o->populations;
+    int64_t t1 = (c + 1) * b->piece < b->nj ? (c + 1) * b->piece : b->nj, count = 0;
+    tg_rng r = b->geno_at[c], rm = b->miss_at ? b->miss_at[c] : r;
+    for (int64_t t = c * b->piece; t < t1; t++) {
+        const int64_t j = b->j0 + t;
+        const double *cut = b->cut + 2 * k * t;
+        int8_t *g = b->geno + t * n;
+        for (int64_t i = 0, q = 0; i < n; i++, q = q + 1 == k ? 0 : q + 1) {
+            double u = tg_rng_uniform(&r);
             g[i] = (int8_t)((u < cut[2 * q]) + (u < cut[2 * q + 1]));
         }
+        if (b->slot[j] >= 0) memcpy(b->planted + b->slot[j] * n, g, (size_t)n);
+        if (!b->miss_at) continue;
+        double rate = b->role[j] == ROLE_MISSING ? o->missing_snps_rate : o->missing;
+        for (int64_t i = 0; i < n; i++)
+            if (tg_rng_uniform(&rm) < rate) {
+                g[i] = TG_GENO_MISSING;
+                count++;
+            }
+    }
+    b->missing[c] = count;
+}
+
+/* Each population's P(g ≥ 1) and P(g = 2) for SNP j (rpop draws the frequencies of K > 1, in
+ * SNP order). A frequency of 0 or 1 (tiny Beta shapes) still gives a valid draw, a SNP
+ * monomorphic in that population, so none is clamped. */
+static void snp_cuts(const tg_sim_opts *o, const tg_sim *d, const uint8_t *role, int64_t j,
+                     tg_rng *rpop, double *cut) {
+    const double p = d->freq[j], f = o->fst;
+    for (int64_t q = 0; q < o->populations; q++) {
+        double pq = o->populations == 1 || role[j] == ROLE_EPISTATIC
+                        ? p
+                        : tg_rng_beta(rpop, p * (1 - f) / f, (1 - p) * (1 - f) / f);
+        cut[2 * q] = 1 - (1 - pq) * (1 - pq);
+        cut[2 * q + 1] = pq * pq;
     }
 }
 
-static double zscore(const tg_sim *d, int64_t n, int64_t j, int64_t i) {
+/* Draws every genotype, block by block: into d->geno, or (sink) into a block buffer handed to
+ * the sink. The planted SNPs' complete columns go to planted (slot: SNP → column). */
+static tg_status draw_genotypes(const tg_sim_opts *o, tg_sim *d, const uint8_t *role,
+                                const tg_sim_sink *sink, tg_rng *rgeno, tg_rng *rmiss,
+                                int draw_missing, tg_rng *rpop, const planted_cols *pc,
+                                tg_error *err) {
+    const int64_t n = o->n, k = o->populations;
+    /* pieces of ≥ 2^16 draws keep the jumps' cost (~1 µs each) small; blocks of ≤ 64 MiB */
+    const int64_t piece = (65536 + n - 1) / n;
+    int64_t nb = ((int64_t)1 << 26) / n / piece * piece;
+    if (nb < piece) nb = piece;
+    if (nb > o->m) nb = o->m;
+    const int64_t npieces = (nb + piece - 1) / piece;
+    geno_block b = {.o = o, .role = role, .piece = piece, .planted = pc->geno, .slot = pc->slot};
+    double *cut = tg_malloc_n(nb, 2 * k * sizeof *cut, 1, err);
+    tg_rng *at = tg_malloc_n(2 * npieces, sizeof *at, 1, err);
+    int64_t *missing = tg_malloc_n(npieces, sizeof *missing, 1, err);
+    int8_t *buf = sink ? tg_malloc_n(nb, n, 1, err) : NULL;
+    tg_status st = cut && at && missing && (buf || !sink) ? TG_OK : TG_ERR_NOMEM;
+    tg_rng_jump jump;
+    tg_rng_jump_init(&jump, (uint64_t)(piece * n));
+    b.cut = cut, b.geno_at = at, b.miss_at = draw_missing ? at + npieces : NULL;
+    b.missing = missing;
+    d->n_missing = 0;
+    for (int64_t j0 = 0; j0 < o->m && !st; j0 += nb) {
+        b.j0 = j0;
+        b.nj = j0 + nb <= o->m ? nb : o->m - j0;
+        b.geno = sink ? buf : d->geno + j0 * n;
+        for (int64_t t = 0; t < b.nj; t++) snp_cuts(o, d, role, j0 + t, rpop, cut + 2 * k * t);
+        const int64_t np = (b.nj + piece - 1) / piece;
+        for (int64_t c = 0; c < np; c++) {
+            at[c] = *rgeno;
+            tg_rng_jump_apply(&jump, rgeno);
+            if (!draw_missing) continue;
+            at[npieces + c] = *rmiss;
+            tg_rng_jump_apply(&jump, rmiss);
+        }
+        tg_parallel_for(np, draw_piece, &b);
+        for (int64_t c = 0; c < np; c++) d->n_missing += missing[c];
+        if (sink) st = sink->put(sink->ctx, j0, b.nj, buf, err);
+    }
+    free(buf);
+    free(missing);
+    free(at);
+    free(cut);
+    return st;
+}
+
+static double zscore(const tg_sim *d, const planted_cols *pc, int64_t j, int64_t i) {
     double p = d->freq[j];
-    return (d->geno[i + j * n] - 2 * p) / sqrt(2 * p * (1 - p));
+    return (pc->geno[pc->slot[j] * d->n + i] - 2 * p) / sqrt(2 * p * (1 - p));
 }
 
 /* The liability threshold t with mean_i Φ((G_i − t)/σ) = prevalence (decreasing in t). */
@@ -280,7 +367,8 @@ static double solve_threshold(const double *g, int64_t n, double sigma, double p
 
 /* Phenotype column p from the complete genotypes; returns the liability threshold (cc with a
  * genetic part) or NAN. work holds 2n doubles: G and the epistatic sum. */
-static double draw_phenotype(const tg_sim_opts *o, tg_rng *r, tg_sim *d, int p, double *work) {
+static double draw_phenotype(const tg_sim_opts *o, tg_rng *r, tg_sim *d,
+                             const planted_cols *pc, int p, double *work) {
     const int64_t n = o->n;
     double *g = work, *epi = work + n, *y = d->pheno + p * n, t = NAN;
     int genetic = 0;
@@ -291,12 +379,12 @@ static double draw_phenotype(const tg_sim_opts *o, tg_rng *r, tg_sim *d, int p, 
         genetic |= e->kind != TG_SIM_EPISTASIS;
         for (int64_t i = 0; i < n; i++) {
             if (e->kind == TG_SIM_ADDITIVE)
-                g[i] += e->effect * zscore(d, n, e->snp[0], i);
+                g[i] += e->effect * zscore(d, pc, e->snp[0], i);
             else if (e->kind == TG_SIM_NONLINEAR)
-                g[i] += e->effect * zscore(d, n, e->snp[0], i) * zscore(d, n, e->snp[1], i);
+                g[i] += e->effect * zscore(d, pc, e->snp[0], i) * zscore(d, pc, e->snp[1], i);
             else {
                 int het = 0;
-                for (int s = 0; s < e->nsnp; s++) het += d->geno[i + e->snp[s] * n] == 1;
+                for (int s = 0; s < e->nsnp; s++) het += pc->geno[pc->slot[e->snp[s]] * n + i] == 1;
                 epi[i] += het & 1 ? -e->effect : e->effect;
             }
         }
@@ -315,12 +403,12 @@ static double draw_phenotype(const tg_sim_opts *o, tg_rng *r, tg_sim *d, int p, 
     return t;
 }
 
-/* The SNPs of rate missing_snps_rate are drawn first (a partial shuffle of the SNPs not
- * planted, in pick), then every call; without --missing-snps the stream is used as before, so
- * earlier cohorts stay byte-identical. */
-static int64_t draw_missing(const tg_sim_opts *o, tg_rng *r, tg_sim *d, uint8_t *role,
-                            int64_t *pick) {
-    int64_t count = 0, free_snps = 0, high = 0;
+/* The SNPs of rate missing_snps_rate (a partial shuffle of the SNPs not planted, in pick),
+ * drawn before the calls of the genotype pass; without --missing-snps the stream is used as
+ * before, so earlier cohorts stay byte-identical. Returns whether any call is to be drawn. */
+static int choose_missing_snps(const tg_sim_opts *o, tg_rng *r, tg_sim *d, uint8_t *role,
+                               int64_t *pick) {
+    int64_t free_snps = 0, high = 0;
     for (int64_t j = 0; j < o->m; j++)
         if (role[j] == ROLE_FREE) pick[free_snps++] = j;
     if (o->missing_snps > 0) high = llround(o->missing_snps * (double)free_snps);
@@ -331,16 +419,10 @@ static int64_t draw_missing(const tg_sim_opts *o, tg_rng *r, tg_sim *d, uint8_t 
     d->n_missing_snps = high;
     if (o->missing <= 0 && (high == 0 || o->missing_snps_rate <= 0)) return 0;
     for (int64_t x = 0; x < high; x++) role[pick[x]] = ROLE_MISSING;
-    for (int64_t k = 0; k < o->n * o->m; k++)
-        if (tg_rng_uniform(r) < (role[k / o->n] == ROLE_MISSING ? o->missing_snps_rate
-                                                                  : o->missing)) {
-            d->geno[k] = TG_GENO_MISSING;
-            count++;
-        }
-    return count;
+    return 1;
 }
 
-static tg_status alloc_data(const tg_sim_opts *o, tg_sim *d, tg_error *err) {
+static tg_status alloc_data(const tg_sim_opts *o, int hold, tg_sim *d, tg_error *err) {
     const int64_t n = o->n, m = o->m, k = o->n_pheno;
     d->n = o->n;
     d->m = o->m;
@@ -351,7 +433,7 @@ static tg_status alloc_data(const tg_sim_opts *o, tg_sim *d, tg_error *err) {
         !(d->snp_ids = tg_malloc_n(m, 16, 1, err)) ||
         !(d->freq = tg_malloc_n(m, 1, sizeof *d->freq, err)) ||
         !(d->eff = tg_malloc_n(m, 1, sizeof *d->eff, err)) ||
-        !(d->geno = tg_malloc_n(n, m, 1, err)) ||
+        (hold && !(d->geno = tg_malloc_n(n, m, 1, err))) ||
         !(d->pheno = tg_malloc_n(n, k, sizeof *d->pheno, err)) ||
         !(d->threshold = tg_malloc_n(k, 1, sizeof *d->threshold, err)) ||
         !(d->pheno_names = tg_calloc_n(k, 1, sizeof *d->pheno_names, err)))
@@ -386,17 +468,35 @@ const char *tg_sim_kind_name(const tg_sim_effect *e) {
                                          : epi[e->nsnp];
 }
 
-tg_status tg_simulate(const tg_sim_opts *o, tg_sim *d, tg_error *err) {
+/* The planted SNPs' columns (the phenotypes are drawn after the pass, from the complete
+ * genotypes, which a sink does not keep). */
+static tg_status alloc_planted(const tg_sim *d, planted_cols *pc, tg_error *err) {
+    int64_t cols = 0;
+    if (!(pc->slot = tg_malloc_n(d->m, 1, sizeof *pc->slot, err))) return TG_ERR_NOMEM;
+    for (int64_t j = 0; j < d->m; j++) pc->slot[j] = -1;
+    for (int64_t k = 0; k < d->n_eff; k++)
+        for (int s = 0; s < d->eff[k].nsnp; s++) pc->slot[d->eff[k].snp[s]] = cols++;
+    pc->geno = tg_malloc_n(cols ? cols : 1, d->n, 1, err);
+    return pc->geno ? TG_OK : TG_ERR_NOMEM;
+}
+
+static tg_status simulate(const tg_sim_opts *o, const tg_sim_sink *sink, tg_sim *d,
+                          tg_error *err) {
     memset(d, 0, sizeof *d);
     tg_status st = tg_sim_check(o, err);
     if (st) return st;
+    if (!sink && o->n * o->m > TG_SIM_MAX_GENOTYPES)
+        return tg_error_set(err, TG_ERR_ARG,
+                            "--n-samples %lld × --n-snps %lld = %lld genotypes: more than the "
+                            "2^33 held in memory",
+                            (long long)o->n, (long long)o->m, (long long)(o->n * o->m));
     uint8_t *role = NULL;
     int64_t *pick = NULL;
-    double *work = NULL, *cut = NULL;
-    if ((st = alloc_data(o, d, err)) || !(role = tg_calloc_n(o->m, 1, 1, err)) ||
+    double *work = NULL;
+    planted_cols pc = {0};
+    if ((st = alloc_data(o, !sink, d, err)) || !(role = tg_calloc_n(o->m, 1, 1, err)) ||
         !(pick = tg_malloc_n(o->m, 1, sizeof *pick, err)) ||
-        !(work = tg_malloc_n(2, o->n, sizeof *work, err)) ||
-        !(cut = tg_malloc_n(2, o->populations, sizeof *cut, err))) {
+        !(work = tg_malloc_n(2, o->n, sizeof *work, err))) {
         st = TG_ERR_NOMEM;
         goto cleanup;
     }
@@ -409,15 +509,28 @@ tg_status tg_simulate(const tg_sim_opts *o, tg_sim *d, tg_error *err) {
     tg_rng_seed(&pops, tg_rng_u64(&master));
     plant_effects(o, &layout, d, role, pick);
     make_layout(o, &layout, d, role);
-    draw_genotypes(o, &geno, &pops, d, role, cut);
-    for (int p = 0; p < o->n_pheno; p++) d->threshold[p] = draw_phenotype(o, &pheno, d, p, work);
-    d->n_missing = draw_missing(o, &missing, d, role, pick);
+    if ((st = alloc_planted(d, &pc, err))) goto cleanup;
+    int calls = choose_missing_snps(o, &missing, d, role, pick);
+    if ((st = draw_genotypes(o, d, role, sink, &geno, &missing, calls, &pops, &pc, err)))
+        goto cleanup;
+    for (int p = 0; p < o->n_pheno; p++)
+        d->threshold[p] = draw_phenotype(o, &pheno, d, &pc, p, work);
     for (int64_t i = 0; i < o->n; i++) d->samples[i].pheno = d->pheno[i];
 cleanup:
-    free(cut);
+    free(pc.geno);
+    free(pc.slot);
     free(work);
     free(pick);
     free(role);
     if (st) tg_sim_free(d);
     return st;
+}
+
+tg_status tg_simulate(const tg_sim_opts *o, tg_sim *d, tg_error *err) {
+    return simulate(o, NULL, d, err);
+}
+
+tg_status tg_simulate_stream(const tg_sim_opts *o, const tg_sim_sink *sink, tg_sim *d,
+                             tg_error *err) {
+    return simulate(o, sink, d, err);
 }

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 
@@ -16,8 +17,8 @@ static const char *help =
     "options:\n"
     "  --out PREFIX        output prefix (required)\n"
     "  --n-samples N       samples (default 1000; at most 2^25)\n"
-    "  --n-snps M          SNPs (required; at most 2^25, and N·M at most 2^33 genotypes,\n"
-    "                      held in memory as one byte each)\n"
+    "  --n-snps M          SNPs (required; at most 2^25; the genotypes are drawn on every\n"
+    "                      core and written as they are drawn, so N·M has no other limit)\n"
     "  --seed S            random seed (default 1); the same seed gives identical files\n"
     "  --maf-min F         smallest A1 allele frequency (default 0.05; in (0, 0.5])\n"
     "  --maf-max F         largest A1 allele frequency (default 0.5; in [maf-min, 0.5])\n"
@@ -209,18 +210,46 @@ static tg_status write_truth(const char *out, const tg_sim *d, tg_error *err) {
     return st;
 }
 
-static tg_status write_outputs(const char *out, const tg_sim *d, tg_error *err) {
-    tg_status st = tg_bed_write(out, d->samples, d->n, d->snps, d->m, d->geno, d->n, err);
+/* The genotypes go to the .bed block by block as they are drawn (simulate_stream). */
+typedef struct {
+    tg_bed_out *bed;
+    const tg_sim *d;
+    tg_cli_progress *progress;
+} bed_sink;
+
+static tg_status put_block(void *ctx, int64_t j0, int64_t nj, const int8_t *geno,
+                           tg_error *err) {
+    bed_sink *b = ctx;
+    tg_status st = tg_bed_out_put(b->bed, b->d->snps + j0, nj, geno, b->d->n, err);
+    tg_cli_progress_update(b->progress, j0 + nj);
+    return st;
+}
+
+static tg_status simulate_fileset(const sim_opts *o, tg_sim *d, tg_error *err) {
+    tg_bed_out *bed;
+    tg_status st = tg_bed_out_open(o->out, o->s.n, &bed, err);
     if (st) return st;
-    size_t len = strlen(out) + sizeof ".pheno";
+    tg_cli_progress progress;
+    tg_cli_progress_init(&progress, stderr, isatty(2), o->quiet, tg_now);
+    tg_cli_progress_start(&progress, "genotypes drawn and written", o->s.m, "SNPs");
+    bed_sink b = {.bed = bed, .d = d, .progress = &progress};
+    const tg_sim_sink sink = {.put = put_block, .ctx = &b};
+    st = tg_simulate_stream(&o->s, &sink, d, err);
+    tg_cli_progress_end(&progress);
+    if (st) {
+        tg_bed_out_discard(bed);
+        return st;
+    }
+    if ((st = tg_bed_out_close(bed, d->samples, d->snps, d->m, err))) return st;
+    size_t len = strlen(o->out) + sizeof ".pheno";
     char *path = tg_malloc(len, err);
     if (!path) return TG_ERR_NOMEM;
-    snprintf(path, len, "%s.pheno", out);
+    snprintf(path, len, "%s.pheno", o->out);
     tg_pheno ph = {.n_samples = d->n, .n_cols = (int)d->n_pheno, .names = d->pheno_names,
                    .values = d->pheno};
     st = tg_pheno_write(path, d->samples, &ph, err);
     free(path);
-    return st ? st : write_truth(out, d, err);
+    return st ? st : write_truth(o->out, d, err);
 }
 
 static void log_summary(const sim_opts *so, const tg_sim *d, tg_log *log) {
@@ -281,14 +310,20 @@ int tg_cmd_simulate(int argc, char **argv) {
     int st = parse_options(argc, argv, &o, &err);
     if (st < 0) return 0;
     if (st) return tg_cli_fail_options("simulate", &err);
-    if ((st = tg_out_check_prefix(o.out, &err))) return tg_cli_fail("simulate", NULL, &err);
+    char bed[96];
+    snprintf(bed, sizeof bed, "the .bed of %lld samples × %lld SNPs", (long long)o.s.n,
+             (long long)o.s.m);
+    if ((st = tg_out_check_prefix(o.out, &err)) ||
+        (st = tg_out_check_space(o.out, 3 + (double)o.s.m * (double)((o.s.n + 3) / 4), bed,
+                                 &err)))
+        return tg_cli_fail("simulate", NULL, &err);
     if (o.zst) tg_out_set_zstd(3, 0); /* plink2's default level, every usable core */
     if ((st = tg_log_open(&log, o.out, argc, argv, &err)))
         return tg_cli_fail("simulate", NULL, &err);
     tg_log_set_quiet(log, o.quiet);
     /* one dataset: under mpiexec rank 0 draws and writes it, the other ranks have nothing to do */
     if (tg_runtime_rank() == 0) {
-        if ((st = tg_simulate(&o.s, &d, &err)) || (st = write_outputs(o.out, &d, &err)))
+        if ((st = simulate_fileset(&o, &d, &err)))
             rc = tg_cli_fail("simulate", log, &err);
         else
             log_summary(&o, &d, log);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -154,6 +155,22 @@ tg_status tg_out_check_option(const char *opt, const char *prefix, tg_error *err
     if (access(dir, W_OK | X_OK) != 0)
         st = tg_error_set(err, TG_ERR_IO, "--%s %s: folder '%s' is not writable: %s", opt,
                           prefix, dir, strerror(errno));
+    free(copy);
+    return st;
+}
+
+tg_status tg_out_check_space(const char *prefix, double bytes, const char *what,
+                             tg_error *err) {
+    if (tg_runtime_rank() != 0) return TG_OK;
+    char *copy = tg_strdup(prefix, err);
+    if (!copy) return TG_ERR_NOMEM;
+    const char *dir = dirname(copy);
+    struct statvfs v;
+    tg_status st = TG_OK;
+    if (statvfs(dir, &v) == 0 && (double)v.f_bavail * (double)v.f_frsize < bytes)
+        st = tg_error_set(err, TG_ERR_IO, "--out %s: %s takes %.1f GB; folder '%s' has %.1f GB "
+                          "free", prefix, what, bytes / 1e9, dir,
+                          (double)v.f_bavail * (double)v.f_frsize / 1e9);
     free(copy);
     return st;
 }

@@ -64,6 +64,10 @@ void tg_out_set_zstd(int level, int workers);
 /** Checks before any work that PREFIX's folder exists and is writable (on MPI rank 0, the one
  * that writes), and that PREFIX names files in it (not "dir/", whose files would be hidden). */
 tg_status tg_out_check_prefix(const char *prefix, tg_error *err);
+/** Checks that PREFIX's folder has @p bytes free for @p what (e.g. "the .bed of N samples ×
+ * M SNPs"), before a long run would fill it (TG_ERR_IO naming both sizes; rank 0 only). */
+tg_status tg_out_check_space(const char *prefix, double bytes, const char *what,
+                             tg_error *err);
 /** tg_out_check_prefix for the prefix given by option --@p opt (named in the error). */
 tg_status tg_out_check_option(const char *opt, const char *prefix, tg_error *err);
 
