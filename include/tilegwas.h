@@ -683,12 +683,13 @@ tg_status tg_trace_stop(const char *prefix, const char *label, size_t *ntasks, t
  * "gram" and "kernel" (the KRR build, tg_kernel_gram and tg_kernel_apply; "op" integer
  * operations, "flop"), "xtx" (ZᵀZ + λI of tg_ridge_chol, "op"), "cholesky", "solve" and
  * "predict" (tg_cholesky's factorisation, tg_chol_solve, tg_krr_predict_tiles; "flop"), "snpmm"
- * (tg_geno_mul, "flop") and "grm" (tg_grm, "products"; tg_grm_rows, "blocks"). Task phases
+ * (tg_geno_mul, "flop"), "grm" (tg_grm, "products"; tg_grm_rows, "blocks") and "genotypes"
+ * (the one pass that reads, checks and encodes them, tg_geno_from_*, "SNPs"). Task phases
  * count the flops of their tasks as each ends (this rank's tasks with several MPI ranks, called
- * on every rank); "grm" counts on the host. Calls for a phase come in order: a first one with
- * total −1 as it starts (its total may still be counted as its tasks are submitted), then at
- * most about ten a second, the last one at its end (then done = total unless the phase
- * failed); never two at once;
+ * on every rank); "grm" and "genotypes" count on the host. Calls for a phase come in order:
+ * a first one with total −1 as it starts (its total may still be counted as its tasks are
+ * submitted), then at most about ten a second, the last one at its end (then done = total
+ * unless the phase failed); never two at once;
  * they may come from a StarPU worker thread (from a task's callback), so the hook must be
  * quick and must not call the library. */
 typedef void (*tg_progress_fn)(void *ctx, const char *phase, const char *unit, int64_t done,

@@ -5,7 +5,8 @@
  * elapsed and (total − done) / rate computed here; counts past 100,000 with SI prefixes; a
  * phase announced with total −1 keeps its start; silent prints nothing.
  * The library's hook (tg_progress_set) on real runs: the phases of tg_ridge_chol (xtx,
- * cholesky, solve), tg_geno_mul and tg_grm come in order, each first with total −1, done never
+ * cholesky, solve, after the genotypes' pass over its m SNPs), the encoding and tg_geno_mul,
+ * and tg_grm come in order, each first with total −1, done never
  * decreasing, done = total only in its last call; snpmm's total is 2·n·m·k; the solve's total
  * equals the flops of the tasks StarPU recorded for it; no hook, no call. */
 #include <stdint.h>
@@ -218,23 +219,23 @@ static void test_library(void) {
 
     tg_progress_set(record, NULL);
     st = tg_ridge_chol(g, n, m, n, 1, 1, y, n, &ro, beta, m, &mu, NULL, &err);
-    static const char *const rr_phases[] = {"xtx", "cholesky", "solve"};
-    int64_t tot[3] = {0};
-    int good = phases_ok(0, rr_phases, 3, tot);
-    ok(st == TG_OK && good,
-       "ridge by Cholesky: xtx, cholesky, solve in order, each from total -1 to done = total in "
-       "its last call only (%d calls)", ncalls);
-    ok(tot[1] >= m * m * m / 3, "cholesky counts at least m^3/3 flops (%lld)", (long long)tot[1]);
+    static const char *const rr_phases[] = {"genotypes", "xtx", "cholesky", "solve"};
+    int64_t tot[4] = {0};
+    int good = phases_ok(0, rr_phases, 4, tot);
+    ok(st == TG_OK && good && tot[0] == m,
+       "ridge by Cholesky: genotypes (m SNPs), xtx, cholesky, solve in order, each from total -1 "
+       "to done = total in its last call only (%d calls)", ncalls);
+    ok(tot[2] >= m * m * m / 3, "cholesky counts at least m^3/3 flops (%lld)", (long long)tot[2]);
 
     tg_geno *geno = NULL;
     int from = ncalls;
     st = tg_geno_from_int8(g, n, m, n, 1, &geno, &err);
     if (!st) st = tg_geno_mul(geno, 0, k, TG_FP64, in, m, out, n, &err);
-    static const char *const mul_phase[] = {"snpmm"};
-    good = phases_ok(from, mul_phase, 1, tot);
-    ok(st == TG_OK && good && tot[0] == 2 * n * m * k,
-       "snpmm: one phase of 2nmk = %lld flops (%lld)", (long long)(2 * n * m * k),
-       (long long)tot[0]);
+    static const char *const mul_phase[] = {"genotypes", "snpmm"};
+    good = phases_ok(from, mul_phase, 2, tot);
+    ok(st == TG_OK && good && tot[0] == m && tot[1] == 2 * n * m * k,
+       "encoding then snpmm: m = %lld SNPs (%lld), then one phase of 2nmk = %lld flops (%lld)",
+       (long long)m, (long long)tot[0], (long long)(2 * n * m * k), (long long)tot[1]);
 
     from = ncalls;
     if (!st) st = tg_grm(geno, K, n, &err);
