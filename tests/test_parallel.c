@@ -1,4 +1,5 @@
-/* tg_parallel_for: every chunk runs exactly once, for loop sizes around the thread count and
+/* tg_parallel_for: every chunk runs exactly once (tg_parallel_for_scratch too, each chunk
+ * with a buffer no other thread writes), for loop sizes around the thread count and
  * over thousands of loops (the pool is reused), from two threads at once and nested; the hooks
  * run once per parallel loop; a cap keeps a loop to its threads; and with the runtime started,
  * its idle workers use no CPU time while a host loop runs (StarPU 1.3's idle workers spin
@@ -29,6 +30,26 @@ static int once_each(int64_t n) {
     counts k = {calloc((size_t)n + 1, sizeof(int)), n};
     tg_parallel_for(n, hit, &k);
     int good = 1;
+    for (int64_t c = 0; c < n; c++) good &= k.hits[c] == 1;
+    free(k.hits);
+    return good;
+}
+
+/* A chunk of the scratch loop: fills its whole buffer with its number, then checks that no
+ * other chunk wrote into it meanwhile (each thread has its own), and counts the chunk. */
+static void scratch_hit(void *ctx, int64_t c, void *scratch) {
+    counts *k = ctx;
+    int64_t *b = scratch, bad = 0;
+    for (int64_t i = 0; i < 4096; i++) b[i] = c;
+    for (int64_t i = 0; i < 4096; i++) bad |= b[i] != c;
+    __atomic_fetch_add(&k->hits[c], bad ? 2 : 1, __ATOMIC_RELAXED);
+}
+
+/* tg_parallel_for_scratch: every chunk once, each in a buffer of its thread's own */
+static int scratch_once_each(int64_t n) {
+    counts k = {calloc((size_t)n + 1, sizeof(int)), n};
+    int rc = tg_parallel_for_scratch(n, 4096 * sizeof(int64_t), scratch_hit, &k);
+    int good = rc == 0;
     for (int64_t c = 0; c < n; c++) good &= k.hits[c] == 1;
     free(k.hits);
     return good;
@@ -82,7 +103,7 @@ static double cpu_seconds(void) {
 }
 
 int main(void) {
-    tap_plan(10);
+    tap_plan(11);
     const int64_t sizes[] = {0, 1, 2, 3, 7, 16, 17, 1000, 100003};
     int good = 1;
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) good &= once_each(sizes[i]);
@@ -91,6 +112,10 @@ int main(void) {
     good = 1;
     for (int r = 0; r < 3000; r++) good &= once_each(1 + r % 64);
     ok(good, "3,000 loops in a row (1 to 64 chunks): each chunk once");
+
+    good = 1;
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) good &= scratch_once_each(sizes[i]);
+    ok(good, "scratch loops of 0 to 100,003 chunks: each chunk once, in a buffer of its own");
 
     counts k = {calloc(400, sizeof(int)), 400};
     tg_parallel_for(40, nested, &k);

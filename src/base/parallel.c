@@ -5,6 +5,7 @@
 #include "base/parallel.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 
 #include "base/cpus.h"
 
@@ -113,4 +114,31 @@ void tg_parallel_for(int64_t n, void (*fn)(void *ctx, int64_t c), void *ctx) {
     pthread_mutex_unlock(&pool.m);
     if (hook_leave) hook_leave();
     pthread_mutex_unlock(&pool.lock);
+}
+
+/* tg_parallel_for_scratch: one worker per thread takes the chunks in turn with its buffer */
+typedef struct {
+    int64_t n, next; /* next: atomic */
+    size_t bytes;
+    void (*fn)(void *, int64_t, void *);
+    void *ctx;
+} scratch_loop;
+
+static void scratch_worker(void *arg, int64_t w) {
+    scratch_loop *s = arg;
+    (void)w;
+    void *buf = malloc(s->bytes ? s->bytes : 1);
+    if (!buf) return; /* the other workers take its chunks */
+    for (int64_t c; (c = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED)) < s->n;)
+        s->fn(s->ctx, c, buf);
+    free(buf);
+}
+
+int tg_parallel_for_scratch(int64_t n, size_t bytes, void (*fn)(void *ctx, int64_t c,
+                                                                void *scratch),
+                            void *ctx) {
+    scratch_loop s = {.n = n, .bytes = bytes, .fn = fn, .ctx = ctx};
+    const int64_t threads = tg_parallel_threads();
+    tg_parallel_for(threads < n ? threads : n, scratch_worker, &s);
+    return s.next < n ? -1 : 0; /* no worker got a buffer */
 }

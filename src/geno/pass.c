@@ -25,8 +25,6 @@ typedef struct {
     pthread_mutex_t lock;
     int64_t failed;             /* the lowest chunk whose encoder failed (nchunks: none) */
     tg_error err;
-    int nomem;                  /* atomic */
-    int64_t next;               /* atomic: the next chunk to take */
     tg_phase *phase;            /* "genotypes": SNPs done */
 } pass_job;
 
@@ -77,7 +75,9 @@ static void read_rows(const pass_job *jb, int64_t j0, int64_t nj, int8_t *x) {
     }
 }
 
-static void pass_chunk(pass_job *jb, int64_t c, int8_t *x) {
+static void pass_chunk(void *ctx, int64_t c, void *scratch) {
+    pass_job *jb = ctx;
+    int8_t *x = scratch;
     const int64_t n = jb->nl, j0 = c * jb->chunk, m = jb->s->m;
     const int64_t nj = m - j0 < jb->chunk ? m - j0 : jb->chunk;
     if (c > __atomic_load_n(&jb->bad, __ATOMIC_RELAXED)) return; /* the error is known */
@@ -105,21 +105,6 @@ static void pass_chunk(pass_job *jb, int64_t c, int8_t *x) {
     tg_phase_add(jb->phase, nj);
 }
 
-/* One worker per thread takes the chunks in turn with one buffer: a buffer per chunk cost
- * the kernel a zeroed mapping each time (a fifth of the pass on 2 cores). */
-static void pass_worker(void *ctx, int64_t w) {
-    pass_job *jb = ctx;
-    (void)w;
-    int8_t *x = tg_malloc_n(jb->nl, jb->chunk, 1, NULL);
-    if (!x) {
-        __atomic_store_n(&jb->nomem, 1, __ATOMIC_RELAXED);
-        return;
-    }
-    for (int64_t c; (c = __atomic_fetch_add(&jb->next, 1, __ATOMIC_RELAXED)) < jb->nchunks;)
-        pass_chunk(jb, c, x);
-    free(x);
-}
-
 /* The message of the first bad value of chunk @p c (in SNP order, then sample order). */
 static tg_status bad_value(const pass_job *jb, int64_t c, tg_error *err) {
     int8_t *col = tg_malloc_n(jb->nl, 1, 1, err);
@@ -144,15 +129,13 @@ static tg_status bad_value(const pass_job *jb, int64_t c, tg_error *err) {
 /* One run of the chunks: counting and/or encoding. */
 static tg_status run(pass_job *jb, tg_error *err) {
     jb->bad = jb->failed = jb->nchunks;
-    jb->nomem = 0;
-    jb->next = 0;
     jb->phase = tg_phase_open_host("genotypes", "SNPs", jb->s->m);
     pthread_mutex_init(&jb->lock, NULL);
-    const int64_t threads = tg_parallel_threads();
-    tg_parallel_for(threads < jb->nchunks ? threads : jb->nchunks, pass_worker, jb);
+    const int nomem =
+        tg_parallel_for_scratch(jb->nchunks, (size_t)(jb->nl * jb->chunk), pass_chunk, jb);
     tg_phase_close(jb->phase);
     pthread_mutex_destroy(&jb->lock);
-    if (jb->nomem)
+    if (nomem)
         return tg_error_set(err, TG_ERR_NOMEM, "%s: out of memory decoding the genotypes",
                             jb->s->what);
     if (jb->bad < jb->failed) return bad_value(jb, jb->bad, err);
