@@ -2,7 +2,8 @@
  * bytes of tg_bed_write are compared with a packing done here sample by sample from the format
  * description; decodes (full and sub-ranges starting mid-byte, with ld > ni) are compared with
  * the genotypes written; tg_bed_stats with a per-sample loop, also with the padding bits of the
- * last byte set to every code. Then .fam/.bim parsing details (CRLF, blank and very long lines,
+ * last byte set to every code; the block-by-block writer (tg_bed_out) against tg_bed_write's
+ * bytes. Then .fam/.bim parsing details (CRLF, blank and very long lines,
  * PLINK's case/control rule) and bad inputs, each of which must give the right status, a
  * message naming the file (and line), and a zeroed tg_bed. */
 #define _GNU_SOURCE
@@ -224,6 +225,55 @@ static int subranges_match(const tg_bed *bed, const dataset *d, tg_rng *r) {
         }
     }
     return 1;
+}
+
+/* tg_bed_out: the fileset written in blocks of 1, 2, ... SNPs (ld n + 3, not n) has the bytes
+ * of tg_bed_write's; nothing is in place before the close; a close naming another count of
+ * SNPs, or a bad genotype in a later block (named by its SNP in the whole fileset), leaves no
+ * file. */
+static void streamed(tg_rng *r) {
+    const int64_t n = 37, m = 40, ld = n + 3;
+    dataset d;
+    make_dataset(&d, n, m, r);
+    int8_t *g = calloc((size_t)(ld * m), 1);
+    for (int64_t j = 0; j < m; j++) memcpy(g + j * ld, d.g + j * n, (size_t)n);
+    tg_error err = {0};
+    tg_bed_out *w;
+    tg_status st = tg_bed_write(in_tmp("whole"), d.s, n, d.v, m, d.g, n, &err);
+    if (!st) st = tg_bed_out_open(in_tmp("parts"), n, &w, &err);
+    int absent = access(in_tmp("parts.bed"), F_OK) != 0;
+    for (int64_t j0 = 0, b = 1; j0 < m && !st; j0 += b, b++)
+        st = tg_bed_out_put(w, d.v + j0, j0 + b <= m ? b : m - j0, g + j0 * ld, ld, &err);
+    absent &= access(in_tmp("parts.bim"), F_OK) != 0;
+    if (!st) st = tg_bed_out_close(w, d.s, d.v, m, &err);
+    int same = !st;
+    for (int k = 0; k < 3 && same; k++) {
+        static const char *const ext[3] = {"bed", "bim", "fam"};
+        size_t la, lb;
+        uint8_t *a = get_file(in_tmp("whole.%s", ext[k]), &la);
+        uint8_t *b = get_file(in_tmp("parts.%s", ext[k]), &lb);
+        same = a && b && la == lb && !memcmp(a, b, la);
+        free(a);
+        free(b);
+    }
+    ok(same && absent, "tg_bed_out in blocks of 1, 2, 3, ... SNPs: tg_bed_write's bytes, no file "
+       "in place before the close (%s)", st ? err.msg : "ok");
+    st = tg_bed_out_open(in_tmp("count"), n, &w, &err);
+    if (!st) st = tg_bed_out_put(w, d.v, 10, g, ld, &err);
+    if (!st) st = tg_bed_out_close(w, d.s, d.v, m, &err);
+    ok(st == TG_ERR_ARG && strstr(err.msg, "40 SNPs named, 10 written") &&
+           access(in_tmp("count.bed"), F_OK) != 0,
+       "tg_bed_out_close with another SNP count refused, no file: %s", err.msg);
+    g[5 + 33 * ld] = 7;
+    st = tg_bed_out_open(in_tmp("badpart"), n, &w, &err);
+    if (!st) st = tg_bed_out_put(w, d.v, 30, g, ld, &err);
+    if (!st) st = tg_bed_out_put(w, d.v + 30, 10, g + 30 * ld, ld, &err);
+    if (st) tg_bed_out_discard(w);
+    ok(st == TG_ERR_ARG && strstr(err.msg, "sample 5, SNP 33 (rs133)") &&
+           access(in_tmp("badpart.bed"), F_OK) != 0,
+       "a bad genotype in the second block names SNP 33 of the fileset, no file: %s", err.msg);
+    free(g);
+    free_dataset(&d);
 }
 
 static void round_trip(int64_t n, int64_t m, tg_rng *r) {
@@ -511,6 +561,7 @@ int main(void) {
                                        {5, 17}, {37, 40}, {64, 2}, {1001, 13}};
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++)
         round_trip(sizes[k][0], sizes[k][1], &r);
+    streamed(&r);
     parsing();
     bad_inputs(&r);
     nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
