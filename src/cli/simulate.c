@@ -230,7 +230,8 @@ static tg_status simulate_fileset(const sim_opts *o, tg_sim *d, tg_error *err) {
     tg_status st = tg_bed_out_open(o->out, o->s.n, &bed, err);
     if (st) return st;
     tg_cli_progress progress;
-    tg_cli_progress_init(&progress, stderr, isatty(2), o->quiet, tg_now);
+    tg_cli_progress_init(&progress, stderr, isatty(2), o->quiet || tg_runtime_rank() != 0,
+                         tg_now);
     tg_cli_progress_start(&progress, "genotypes drawn and written", o->s.m, "SNPs");
     bed_sink b = {.bed = bed, .d = d, .progress = &progress};
     const tg_sim_sink sink = {.put = put_block, .ctx = &b};
