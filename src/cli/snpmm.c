@@ -193,6 +193,7 @@ int tg_cmd_snpmm(int argc, char **argv) {
                   nr = o.transpose ? bed.n_snps : bed.n_samples;
     size_t es = tg_prec_size(prec);
     if ((st = check_memory(&o, &bed, mx.k, es, log, &err))) goto fail;
+    tg_cli_progress_on(&o.c); /* from the genotypes' pass on */
     t = tg_now();
     if ((st = tg_geno_from_bed(&bed, o.scale, &g, &err))) goto fail;
     int64_t first, rows;
@@ -217,7 +218,6 @@ int tg_cmd_snpmm(int argc, char **argv) {
     started = 1;
     if ((st = check_gpu_memory(&bed, mx.k, es, log, &err))) goto fail;
     tg_cli_trace_start(&o.c);
-    tg_cli_progress_on(&o.c);
     char desc[1024];
     tg_runtime_describe(desc, sizeof desc);
     tg_log_printf(log, "runtime: %s (%.2f s)", desc, tg_now() - t);
