@@ -305,9 +305,11 @@ static tg_status draw_genotypes(const tg_sim_opts *o, tg_sim *d, const uint8_t *
                                 int draw_missing, tg_rng *rpop, const planted_cols *pc,
                                 tg_error *err) {
     const int64_t n = o->n, k = o->populations;
-    /* pieces of ≥ 2^16 draws keep the jumps' cost (~1 µs each) small; blocks of ≤ 64 MiB */
+    /* pieces of ≥ 2^16 draws keep the jumps' cost (~1 µs each) small; blocks of ≤ 64 MiB of
+     * genotypes and of ≤ 64 MiB of cuts (2^22 SNP-population pairs) */
     const int64_t piece = (65536 + n - 1) / n;
-    int64_t nb = ((int64_t)1 << 26) / n / piece * piece;
+    int64_t nb = ((int64_t)1 << 26) / n / piece * piece, by_cut = ((int64_t)1 << 22) / k;
+    if (nb > by_cut) nb = by_cut / piece * piece;
     if (nb < piece) nb = piece;
     if (nb > o->m) nb = o->m;
     const int64_t npieces = (nb + piece - 1) / piece;
@@ -384,7 +386,8 @@ static double draw_phenotype(const tg_sim_opts *o, tg_rng *r, tg_sim *d,
                 g[i] += e->effect * zscore(d, pc, e->snp[0], i) * zscore(d, pc, e->snp[1], i);
             else {
                 int het = 0;
-                for (int s = 0; s < e->nsnp; s++) het += pc->geno[pc->slot[e->snp[s]] * n + i] == 1;
+                for (int s = 0; s < e->nsnp; s++)
+                    het += pc->geno[pc->slot[e->snp[s]] * n + i] == 1;
                 epi[i] += het & 1 ? -e->effect : e->effect;
             }
         }
