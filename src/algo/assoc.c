@@ -93,7 +93,12 @@ typedef struct {
                       * with loco_refit (R = C, else 1) of the fit without chromosome c at
                       * column t + k·(f + K·c) */
     double *jac;     /* m × k: diag(Z̃ᵀZ̃) over each phenotype's samples (tg_ridge_jacobi_bed) */
+    int64_t noff;    /* distinct LOCO offsets: one per chromosome, or 1 without step 1 (all 0),
+                      * when one residual serves every chromosome */
 } job;
+
+/* The residual column (of noff) that chromosome c's tests read. */
+static inline int64_t off_col(const job *J, int64_t c) { return J->noff == 1 ? 0 : c; }
 
 /* Whether phenotype t is case/control. */
 #define BINARY(J, t) ((J)->o->binary && (J)->o->binary[t])
@@ -472,10 +477,10 @@ static void loco_fill(const job *J, int64_t t, const double *zb, const double *w
 /* The residual columns of phenotype t: res[:, c] = M_t(y_t − LOCO_c) on O_t (0 elsewhere),
  * then Q_t's columns past the intercept; r->sigma2 of t. */
 static void residuals(const job *J, int64_t t, double *res) {
-    const int64_t n = J->n, C = J->r->nchrom;
+    const int64_t n = J->n, C = J->r->nchrom, N = J->noff;
     const int q = J->f.r[t];
     const double *Q = tg_fixed_q(&J->f, t), *yt = J->ym + t * n;
-    for (int64_t c = 0; c < C; c++) {
+    for (int64_t c = 0; c < N; c++) {
         const double *loco = J->r->loco + n * (c + C * t);
         double *v = res + c * n, h[q > 0 ? q : 1], ss = 0;
         for (int64_t i = 0; i < n; i++) v[i] = isnan(yt[i]) ? 0 : yt[i] - loco[i];
@@ -490,7 +495,8 @@ static void residuals(const job *J, int64_t t, double *res) {
         }
         J->r->sigma2[c + C * t] = ss / (double)(J->r->nobs[t] - q);
     }
-    for (int l = 1; l < q; l++) memcpy(res + (C + l - 1) * n, Q + l * n, (size_t)n * sizeof *Q);
+    for (int64_t c = N; c < C; c++) J->r->sigma2[c + C * t] = J->r->sigma2[C * t];
+    for (int l = 1; l < q; l++) memcpy(res + (N + l - 1) * n, Q + l * n, (size_t)n * sizeof *Q);
 }
 
 /* IRLS: Newton steps at most, and the Newton decrement gᵀH⁻¹g (twice the log-likelihood still
@@ -575,22 +581,24 @@ static tg_status logistic_null(const job *J, int64_t t, int64_t c, const double 
         spd = tg_fixed_spd_solve(q, H, q, q, Sinv, q);
     }
     free(eta);
-    const char *chr = J->r->chroms[c];
+    char where[160]; /* the chromosome whose offset it had, when there are several */
+    snprintf(where, sizeof where, "phenotype %s%s%s", NAME(J, t),
+             J->noff > 1 ? ", chromosome " : "", J->noff > 1 ? J->r->chroms[c] : "");
     if (far >= 0)
-        return tg_error_set(err, TG_ERR_NUMERIC, "assoc: phenotype %s, chromosome %s: the null "
-                            "logistic model separates cases from controls (sample %lld's "
-                            "fitted probability is within 2e-9 of 0 or 1): drop or merge the "
-                            "covariate that predicts them", NAME(J, t), chr, (long long)far + 1);
+        return tg_error_set(err, TG_ERR_NUMERIC, "assoc: %s: the null logistic model separates "
+                            "cases from controls (sample %lld's fitted probability is within "
+                            "2e-9 of 0 or 1): drop or merge the covariate that predicts them",
+                            where, (long long)far + 1);
     if (spd)
-        return tg_error_set(err, TG_ERR_NUMERIC, "assoc: phenotype %s, chromosome %s: the null "
-                            "logistic model's information matrix is singular (the fitted "
-                            "probabilities at 0 or 1: cases and controls separated?)",
-                            NAME(J, t), chr);
+        return tg_error_set(err, TG_ERR_NUMERIC, "assoc: %s: the null logistic model's "
+                            "information matrix is singular (the fitted probabilities at 0 or "
+                            "1: cases and controls separated?)",
+                            where);
     if (it == IRLS_MAX_ITER)
-        return tg_error_set(err, TG_ERR_NUMERIC, "assoc: phenotype %s, chromosome %s: the null "
-                            "logistic model did not converge in %d Newton steps (decrement "
-                            "%.3g): the covariates may separate cases from controls",
-                            NAME(J, t), chr, IRLS_MAX_ITER, dec);
+        return tg_error_set(err, TG_ERR_NUMERIC, "assoc: %s: the null logistic model did not "
+                            "converge in %d Newton steps (decrement %.3g): the covariates may "
+                            "separate cases from controls",
+                            where, IRLS_MAX_ITER, dec);
     return TG_OK;
 }
 
@@ -600,21 +608,21 @@ static tg_status logistic_null(const job *J, int64_t t, int64_t c, const double 
  * P(case) on the linear scale, and logit(ȳ + δ) ≈ logit ȳ + δ/(ȳ(1 − ȳ)). */
 static tg_status logistic_nulls(const job *J, int64_t t, double *res, double *w, double *Sinv,
                                 tg_error *err) {
-    const int64_t n = J->n, C = J->r->nchrom;
+    const int64_t n = J->n, C = J->r->nchrom, N = J->noff;
     const int q = J->f.r[t];
     const double *Q = tg_fixed_q(&J->f, t),
                  ybar = (double)J->r->ncases[t] / (double)J->r->nobs[t];
     double *o = tg_malloc((size_t)n * sizeof *o, err);
     tg_status st = o ? TG_OK : TG_ERR_NOMEM;
-    for (int64_t c = 0; c < C && !st; c++) {
+    for (int64_t c = 0; c < N && !st; c++) {
         const double *loco = J->r->loco + n * (c + C * t);
         double *wc = w + c * n;
         for (int64_t i = 0; i < n; i++) o[i] = loco[i] / (ybar * (1 - ybar));
         st = logistic_null(J, t, c, o, res + c * n, wc, Sinv + c * q * q, err);
         for (int l = 0; l < q && !st; l++)
-            for (int64_t i = 0; i < n; i++) res[i + (C + c * q + l) * n] = wc[i] * Q[i + l * n];
-        J->r->sigma2[c + C * t] = NAN;
+            for (int64_t i = 0; i < n; i++) res[i + (N + c * q + l) * n] = wc[i] * Q[i + l * n];
     }
+    for (int64_t c = 0; c < C; c++) J->r->sigma2[c + C * t] = NAN;
     free(o);
     return st;
 }
@@ -625,8 +633,8 @@ enum { WPASS_SNPS = 256 };
  * weights' sums over each genotype class (Z_ij takes one value per class, 0 when missing). */
 struct wpass_job {
     const tg_geno_source *src;
-    const double *freq, *w; /* w: n × C */
-    const int *chrom_of;
+    const double *freq, *w; /* w: n × noff */
+    const int *chrom_of;    /* NULL: one weight column for every chromosome */
     int64_t n, m;
     double *d;
     int nomem; /* atomic */
@@ -645,7 +653,7 @@ static void wpass_chunk(void *ctx, int64_t chunk) {
     for (int64_t jj = 0; jj < nj; jj++) {
         const int64_t j = j0 + jj;
         const int8_t *x = buf + jj * n;
-        const double *w = jb->w + jb->chrom_of[j] * n, p = jb->freq[j];
+        const double *w = jb->w + (jb->chrom_of ? jb->chrom_of[j] * n : 0), p = jb->freq[j];
         double sum[4] = {0}; /* by genotype + 1: missing, 0, 1, 2 */
         for (int64_t i = 0; i < n; i++) sum[(uint8_t)(x[i] + 1) & 3] += w[i];
         jb->d[j] = 0;
@@ -660,7 +668,8 @@ static tg_status weighted_pass(const job *J, const double *w, double *d, tg_erro
     tg_geno_source *src;
     tg_status st = tg_geno_source_bed(J->bed, &src, err);
     if (st) return st;
-    struct wpass_job jb = {src, tg_geno_freq(J->g), w, J->r->chrom_of, J->n, J->m, d, 0};
+    struct wpass_job jb = {src, tg_geno_freq(J->g), w, J->noff == 1 ? NULL : J->r->chrom_of,
+                           J->n, J->m, d, 0};
     tg_parallel_for((J->m + WPASS_SNPS - 1) / WPASS_SNPS, wpass_chunk, &jb);
     tg_geno_source_free(src);
     if (jb.nomem) return tg_error_set(err, TG_ERR_NOMEM, "assoc: weighted pass: out of memory");
@@ -731,15 +740,15 @@ static void put_test(tg_assoc_result *r, int64_t at, double p, double U, double 
  * part of G (jac). */
 static void tests(const job *J, int64_t t, const double *s, const double *jac) {
     tg_assoc_result *r = J->r;
-    const int64_t m = J->m, C = r->nchrom;
+    const int64_t m = J->m, C = r->nchrom, N = J->noff;
     const int q = J->f.r[t];
     const double *p = tg_geno_freq(J->g);
     for (int64_t j = 0; j < m; j++) {
         const int64_t at = j + t * m, c = r->chrom_of[j];
         double G = jac[j];
-        for (int l = 1; l < q; l++) G -= s[j + (C + l - 1) * m] * s[j + (C + l - 1) * m];
+        for (int l = 1; l < q; l++) G -= s[j + (N + l - 1) * m] * s[j + (N + l - 1) * m];
         /* scaled, G is about n_t for a SNP that varies */
-        put_test(r, at, p[j], s[j + c * m], G, 1e-8 * (double)r->nobs[t],
+        put_test(r, at, p[j], s[j + off_col(J, c) * m], G, 1e-8 * (double)r->nobs[t],
                  r->sigma2[c + C * t] * r->relate[c + C * t]);
     }
 }
@@ -749,56 +758,74 @@ static void tests(const job *J, int64_t t, const double *s, const double *jac) {
 static void binary_tests(const job *J, int64_t t, const double *s, const double *d,
                          const double *Sinv) {
     tg_assoc_result *r = J->r;
-    const int64_t m = J->m, C = r->nchrom;
+    const int64_t m = J->m, C = r->nchrom, N = J->noff;
     const int q = J->f.r[t];
     const double *p = tg_geno_freq(J->g);
     for (int64_t j = 0; j < m; j++) {
-        const int64_t at = j + t * m, c = r->chrom_of[j];
-        const double *S = Sinv + c * q * q;
+        const int64_t at = j + t * m, c = r->chrom_of[j], o = off_col(J, c);
+        const double *S = Sinv + o * q * q;
         double b[q], V = d[j];
-        for (int l = 0; l < q; l++) b[l] = s[j + (C + c * q + l) * m];
+        for (int l = 0; l < q; l++) b[l] = s[j + (N + o * q + l) * m];
         for (int l = 0; l < q; l++)
             for (int k = 0; k < q; k++) V -= b[l] * S[l + k * q] * b[k];
-        put_test(r, at, p[j], s[j + c * m], V, 1e-8 * d[j], r->relate[c + C * t]);
+        put_test(r, at, p[j], s[j + o * m], V, 1e-8 * d[j], r->relate[c + C * t]);
     }
 }
 
 /* Step 2: the LOCO residuals and the tests, phenotype by phenotype. A case/control phenotype
  * takes C·(1 + q) product columns where a quantitative one takes C + q − 1. */
 static tg_status step2(job *J, tg_error *err) {
-    const int64_t n = J->n, m = J->m, k = J->k, C = J->r->nchrom, p = J->f.p, K = J->K;
-    int64_t width = C + p, nbin = 0;
-    for (int64_t t = 0; t < k; t++) nbin += BINARY(J, t) != 0;
-    if (nbin) width = C * (1 + p);
+    const int64_t n = J->n, m = J->m, k = J->k, C = J->r->nchrom, p = J->f.p, K = J->K,
+                  N = J->noff;
+    /* the quantitative phenotypes' columns side by side, one product for them all (a pass over
+     * the genotypes per product); then a case/control phenotype at a time, whose weighted pass
+     * is its own */
+    int64_t wq = 0, nbin = 0;
+    for (int64_t t = 0; t < k; t++)
+        if (BINARY(J, t))
+            nbin++;
+        else
+            wq += N + J->f.r[t] - 1;
+    const int64_t width = nbin && N * (1 + p) > wq ? N * (1 + p) : wq;
     double *zb = tg_malloc((size_t)(n * K) * sizeof *zb, err),
            *bl = tg_malloc((size_t)(m * K * C) * sizeof *bl, err),
            *w = tg_malloc((size_t)(n * K * C) * sizeof *w, err),
            *res = tg_malloc((size_t)(n * width) * sizeof *res, err),
            *s = tg_malloc((size_t)(m * width) * sizeof *s, err),
-           *wt = nbin ? tg_malloc((size_t)(n * C) * sizeof *wt, err) : NULL,
+           *wt = nbin ? tg_malloc((size_t)(n * N) * sizeof *wt, err) : NULL,
            *d = nbin ? tg_malloc((size_t)m * sizeof *d, err) : NULL,
-           *Sinv = nbin ? tg_malloc((size_t)(p * p * C) * sizeof *Sinv, err) : NULL;
+           *Sinv = nbin ? tg_malloc((size_t)(p * p * N) * sizeof *Sinv, err) : NULL;
     tg_status st = !zb || !bl || !w || !res || !s || (nbin && (!wt || !d || !Sinv))
                        ? TG_ERR_NOMEM : TG_OK;
     tg_phase *ph = tg_phase_open_host("assoc", "phenotypes", k);
-    for (int64_t t = 0; t < k && !st; t++) {
-        const int bin = BINARY(J, t) != 0, q = J->f.r[t];
+    for (int64_t t = 0, at = 0; t < k && !st; t++) {
+        if (BINARY(J, t)) continue;
         if ((st = loco_products(J, t, bl, zb, w, err))) break;
         loco_fill(J, t, zb, w);
-        if (bin)
-            st = logistic_nulls(J, t, res, wt, Sinv, err);
-        else
-            residuals(J, t, res);
-        for (int64_t c = 0; c < C && !st; c++) st = relate(J, t, c, res + c * n, err);
-        if (!st)
-            st = tg_cg_mul(J->g, 1, bin ? C * (1 + q) : C + q - 1, res, n, s, m, NULL, NULL,
-                           err);
-        if (!st && bin) st = weighted_pass(J, wt, d, err);
+        residuals(J, t, res + at * n);
+        for (int64_t c = 0; c < C && !st; c++)
+            st = relate(J, t, c, res + (at + off_col(J, c)) * n, err);
+        at += N + J->f.r[t] - 1;
+    }
+    if (!st && wq) st = tg_cg_mul(J->g, 1, wq, res, n, s, m, NULL, NULL, err);
+    for (int64_t t = 0, at = 0; t < k && !st && wq; t++) {
+        if (BINARY(J, t)) continue;
+        tests(J, t, s + at * m, J->jac + t * m);
+        if ((st = genomic_control(J->r, t, err))) break;
+        tg_phase_add(ph, 1);
+        at += N + J->f.r[t] - 1;
+    }
+    for (int64_t t = 0; t < k && !st; t++) {
+        if (!BINARY(J, t)) continue;
+        const int q = J->f.r[t];
+        if ((st = loco_products(J, t, bl, zb, w, err))) break;
+        loco_fill(J, t, zb, w);
+        st = logistic_nulls(J, t, res, wt, Sinv, err);
+        for (int64_t c = 0; c < C && !st; c++) st = relate(J, t, c, res + off_col(J, c) * n, err);
+        if (!st) st = tg_cg_mul(J->g, 1, N * (1 + q), res, n, s, m, NULL, NULL, err);
+        if (!st) st = weighted_pass(J, wt, d, err);
         if (st) break;
-        if (bin)
-            binary_tests(J, t, s, d, Sinv);
-        else
-            tests(J, t, s, J->jac + t * m);
+        binary_tests(J, t, s, d, Sinv);
         if ((st = genomic_control(J->r, t, err))) break;
         tg_phase_add(ph, 1);
     }
@@ -851,7 +878,8 @@ tg_status tg_assoc(const tg_bed *bed, int64_t nphen, const double *y, int64_t ld
     if (!st) st = result_alloc(r, n, m, nphen, o->nh2, err);
     if (!st) st = group_chroms(bed, r, err);
     if (st) return st;
-    job J = {.bed = bed, .o = o, .r = r, .n = n, .m = m, .k = nphen, .K = o->nh2 ? o->folds : 1};
+    job J = {.bed = bed, .o = o, .r = r, .n = n, .m = m, .k = nphen, .K = o->nh2 ? o->folds : 1,
+             .noff = o->nh2 ? r->nchrom : 1};
     double t0 = tg_now();
     const int64_t R = o->loco_refit && r->nchrom > 1 ? r->nchrom : 1;
     if (!(J.beta = tg_calloc((size_t)(m * nphen * J.K * R), sizeof *J.beta, err)) ||

@@ -465,12 +465,13 @@ static tg_status fit(const assoc_opts *o, rr_data *d, const int *binary,
     /* the peak: the genotypes (0.4 bytes a call), then per step 1 column 4 sample vectors
      * (the phenotype copies, CG's) and 8 SNP vectors, and per phenotype and fold (the columns
      * of its h² share them) a fixed-effects basis of p sample vectors, or in
-     * step 2 the LOCO predictions and one phenotype's products (per fold and chromosome;
-     * a case/control one's C(1 + p) columns and its weights per chromosome) */
+     * step 2 the LOCO predictions and the products (per fold and chromosome; the
+     * quantitative phenotypes' residuals all at once, a residual per chromosome with step 1,
+     * one without; a case/control one's C(1 + p) columns and its weights per chromosome) */
     const double n = (double)d->bed.n_samples, m = (double)d->bed.n_snps, k = d->k,
                  K = o->nh2 ? (double)o->folds : 1, C = count_chroms(&d->bed),
                  p = 1 + d->cv.n_cols, cols = k * o->nh2 * K, mib = 1048576,
-                 w2 = bin ? C * (2 + p) : C + p,
+                 R = o->nh2 ? C : 1, w2 = k * (R + p) + (bin ? R * (2 + p) : 0),
                  refit = ao.loco_refit && o->nh2 ? k * K * C : 0; /* and its β kept */
     const double gb = 0.4 * n * m,
                  s1 = 8 * ((cols + refit) * (4 * n + 8 * m) + k * K * n * p + refit * m),
