@@ -104,6 +104,7 @@ static const char *const fc_symbols[2][2] = {{"tg_fivecodes_zl_fp64", "tg_fiveco
             if (ht) acch[r] = y;                                                                   \
         }                                                                                          \
     }                                                                                              \
+                                                                                                   \
     /* The tables of groups g .. g+P-1, then their lookups for rows r0 .. r0+nr-1 */               \
     static inline __attribute__((always_inline)) void fc_chunk_##SFX(                              \
         const struct tg_fivecodes_arg *a, size_t g, const T *in, size_t nt, size_t ldin,           \
@@ -111,9 +112,11 @@ static const char *const fc_symbols[2][2] = {{"tg_fivecodes_zl_fp64", "tg_fiveco
         const uint8_t *codes, size_t ldc, size_t r0, size_t nr, int nw, int ht, int P) {           \
         for (int q = 0; q < P; q++)                                                                \
             fc_group_##SFX(a, g + (size_t)q, in, nt, ldin, coef, nw, ht,                           \
-                           tw + (size_t)q * TG_FC_NCODES * nw, th + (size_t)q * TG_FC_NCODES * ht);\
+                           tw + (size_t)q * TG_FC_NCODES * nw,                                     \
+                           th + (size_t)q * TG_FC_NCODES * ht);                                    \
         fc_rows_##SFX(accw, acch, tw, th, codes + g * ldc + r0, ldc, nr, nw, ht, P);               \
     }                                                                                              \
+                                                                                                   \
     /* The missing calls of output rows r0 .. r0+nr-1: m[r] = sum over the row's calls t of        \
      * s_t*in_t (s_t = c_t for trans 0, 1 for trans 1), in tiles of mt table rows: the tile's      \
      * rows of in packed as entries (pw, ph; from the column-major in, a call read k lines),       \
