@@ -14,9 +14,11 @@
  * 1024 × 256 tiles decompressed to double (centered), each followed by OpenBLAS DGEMM (the
  * decompress-on-the-fly method the paper compares with), on one core and on every core,
  * against OpenBLAS DGEMM on one core as the FP64 ceiling. --ncpu C instead times only the
- * products on C CPU workers (wall per product and the cores' busy time, the sum of the tasks'
- * times: the workers poll while idle, so the process's CPU time is no measure): the side of a
- * comparison with another program run alternately with it on the same cores.
+ * products on C CPU workers: wall per product, the process's CPU time per product (the workers
+ * poll when idle, but products run back to back, so that is the cores' work plus each
+ * product's tail; on a shared machine it does not count the time others held the cores) and
+ * the cores' busy time (the tasks' summed run time): the side of a comparison with another
+ * program run alternately with it on the same cores.
  * usage: bench/snpmm [--n N] [--m M] [--k K] [--reps R] [--pairs P] [--cpu-n N] [--missing F]
  *                    [--ngpu G] [--ncpu C] [--no-gpu] [--no-cpu]
  * (defaults: the paper's small set, n 102,000 × m 50,241, k 10, 10 reps, 3 pairs) */
@@ -25,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "algo/snpmm.h"
 #include "base/parallel.h"
@@ -425,6 +428,14 @@ static void cpu_part(const int8_t *geno, int64_t ld, int64_t n, int64_t m, int k
     tg_geno_free(g);
 }
 
+/* user + system CPU seconds of the process so far */
+static double cpu_seconds(void) {
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           1e-6 * (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
 /* --ncpu: the products alone on @p ncpu CPU workers, FP64 */
 static void cpu_products(const int8_t *geno, int64_t ld, int64_t n, int64_t m, int k, int reps,
                          int ncpu) {
@@ -435,12 +446,15 @@ static void cpu_products(const int8_t *geno, int64_t ld, int64_t n, int64_t m, i
     if (tg_geno_from_int8(geno, n, m, ld, 0, &g, &err)) die("prepare", &err);
     printf("# CPU: n %lld x m %lld, k %d: 5codes prepared in %.1f s; %d CPU workers\n",
            (long long)n, (long long)m, k, tg_now() - t0, tg_runtime_ncpu());
-    printf("device\tproduct\tworkers\tmean_ms\tbest_ms\tbusy_core_ms\tGFLOP/s\n");
+    printf("device\tproduct\tworkers\tmean_ms\tbest_ms\tcpu_ms\tbusy_core_ms\tGFLOP/s\n");
     for (int trans = 0; trans < 2; trans++) {
         task_stats ts;
-        double best, t = time_mul(g, trans, k, TG_FP64, reps, 0, &best, &ts);
-        printf("cpu\t%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\n", trans ? "Z'L" : "ZL",
-               tg_runtime_ncpu(), 1e3 * t, 1e3 * best, 1e3 * ts.task_sum,
+        double c0 = cpu_seconds(), best;
+        double t = time_mul(g, trans, k, TG_FP64, reps, 0, &best, &ts);
+        /* time_mul ran reps + 2 products: a warm-up, the timed ones, the recorded one */
+        double cpu = (cpu_seconds() - c0) / (reps + 2);
+        printf("cpu\t%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n", trans ? "Z'L" : "ZL",
+               tg_runtime_ncpu(), 1e3 * t, 1e3 * best, 1e3 * cpu, 1e3 * ts.task_sum,
                2.0 * (double)n * (double)m * k / t / 1e9);
     }
     tg_geno_free(g);
