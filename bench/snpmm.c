@@ -13,15 +13,21 @@
  * core, then the fma loop's speedup, bench/cpuloops.h, as the ceiling of the same moment); then
  * 1024 × 256 tiles decompressed to double (centered), each followed by OpenBLAS DGEMM (the
  * decompress-on-the-fly method the paper compares with), on one core and on every core,
- * against OpenBLAS DGEMM on one core as the FP64 ceiling.
+ * against OpenBLAS DGEMM on one core as the FP64 ceiling. --ncpu C instead times only the
+ * products on C CPU workers: wall per product, the process's CPU time per product (the workers
+ * poll when idle, but products run back to back, so that is the cores' work plus each
+ * product's tail; on a shared machine it does not count the time others held the cores) and
+ * the cores' busy time (the tasks' summed run time): the side of a comparison with another
+ * program run alternately with it on the same cores.
  * usage: bench/snpmm [--n N] [--m M] [--k K] [--reps R] [--pairs P] [--cpu-n N] [--missing F]
- *                    [--ngpu G] [--no-gpu] [--no-cpu]
+ *                    [--ngpu G] [--ncpu C] [--no-gpu] [--no-cpu]
  * (defaults: the paper's small set, n 102,000 × m 50,241, k 10, 10 reps, 3 pairs) */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "algo/snpmm.h"
 #include "base/parallel.h"
@@ -422,10 +428,43 @@ static void cpu_part(const int8_t *geno, int64_t ld, int64_t n, int64_t m, int k
     tg_geno_free(g);
 }
 
+/* user + system CPU seconds of the process so far */
+static double cpu_seconds(void) {
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           1e-6 * (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+/* --ncpu: the products alone on @p ncpu CPU workers, FP64 */
+static void cpu_products(const int8_t *geno, int64_t ld, int64_t n, int64_t m, int k, int reps,
+                         int ncpu) {
+    tg_error err = {0};
+    tg_geno *g;
+    start(ncpu, 0);
+    double t0 = tg_now();
+    if (tg_geno_from_int8(geno, n, m, ld, 0, &g, &err)) die("prepare", &err);
+    printf("# CPU: n %lld x m %lld, k %d: 5codes prepared in %.1f s; %d CPU workers\n",
+           (long long)n, (long long)m, k, tg_now() - t0, tg_runtime_ncpu());
+    printf("device\tproduct\tworkers\tmean_ms\tbest_ms\tcpu_ms\tbusy_core_ms\tGFLOP/s\n");
+    for (int trans = 0; trans < 2; trans++) {
+        task_stats ts;
+        double c0 = cpu_seconds(), best;
+        double t = time_mul(g, trans, k, TG_FP64, reps, 0, &best, &ts);
+        /* time_mul ran reps + 2 products: a warm-up, the timed ones, the recorded one */
+        double cpu = (cpu_seconds() - c0) / (reps + 2);
+        printf("cpu\t%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n", trans ? "Z'L" : "ZL",
+               tg_runtime_ncpu(), 1e3 * t, 1e3 * best, 1e3 * cpu, 1e3 * ts.task_sum,
+               2.0 * (double)n * (double)m * k / t / 1e9);
+    }
+    tg_geno_free(g);
+    tg_runtime_stop();
+}
+
 int main(int argc, char **argv) {
     tg_blas_restart_if_generic(argv);
     int64_t n = 102000, m = 50241, cpu_n = 20400;
-    int k = 10, reps = 10, pairs = 3, gpu = 1, cpu = 1, ngpu = 1;
+    int k = 10, reps = 10, pairs = 3, gpu = 1, cpu = 1, ngpu = 1, ncpu = 0;
     double missing = 2.0 / 256;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--n") && i + 1 < argc)
@@ -444,6 +483,8 @@ int main(int argc, char **argv) {
             missing = atof(argv[++i]);
         else if (!strcmp(argv[i], "--ngpu") && i + 1 < argc)
             ngpu = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--ncpu") && i + 1 < argc)
+            ncpu = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--no-gpu"))
             gpu = 0;
         else if (!strcmp(argv[i], "--no-cpu"))
@@ -451,13 +492,13 @@ int main(int argc, char **argv) {
         else {
             fprintf(stderr,
                     "usage: %s [--n N] [--m M] [--k K] [--reps R] [--pairs P] [--cpu-n N] [--missing F] "
-                    "[--ngpu G] [--no-gpu] [--no-cpu]\n",
+                    "[--ngpu G] [--ncpu C] [--no-gpu] [--no-cpu]\n",
                     argv[0]);
             return 2;
         }
     }
     if (n < 1 || m < 1 || k < 1 || k > 64 || reps < 1 || pairs < 1 || pairs > MAX_PAIRS ||
-        cpu_n < 1 || !(missing >= 0) || missing > 1 || ngpu < 1) {
+        cpu_n < 1 || !(missing >= 0) || missing > 1 || ngpu < 1 || ncpu < 0) {
         fprintf(stderr, "bench/snpmm: sizes must be positive, k at most 64, --pairs at most %d, "
                         "--missing in [0, 1]\n", MAX_PAIRS);
         return 2;
@@ -474,7 +515,10 @@ int main(int argc, char **argv) {
     printf("# random genotypes n %lld x m %lld, %u in 256 calls missing, in %.1f s\n",
            (long long)n, (long long)m, miss256, tg_now() - t0);
     if (gpu) gpu_part(geno, n, m, k, reps, ngpu);
-    if (cpu) cpu_part(geno, n, cpu_n, m, k, reps, pairs);
+    if (cpu && ncpu)
+        cpu_products(geno, n, cpu_n, m, k, reps, ncpu);
+    else if (cpu)
+        cpu_part(geno, n, cpu_n, m, k, reps, pairs);
     free(geno);
     return 0;
 }

@@ -2,11 +2,13 @@
  * 2.2.2), its codelet table and tg_insert_fivecodes. See codelets/fivecodes.h for the layout.
  *
  * For each group g of five table rows the kernel builds the 243 possible dot products
- * tab[code] = base + Σ_t d_t(code)·A_t (A_t = w_t·in_t: a row of Λ, k values as 256-bit vectors)
- * and adds tab[code] to the accumulator of every output row: one vector add per (row, group)
- * instead of 5k multiply-adds. Two groups are applied per pass over the rows, so each
- * accumulator row is loaded and stored once per ten table rows; rows are processed in chunks
- * whose accumulators stay in L2. One kernel for double and float (a macro over the type). */
+ * tab[code] = base + Σ_t d_t(code)·A_t (A_t = w_t·in_t: a row of Λ) and adds tab[code] to the
+ * accumulator of every output row: one lookup per (row, group) instead of 5k multiply-adds.
+ * The tables of up to eight groups are built at a time (in L2), and each output row's
+ * accumulator stays in registers for their eight lookups; rows are processed in chunks whose
+ * accumulators stay in L2. Missing calls are added after the lookups from packed tiles of in
+ * (fc_missing). One kernel for double and float (a macro over the type); docs/PERFORMANCE.md
+ * ("CPU genotype products against miraculix") has the measurements behind the choices. */
 #include "codelets/fivecodes.h"
 #include "runtime/runtime.h"
 
@@ -18,32 +20,50 @@ static struct starpu_perfmodel fc_models[2][2];
 static const char *const fc_symbols[2][2] = {{"tg_fivecodes_zl_fp64", "tg_fivecodes_zl_fp32"},
                                              {"tg_fivecodes_ztl_fp64", "tg_fivecodes_ztl_fp32"}};
 
-/* Accumulator bytes per row chunk: well inside a 1 MiB L2 next to two tables. */
+/* Accumulator bytes per row chunk and table bytes per group chunk: both stay in a 1 MiB L2. */
 #define FC_ACC_BYTES (512 * 1024)
+#define FC_TAB_BYTES (192 * 1024)
+#define FC_MAXP 8 /* groups applied per pass over a row chunk */
+#define FC_PACK_BYTES (128 * 1024) /* a tile of packed rows of in, for the missing calls */
 
+/* An entry (a table's row, an accumulator row) is nw 64-byte vectors and, where the last
+ * columns fill at most half of one, a 32-byte tail: k = 10 doubles take one zmm and one ymm (96
+ * bytes a table row, where 256-bit vectors alone need three loads and adds per lookup). Wide
+ * parts and tails are kept in separate arrays, so that each is aligned to its width. */
 #define FC_DEFINE(T, SFX)                                                                          \
-    typedef T fc_vec_##SFX __attribute__((vector_size(32)));                                       \
-    enum { FC_L_##SFX = 32 / sizeof(T) };                                                          \
+    typedef T fc_v_##SFX __attribute__((vector_size(64)));                                         \
+    typedef T fc_h_##SFX __attribute__((vector_size(32)));                                         \
+    enum { FC_L_##SFX = 64 / sizeof(T), FC_MAXW_##SFX = TG_FC_MAXK / FC_L_##SFX };                \
                                                                                                    \
     /* tab[c] = base + sum_t d_t(c)*A_t, adding one base-3 digit at a time (242 vector adds) */    \
     static inline __attribute__((always_inline)) void fc_table_##SFX(                              \
-        fc_vec_##SFX *tab, int nv, const fc_vec_##SFX *base, const fc_vec_##SFX *A) {              \
-        for (int v = 0; v < nv; v++) tab[v] = base[v];                                             \
+        fc_v_##SFX *tw, fc_h_##SFX *th, int nw, int ht, const fc_v_##SFX *Aw,                      \
+        const fc_h_##SFX *Ah) {                                                                    \
         for (int t = 0, p = 1; t < 5; t++, p *= 3)                                                 \
-            for (int c = 0; c < p; c++)                                                            \
-                for (int v = 0; v < nv; v++) {                                                     \
-                    fc_vec_##SFX x = tab[c * nv + v] + A[t * nv + v];                              \
-                    tab[(c + p) * nv + v] = x;                                                     \
-                    tab[(c + 2 * p) * nv + v] = x + A[t * nv + v];                                 \
+            for (int c = 0; c < p; c++) {                                                          \
+                for (int v = 0; v < nw; v++) {                                                     \
+                    fc_v_##SFX x = tw[c * nw + v] + Aw[t * nw + v];                                \
+                    tw[(c + p) * nw + v] = x;                                                      \
+                    tw[(c + 2 * p) * nw + v] = x + Aw[t * nw + v];                                 \
                 }                                                                                  \
+                if (ht) {                                                                          \
+                    fc_h_##SFX y = th[c] + Ah[t];                                                  \
+                    th[c + p] = y;                                                                 \
+                    th[c + 2 * p] = y + Ah[t];                                                     \
+                }                                                                                  \
+            }                                                                                      \
     }                                                                                              \
                                                                                                    \
-    /* A_t (scaled rows of in, 0 past the end), base (trans 0: -sum_t c_t*in_t) of group g */      \
+    /* The table of group g at tw, th: A_t (scaled rows of in, 0 past the end) and its entry 0,   \
+     * the base (trans 0: -sum_t c_t*in_t). */                                                     \
     static inline __attribute__((always_inline)) void fc_group_##SFX(                              \
         const struct tg_fivecodes_arg *a, size_t g, const T *in, size_t nt, size_t ldin,           \
-        const double *coef, int nv, fc_vec_##SFX *A, fc_vec_##SFX *base) {                         \
-        T s[6][TG_FC_MAXK] __attribute__((aligned(32)));                                           \
-        memset(s, 0, sizeof s);                                                                    \
+        const double *coef, int nw, int ht, fc_v_##SFX *tw, fc_h_##SFX *th) {                      \
+        T s[6][TG_FC_MAXK] __attribute__((aligned(64)));                                           \
+        fc_v_##SFX Aw[5 * FC_MAXW_##SFX];                                                          \
+        fc_h_##SFX Ah[5];                                                                          \
+        const size_t wb = (size_t)nw * sizeof *Aw, eb = wb + (size_t)ht * sizeof *Ah;              \
+        for (int t = 0; t < 6; t++) memset(s[t], 0, eb);                                           \
         for (int t = 0; t < 5; t++) {                                                              \
             size_t row = 5 * g + (size_t)t;                                                        \
             if (row >= nt) break;                                                                  \
@@ -54,86 +74,159 @@ static const char *const fc_symbols[2][2] = {{"tg_fivecodes_zl_fp64", "tg_fiveco
                 s[5][col] -= c * x;                                                                \
             }                                                                                      \
         }                                                                                          \
-        for (int t = 0; t < 5; t++) memcpy(A + t * nv, s[t], (size_t)nv * sizeof *A);              \
-        memcpy(base, s[5], (size_t)nv * sizeof *A);                                                \
+        for (int t = 0; t < 5; t++) {                                                              \
+            memcpy(Aw + t * nw, s[t], wb);                                                         \
+            if (ht) memcpy(Ah + t, (char *)s[t] + wb, sizeof *Ah);                                 \
+        }                                                                                          \
+        memcpy(tw, s[5], wb);                                                                      \
+        if (ht) memcpy(th, (char *)s[5] + wb, sizeof *th);                                         \
+        fc_table_##SFX(tw, th, nw, ht, Aw, Ah);                                                    \
     }                                                                                              \
                                                                                                    \
-    /* builds the tables of groups g (and g+1 when two), then                                      \
-     * acc[r] += tab0[code of row r in group g] (+ tab1[code of row r in group g+1]) */            \
-    static inline __attribute__((always_inline)) void fc_pair_##SFX(                               \
-        fc_vec_##SFX *acc, fc_vec_##SFX *tab, fc_vec_##SFX(*A)[5 * TG_FC_MAXK / FC_L_##SFX],       \
-        fc_vec_##SFX(*base)[TG_FC_MAXK / FC_L_##SFX], const uint8_t *c0, size_t ldc, size_t nr,    \
-        int nv, int two) {                                                                         \
-        for (int q = 0; q <= two; q++)                                                             \
-            fc_table_##SFX(tab + (size_t)q * TG_FC_NCODES * nv, nv, base[q], A[q]);                \
-        const uint8_t *c1 = c0 + ldc;                                                              \
-        const fc_vec_##SFX *tab1 = tab + (size_t)TG_FC_NCODES * nv;                                \
-        if (two)                                                                                   \
-            for (size_t r = 0; r < nr; r++) {                                                      \
-                const fc_vec_##SFX *t0 = tab + (size_t)c0[r] * nv,                                 \
-                                   *t1 = tab1 + (size_t)c1[r] * nv;                                \
-                fc_vec_##SFX *o = acc + r * (size_t)nv;                                            \
-                for (int v = 0; v < nv; v++) o[v] += t0[v] + t1[v];                                \
+    /* acc[r] += sum_q tab_q[code of row r in group g+q], q < P: the row's accumulator stays in    \
+     * registers for the P lookups (P, nw, ht constants where the caller's switch gives them) */   \
+    static inline __attribute__((always_inline)) void fc_rows_##SFX(                               \
+        fc_v_##SFX *accw, fc_h_##SFX *acch, const fc_v_##SFX *tw, const fc_h_##SFX *th,            \
+        const uint8_t *c0, size_t ldc, size_t nr, int nw, int ht, int P) {                         \
+        const size_t sw = (size_t)TG_FC_NCODES * nw;                                               \
+        for (size_t r = 0; r < nr; r++) {                                                          \
+            fc_v_##SFX x[FC_MAXW_##SFX];                                                           \
+            fc_h_##SFX y = {0};                                                                    \
+            for (int v = 0; v < nw; v++) x[v] = accw[r * nw + v];                                  \
+            if (ht) y = acch[r];                                                                   \
+            const uint8_t *cq = c0 + r;                                                            \
+            _Pragma("GCC unroll 8") for (int q = 0; q < P; q++, cq += ldc) {                       \
+                size_t c = *cq;                                                                    \
+                for (int v = 0; v < nw; v++) x[v] += tw[q * sw + c * nw + v];                      \
+                if (ht) y += th[q * TG_FC_NCODES + c];                                             \
             }                                                                                      \
-        else                                                                                       \
-            for (size_t r = 0; r < nr; r++) {                                                      \
-                const fc_vec_##SFX *t0 = tab + (size_t)c0[r] * nv;                                 \
-                fc_vec_##SFX *o = acc + r * (size_t)nv;                                            \
-                for (int v = 0; v < nv; v++) o[v] += t0[v];                                        \
-            }                                                                                      \
+            for (int v = 0; v < nw; v++) accw[r * nw + v] = x[v];                                  \
+            if (ht) acch[r] = y;                                                                   \
+        }                                                                                          \
     }                                                                                              \
                                                                                                    \
-    __attribute__((target_clones("avx2", "default"))) static void fc_block_##SFX(                  \
-        const struct tg_fivecodes_arg *a, const uint8_t *codes, size_t rows, size_t groups,        \
-        size_t ldc, const T *in, size_t nt, size_t ldin, const double *coef, const int32_t *miss,  \
-        T *out, size_t ldout) {                                                                    \
-        typedef fc_vec_##SFX V;                                                                    \
-        const int k = a->k, nv = (k + FC_L_##SFX - 1) / FC_L_##SFX;                                \
-        size_t rb = FC_ACC_BYTES / ((size_t)nv * sizeof(V));                                       \
+    /* The tables of groups g .. g+P-1, then their lookups for rows r0 .. r0+nr-1 */               \
+    static inline __attribute__((always_inline)) void fc_chunk_##SFX(                              \
+        const struct tg_fivecodes_arg *a, size_t g, const T *in, size_t nt, size_t ldin,           \
+        const double *coef, fc_v_##SFX *accw, fc_h_##SFX *acch, fc_v_##SFX *tw, fc_h_##SFX *th,    \
+        const uint8_t *codes, size_t ldc, size_t r0, size_t nr, int nw, int ht, int P) {           \
+        for (int q = 0; q < P; q++)                                                                \
+            fc_group_##SFX(a, g + (size_t)q, in, nt, ldin, coef, nw, ht,                           \
+                           tw + (size_t)q * TG_FC_NCODES * nw,                                     \
+                           th + (size_t)q * TG_FC_NCODES * ht);                                    \
+        fc_rows_##SFX(accw, acch, tw, th, codes + g * ldc + r0, ldc, nr, nw, ht, P);               \
+    }                                                                                              \
+                                                                                                   \
+    /* The missing calls of output rows r0 .. r0+nr-1: m[r] = sum over the row's calls t of        \
+     * s_t*in_t (s_t = c_t for trans 0, 1 for trans 1), in tiles of mt table rows: the tile's      \
+     * rows of in packed as entries (pw, ph; from the column-major in, a call read k lines),       \
+     * then each row's calls inside the tile, from its cursor (the lists are ascending). */        \
+    static inline __attribute__((always_inline)) void fc_missing_##SFX(                            \
+        const struct tg_fivecodes_arg *a, const T *in, size_t nt, size_t ldin,                     \
+        const double *coef, const int32_t *miss, size_t rows, size_t r0, size_t nr, int nw,        \
+        int ht, size_t mt, fc_v_##SFX *pw, fc_h_##SFX *ph, fc_v_##SFX *mw, fc_h_##SFX *mh,         \
+        int32_t *cur) {                                                                            \
+        const int32_t *tl = miss + rows + 1;                                                       \
+        const int L = FC_L_##SFX;                                                                  \
+        memset(mw, 0, nr * nw * sizeof *mw);                                                       \
+        memset(mh, 0, nr * ht * sizeof *mh);                                                       \
+        if (miss[r0 + nr] == miss[r0]) return;                                                     \
+        memcpy(cur, miss + r0, nr * sizeof *cur);                                                  \
+        for (size_t t0 = 0; t0 < nt; t0 += mt) {                                                   \
+            size_t n = nt - t0 < mt ? nt - t0 : mt;                                                \
+            for (int col = 0; col < a->k; col++) {                                                 \
+                const T *x = in + t0 + (size_t)col * ldin;                                         \
+                T *o = col < nw * L ? (T *)pw + col : (T *)ph + (col - nw * L);                    \
+                size_t st = col < nw * L ? (size_t)nw * L : (size_t)L / 2;                         \
+                for (size_t i = 0; i < n; i++)                                                     \
+                    o[i * st] = a->trans ? x[i] : (T)coef[2 * (t0 + i) + 1] * x[i];                \
+            }                                                                                      \
+            for (size_t r = 0; r < nr; r++) {                                                      \
+                int32_t e = cur[r], end = miss[r0 + r + 1];                                        \
+                for (; e < end && (size_t)tl[e] < t0 + n; e++) {                                   \
+                    size_t i = (size_t)tl[e] - t0;                                                 \
+                    for (int v = 0; v < nw; v++) mw[r * nw + v] += pw[i * nw + v];                 \
+                    if (ht) mh[r] += ph[i];                                                        \
+                }                                                                                  \
+                cur[r] = e;                                                                        \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+                                                                                                   \
+    __attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) static void                \
+    fc_block_##SFX(const struct tg_fivecodes_arg *a, const uint8_t *codes, size_t rows,            \
+                   size_t groups, size_t ldc, const T *in, size_t nt, size_t ldin,                 \
+                   const double *coef, const int32_t *miss, T *out, size_t ldout) {                \
+        typedef fc_v_##SFX V;                                                                      \
+        typedef fc_h_##SFX H;                                                                      \
+        const int k = a->k, L = FC_L_##SFX, rem = k % L, ht = rem > 0 && rem <= L / 2;             \
+        const int nw = k / L + (rem > L / 2);                                                      \
+        const size_t eb = (size_t)nw * sizeof(V) + (size_t)ht * sizeof(H); /* entry bytes */       \
+        size_t rb = FC_ACC_BYTES / eb;                                                             \
         if (rb > rows) rb = rows;                                                                  \
-        V *tab = aligned_alloc(32, 2 * TG_FC_NCODES * (size_t)nv * sizeof(V));                     \
-        V *acc = aligned_alloc(32, rb * (size_t)nv * sizeof(V));                                   \
-        V A[2][5 * TG_FC_MAXK / FC_L_##SFX], base[2][TG_FC_MAXK / FC_L_##SFX];                     \
-        STARPU_ASSERT_MSG(tab &&acc, "out of memory in the 5codes kernel");                        \
+        int pmax = FC_MAXP; /* a power of two: the chunks below take 8, 4, 2 or 1 groups */        \
+        while (pmax > 1 && (size_t)pmax * TG_FC_NCODES * eb > FC_TAB_BYTES) pmax /= 2;             \
+        const size_t ntab = (size_t)pmax * TG_FC_NCODES, mt = FC_PACK_BYTES / eb;                  \
+        /* tables, accumulators, the missing calls' sums and packed tile: the wide arrays first,   \
+         * so that each is aligned to 64 bytes; the tile zeroed once, as its padding is read */    \
+        V *tw = aligned_alloc(64, (ntab + 2 * rb + mt) * eb + rb * sizeof(int32_t) + 64);          \
+        STARPU_ASSERT_MSG(tw, "out of memory in the 5codes kernel");                               \
+        V *accw = tw + ntab * nw, *mw = accw + rb * nw, *pw = mw + rb * nw;                        \
+        H *th = (H *)(pw + mt * nw), *acch = th + ntab * ht, *mh = acch + rb * ht,                 \
+          *ph = mh + rb * ht;                                                                      \
+        int32_t *cur = (int32_t *)(ph + mt * ht);                                                  \
+        memset(pw, 0, mt * eb);                                                                    \
         for (size_t r0 = 0; r0 < rows; r0 += rb) {                                                 \
             size_t nr = rows - r0 < rb ? rows - r0 : rb;                                           \
-            memset(acc, 0, nr *(size_t)nv * sizeof(V));                                            \
-            for (size_t g = 0; g < groups; g += 2) {                                               \
-                int two = groups - g >= 2;                                                         \
-                for (int q = 0; q <= two; q++)                                                     \
-                    fc_group_##SFX(a, g + (size_t)q, in, nt, ldin, coef, nv, A[q], base[q]);       \
-                const uint8_t *c0 = codes + g * ldc + r0;                                          \
-                /* a constant vector count for the usual k (<= 16 doubles): unrolled loops */      \
-                switch (nv) {                                                                      \
-                case 1: fc_pair_##SFX(acc, tab, A, base, c0, ldc, nr, 1, two); break;              \
-                case 2: fc_pair_##SFX(acc, tab, A, base, c0, ldc, nr, 2, two); break;              \
-                case 3: fc_pair_##SFX(acc, tab, A, base, c0, ldc, nr, 3, two); break;              \
-                case 4: fc_pair_##SFX(acc, tab, A, base, c0, ldc, nr, 4, two); break;              \
-                default: fc_pair_##SFX(acc, tab, A, base, c0, ldc, nr, nv, two);                   \
+            memset(accw, 0, nr * nw * sizeof(V));                                                  \
+            memset(acch, 0, nr * ht * sizeof(H));                                                  \
+            for (size_t g = 0; g < groups;) {                                                      \
+                int p = pmax;                                                                      \
+                while ((size_t)p > groups - g) p /= 2;                                             \
+                /* constants for the usual k (<= 24 doubles, 48 floats): unrolled loops */         \
+                switch (2 * nw + ht) {                                                             \
+                case 1: FC_ROWS(SFX, 0, 1); break;                                                 \
+                case 2: FC_ROWS(SFX, 1, 0); break;                                                 \
+                case 3: FC_ROWS(SFX, 1, 1); break;                                                 \
+                case 4: FC_ROWS(SFX, 2, 0); break;                                                 \
+                case 5: FC_ROWS(SFX, 2, 1); break;                                                 \
+                case 6: FC_ROWS(SFX, 3, 0); break;                                                 \
+                default: FC_ROWS(SFX, nw, ht);                                                     \
                 }                                                                                  \
+                g += (size_t)p;                                                                    \
             }                                                                                      \
+            fc_missing_##SFX(a, in, nt, ldin, coef, miss, rows, r0, nr, nw, ht, mt, pw, ph, mw,    \
+                             mh, cur);                                                             \
             for (size_t r = 0; r < nr; r++) {                                                      \
-                T x[TG_FC_MAXK] __attribute__((aligned(32)));                                      \
-                memcpy(x, acc + r * (size_t)nv, (size_t)nv * sizeof(V));                           \
+                T x[TG_FC_MAXK] __attribute__((aligned(64))),                                      \
+                    y[TG_FC_MAXK] __attribute__((aligned(64)));                                    \
+                const size_t wb = (size_t)nw * sizeof(V);                                          \
+                memcpy(x, accw + r * nw, wb);                                                      \
+                memcpy(y, mw + r * nw, wb);                                                        \
+                if (ht) {                                                                          \
+                    memcpy((char *)x + wb, acch + r, sizeof(H));                                   \
+                    memcpy((char *)y + wb, mh + r, sizeof(H));                                     \
+                }                                                                                  \
                 int64_t j = a->r0 + (int64_t)(r0 + r);                                             \
                 T w = a->trans ? (T)coef[2 * j] : (T)1, c = a->trans ? (T)coef[2 * j + 1] : (T)0;  \
                 for (int col = 0; col < k; col++)                                                  \
                     out[r0 + r + (size_t)col * ldout] =                                            \
-                        a->trans ? w * x[col] - c * (T)a->offset[col] : x[col];                    \
+                        a->trans ? w * x[col] - c * (T)a->offset[col] + c * y[col]                 \
+                                 : x[col] + y[col];                                                \
             }                                                                                      \
         }                                                                                          \
-        /* missing calls: add back the centering term c_j*in_t they received as d = 0 */           \
-        const int32_t *tl = miss + rows + 1;                                                       \
-        for (size_t r = 0; r < rows; r++)                                                          \
-            for (int32_t e = miss[r]; e < miss[r + 1]; e++) {                                      \
-                size_t t = (size_t)tl[e];                                                          \
-                int64_t j = a->trans ? a->r0 + (int64_t)r : (int64_t)t;                            \
-                T c = (T)coef[2 * j + 1];                                                          \
-                for (int col = 0; col < k; col++)                                                  \
-                    out[r + (size_t)col * ldout] += c * in[t + (size_t)col * ldin];                \
-            }                                                                                      \
-        free(tab);                                                                                 \
-        free(acc);                                                                                 \
+        free(tw);                                                                                  \
+    }
+
+/* fc_chunk with the entry shape (NW, HT) and the chunk's group count p as constants */
+#define FC_CHUNK(SFX, NW, HT, P)                                                                   \
+    fc_chunk_##SFX(a, g, in, nt, ldin, coef, accw, acch, tw, th, codes, ldc, r0, nr, NW, HT, P)
+#define FC_ROWS(SFX, NW, HT)                                                                       \
+    switch (p) {                                                                                   \
+    case 8: FC_CHUNK(SFX, NW, HT, 8); break;                                                       \
+    case 4: FC_CHUNK(SFX, NW, HT, 4); break;                                                       \
+    case 2: FC_CHUNK(SFX, NW, HT, 2); break;                                                       \
+    default: FC_CHUNK(SFX, NW, HT, 1);                                                             \
     }
 
 FC_DEFINE(double, fp64)

@@ -1,7 +1,7 @@
 /* Genotype matrix products against a naive double reference written here from the definition
  * (Z_ij = (x_ij − 2p_j)·w_j, 0 when missing), on random genotypes with missing calls, sizes that
  * are not multiples of 4, 5 or 32, small blocks (many tasks, block edges) and default ones,
- * k = 1, 3, 10, 64, both orientations, FP64 and FP32, scaled and not, with a monomorphic, an
+ * k = 1, 3, 10, 20, 64, both orientations, FP64 and FP32, scaled and not, with a monomorphic, an
  * all-missing and an all-heterozygous SNP. Runs once with CPU workers only and, where CUDA
  * workers exist, once with the GPU only and once with both (TG_REQUIRE_GPU=1: a GPU must exist).
  *
@@ -146,12 +146,14 @@ typedef struct {
 } shape;
 
 static void run_all(const char *workers, tg_rng *r) {
-    /* the last three: default blocks (one; three of 1536, 1024 and 940 samples; the same of
-     * SNPs), several CUDA thread blocks and splits */
+    /* the last four: default blocks (one; three of 1536, 1024 and 940 samples; the same of
+     * SNPs), several CUDA thread blocks and splits; 3500 × 11 also passes the CPU kernel's
+     * accumulator chunk of 1,024 rows at k = 64 in FP64. k = 20: the CPU kernel's entries of
+     * two 64-byte vectors and a 32-byte tail (FP64), one of each (FP32). */
     static const shape shapes[] = {{1, 7, 0, 0},         {37, 23, 0, 0},     {203, 157, 64, 33},
                                    {131, 611, 40, 101},  {1037, 1203, 0, 0}, {3500, 300, 0, 0},
-                                   {300, 3500, 0, 0}};
-    static const int ks[] = {1, 3, 10, 64};
+                                   {300, 3500, 0, 0},    {3500, 11, 0, 0}};
+    static const int ks[] = {1, 3, 10, 20, 64};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int scale = 0; scale < 2; scale++) {
             const shape *sh = &shapes[s];
