@@ -96,13 +96,6 @@ static inline void tg_handle_matrix(tg_handle *h, const void *ptr, uint32_t ld, 
 static inline void tg_handle_variable(tg_handle *h, const void *ptr, size_t size) {
     starpu_variable_data_register(h, ptr ? STARPU_MAIN_RAM : -1, (uintptr_t)ptr, size);
 }
-/** Pins @p bytes of host memory at @p ptr when GPUs will read it (CUDA workers are running):
- * StarPU copies pageable memory at ~2 GB/s, pinned memory at the link's rate. 1 if pinned, 0
- * if not (no CUDA worker, or the driver refused); unpin what was pinned before freeing it. */
-static inline int tg_host_pin(void *ptr, size_t bytes) {
-    return starpu_cuda_worker_get_count() > 0 && starpu_memory_pin(ptr, bytes) == 0;
-}
-static inline void tg_host_unpin(void *ptr, size_t bytes) { starpu_memory_unpin(ptr, bytes); }
 /** The number of columns of matrix handle @p h. */
 static inline uint32_t tg_handle_cols(tg_handle h) { return starpu_matrix_get_ny(h); }
 /** Waits for the tasks submitted on @p h, brings its data back to where it was registered
