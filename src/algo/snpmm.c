@@ -56,11 +56,6 @@ void tg_geno_free(tg_geno *g) {
             tg_handle_free(g->htm[b]);
         }
     }
-    const int64_t ng = cdiv(g->m, 5), nh = cdiv(g->nl, 5);
-    for (int64_t b = 0; b < g->rpinned; b++)
-        starpu_memory_unpin(g->rcodes[b], (size_t)(block_len(&g->rbl, b) * ng));
-    for (int64_t b = 0; b < g->tpinned; b++)
-        starpu_memory_unpin(g->tcodes[b], (size_t)(block_len(&g->sbl, b) * nh));
     tg_geno_codes_release(g);
 }
 
@@ -81,22 +76,9 @@ int64_t tg_geno_block_start(const tg_geno *g, int trans, int64_t b) {
     return (trans ? &g->sbl : &g->rbl)->start[b];
 }
 
-/* Registers every block once; StarPU then keeps valid copies on the devices that read them.
- * With GPUs the code blocks are pinned first (as many as the driver grants, in order): StarPU
- * sends pageable memory at ~2 GB/s (at 500,000 × 500,000 the first products spent ~45 s
- * sending 95 GB to an H200). */
+/* Registers every block once; StarPU then keeps valid copies on the devices that read them. */
 static void register_blocks(tg_geno *g) {
     int64_t ng = cdiv(g->m, 5), nh = cdiv(g->nl, 5);
-    if (starpu_cuda_worker_get_count() > 0) {
-        while (g->rpinned < g->rbl.count &&
-               !starpu_memory_pin(g->rcodes[g->rpinned],
-                                  (size_t)(block_len(&g->rbl, g->rpinned) * ng)))
-            g->rpinned++;
-        while (g->rpinned == g->rbl.count && g->tpinned < g->sbl.count &&
-               !starpu_memory_pin(g->tcodes[g->tpinned],
-                                  (size_t)(block_len(&g->sbl, g->tpinned) * nh)))
-            g->tpinned++;
-    }
     tg_handle_vector(&g->hcoef, g->coef, 2 * (uint32_t)g->m, sizeof(double));
     for (int64_t b = 0; b < g->rbl.count; b++) {
         uint32_t rows = (uint32_t)block_len(&g->rbl, b);

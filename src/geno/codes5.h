@@ -30,7 +30,6 @@ struct tg_geno {
     uint8_t **rcodes, **tcodes; /* per block: rows × ceil(m/5), cols × ceil(n/5) */
     miss_rows *rmiss, *tmiss;
     int registered;
-    int64_t rpinned, tpinned; /* blocks [0, rpinned) of rcodes, [0, tpinned) of tcodes pinned */
     tg_handle hcoef, *hr, *ht, *hrm, *htm;
 };
 
