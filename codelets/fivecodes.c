@@ -169,7 +169,8 @@ static const char *const fc_symbols[2][2] = {{"tg_fivecodes_zl_fp64", "tg_fiveco
         const size_t ntab = (size_t)pmax * TG_FC_NCODES, mt = FC_PACK_BYTES / eb;                  \
         /* tables, accumulators, the missing calls' sums and packed tile: the wide arrays first,   \
          * so that each is aligned to 64 bytes; the tile zeroed once, as its padding is read */    \
-        V *tw = aligned_alloc(64, (ntab + 2 * rb + mt) * eb + rb * sizeof(int32_t) + 64);          \
+        const size_t bytes = (ntab + 2 * rb + mt) * eb + rb * sizeof(int32_t) + 64;                \
+        V *tw = aligned_alloc(64, (bytes + 63) / 64 * 64); /* a multiple of the alignment */       \
         STARPU_ASSERT_MSG(tw, "out of memory in the 5codes kernel");                               \
         V *accw = tw + ntab * nw, *mw = accw + rb * nw, *pw = mw + rb * nw;                        \
         H *th = (H *)(pw + mt * nw), *acch = th + ntab * ht, *mh = acch + rb * ht,                 \
