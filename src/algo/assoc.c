@@ -637,18 +637,13 @@ struct wpass_job {
     const int *chrom_of;    /* NULL: one weight column for every chromosome */
     int64_t n, m;
     double *d;
-    int nomem; /* atomic */
 };
 
-static void wpass_chunk(void *ctx, int64_t chunk) {
+static void wpass_chunk(void *ctx, int64_t chunk, void *scratch) {
     struct wpass_job *jb = ctx;
     const int64_t n = jb->n, j0 = chunk * WPASS_SNPS;
     const int64_t nj = jb->m - j0 < WPASS_SNPS ? jb->m - j0 : WPASS_SNPS;
-    int8_t *buf = tg_malloc_n(n, nj, 1, NULL);
-    if (!buf) {
-        __atomic_store_n(&jb->nomem, 1, __ATOMIC_RELAXED);
-        return;
-    }
+    int8_t *buf = scratch;
     tg_geno_source_read(jb->src, 0, n, j0, nj, buf, n);
     for (int64_t jj = 0; jj < nj; jj++) {
         const int64_t j = j0 + jj;
@@ -661,7 +656,6 @@ static void wpass_chunk(void *ctx, int64_t chunk) {
             for (int k = 0; k < 3; k++) jb->d[j] += sum[k + 1] * (k - 2 * p) * (k - 2 * p);
         jb->d[j] /= tg_geno_polymorphic(p) ? 2 * p * (1 - p) : 1;
     }
-    free(buf);
 }
 
 static tg_status weighted_pass(const job *J, const double *w, double *d, tg_error *err) {
@@ -669,10 +663,11 @@ static tg_status weighted_pass(const job *J, const double *w, double *d, tg_erro
     tg_status st = tg_geno_source_bed(J->bed, &src, err);
     if (st) return st;
     struct wpass_job jb = {src, tg_geno_freq(J->g), w, J->noff == 1 ? NULL : J->r->chrom_of,
-                           J->n, J->m, d, 0};
-    tg_parallel_for((J->m + WPASS_SNPS - 1) / WPASS_SNPS, wpass_chunk, &jb);
+                           J->n, J->m, d};
+    const int nomem = tg_parallel_for_scratch((J->m + WPASS_SNPS - 1) / WPASS_SNPS,
+                                              (size_t)(J->n * WPASS_SNPS), wpass_chunk, &jb);
     tg_geno_source_free(src);
-    if (jb.nomem) return tg_error_set(err, TG_ERR_NOMEM, "assoc: weighted pass: out of memory");
+    if (nomem) return tg_error_set(err, TG_ERR_NOMEM, "assoc: weighted pass: out of memory");
     return TG_OK;
 }
 
