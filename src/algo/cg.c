@@ -66,27 +66,6 @@ struct jacobi_job {
     int64_t *cnt; /* cnt[3·(j + c·m) + x]: samples of O_c with genotype x at SNP j */
 };
 
-/* Counts of the values −1 (missing), 1 and 2 of a column, in 16-bit partial sums over blocks
- * that cannot overflow them (vectorised, as the pass's count_column: gcc 12 at -O2 vectorises
- * only loops without epilogues). */
-enum { CLASS_BLOCK = 65535 };
-__attribute__((optimize("tree-vectorize"))) static void count_classes(const int8_t *x,
-                                                                      int64_t n,
-                                                                      int64_t all[4]) {
-    int64_t miss = 0, one = 0, two = 0;
-    for (int64_t b0 = 0; b0 < n; b0 += CLASS_BLOCK) {
-        const int64_t b1 = n - b0 < CLASS_BLOCK ? n : b0 + CLASS_BLOCK;
-        uint16_t m = 0, o = 0, t = 0;
-        for (int64_t i = b0; i < b1; i++) {
-            m += x[i] == TG_GENO_MISSING;
-            o += x[i] == 1;
-            t += x[i] == 2;
-        }
-        miss += m, one += o, two += t;
-    }
-    all[0] = miss, all[1] = n - miss - one - two, all[2] = one, all[3] = two;
-}
-
 static void jacobi_chunk(void *ctx, int64_t chunk, void *scratch) {
     struct jacobi_job *jb = ctx;
     const int64_t n = jb->nl, j0 = chunk * GENO_BLOCK;
@@ -96,8 +75,9 @@ static void jacobi_chunk(void *ctx, int64_t chunk, void *scratch) {
     tg_geno_source_read(jb->src, jb->i0, n, j0, nj, buf, n);
     for (int64_t jj = 0; jj < nj; jj++) {
         const int8_t *x = buf + jj * n;
-        int64_t all[4]; /* by genotype + 1: missing, 0, 1, 2 */
-        count_classes(x, n, all);
+        int64_t obs, a1, two, all[4]; /* by genotype + 1: missing, 0, 1, 2 */
+        tg_geno_count_column(x, n, &obs, &a1, &two); /* values checked by the genotype pass */
+        all[0] = n - obs, all[2] = a1 - 2 * two, all[3] = two, all[1] = obs - all[2] - two;
         for (int64_t c = 0; c < jb->nphen; c++) {
             int64_t cnt[4] = {all[0], all[1], all[2], all[3]};
             for (int64_t t = nmiss[c]; t < nmiss[c + 1]; t++) cnt[(uint8_t)(x[miss[t]] + 1) & 3]--;

@@ -35,26 +35,28 @@ static int64_t first_bad(const int8_t *col, int64_t n) {
     return -1;
 }
 
-/* One branch-free sweep over a column: calls and A1 alleles counted, and whether a value lies
- * outside −1..2. 16-bit partial sums over blocks that cannot overflow them, and vectorisation
- * asked for here (the library builds at -O2, where gcc 12 vectorises only loops without
- * epilogues): a third of the bit-plane build's time at 262,144 samples before. */
+/* One branch-free sweep: 16-bit partial sums over blocks that cannot overflow them, and
+ * vectorisation asked for here (the library builds at -O2, where gcc 12 vectorises only loops
+ * without epilogues): a third of the bit-plane build's time at 262,144 samples before. */
 enum { COUNT_BLOCK = 32767 }; /* values a 16-bit sum takes: at most 2 A1 alleles a value */
-__attribute__((optimize("tree-vectorize"))) static int count_column(const int8_t *col, int64_t n,
-                                                                    int64_t *obs, int64_t *a1) {
+__attribute__((optimize("tree-vectorize"))) int tg_geno_count_column(const int8_t *col,
+                                                                     int64_t n, int64_t *obs,
+                                                                     int64_t *a1, int64_t *two) {
     uint8_t bad = 0;
-    *obs = *a1 = 0;
+    *obs = *a1 = *two = 0;
     for (int64_t b0 = 0; b0 < n; b0 += COUNT_BLOCK) {
         const int64_t b1 = n - b0 < COUNT_BLOCK ? n : b0 + COUNT_BLOCK;
-        uint16_t o = 0, a = 0;
+        uint16_t o = 0, a = 0, t = 0;
         for (int64_t i = b0; i < b1; i++) {
             const int8_t v = col[i];
             bad |= (uint8_t)(v + 1) > 3;
             o += v != TG_GENO_MISSING;
             a += (uint8_t)(v > 0 ? v : 0);
+            t += v == 2;
         }
         *obs += o;
         *a1 += a;
+        *two += t;
     }
     return bad;
 }
@@ -84,8 +86,8 @@ static void pass_chunk(void *ctx, int64_t c, void *scratch) {
     read_rows(jb, j0, nj, x);
     for (int64_t t = 0; jb->count && t < nj; t++) {
         const int8_t *col = x + t * n;
-        int64_t obs, a1;
-        if (count_column(col, n, &obs, &a1)) {
+        int64_t obs, a1, two;
+        if (tg_geno_count_column(col, n, &obs, &a1, &two)) {
             lower_to(&jb->bad, c);
             return;
         }

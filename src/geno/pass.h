@@ -45,6 +45,10 @@ tg_status tg_geno_pass(const tg_geno_source *s, const tg_geno_range *ranges, int
                        int collective, const double *freq, const tg_geno_encoder *enc,
                        tg_geno_counts *c, tg_error *err);
 void tg_geno_counts_free(tg_geno_counts *c);
+/** One column of @p n values: its calls, A1 alleles and genotypes 2 (so 1s and 0s too); returns
+ * nonzero when a value lies outside −1..2. One vectorised sweep (the pass's, and the CG's
+ * Jacobi counts'). */
+int tg_geno_count_column(const int8_t *col, int64_t n, int64_t *obs, int64_t *a1, int64_t *two);
 
 /** The exclusion rule of the centred encodings (5codes, ridge panels, the Jacobi diagonal): an
  * SNP is used when its frequency is in (0, 1), i.e. it is neither monomorphic nor all missing. */
