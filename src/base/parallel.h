@@ -10,9 +10,9 @@
  * returns when all are done. fn must be safe to run concurrently on distinct chunks. */
 void tg_parallel_for(int64_t n, void (*fn)(void *ctx, int64_t c), void *ctx);
 /** tg_parallel_for with a scratch buffer of @p bytes for each thread, made once per loop:
- * a large buffer made per chunk costs the kernel a freshly zeroed mapping each time (a fifth
- * of the genotype pass on 2 cores). Returns 0, or -1 when no buffer could be made (then no
- * chunk ran; a thread that gets none leaves its chunks to the others). */
+ * a large buffer made per chunk costs the kernel a freshly zeroed mapping each time
+ * (docs/DESIGN-NOTES.md, "Genotype preparation"). Returns 0, or -1 when no buffer could be
+ * made (then no chunk ran; a thread that gets none leaves its chunks to the others). */
 int tg_parallel_for_scratch(int64_t n, size_t bytes, void (*fn)(void *ctx, int64_t c,
                                                                 void *scratch),
                             void *ctx);
