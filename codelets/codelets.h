@@ -100,6 +100,15 @@ struct tg_tilestats_arg {
 extern struct starpu_codelet tg_cl_tilestats[TG_NPREC];
 void tg_tilestats_cpu(void *buffers[], void *cl_arg);
 void tg_tilestats_cuda(void *buffers[], void *cl_arg);
+/** The statistics of the rows × cols tile at @p t (leading dimension @p ld) into out[0..2]. */
+void tg_tile_stats(tg_prec p, const void *t, size_t ld, size_t rows, size_t cols, int diag,
+                   double inv_scale, double out[3]);
+#ifdef __CUDACC__
+/** The same on @p stream, into 3 doubles of device memory at @p out (the worker's scratch slot 1
+ * holds the partial sums). */
+void tg_tile_stats_launch(tg_prec p, const void *t, size_t ld, size_t rows, size_t cols,
+                          int diag, double inv_scale, double *out, cudaStream_t stream);
+#endif
 int tg_insert_tilestats(starpu_data_handle_t tile, starpu_data_handle_t out, tg_prec p, int diag,
                         double inv_scale, int priority);
 

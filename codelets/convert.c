@@ -52,24 +52,28 @@ int tg_insert_convert(starpu_data_handle_t src, starpu_data_handle_t dst, tg_pre
                      sizeof a, STARPU_PRIORITY, priority, STARPU_FLOPS, (double)n, 0);
 }
 
-void tg_tilestats_cpu(void *buffers[], void *cl_arg) {
-    struct tg_tilestats_arg a;
-    starpu_codelet_unpack_args(cl_arg, &a);
-    const void *t = (const void *)STARPU_MATRIX_GET_PTR(buffers[0]);
-    size_t rows = STARPU_MATRIX_GET_NX(buffers[0]), cols = STARPU_MATRIX_GET_NY(buffers[0]),
-           ld = STARPU_MATRIX_GET_LD(buffers[0]);
+void tg_tile_stats(tg_prec p, const void *t, size_t ld, size_t rows, size_t cols, int diag,
+                   double inv_scale, double out[3]) {
     double sum = 0, mx = 0, dm = 0;
     for (size_t j = 0; j < cols; j++)
-        for (size_t i = a.diag ? j : 0; i < rows; i++) {
-            double v = tg_prec_load(a.prec, t, i + j * ld) * a.inv_scale;
-            sum += (a.diag && i != j ? 2 : 1) * v * v;
+        for (size_t i = diag ? j : 0; i < rows; i++) {
+            double v = tg_prec_load(p, t, i + j * ld) * inv_scale;
+            sum += (diag && i != j ? 2 : 1) * v * v;
             if (fabs(v) > mx) mx = fabs(v);
-            if (a.diag && i == j && v > dm) dm = v;
+            if (diag && i == j && v > dm) dm = v;
         }
-    double *out = (double *)STARPU_VARIABLE_GET_PTR(buffers[1]);
     out[0] = sum;
     out[1] = mx;
     out[2] = dm;
+}
+
+void tg_tilestats_cpu(void *buffers[], void *cl_arg) {
+    struct tg_tilestats_arg a;
+    starpu_codelet_unpack_args(cl_arg, &a);
+    tg_tile_stats(a.prec, (const void *)STARPU_MATRIX_GET_PTR(buffers[0]),
+                  STARPU_MATRIX_GET_LD(buffers[0]), STARPU_MATRIX_GET_NX(buffers[0]),
+                  STARPU_MATRIX_GET_NY(buffers[0]), a.diag, a.inv_scale,
+                  (double *)STARPU_VARIABLE_GET_PTR(buffers[1]));
 }
 
 int tg_insert_tilestats(starpu_data_handle_t tile, starpu_data_handle_t out, tg_prec p, int diag,

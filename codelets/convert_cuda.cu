@@ -205,27 +205,36 @@ __global__ static void stats_final(const double *part, unsigned nparts, double *
     }
 }
 
-extern "C" void tg_tilestats_cuda(void *buffers[], void *cl_arg) {
-    struct tg_tilestats_arg a;
-    starpu_codelet_unpack_args(cl_arg, &a);
+extern "C" void tg_tile_stats_launch(tg_prec p, const void *t, size_t ld, size_t rows,
+                                     size_t cols, int diag, double inv_scale, double *out,
+                                     cudaStream_t st) {
     const unsigned threads = 256, nparts = 1024;
-    const void *t = (const void *)STARPU_MATRIX_GET_PTR(buffers[0]);
-    size_t ld = STARPU_MATRIX_GET_LD(buffers[0]), rows = STARPU_MATRIX_GET_NX(buffers[0]),
-           cols = STARPU_MATRIX_GET_NY(buffers[0]), sh = 3 * threads * sizeof(double);
+    size_t sh = 3 * threads * sizeof(double);
     double *part = (double *)tg_cuda_scratch(1, 3 * nparts * sizeof(double));
-    cudaStream_t st = starpu_cuda_get_local_stream();
 #define TG_STATS(P)                                                                                \
-    case P: stats_kernel<P><<<nparts, threads, sh, st>>>(t, ld, rows, cols, a.diag, a.inv_scale, part); break;
-    switch (a.prec) {
+    case P:                                                                                        \
+        stats_kernel<P><<<nparts, threads, sh, st>>>(t, ld, rows, cols, diag, inv_scale, part);    \
+        break;
+    switch (p) {
         TG_STATS(TG_FP64)
         TG_STATS(TG_FP32)
         TG_STATS(TG_FP16)
         TG_STATS(TG_FP8_E4M3)
         TG_STATS(TG_INT8)
         TG_STATS(TG_INT32)
-    default: STARPU_ABORT_MSG("tile statistics of %s tiles", tg_prec_name(a.prec));
+    default: STARPU_ABORT_MSG("tile statistics of %s tiles", tg_prec_name(p));
     }
 #undef TG_STATS
-    stats_final<<<1, threads, sh, st>>>(part, nparts, (double *)STARPU_VARIABLE_GET_PTR(buffers[1]));
+    stats_final<<<1, threads, sh, st>>>(part, nparts, out);
     TG_CUDA_CHECK(cudaGetLastError());
+}
+
+extern "C" void tg_tilestats_cuda(void *buffers[], void *cl_arg) {
+    struct tg_tilestats_arg a;
+    starpu_codelet_unpack_args(cl_arg, &a);
+    tg_tile_stats_launch(a.prec, (const void *)STARPU_MATRIX_GET_PTR(buffers[0]),
+                         STARPU_MATRIX_GET_LD(buffers[0]), STARPU_MATRIX_GET_NX(buffers[0]),
+                         STARPU_MATRIX_GET_NY(buffers[0]), a.diag, a.inv_scale,
+                         (double *)STARPU_VARIABLE_GET_PTR(buffers[1]),
+                         starpu_cuda_get_local_stream());
 }

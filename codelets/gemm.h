@@ -109,7 +109,7 @@ int tg_insert_convt(starpu_data_handle_t src, tg_prec from, starpu_data_handle_t
 void tg_gemm_codelets_init(void);
 
 #ifdef TG_USE_CUDA
-/** Device scratch of the calling CUDA worker, slot 0..3, grown to at least @p bytes (kept for
+/** Device scratch of the calling CUDA worker, slot 0..4, grown to at least @p bytes (kept for
  * the worker's lifetime: the codelets reuse it task after task). */
 void *tg_cuda_scratch(int slot, size_t bytes);
 #endif

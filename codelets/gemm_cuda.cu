@@ -14,7 +14,7 @@
 static struct {
     void *p;
     size_t bytes;
-} scratch[STARPU_NMAXWORKERS][4];
+} scratch[STARPU_NMAXWORKERS][5];
 
 extern "C" void *tg_cuda_scratch(int slot, size_t bytes) {
     auto &s = scratch[starpu_worker_get_id_check()][slot];

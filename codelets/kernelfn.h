@@ -1,5 +1,5 @@
 /* The fused kernel-function tile (the KRR paper's exponentiation fused into the distance tile):
- * K (m × n, fp64 or fp32 — a table indexed by precision) from the INT32 dot products C of
+ * K (m × n, fp64, fp32 or fp16 — a table indexed by precision) from the INT32 dot products C of
  * tg_cl_gram and the per-sample terms of both panels. See include/tilegwas.h "Kernel ridge
  * regression" for the formulas. CPU in kernelfn.c (double arithmetic, one rounding: the
  * reference), CUDA in kernelfn_cuda.cu (one thread per entry, FP64 arithmetic for the distance,
@@ -41,6 +41,17 @@ void tg_kernelgram_cuda(void *buffers[], void *cl_arg);
 int tg_insert_kernelgram(const struct tg_kernelfn_arg *a, starpu_data_handle_t ei,
                          starpu_data_handle_t ej, starpu_data_handle_t ti, starpu_data_handle_t tj,
                          starpu_data_handle_t k, int priority);
+
+/* The statistics the precision map reads of the tile tg_cl_kernelgram[prec] would write
+ * (tg_tile_stats of K + αI in precision prec), without keeping the tile: buffers Ei, Ej, Ti, Tj
+ * as tg_cl_kernelgram's, then a variable of 3 doubles (W). The tile lives in scratch, so a
+ * map can be made before any tile of K is stored. */
+extern struct starpu_codelet tg_cl_kernelstats[TG_NPREC];
+void tg_kernelstats_cpu(void *buffers[], void *cl_arg);
+void tg_kernelstats_cuda(void *buffers[], void *cl_arg);
+int tg_insert_kernelstats(const struct tg_kernelfn_arg *a, starpu_data_handle_t ei,
+                          starpu_data_handle_t ej, starpu_data_handle_t ti,
+                          starpu_data_handle_t tj, starpu_data_handle_t out, int priority);
 
 /* The kernel function of one m × n tile on plain pointers (CPU). */
 void tg_kernelfn_tile(const struct tg_kernelfn_arg *a, const int32_t *c, size_t ldc,

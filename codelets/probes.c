@@ -328,5 +328,6 @@ void tg_codelets_probes_register(void) {
         tg_probe_register(&tg_cl_trtri[p], NULL, g);
         tg_probe_register(&tg_cl_xtx[p], NULL, g);
         tg_probe_register(&tg_cl_kernelgram[p], NULL, &tg_cl_gram);
+        tg_probe_register(&tg_cl_kernelstats[p], NULL, &tg_cl_gram);
     }
 }
