@@ -1250,7 +1250,9 @@ typedef struct {
     int64_t gemms[TG_NPREC]; /**< off-diagonal update (GEMM) tasks per precision */
     int64_t copies;          /**< lowered / raised panel-tile copies made (one per tile, panel
                               * and precision needed) */
-    double map_seconds;      /**< tile statistics (tasks where the tiles are) and conversion */
+    double map_seconds;      /**< tile statistics (tasks where the tiles are, or the
+                              * statistics pass of tg_krr_build_factor) and conversion */
+    double build_seconds;    /**< tg_krr_build_factor: the build in the map's precisions */
     double factor_seconds;   /**< the factorisation that succeeded, submission to completion */
     double retry_seconds;    /**< failed factorisations and refills */
     double norm;             /**< ‖A‖_F (from the tile statistics) */
@@ -1372,6 +1374,18 @@ tg_status tg_kernel_apply(const tg_matrix *C, const tg_kgeno *a, const tg_kgeno 
 tg_status tg_krr_factor(tg_matrix *K, const tg_matrix *C, const tg_kgeno *g, double gamma,
                         double alpha, const tg_chol_opts *o, tg_chol_report *r, tg_error *err);
 
+/** tg_kernel_apply(NULL, g, g, gamma, alpha, prec, K) and tg_krr_factor in one, with every tile
+ * of K + αI built directly in the precision the map stores it in (FP16 for FP16 and FP8 tiles):
+ * a first pass computes each tile in @p prec (fp64 or fp32) and keeps only its statistics for
+ * the map, the second builds the tiles in the map's precisions, and a recovery builds them in
+ * the raised map's. K in @p prec never exists, so N can reach what the map's storage fits (an
+ * FP16 K needs a quarter of an FP64 one), at the price of a second pass of dot products. The map
+ * is the one tg_krr_factor would make of tg_kernel_apply's K, and the stored entries are the
+ * exact kernel rounded once to their precision. *K is created (NULL on error). */
+tg_status tg_krr_build_factor(const tg_kgeno *g, double gamma, double alpha, tg_prec prec,
+                              const tg_chol_opts *o, tg_matrix **K, tg_chol_report *r,
+                              tg_error *err);
+
 /** Predictions P = K_t·W: @p Kt the test-train kernel (general n_t × n), @p W the weights
  * (general n × nphen, fp64 or fp32 tiles, tg_chol_solve's output) as tile GEMMs in W's
  * precision; P is written to @p pred (n_t × nphen, leading dimension ldp). */
@@ -1394,6 +1408,15 @@ void tg_pred_metrics(const double *y, const double *pred, int64_t n, double *msp
  * runtime; with several MPI ranks they are collective and every rank gets the predictions
  * (saving and loading a model: one rank). */
 typedef struct tg_krr_model tg_krr_model;
+
+/** How tg_krr_fit builds each K + αI. DIAG: whole in the diagonal precision, then lowered by the
+ * map (tg_kernel_apply, tg_krr_factor; the dot products kept for a grid). MAP: each tile
+ * directly in its map precision after a statistics pass (tg_krr_build_factor: one more pass of
+ * dot products per pair, none kept, a quarter of DIAG's memory with an FP64 diagonal and FP16
+ * tiles). AUTO (0, the default): MAP when DIAG's K (and kept products) would take more than
+ * 3/4 of the memory it lives in (the GPUs' together with GPUs, the host's available memory
+ * otherwise, per rank), DIAG otherwise. */
+typedef enum { TG_KRR_BUILD_AUTO, TG_KRR_BUILD_DIAG, TG_KRR_BUILD_MAP } tg_krr_build;
 
 /** Options of tg_krr_fit(). */
 typedef struct {
@@ -1427,6 +1450,7 @@ typedef struct {
     double band;          /**< ≥ 0: the paper's bands instead of the adaptive map (tg_chol_opts) */
     int keep_factor;      /**< keep the factor in the model (one γ and one α): for
                            * tg_krr_model_save */
+    tg_krr_build build;   /**< how K + αI is built: see tg_krr_build */
 } tg_krr_opts;
 
 /** Defaults: gaussian, no grid, no confounders, tile and precisions by the workers, pred_tol
@@ -1437,6 +1461,13 @@ tg_krr_opts tg_krr_defaults(void);
  * with GPUs (4096 from 32,768 samples), 512 on CPUs only; @p why (may be NULL) receives the
  * reason, for logs. */
 int tg_krr_tile(int64_t n, const char **why);
+/** Whether tg_krr_fit with @p o builds K + αI in the map's precisions for @p n training samples
+ * in tiles of @p nb (@p keep_gram: a grid, whose DIAG build keeps the dot products), with AUTO
+ * decided as tg_krr_build says. @p why (AUTO's reason, else NULL), @p diag_bytes (what a DIAG
+ * build holds per rank) and @p memory_bytes (the memory AUTO compares it with, -1: unknown) may
+ * be NULL. Needs a started runtime. */
+int tg_krr_in_map(const tg_krr_opts *o, int64_t n, int nb, int keep_gram, const char **why,
+                  double *diag_bytes, double *memory_bytes);
 /** The precisions off-diagonal tiles may take by default: fp32, fp16 and fp8 with GPUs, fp32 on
  * CPUs only; tg_precisions_by_workers() with those sets. */
 unsigned tg_krr_precisions(const char **why);
@@ -1461,6 +1492,8 @@ typedef struct {
     double gamma, alpha;
     int stage;             /**< 0 nothing, 1 kernel built, 2 map made (chol valid), 3 solved */
     int from_kept;         /**< the kernel came from the kept dot products */
+    int in_map;            /**< built in the map's precisions (kernel_seconds: that build; the
+                            * statistics pass is in chol.map_seconds) */
     double kernel_seconds; /**< K + αI, waited for */
     double kernel_ops;     /**< its integer operations (0 from the kept products) */
     double solve_seconds;
@@ -1479,6 +1512,10 @@ typedef struct {
     double panel_seconds;     /**< genotype panels */
     double gram_seconds;      /**< dot products kept for the grid (0: none kept) */
     double gram_ops;
+    int in_map;               /**< each K + αI built in its map precisions: tg_krr_in_map's */
+    const char *in_map_why;   /**<   reason (NULL when o->build was not AUTO), */
+    double diag_bytes;        /**<   what a DIAG build holds per rank */
+    double memory_bytes;      /**<   and the memory compared (-1: unknown) */
     int npairs;               /**< pairs reported, g-major: pair[g·nalpha + a] */
     tg_krr_pair_report *pair;
     tg_prec *map;             /**< the last factorisation's precision map, map_nt² entries,

@@ -20,7 +20,7 @@ missing_opts=
 for o in --bfile --pheno --pheno-name --pheno-col-nums --covar --covar-name --kernel --gamma \
     --alpha --test-bfile \
     --test-pheno --test-covar --test-frac --seed --pred-tol --accuracy --precisions --diag --band --tile \
-    --precision-map --save-model --load-model --out --ncpu --ngpu; do
+    --precision-map --save-model --load-model --out --ncpu --ngpu --build-precision; do
     grep -q -- "$o" help.txt || missing_opts="$missing_opts $o"
 done
 [ $rc -eq 0 ] && [ -z "$missing_opts" ]
@@ -164,6 +164,30 @@ rc=$?
     grep -q "1 recovery" rv.log && [ "$(wc -l <rv.pred.tsv)" -eq 121 ] && ! grep -qi nan rv.pred.tsv
 report $? "band 0 fp16 map not positive definite: recovered to fp32 and logged (exit $rc)"
 
+# K + alpha I built directly in the map's precisions: the same recovery, the same predictions
+# (the same double rounded once either way; after the recovery every tile is fp32); auto
+# builds in --diag's precision when K fits, and says so
+krr --bfile ds --pheno ds.pheno --gamma 0.001 --alpha 1e-3 --test-frac 0.2 --tile 64 --band 0 \
+    --diag fp32 --precisions fp16 --build-precision map --out rm
+rc=$?
+[ $rc -eq 0 ] && grep -q "raised 28 tiles of fp16 or less to fp32; refactoring" rm.log &&
+    grep -q "kernel in the map's precisions" rm.log && cmp -s rv.pred.tsv rm.pred.tsv &&
+    grep -q "^build-precision diag (K in the diagonal precision fits: [0-9]* MiB against [0-9]* MiB)" rv.log
+report $? "--build-precision map: the recovery and predictions of the build in fp32 (exit $rc); \
+auto: '$(grep -m1 '^build-precision' rv.log)'"
+krr --bfile ds --pheno ds.pheno --gamma 0.01,0.03 --alpha 0.1,1 --test-frac 0.2 --seed 3 \
+    --tile 64 --precisions fp32,fp16 --build-precision map --out gm
+rc=$?
+krr --bfile ds --pheno ds.pheno --gamma 0.01,0.03 --alpha 0.1,1 --test-frac 0.2 --seed 3 \
+    --tile 64 --precisions fp32,fp16 --build-precision diag --out gd
+rc2=$?
+[ $rc -eq 0 ] && [ $rc2 -eq 0 ] && grep -q "dot products kept for reuse (test x train)" gm.log &&
+    grep -q "dot products kept for reuse (train x train, test x train)" gd.log &&
+    cmp -s gm.pred.tsv gd.pred.tsv &&
+    [ "$(grep -c "kernel in the map's precisions" gm.log)" -eq 4 ]
+report $? "a grid built in the map's precisions keeps no training dot products; its \
+predictions are diag's (exit $rc, $rc2)"
+
 krr_error() { expect_error "$1" "$2" "$TG_BIN" krr --quiet "${@:3}"; } # DESCRIPTION SUBSTRING ARGS...
 base="--bfile ds --pheno ds.pheno --tile 64 --out e"
 printf 'FID\tIID\tP\n' >allna.pheno
@@ -200,6 +224,8 @@ awk -v OFS='\t' 'NR == 2 { $2 = "renamed" } { print }' ds.bim >sw.bim
     krr_error "--pred-tol 0" "--pred-tol 0: must be > 0" $base --gamma 0.1 --alpha 1 \
         --test-frac 0.2 --pred-tol 0
     krr_error "--diag fp16" "--diag" $base --gamma 0.1 --alpha 1 --test-frac 0.2 --diag fp16
+    krr_error "--build-precision fp16" "--build-precision fp16: expected auto, diag or map" \
+        $base --gamma 0.1 --alpha 1 --test-frac 0.2 --build-precision fp16
     krr_error "--precision-map x.jpg" ".png or .tsv" $base --gamma 0.1 --alpha 1 --test-frac 0.2 \
         --precision-map x.jpg
 }

@@ -10,8 +10,9 @@
  * and the test × train K in fp64 (relative Frobenius error ≤ 1e-15) and fp32 (≤ 6e-8: one
  * rounding, u = 2⁻²⁴); a single sample; bad input. Everything runs on CPU workers; then, when
  * there is a GPU, again on the CUDA workers alone, against the same reference and against the CPU's tiles
- * (per entry within 2 ulp in fp64, 1 ulp in fp32: the two exp). TG_REQUIRE_GPU=1 makes a
- * missing GPU a failure. */
+ * (per entry within 2 ulp in fp64, 1 ulp in fp32: the two exp). In each pass, K + αI built
+ * directly in its map's precisions (tg_krr_build_factor) against the build in fp64 lowered
+ * afterwards. TG_REQUIRE_GPU=1 makes a missing GPU a failure. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -377,9 +378,94 @@ static void bad_input_tests(const tg_bed *bed, const tg_bed *bed_short) {
     tg_kgeno_free(tr);
 }
 
+/* One factorisation both ways: K + αI built in @p build then lowered (tg_kernel_apply,
+ * tg_krr_factor), and built in the map's precisions (tg_krr_build_factor). */
+struct both {
+    tg_status st[2];
+    tg_chol_report rep[2];
+    tg_prec map[2][NTR];  /* nt² ≤ 16 tiles */
+    double *l[2];
+    char msg[2][sizeof(tg_error){0}.msg];
+};
+
+static void factor_both(const tg_kgeno *tr, double gamma, double alpha, tg_prec build,
+                        tg_chol_opts co, struct both *b) {
+    for (int w = 0; w < 2; w++) {
+        tg_error err = {0};
+        tg_matrix *K = NULL;
+        co.map_out = b->map[w];
+        b->st[w] = w ? tg_krr_build_factor(tr, gamma, alpha, build, &co, &K, &b->rep[w], &err)
+                     : tg_kernel_apply(NULL, tr, tr, gamma, alpha, build, &K, &err);
+        if (!w && !b->st[w]) b->st[w] = tg_krr_factor(K, NULL, tr, gamma, alpha, &co, &b->rep[w],
+                                                      &err);
+        b->l[w] = b->st[w] ? NULL : dense(K, NTR, NTR);
+        snprintf(b->msg[w], sizeof b->msg[w], "%s", b->st[w] ? err.msg : "ok");
+        tg_matrix_destroy(K);
+    }
+}
+
+/* Entries of the lower triangles of the two factors that differ. */
+static int64_t factor_differ(const struct both *b) {
+    int64_t differ = 0;
+    for (int j = 0; j < NTR; j++)
+        for (int i = j; i < NTR; i++) differ += b->l[0][i + j * NTR] != b->l[1][i + j * NTR];
+    return differ;
+}
+
+/* K + αI built directly in the map's precisions gives the map, the bound and the factor of the
+ * build in fp64 lowered afterwards, bit for bit (one rounding of the same double either way; one
+ * kind of worker per pass): on the adaptive map from a tolerance (a localized kernel, so tiles
+ * go to fp32, fp16, fp8) and through recoveries (band 0 in fp16 with a small α: the map is
+ * raised and the tiles built again in the raised precisions). */
+static void in_map_tests(const tg_bed *bed, double gamma) {
+    tg_error err = {0};
+    tg_kgeno *tr = NULL;
+    if (cohort(TG_KERNEL_GAUSSIAN, rows_tr, NTR, NULL, bed, &tr, &err)) {
+        ok(0, "in the map's precisions: cohort (%s)", err.msg);
+        return;
+    }
+    const int nt = (NTR + NB - 1) / NB;
+    struct both b;
+    tg_chol_opts co = tg_chol_defaults();
+    co.tol = 1e-3;
+    co.lower_diag = 1;
+    co.allowed = 1u << TG_FP32 | 1u << TG_FP16 | 1u << TG_FP8_E4M3;
+    factor_both(tr, 24 * gamma, 4, TG_FP64, co, &b);
+    int same_map = !memcmp(b.map[0], b.map[1], (size_t)nt * nt * sizeof b.map[0][0]);
+    int64_t low = b.rep[1].tiles[TG_FP16] + b.rep[1].tiles[TG_FP8_E4M3];
+    ok(!b.st[0] && !b.st[1] && same_map && low > 0 && b.rep[0].norm == b.rep[1].norm &&
+           b.rep[0].bound == b.rep[1].bound && factor_differ(&b) == 0,
+       "in the map's precisions, map from a tolerance: the same map (%lld fp16/fp8 tiles, diag "
+       "%s), norm and bound, factor bit for bit (%s; %s / %s)", (long long)low,
+       tg_prec_name(b.rep[1].diag), pass, b.msg[0], b.msg[1]);
+    free(b.l[0]), free(b.l[1]);
+
+    co = tg_chol_defaults();
+    co.band = 0;
+    co.diag = TG_FP32;
+    co.allowed = 1u << TG_FP16;
+    factor_both(tr, 0.01 * gamma, 1e-4, TG_FP32, co, &b);
+    int same_retries = b.rep[0].retries == b.rep[1].retries;
+    for (int k = 0; same_retries && k < b.rep[0].retries; k++) {
+        const tg_chol_retry *x = &b.rep[0].retry[k], *y = &b.rep[1].retry[k];
+        same_retries = x->tile == y->tile && x->from == y->from && x->to == y->to &&
+                       x->raised == y->raised;
+    }
+    same_map = !memcmp(b.map[0], b.map[1], (size_t)nt * nt * sizeof b.map[0][0]);
+    ok(!b.st[0] && !b.st[1] && b.rep[1].retries >= 1 && same_retries && same_map &&
+           factor_differ(&b) == 0,
+       "in the map's precisions, band 0 fp16 at alpha 1e-4: the same %d recoveries (first from "
+       "%s to %s) and final map, factor bit for bit (%s; %s / %s)", b.rep[1].retries,
+       tg_prec_name(b.rep[1].retry[0].from), tg_prec_name(b.rep[1].retry[0].to), pass,
+       b.msg[0], b.msg[1]);
+    free(b.l[0]), free(b.l[1]);
+    tg_kgeno_free(tr);
+}
+
 static void all_kernels(const tg_bed *bed, double gamma, int gpu) {
     for (int kind = TG_KERNEL_GAUSSIAN; kind <= TG_KERNEL_LINEAR; kind++)
         kernel_tests((tg_kernel)kind, bed, gamma, gpu);
+    in_map_tests(bed, gamma);
 }
 
 int main(void) {

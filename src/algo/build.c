@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algo/cholesky.h"
 #include "base/parallel.h"
 #include "codelets/distance.h"
 #include "codelets/kernelfn.h"
@@ -314,6 +315,19 @@ static void drop_received(const tg_kgeno *a, const tg_kgeno *b) {
     for (int p = 0; b != a && p < b->np; p++) tg_runtime_flush(b->he[p]);
 }
 
+/* The kernel's parameters and the build precision. */
+static tg_status check_kernel(const tg_kgeno *a, double gamma, double alpha, tg_prec prec,
+                              tg_error *err) {
+    if (a->kind == TG_KERNEL_GAUSSIAN && !(gamma > 0 && isfinite(gamma)))
+        return tg_error_set(err, TG_ERR_ARG, "gaussian kernel: gamma %g must be positive", gamma);
+    if (!(alpha >= 0 && isfinite(alpha)))
+        return tg_error_set(err, TG_ERR_ARG, "alpha %g must be finite and ≥ 0", alpha);
+    if (prec != TG_FP64 && prec != TG_FP32)
+        return tg_error_set(err, TG_ERR_ARG, "kernel build: %s tiles: the kernel is built in fp64 "
+                            "or fp32", tg_prec_name(prec));
+    return TG_OK;
+}
+
 double tg_kernel_ops(const tg_kgeno *a, const tg_kgeno *b) {
     double pairs = a == b ? (double)a->n * (a->n + 1) / 2 : (double)a->n * b->n;
     return 2 * pairs * (double)a->enc_len;
@@ -345,16 +359,17 @@ tg_status tg_kernel_gram(const tg_kgeno *a, const tg_kgeno *b, tg_matrix **C, do
     return TG_OK;
 }
 
-/* Writes the kernel of @p a and @p b into K's tiles (in K's tile precision): from the dot
+/* Writes the kernel of @p a and @p b into K's tiles (each in its tile's precision): from the dot
  * products @p C, or computing them in the same task when C is NULL. */
 static tg_status fill(const tg_matrix *C, const tg_kgeno *a, const tg_kgeno *b, double gamma,
                       double alpha, tg_matrix *k, tg_error *err) {
     int sym = a == b;
-    struct tg_kernelfn_arg arg = {a->kind, k->prec[0], a->ncov, 0, gamma, alpha, a->c0, a->c1};
+    struct tg_kernelfn_arg arg = {a->kind, TG_FP64, a->ncov, 0, gamma, alpha, a->c0, a->c1};
     tg_phase *ph = tg_phase_open("kernel", "op", -1);
     for (int j = 0; j < k->nt; j++)
         for (int i = sym ? j : 0; i < k->mt; i++) {
             arg.diag = sym && i == j;
+            arg.prec = k->prec[tg_tile_index(k, i, j)];
             if (C ? tg_insert_kernelfn(&arg, tg_tile(C, i, j), a->ht[i], b->ht[j], tg_tile(k, i, j), 0)
                   : tg_insert_kernelgram(&arg, a->he[i], b->he[j], a->ht[i], b->ht[j],
                                          tg_tile(k, i, j), 0)) {
@@ -378,13 +393,7 @@ tg_status tg_kernel_apply(const tg_matrix *C, const tg_kgeno *a, const tg_kgeno 
               C->shape != (sym ? TG_SYM_LOWER : TG_GENERAL) || C->prec[0] != TG_INT32))
         return tg_error_set(err, TG_ERR_ARG, "kernel build: the dot products are not those of "
                             "these cohorts (tg_kernel_gram)");
-    if (a->kind == TG_KERNEL_GAUSSIAN && !(gamma > 0 && isfinite(gamma)))
-        return tg_error_set(err, TG_ERR_ARG, "gaussian kernel: gamma %g must be positive", gamma);
-    if (!(alpha >= 0 && isfinite(alpha)))
-        return tg_error_set(err, TG_ERR_ARG, "alpha %g must be finite and ≥ 0", alpha);
-    if (prec != TG_FP64 && prec != TG_FP32)
-        return tg_error_set(err, TG_ERR_ARG, "kernel build: %s tiles: the kernel is built in fp64 "
-                            "or fp32", tg_prec_name(prec));
+    if ((st = check_kernel(a, gamma, alpha, prec, err))) return st;
     tg_matrix *k;
     if ((st = tg_matrix_create(&k, a->n, b->n, a->nb, a->nb, sym ? TG_SYM_LOWER : TG_GENERAL,
                                prec, 0, 0, err)))
@@ -420,4 +429,36 @@ tg_status tg_krr_factor(tg_matrix *K, const tg_matrix *C, const tg_kgeno *g, dou
     co.refill = refill;
     co.refill_ctx = &f;
     return tg_cholesky(K, &co, r, err);
+}
+
+/* tg_krr_build_factor's statistics pass: tile (i, j) of K + αI in K's build precision, reduced
+ * where it is computed. */
+static int measure(void *ctx, const tg_matrix *K, int i, int j, tg_handle out) {
+    const struct refill *f = ctx;
+    const tg_kgeno *g = f->g;
+    struct tg_kernelfn_arg arg = {g->kind, K->prec[tg_tile_index(K, i, j)], g->ncov, i == j,
+                                  f->gamma, f->alpha, g->c0, g->c1};
+    return tg_insert_kernelstats(&arg, g->he[i], g->he[j], g->ht[i], g->ht[j], out, 0);
+}
+
+tg_status tg_krr_build_factor(const tg_kgeno *g, double gamma, double alpha, tg_prec prec,
+                              const tg_chol_opts *o, tg_matrix **K, tg_chol_report *r,
+                              tg_error *err) {
+    *K = NULL;
+    tg_status st = check_pair(g, g, err);
+    if (st || (st = check_kernel(g, gamma, alpha, prec, err))) return st;
+    tg_matrix *k;
+    if ((st = tg_matrix_create(&k, g->n, g->n, g->nb, g->nb, TG_SYM_LOWER, prec, 0, 0, err)))
+        return st;
+    struct refill f = {NULL, g, gamma, alpha};
+    tg_chol_opts co = o ? *o : tg_chol_defaults();
+    co.shift = alpha;
+    co.refill = refill;
+    co.refill_ctx = &f;
+    if ((st = tg_cholesky_measured(k, &co, measure, &f, r, err))) {
+        tg_matrix_destroy(k);
+        return st;
+    }
+    *K = k;
+    return TG_OK;
 }

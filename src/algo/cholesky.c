@@ -21,6 +21,7 @@
 
 #include "codelets/gemm.h"
 #include "codelets/potrf.h"
+#include "algo/cholesky.h"
 #include "io/out.h"
 #include "runtime/runtime.h"
 #include "tile/matrix.h"
@@ -46,7 +47,10 @@ struct stats {
     double *norm, *maxabs, *dmax;
 };
 
-static tg_status read_stats(const tg_matrix *A, struct stats *s, tg_error *err) {
+/* The statistics of A's lower tiles: read from the tiles, or with @p measure from the tasks it
+ * inserts (the tiles as they will be built). */
+static tg_status read_stats(const tg_matrix *A, tg_chol_measure measure, void *mctx,
+                            struct stats *s, tg_error *err) {
     size_t n2 = (size_t)A->mt * A->nt;
     double *v = tg_calloc_n(3 * (int64_t)A->mt, A->nt, sizeof *v, err);
     tg_handle *h = tg_calloc_n(A->mt, A->nt, sizeof *h, err);
@@ -61,7 +65,9 @@ static tg_status read_stats(const tg_matrix *A, struct stats *s, tg_error *err) 
             size_t t = tg_tile_index(A, i, j);
             tg_handle_variable(&h[t], &v[3 * t], 3 * sizeof *v);
             tg_runtime_register(h[t], tg_matrix_tile_owner(A, i, j));
-            bad |= tg_insert_tilestats(A->h[t], h[t], A->prec[t], i == j, 1 / A->scale[t], 0);
+            bad |= measure ? measure(mctx, A, i, j, h[t])
+                           : tg_insert_tilestats(A->h[t], h[t], A->prec[t], i == j,
+                                                 1 / A->scale[t], 0);
         }
     tg_runtime_wait_all();
     for (size_t t = 0; t < n2; t++)
@@ -456,12 +462,17 @@ done:
     return st;
 }
 
-tg_status tg_cholesky(tg_matrix *A, const tg_chol_opts *opts, tg_chol_report *rep, tg_error *err) {
+/* tg_cholesky, and with @p measure tg_cholesky_measured. */
+static tg_status cholesky(tg_matrix *A, const tg_chol_opts *opts, tg_chol_measure measure,
+                          void *mctx, tg_chol_report *rep, tg_error *err) {
     tg_chol_opts o = opts ? *opts : tg_chol_defaults();
     tg_chol_report r;
     memset(&r, 0, sizeof r);
     tg_status st = check_opts(A, &o, err);
     if (st) return st;
+    if (measure && !o.refill)
+        return tg_error_set(err, TG_ERR_ARG, "tile Cholesky: a map made before the tiles are "
+                            "built needs a refill to build them");
     size_t n2 = (size_t)A->mt * A->nt;
     double t0 = tg_now();
     const int mt = A->mt, nt = A->nt;
@@ -481,7 +492,7 @@ tg_status tg_cholesky(tg_matrix *A, const tg_chol_opts *opts, tg_chol_report *re
     /* what a refill writes into: the tiles as they came */
     memcpy(prec0, A->prec, n2 * sizeof *prec0);
     memcpy(scale0, A->scale, n2 * sizeof *scale0);
-    if ((st = read_stats(A, &s, err))) goto done;
+    if ((st = read_stats(A, measure, mctx, &s, err))) goto done;
     r.norm = total_norm(A, &s);
     r.eps = o.band >= 0 ? NAN
             : o.tol > 0  ? (r.norm > 0 ? o.tol * o.shift / ((A->nt + 1) * r.norm) : 0)
@@ -490,8 +501,19 @@ tg_status tg_cholesky(tg_matrix *A, const tg_chol_opts *opts, tg_chol_report *re
     lower_diagonal(A, &o, &s, map, r.eps, r.norm);
     for (;;) {
         for (size_t t = 0; t < n2; t++) store[t] = map[t] == TG_FP8_E4M3 ? TG_FP16 : map[t];
-        if ((st = tg_matrix_convert(A, store, NULL, err))) goto done;
-        tg_runtime_wait_all();
+        if (measure) { /* the tiles are built in the precisions they are stored in */
+            double tb = tg_now();
+            tg_matrix_retype(A, store, scale0);
+            if ((st = o.refill(o.refill_ctx, A, err))) goto done;
+            tg_runtime_wait_all();
+            if (!r.retries) {
+                r.build_seconds = tg_now() - tb;
+                t0 += r.build_seconds; /* not the map's */
+            }
+        } else {
+            if ((st = tg_matrix_convert(A, store, NULL, err))) goto done;
+            tg_runtime_wait_all();
+        }
         memset(r.tiles, 0, sizeof r.tiles);
         memset(r.gemms, 0, sizeof r.gemms);
         r.copies = 0;
@@ -517,6 +539,7 @@ tg_status tg_cholesky(tg_matrix *A, const tg_chol_opts *opts, tg_chol_report *re
         r.retry_seconds += r.factor_seconds;
         r.factor_seconds = 0;
         t0 = tg_now();
+        if (measure) continue; /* the loop builds the tiles in the raised map */
         tg_matrix_retype(A, prec0, scale0);
         if ((st = o.refill(o.refill_ctx, A, err))) goto done;
     }
@@ -532,4 +555,13 @@ done:
     free(scale0);
     free(info);
     return st;
+}
+
+tg_status tg_cholesky(tg_matrix *A, const tg_chol_opts *o, tg_chol_report *r, tg_error *err) {
+    return cholesky(A, o, NULL, NULL, r, err);
+}
+
+tg_status tg_cholesky_measured(tg_matrix *A, const tg_chol_opts *o, tg_chol_measure measure,
+                               void *ctx, tg_chol_report *r, tg_error *err) {
+    return cholesky(A, o, measure, ctx, r, err);
 }

@@ -27,6 +27,25 @@ int tg_krr_tile(int64_t n, const char **why) {
     return gpus ? (big ? 4096 : 2048) : 512;
 }
 
+int tg_krr_in_map(const tg_krr_opts *o, int64_t n, int nb, int keep_gram, const char **why,
+                  double *diag_bytes, double *memory_bytes) {
+    int64_t nt = (n + nb - 1) / nb;
+    double need = (double)(tg_prec_size(o->diag) + (keep_gram ? sizeof(int32_t) : 0)) *
+                  (double)nb * nb * (double)(nt * (nt + 1) / 2) / tg_runtime_nranks();
+    int gpus = tg_runtime_ngpu();
+    double have = gpus ? (double)tg_runtime_gpu_memory() * gpus : (double)tg_mem_available(NULL);
+    if (diag_bytes) *diag_bytes = need;
+    if (memory_bytes) *memory_bytes = have > 0 ? have : -1;
+    if (why) *why = NULL;
+    if (o->build != TG_KRR_BUILD_AUTO) return o->build == TG_KRR_BUILD_MAP;
+    int map = have > 0 && need > 0.75 * have;
+    if (why)
+        *why = !map    ? "K in the diagonal precision fits"
+               : gpus ? "K in the diagonal precision would take over 3/4 of the GPUs' memory"
+                      : "K in the diagonal precision would take over 3/4 of the available memory";
+    return map;
+}
+
 unsigned tg_krr_precisions(const char **why) {
     return tg_precisions_by_workers(1u << TG_FP32 | 1u << TG_FP16 | 1u << TG_FP8_E4M3,
                                     1u << TG_FP32, why);
@@ -302,18 +321,25 @@ static tg_status standardise(tg_krr_model *m, int train, double *x, int64_t n, t
     return TG_OK;
 }
 
-/* One (γ, α): K + αI (from the kept dot products @p C, or with them), the factorisation under
- * the map, the solve of every phenotype, the weights into the model. */
+/* One (γ, α): K + αI (from the kept dot products @p C, or with them; with @p in_map in the map's
+ * precisions), the factorisation under the map, the solve of every phenotype, the weights into
+ * the model. */
 static tg_status fit_pair(tg_krr_model *m, const tg_matrix *C, const double *yc,
-                          const tg_krr_opts *o, const tg_chol_opts *co, int g, int a,
+                          const tg_krr_opts *o, const tg_chol_opts *co, int in_map, int g, int a,
                           tg_krr_pair_report *r, tg_error *err) {
     const int64_t n = m->info.n;
     const int k = m->info.k, pair = g * m->info.nalpha + a;
     double t0 = tg_now(), gamma = m->gamma[g], alpha = m->alpha[a];
     tg_matrix *K = NULL, *B = NULL;
-    *r = (tg_krr_pair_report){.gamma = gamma, .alpha = alpha, .from_kept = C != NULL};
-    tg_status st = tg_kernel_apply(C, m->gtr, m->gtr, gamma, alpha, o->diag, &K, err);
-    if (!st) {
+    *r = (tg_krr_pair_report){.gamma = gamma, .alpha = alpha, .from_kept = C != NULL,
+                              .in_map = in_map};
+    tg_status st = TG_OK;
+    if (in_map) {
+        st = tg_krr_build_factor(m->gtr, gamma, alpha, o->diag, co, &K, &r->chol, err);
+        if (!st || st == TG_ERR_NUMERIC) r->stage = 2;
+        r->kernel_seconds = r->chol.build_seconds;
+        r->kernel_ops = tg_kernel_ops(m->gtr, m->gtr);
+    } else if (!(st = tg_kernel_apply(C, m->gtr, m->gtr, gamma, alpha, o->diag, &K, err))) {
         tg_runtime_wait_all(); /* so that the phases' times are the work's */
         r->kernel_seconds = tg_now() - t0;
         r->kernel_ops = C ? 0 : tg_kernel_ops(m->gtr, m->gtr);
@@ -365,7 +391,7 @@ static tg_status fit_build(tg_krr_model *m, const tg_krr_opts *o, tg_matrix **C,
     double t1 = tg_now();
     rep->panel_seconds = t1 - t0;
     rep->imputed = tg_kgeno_imputed(m->gtr);
-    if (m->info.ngamma * m->info.nalpha > 1) {
+    if (m->info.ngamma * m->info.nalpha > 1 && !rep->in_map) {
         if ((st = tg_kernel_gram(m->gtr, m->gtr, C, NULL, err))) return st;
         tg_runtime_wait_all();
         rep->gram_seconds = tg_now() - t1;
@@ -390,6 +416,8 @@ tg_status tg_krr_fit(const tg_bed *bed, const int64_t *rows, int64_t n, int k, c
     if ((st = tg_tile_check("--tile", n, rep->nb, err))) goto cleanup;
     rep->allowed = o->allowed ? o->allowed : tg_krr_precisions(&rep->allowed_why);
     rep->map_nt = (int)((n + rep->nb - 1) / rep->nb);
+    rep->in_map = tg_krr_in_map(o, n, rep->nb, npairs > 1, &rep->in_map_why, &rep->diag_bytes,
+                                &rep->memory_bytes);
     if (!(yc = tg_malloc_n(n, k, sizeof *yc, err)) ||
         !(rep->pair = tg_calloc_n(npairs, 1, sizeof *rep->pair, err)) ||
         !(rep->map = tg_malloc_n(rep->map_nt, rep->map_nt, sizeof *rep->map, err))) {
@@ -410,8 +438,8 @@ tg_status tg_krr_fit(const tg_bed *bed, const int64_t *rows, int64_t n, int k, c
     co.band = o->band;
     co.map_out = rep->map;
     for (int p = 0; p < npairs && !st; p++, rep->npairs++)
-        st = fit_pair(m, C, yc, o, &co, p / m->info.nalpha, p % m->info.nalpha, &rep->pair[p],
-                      err);
+        st = fit_pair(m, C, yc, o, &co, rep->in_map, p / m->info.nalpha, p % m->info.nalpha,
+                      &rep->pair[p], err);
 cleanup:
     tg_matrix_destroy(C);
     free(yc);

@@ -71,6 +71,14 @@ static const char *help =
     "  --band B             instead of the adaptive map, the paper's bands: tiles with\n"
     "                       i - j <= B (NT - 1) take --diag, the others the lowest of\n"
     "                       --precisions (B in [0, 1])\n"
+    "  --build-precision B  how each K + alpha I is built: diag (whole in the --diag\n"
+    "                       precision, then lowered by the map; a grid keeps its dot\n"
+    "                       products), map (each tile directly in its map precision, after a\n"
+    "                       pass that computes the map's statistics without keeping K: one\n"
+    "                       more pass of dot products per gamma and alpha, and with fp16\n"
+    "                       tiles a quarter of diag's memory), auto (default: map when diag's\n"
+    "                       K would take over 3/4 of the GPUs' memory, or without GPUs of the\n"
+    "                       available memory)\n"
     "  --tile NB            tile size (default with GPUs 2048, 4096 from 32,768 training\n"
     "                       samples; CPU only 512); at least 16, and at most 1024 tiles a side\n"
     "  --precision-map F    write the precision map of the last factorisation: F.tsv (tile\n"
@@ -87,7 +95,8 @@ static const char *help =
     "                       precisions)\n"
     "  --load-model DIR     predict --test-bfile T with the model saved in DIR instead of a\n"
     "                       fit (no --bfile, --kernel, --gamma, --alpha, --tile, --accuracy,\n"
-    "                       --precisions, --diag, --band, --covar, --test-covar, --test-frac,\n"
+    "                       --precisions, --diag, --band, --build-precision, --covar,\n"
+    "                       --test-covar, --test-frac,\n"
     "                       --seed, --precision-map: the model fixes them). With --pheno FILE:\n"
     "                       new phenotypes, observed for every training sample of the model,\n"
     "                       solved with the saved factor (no factorisation); --save-model then\n"
@@ -143,19 +152,21 @@ static tg_status check_covar(const krr_opts *o, tg_error *err) {
                               o->test_covar, err);
 }
 
+static const char *const build_names[] = {"auto", "diag", "map"}; /* tg_krr_build */
+
 /* Returns TG_OK, an error, or -1 after printing the help. */
 static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
     enum {
         O_PHENO = 1, O_PNAME, O_PCOLS, O_COVAR, O_CNAME, O_KERNEL, O_GAMMA, O_ALPHA, O_TEST,
         O_TPHENO, O_TCOVAR, O_FRAC, O_SEED, O_ACC, O_PTOL, O_PREC, O_DIAG, O_BAND, O_TILE, O_MAP, O_SAVE,
-        O_LOAD, O_GRID, O_CCOLS, O_CKERNEL, O_HELP
+        O_LOAD, O_GRID, O_CCOLS, O_CKERNEL, O_BUILD, O_HELP
     };
     /* options of a fit, which a loaded model fixes */
     const unsigned fit_only = 1u << O_COVAR | 1u << O_CNAME | 1u << O_CCOLS | 1u << O_CKERNEL |
                               1u << O_KERNEL |
                               1u << O_GAMMA | 1u << O_ALPHA | 1u << O_TCOVAR | 1u << O_FRAC |
                               1u << O_SEED | 1u << O_ACC | 1u << O_PTOL | 1u << O_PREC | 1u << O_DIAG |
-                              1u << O_BAND | 1u << O_TILE | 1u << O_MAP;
+                              1u << O_BAND | 1u << O_TILE | 1u << O_MAP | 1u << O_BUILD;
     static const struct option opts[] = {
         {"pheno", required_argument, 0, O_PHENO},
         {"pheno-name", required_argument, 0, O_PNAME}, {"pheno-col-nums", required_argument, 0, O_PCOLS},
@@ -172,6 +183,7 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
         {"precisions", required_argument, 0, O_PREC},
         {"diag", required_argument, 0, O_DIAG}, {"band", required_argument, 0, O_BAND},
         {"tile", required_argument, 0, O_TILE}, {"precision-map", required_argument, 0, O_MAP},
+        {"build-precision", required_argument, 0, O_BUILD},
         {"save-model", required_argument, 0, O_SAVE},
         {"load-model", required_argument, 0, O_LOAD}, {"grid", required_argument, 0, O_GRID},
         {"help", no_argument, 0, O_HELP}, TG_CLI_INPUT_OPTIONS, TG_CLI_COMMON_OPTIONS,
@@ -225,6 +237,13 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
                 st = tg_error_set(err, TG_ERR_ARG, "--diag %s: expected fp32 or fp64", optarg);
             break;
         case O_BAND: st = tg_cli_double("band", optarg, 0, 1, &o->band, err); break;
+        case O_BUILD:
+            if (!strcmp(optarg, "auto")) o->build = TG_KRR_BUILD_AUTO;
+            else if (!strcmp(optarg, "diag")) o->build = TG_KRR_BUILD_DIAG;
+            else if (!strcmp(optarg, "map")) o->build = TG_KRR_BUILD_MAP;
+            else st = tg_error_set(err, TG_ERR_ARG, "--build-precision %s: expected auto, diag "
+                                   "or map", optarg);
+            break;
         case O_TILE:
             if (!(st = tg_cli_int("tile", optarg, 0, 1 << 16, &o->nb, err)))
                 st = tg_tile_check("--tile", 0, o->nb, err);
@@ -312,10 +331,10 @@ int tg_cmd_krr(int argc, char **argv) {
         if (o.allowed) tg_cli_precision_names(o.allowed, allowed, sizeof allowed);
         if (!o.load_model)
             tg_log_file_only(log, "options: kernel %s, %s %g, precisions %s, diag %s, "
-                             "band %g, tile %lld (0: by the workers)", tg_kernel_name(o.kernel),
-                             o.eps_given ? "accuracy" : "pred-tol",
+                             "band %g, tile %lld (0: by the workers), build-precision %s",
+                             tg_kernel_name(o.kernel), o.eps_given ? "accuracy" : "pred-tol",
                              o.eps_given ? o.eps : o.pred_tol, allowed, tg_prec_name(o.diag),
-                             o.band, (long long)o.nb);
+                             o.band, (long long)o.nb, build_names[o.build]);
         rc = krr_run(&o, log);
     }
     free(o.gamma);

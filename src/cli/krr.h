@@ -19,6 +19,7 @@ typedef struct {
     int64_t seed, nb;
     unsigned allowed;
     tg_prec diag;
+    tg_krr_build build;
     tg_cli_common c;
 } krr_opts;
 

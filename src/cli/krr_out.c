@@ -50,6 +50,14 @@ void krr_log_solve(const krr_data *d, const tg_krr_solve_report *r, tg_log *log)
 /* The tile size and precisions chosen by the workers. */
 static void log_choices(const tg_krr_fit_report *f, tg_log *log) {
     if (f->nb_why) tg_log_printf(log, "tile size %d (%s)", f->nb, f->nb_why);
+    if (f->in_map_why) {
+        char mem[64] = "unknown";
+        if (f->memory_bytes > 0)
+            snprintf(mem, sizeof mem, "%.0f MiB", f->memory_bytes / (1024.0 * 1024.0));
+        tg_log_printf(log, "build-precision %s (%s: %.0f MiB against %s)",
+                      f->in_map ? "map" : "diag", f->in_map_why,
+                      f->diag_bytes / (1024.0 * 1024.0), mem);
+    }
     if (f->allowed_why) {
         char names[64];
         tg_cli_precision_names(f->allowed, names, sizeof names);
@@ -84,9 +92,13 @@ static void log_factor(const krr_opts *o, const char *gs, double alpha, const tg
 }
 
 /* A kernel's line: its time, and its rate when it computed its dot products. */
-static void log_kernel(const char *what, int from_kept, double seconds, double ops,
+static void log_kernel(const char *what, int from_kept, int in_map, double seconds, double ops,
                        tg_log *log) {
-    if (from_kept)
+    if (in_map)
+        tg_log_printf(log, "%s in the map's precisions (dot products and kernel function; the "
+                      "map's statistics pass is in its time): %.3f s, %.4g tera int ops, %.3f "
+                      "Tops/s", what, seconds, ops * 1e-12, rate(ops, seconds));
+    else if (from_kept)
         tg_log_printf(log, "%s from the kept dot products: %.3f s", what, seconds);
     else
         tg_log_printf(log, "%s (dot products and kernel function): %.3f s, %.4g tera int ops, "
@@ -101,7 +113,8 @@ static void log_pair(const krr_opts *o, const krr_data *d, int p, const double *
     char gs[40], what[96];
     gamma_words(o->kernel, r->gamma, gs, sizeof gs); /* a fit's: the model may not be there */
     snprintf(what, sizeof what, "%salpha %g: kernel", gs, r->alpha);
-    if (r->stage >= 1) log_kernel(what, r->from_kept, r->kernel_seconds, r->kernel_ops, log);
+    if (r->stage >= 1)
+        log_kernel(what, r->from_kept, r->in_map, r->kernel_seconds, r->kernel_ops, log);
     if (r->stage >= 2) log_factor(o, gs, r->alpha, c, log);
     if (!predict) return;
     double n = (double)d->split.ntrain, n3 = n * n * n / 3;
@@ -191,7 +204,7 @@ tg_status krr_log_predictions(const krr_opts *o, krr_data *d, tg_log *log, tg_er
     log_build(d, log);
     for (int g = 0; g < i->ngamma && !st; g++) {
         log_kernel(i->ngamma > 1 ? "test-train kernel for this gamma" : "test-train kernel",
-                   i->ngamma > 1, pr->kernel_seconds[g], pr->kernel_ops[g], log);
+                   i->ngamma > 1, 0, pr->kernel_seconds[g], pr->kernel_ops[g], log);
         for (int a = 0; a < i->nalpha && !st; a++) {
             const int p = g * i->nalpha + a;
             double seconds = pr->seconds[p] + d->solve_seconds;

@@ -143,23 +143,43 @@ static tg_status read_inputs(const krr_opts *o, krr_data *d, tg_log *log, tg_err
     return TG_OK;
 }
 
+/* Whether the fit builds in the map's precisions (tg_krr_in_map with the fit's options). */
+static int in_map(const krr_opts *o, int64_t n) {
+    tg_krr_opts ko = tg_krr_defaults();
+    ko.diag = o->diag;
+    ko.build = o->build;
+    int nb = o->nb ? (int)o->nb : tg_krr_tile(n, NULL);
+    return tg_krr_in_map(&ko, n, nb, o->ngamma * o->nalpha > 1, NULL, NULL, NULL);
+}
+
+/* Bytes per entry of the least accurate storage among @p allowed (0: by the workers) and the
+ * diagonal's @p el bytes; FP8 tiles are stored in FP16. */
+static double least_storage(unsigned allowed, double el) {
+    if (!allowed) allowed = tg_krr_precisions(NULL);
+    if (allowed & (1u << TG_FP16 | 1u << TG_FP8_E4M3)) return 2;
+    return allowed & 1u << TG_FP32 ? 4 : el;
+}
+
 /* The run's peak host memory, for tg_cli_memory: the lower tiles of K + αI at the diagonal's
- * precision (fp64 unless --diag fp32: the map may keep every tile so), the test-training
- * kernel K_t (fp64 at most), the INT8 genotype panels of both cohorts, and the weights,
- * phenotypes and predictions; the tiles are shared among the MPI ranks. A prediction from a
- * saved model reads no factor. */
+ * precision (fp64 unless --diag fp32: the map may keep every tile so; built in the map's
+ * precisions, at least the least accurate one's storage: the map is not known yet), the
+ * test-training kernel K_t (fp64 at most), the INT8 genotype panels of both cohorts, and the
+ * weights, phenotypes and predictions; the tiles are shared among the MPI ranks. A prediction
+ * from a saved model reads no factor. */
 static tg_status check_memory(const krr_opts *o, const krr_data *d, tg_log *log, tg_error *err) {
     const tg_krr_model_info *i = o->load_model ? tg_krr_model_describe(d->model) : NULL;
     const double n = i ? (double)i->n : (double)d->split.ntrain, nt = (double)d->ntest,
                  m = (double)d->train->n_snps, k = d->k, ranks = tg_runtime_nranks(),
                  pairs = i ? 1 : (double)o->ngamma * o->nalpha,
                  el = (i ? i->diag == TG_FP32 : o->diag_given && o->diag == TG_FP32) ? 4 : 8,
-                 kb = !i || o->pheno ? el * n * (n + 1) / 2 / ranks : 0, ktb = 8 * nt * n / ranks,
+                 kel = !i && in_map(o, (int64_t)n) ? least_storage(o->allowed, el) : el,
+                 kb = !i || o->pheno ? kel * n * (n + 1) / 2 / ranks : 0, ktb = 8 * nt * n / ranks,
                  gb = (n + nt) * m, vb = 8 * k * (n * (pairs + 3) + nt * (pairs + 1)),
                  mib = 1024.0 * 1024.0;
     char terms[256];
-    snprintf(terms, sizeof terms, "K %.0f MiB, K_t %.0f MiB, genotypes %.0f MiB, vectors "
-             "%.0f MiB", kb / mib, ktb / mib, gb / mib, vb / mib);
+    snprintf(terms, sizeof terms, "K %.0f MiB%s, K_t %.0f MiB, genotypes %.0f MiB, vectors "
+             "%.0f MiB", kb / mib, kel < el ? " at least (in its map's precisions)" : "",
+             ktb / mib, gb / mib, vb / mib);
     tg_status st = tg_cli_memory(&o->c, log, kb + ktb + gb + vb, terms, err);
     if (st) return st;
     /* on the GPUs: the tiles, shared among them, and both cohorts' INT8 panels; a task: an
@@ -201,6 +221,7 @@ static tg_status fit(const krr_opts *o, krr_data *d, tg_log *log, tg_error *err)
     ko.diag_fixed = o->diag_given;
     ko.band = o->band;
     ko.keep_factor = o->save_model != NULL;
+    ko.build = o->build;
     tg_status st = tg_krr_fit(d->train, d->split.train, d->split.ntrain, d->k, d->y,
                               d->train->n_samples, d->names, &ko, &d->model, &d->fit, err);
     if (st) krr_log_fit_failed(o, d, log);
