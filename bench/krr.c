@@ -16,7 +16,7 @@
  * 4 tile rows (module loading and cuBLAS's algorithm choice are one-time costs, printed apart).
  * usage: bench/krr [--n N] [--snps S] [--nb NB] [--gamma G] [--alpha A] [--maps LIST]
  *                  [--no-ceiling] [--free-gram] [--cpu] [--ncpu N] [--no-homes]
- *                  [--trace PREFIX]
+ *                  [--trace PREFIX] [--in-map]
  * defaults: N 65536, S 32768, nb 2048, γ 1/S, α 0.1·√N, maps fp32,fp32+fp16,fp32+fp8,fp64.
  * Maps fp32+fp16 / fp32+fp8 force every off-diagonal tile to the low precision (band 0).
  * --free-gram keeps no dot products (every map rebuilds K with them): the largest N that fits.
@@ -25,7 +25,11 @@
  * --no-homes: with several GPUs, tasks placed by the scheduler instead of on their tiles' home
  * GPUs (tg_runtime_opts.tile_homes).
  * --trace PREFIX: every task from the build to the end of the first map's factorisation in
- * PREFIX.trace.tsv and PREFIX.gantt.png (tg_trace_tsv, tg_trace_gantt). */
+ * PREFIX.trace.tsv and PREFIX.gantt.png (tg_trace_tsv, tg_trace_gantt).
+ * --in-map: each map's K + αI built directly in the map's precisions (tg_krr_build_factor: a
+ * statistics pass, then the build, map_s and build_s) instead of an FP32 K lowered by the map:
+ * no FP32 K ever exists, so no build phase, no kept dot products and no spotrf ceiling (which
+ * needs the FP32 K). */
 #include <cblas.h>
 #include <lapacke.h>
 #include <math.h>
@@ -274,7 +278,7 @@ static double warm_up(const tg_bed *bed, int64_t nw, int nb, double gamma, doubl
 int main(int argc, char **argv) {
     tg_blas_restart_if_generic(argv);
     int64_t n = 65536, s = 32768;
-    int nb = 2048, gpu = 1, ceiling = 1, free_gram = 0, ncpu = -1, homes = 1;
+    int nb = 2048, gpu = 1, ceiling = 1, free_gram = 0, ncpu = -1, homes = 1, in_map = 0;
     double gamma = 0, alpha = -1;
     const char *maps_arg = "fp32,fp32+fp16,fp32+fp8,fp64", *trace = NULL;
     for (int i = 1; i < argc; i++) {
@@ -290,10 +294,11 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--ncpu") && i + 1 < argc) ncpu = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--no-homes")) homes = 0;
         else if (!strcmp(argv[i], "--trace") && i + 1 < argc) trace = argv[++i];
+        else if (!strcmp(argv[i], "--in-map")) in_map = 1;
         else {
             fprintf(stderr, "usage: %s [--n N] [--snps S] [--nb NB] [--gamma G] [--alpha A] "
                             "[--maps LIST] [--no-ceiling] [--free-gram] [--cpu] [--ncpu N] "
-                            "[--no-homes] [--trace PREFIX]\n", argv[0]);
+                            "[--no-homes] [--trace PREFIX] [--in-map]\n", argv[0]);
             return 2;
         }
     }
@@ -349,24 +354,26 @@ int main(int argc, char **argv) {
         fflush(stdout);                                                                             \
     } while (0)
     if (trace) tg_record_start(0);
-    PHASE("build", ops, tg_kernel_apply(NULL, g, g, gamma, alpha, TG_FP32, &K, &err));
-    if (!free_gram) {
+    K = NULL;
+    if (!in_map) PHASE("build", ops, tg_kernel_apply(NULL, g, g, gamma, alpha, TG_FP32, &K, &err));
+    if (!free_gram && !in_map) {
         tg_matrix *K2;
         PHASE("dot_products_kept", ops, tg_kernel_gram(g, g, &C, NULL, &err));
         PHASE("kernel_from_kept", 0.0, tg_kernel_apply(C, g, g, gamma, alpha, TG_FP32, &K2, &err));
         tg_matrix_destroy(K2);
     }
     double flops = (double)n * n * (double)n / 3, t_dpotrf = 0,
-           t_spotrf = ceiling ? spotrf_seconds(K, gpu, &t_dpotrf) : 0;
+           t_spotrf = ceiling && K ? spotrf_seconds(K, gpu, &t_dpotrf) : 0;
     if (t_spotrf > 0) printf("spotrf_ceiling\t%.3f\t%.4g\n", t_spotrf, flops / t_spotrf / 1e12);
     if (t_dpotrf > 0) printf("dpotrf_ceiling\t%.3f\t%.4g\n", t_dpotrf, flops / t_dpotrf / 1e12);
     /* of_potrf: against spotrf, or dpotrf for the all-FP64 map where it was measured */
     printf("map\ttiles_fp64\ttiles_fp32\ttiles_fp16\ttiles_fp8\tfactor_s\tTFLOP/s\tof_potrf\t"
-           "map_s\tGPU_GiB_used\tbusy_map+factor\tGiB_to_GPUs\tGiB_from_GPUs\tGiB_between_GPUs\n");
+           "map_s\tGPU_GiB_used\tbusy_map+factor\tGiB_to_GPUs\tGiB_from_GPUs\tGiB_between_GPUs"
+           "\tbuild_s\tbuild_T_ops/s\n");
     int first = 1;
     for (int m = 0; m < NMAPS; m++) {
         if (!in_list(maps_arg, all_maps[m].name)) continue;
-        if (!first || all_maps[m].diag != TG_FP32) { /* the factor overwrote K: a fresh one */
+        if (!in_map && (!first || all_maps[m].diag != TG_FP32)) { /* K was overwritten */
             tg_matrix_destroy(K);
             if (tg_kernel_apply(C, g, g, gamma, alpha, all_maps[m].diag, &K, &err)) die("apply", &err);
             tg_runtime_wait_all();
@@ -378,17 +385,24 @@ int main(int argc, char **argv) {
         co.band = 0;
         tg_chol_report rep;
         busy_reset();
-        if (tg_cholesky(K, &co, &rep, &err)) {
+        if (in_map) {
+            tg_matrix_destroy(K);
+            K = NULL;
+        }
+        if (in_map ? tg_krr_build_factor(g, gamma, alpha, co.diag, &co, &K, &rep, &err)
+                   : tg_cholesky(K, &co, &rep, &err)) {
             printf("%s\tfailed: %s\n", all_maps[m].name, err.msg);
             continue;
         }
-        printf("%s\t%lld\t%lld\t%lld\t%lld\t%.3f\t%.4g\t%.3f\t%.3f\t%.1f\t%.2f%s\n", all_maps[m].name,
+        printf("%s\t%lld\t%lld\t%lld\t%lld\t%.3f\t%.4g\t%.3f\t%.3f\t%.1f\t%.2f%s\t%.3f\t%.4g\n",
+               all_maps[m].name,
                (long long)rep.tiles[TG_FP64], (long long)rep.tiles[TG_FP32],
                (long long)rep.tiles[TG_FP16], (long long)rep.tiles[TG_FP8_E4M3], rep.factor_seconds,
                flops / rep.factor_seconds / 1e12,
                (all_maps[m].diag == TG_FP64 && t_dpotrf > 0 ? t_dpotrf : t_spotrf) / rep.factor_seconds,
-               rep.map_seconds, gpu_used_gib(), busy(kind, rep.map_seconds + rep.factor_seconds),
-               moved());
+               rep.map_seconds, gpu_used_gib(),
+               busy(kind, rep.map_seconds + rep.build_seconds + rep.factor_seconds), moved(),
+               rep.build_seconds, rep.build_seconds > 0 ? ops / rep.build_seconds / 1e12 : 0);
         fflush(stdout);
         if (trace) {
             size_t nrec = 0;
