@@ -1226,6 +1226,9 @@ typedef struct {
      * factors again; it returns TG_ERR_NUMERIC only when the failed block was all FP64. */
     tg_status (*refill)(void *ctx, tg_matrix *A, tg_error *err);
     void *refill_ctx;
+    double max_bytes; /**< > 0: a map whose tiles would take more bytes than this (per rank, in
+                       * their storage precisions) is refused with TG_ERR_NOMEM before any tile
+                       * is converted or built, also after a raise */
 } tg_chol_opts;
 
 /** Defaults: eps 1e-8, diag FP64, allowed FP64|FP32|FP16|FP8, adaptive map, no tol, no shift,

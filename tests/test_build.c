@@ -459,6 +459,15 @@ static void in_map_tests(const tg_bed *bed, double gamma) {
        tg_prec_name(b.rep[1].retry[0].from), tg_prec_name(b.rep[1].retry[0].to), pass,
        b.msg[0], b.msg[1]);
     free(b.l[0]), free(b.l[1]);
+
+    /* a map that takes more than max_bytes: refused before any tile is built */
+    tg_matrix *K = NULL;
+    tg_chol_report rep;
+    co = tg_chol_defaults();
+    co.max_bytes = 8.0 * NTR * NTR / 2; /* less than the lower tiles in fp64 */
+    tg_status st = tg_krr_build_factor(tr, gamma, 0.375, TG_FP64, &co, &K, &rep, &err);
+    ok(st == TG_ERR_NOMEM && !K && strstr(err.msg, "MiB allowed"),
+       "in the map's precisions, a map over max_bytes refused: %s", err.msg);
     tg_kgeno_free(tr);
 }
 

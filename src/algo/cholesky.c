@@ -36,7 +36,8 @@ tg_chol_opts tg_chol_defaults(void) {
                       .shift = 0,
                       .lower_diag = 0,
                       .refill = NULL,
-                      .refill_ctx = NULL};
+                      .refill_ctx = NULL,
+                      .max_bytes = 0};
     return o;
 }
 
@@ -247,6 +248,26 @@ static int raise_map(const tg_matrix *A, tg_chol_opts *o, int k, tg_prec *map, t
             }
         }
     return 1;
+}
+
+/* tg_chol_opts.max_bytes: the lower tiles' bytes in their storage precisions @p store, per
+ * rank, against the limit. */
+static tg_status check_bytes(const tg_matrix *A, const tg_chol_opts *o, const tg_prec *store,
+                             tg_error *err) {
+    if (!(o->max_bytes > 0)) return TG_OK;
+    double bytes = 0;
+    for (int j = 0; j < A->nt; j++)
+        for (int i = j; i < A->mt; i++) {
+            int rows, cols;
+            tg_matrix_tile_dims(A, i, j, &rows, &cols);
+            bytes += (double)rows * cols * (double)tg_prec_size(store[tg_tile_index(A, i, j)]);
+        }
+    bytes /= tg_runtime_nranks();
+    if (bytes <= o->max_bytes) return TG_OK;
+    return tg_error_set(err, TG_ERR_NOMEM, "tile Cholesky: the precision map stores the matrix "
+                        "in %.4g MiB a rank, more than the %.4g MiB allowed (the memory it "
+                        "lives in): allow less accurate tiles or spread it over more GPUs or "
+                        "ranks", bytes / 1048576, o->max_bytes / 1048576);
 }
 
 static tg_status check_opts(const tg_matrix *A, const tg_chol_opts *o, tg_error *err) {
@@ -501,6 +522,7 @@ static tg_status cholesky(tg_matrix *A, const tg_chol_opts *opts, tg_chol_measur
     lower_diagonal(A, &o, &s, map, r.eps, r.norm);
     for (;;) {
         for (size_t t = 0; t < n2; t++) store[t] = map[t] == TG_FP8_E4M3 ? TG_FP16 : map[t];
+        if ((st = check_bytes(A, &o, store, err))) goto done;
         if (measure) { /* the tiles are built in the precisions they are stored in */
             double tb = tg_now();
             tg_matrix_retype(A, store, scale0);

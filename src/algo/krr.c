@@ -452,6 +452,10 @@ tg_status tg_krr_fit(const tg_bed *bed, const int64_t *rows, int64_t n, int k, c
     co.diag = o->diag;
     co.band = o->band;
     co.map_out = rep->map;
+    /* built in the map's precisions because K would not fit otherwise: a map that does not fit
+     * either is an error before the build, not a run that leans on StarPU's evictions (the
+     * default map at 249,037 samples on one H100 never ended: docs/PERFORMANCE.md) */
+    if (rep->in_map) co.max_bytes = rep->memory_bytes;
     for (int p = 0; p < npairs && !st; p++, rep->npairs++)
         st = fit_pair(m, C, yc, o, &co, rep->in_map, p / m->info.nalpha, p % m->info.nalpha,
                       &rep->pair[p], err);
