@@ -265,7 +265,7 @@ static tg_status check_bytes(const tg_matrix *A, const tg_chol_opts *o, const tg
     bytes /= tg_runtime_nranks();
     if (bytes <= o->max_bytes) return TG_OK;
     return tg_error_set(err, TG_ERR_NOMEM, "tile Cholesky: the precision map stores the matrix "
-                        "in %.4g MiB a rank, more than the %.4g MiB allowed (the memory it "
+                        "in %.1f MiB a rank, more than the %.1f MiB allowed (the memory it "
                         "lives in): allow less accurate tiles or spread it over more GPUs or "
                         "ranks", bytes / 1048576, o->max_bytes / 1048576);
 }
