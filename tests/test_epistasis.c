@@ -809,7 +809,9 @@ int main(void) {
     }
 #endif
 
-    /* larger blocks (several GPU tiles per round), K2 with the best CPU kernel */
+    /* larger blocks (several GPU tiles per round), K2 with the best CPU kernel; order 2 also
+     * with small top-k (1 to 50 of 1,770 or 19,900 pairs: the k-th key changes inside a group
+     * of pairs the CPU round scores before it selects), with and without missing calls */
     dataset big2 = {0}, big3 = {0}, big4 = {0};
     make_dataset(&big2, "big2", 333, 367, 0, 200, 0.0, &r);
     make_dataset(&big3, "big3", 300, 280, 9, 60, 0.02, &r);
@@ -825,7 +827,8 @@ int main(void) {
         int k, block, topk;
     } large[] = {{&big2, 2, 0, 100}, {&big2, 2, 64, 100}, {&big3, 3, 32, 50}, {&big4, 4, 0, 50},
                  {&wide, 3, 8, 20}, {&wide_miss, 4, 8, 20}, {&wide, 2, 8, 200},
-                 {&wide_miss, 2, 8, 200}};
+                 {&wide_miss, 2, 8, 200}, {&big3, 2, 0, 50}, {&big3, 2, 32, 7},
+                 {&big2, 2, 64, 13}, {&big3, 2, 8, 1}};
     for (size_t x = 0; x < sizeof large / sizeof large[0]; x++) {
         tg_epi_report rep;
         if (check_search(large[x].d, large[x].k, TG_EPI_K2, large[x].topk, large[x].block,
