@@ -609,31 +609,34 @@ static void round2(struct round *r) {
                 /* pair p = j·nx + i (x SNP x + i, y SNP ys + j): E(plane p of s0, plane q of
                  * s1) = e[p·P + q]; with complete data the entries with V are the SNPs' own
                  * plane counts and n_c */
-                for (int p = 0; p < np; p++) {
-                    int64_t *q = t[c] + 9 * p;
-                    if (a->complete) {
-                        const int64_t *e = cnt[c] + 4 * p,
-                                      *mx = marg + 2 * (c * nm + x + p % nx - lo0),
-                                      *my = marg + 2 * (c * nm + a->nsnp[0] + ys + p / nx - lo1);
-                        q[0] = e[0], q[1] = e[1], q[2] = mx[0];
-                        q[3] = e[2], q[4] = e[3], q[5] = mx[1];
-                        q[6] = my[0], q[7] = my[1], q[8] = a->n[c];
+                for (int j = 0; j < ny; j++)
+                    for (int i = 0; i < nx; i++) {
+                        const int p = j * nx + i;
+                        int64_t *q = t[c] + 9 * p;
+                        if (a->complete) {
+                            const int64_t *e = cnt[c] + 4 * p,
+                                          *mx = marg + 2 * (c * nm + x + i - lo0),
+                                          *my = marg + 2 * (c * nm + a->nsnp[0] + ys + j - lo1);
+                            q[0] = e[0], q[1] = e[1], q[2] = mx[0];
+                            q[3] = e[2], q[4] = e[3], q[5] = mx[1];
+                            q[6] = my[0], q[7] = my[1], q[8] = a->n[c];
+                        }
+                        e_to_table(2, q);
                     }
-                    e_to_table(2, q);
-                }
             }
             switch (a->score) {
             case TG_EPI_K2: keys2(TG_EPI_K2, np, t, r->t, key); break;
             case TG_EPI_MI: keys2(TG_EPI_MI, np, t, r->t, key); break;
             default: keys2(TG_EPI_CHI2, np, t, r->t, key); break;
             }
-            const int self = nx == 2 && ys == x + 1 ? 1 : -1; /* SNP x + 1 with itself */
-            for (int p = 0; p < np; p++) {
-                if (p == self) continue;
-                evaluated++;
-                r->S[0] = x + p % nx, r->S[1] = ys + p / nx;
-                insert_hit(r, t[0] + 9 * p, t[1] + 9 * p, key[p]);
-            }
+            for (int j = 0; j < ny; j++)
+                for (int i = 0; i < nx; i++) {
+                    const int p = j * nx + i;
+                    if (i > j && ys == x + 1) continue; /* SNP x + 1 with itself */
+                    evaluated++;
+                    r->S[0] = x + i, r->S[1] = ys + j;
+                    insert_hit(r, t[0] + 9 * p, t[1] + 9 * p, key[p]);
+                }
         }
     }
     r->res->evaluated += evaluated;
