@@ -265,33 +265,45 @@ __attribute__((target("avx512f"))) static inline __m512i sum8(__m512i v0, __m512
  * constants at every call, so the loops unroll into registers. */
 enum { TILE_ACC = 24, TILE_X = 6 };
 
+/* One 8-word step of a tile; m masks the last step of planes padded to 4 words only: full
+ * steps load without a mask (a variable mask cost a store and reload of it every step). */
+__attribute__((target("avx512f,avx512vpopcntdq"))) static inline __attribute__((always_inline)) void
+tile_step(__m512i *acc, const uint64_t *const *x, const uint64_t *y, int A, int B, int Q,
+          int64_t nw, int64_t stride, int64_t w, __mmask8 m) {
+    __m512i xv[TILE_X];
+#pragma GCC unroll 6
+    for (int i = 0; i < A; i++) {
+        xv[i] = _mm512_maskz_loadu_epi64(m, x[i] + w);
+        __asm__("" : "+v"(xv[i])); /* one load each: not folded into every AND */
+    }
+#pragma GCC unroll 3
+    for (int j = 0; j < B; j++) {
+        __m512i yv[3];
+#pragma GCC unroll 3
+        for (int q = 0; q < Q; q++) {
+            yv[q] = _mm512_maskz_loadu_epi64(m, y + j * stride + q * nw + w);
+            __asm__("" : "+v"(yv[q]));
+        }
+#pragma GCC unroll 6
+        for (int i = 0; i < A; i++)
+#pragma GCC unroll 3
+            for (int q = 0; q < Q; q++) {
+                const int z = (j * A + i) * Q + q; /* the order of out */
+                acc[z] = _mm512_add_epi64(acc[z],
+                                          _mm512_popcnt_epi64(_mm512_and_si512(xv[i], yv[q])));
+            }
+    }
+}
+
 __attribute__((target("avx512f,avx512vpopcntdq"))) static inline __attribute__((always_inline)) void
 tile512(const uint64_t *const *x, const uint64_t *y, int A, int B, int Q, int64_t nw,
         int64_t stride, int ldo, int64_t *out) {
     __m512i acc[TILE_ACC];
 #pragma GCC unroll 24
     for (int z = 0; z < TILE_ACC; z++) acc[z] = _mm512_setzero_si512();
-    for (int64_t w = 0; w < nw; w += 8) {
-        const __mmask8 m = nw - w >= 8 ? 0xff : 0x0f; /* planes are padded to 4 words */
-        __m512i xv[TILE_X];
-#pragma GCC unroll 6
-        for (int i = 0; i < A; i++) xv[i] = _mm512_maskz_loadu_epi64(m, x[i] + w);
-#pragma GCC unroll 3
-        for (int j = 0; j < B; j++) {
-            __m512i yv[3];
-#pragma GCC unroll 3
-            for (int q = 0; q < Q; q++)
-                yv[q] = _mm512_maskz_loadu_epi64(m, y + j * stride + q * nw + w);
-#pragma GCC unroll 6
-            for (int i = 0; i < A; i++)
-#pragma GCC unroll 3
-                for (int q = 0; q < Q; q++) {
-                    const int z = (j * A + i) * Q + q; /* the order of out */
-                    acc[z] = _mm512_add_epi64(acc[z],
-                                              _mm512_popcnt_epi64(_mm512_and_si512(xv[i], yv[q])));
-                }
-        }
-    }
+    int64_t w = 0;
+    for (; w + 8 <= nw; w += 8) tile_step(acc, x, y, A, B, Q, nw, stride, w, 0xff);
+    if (w < nw) tile_step(acc, x, y, A, B, Q, nw, stride, w, 0x0f);
     /* y SNP j's counts are A·Q consecutive entries of out: where they fill whole groups of 8
      * (4 × 2) or there is one y SNP (6 × 1 × 3, the last group masked), the sums are stored
      * as they come out of the tree */
