@@ -74,6 +74,7 @@ static inline __attribute__((always_inline)) double key_of(enum tg_epi_score sco
     /* a partial sum per genotype of the first SNP, each over its cells in order (the CUDA
      * path's three lanes per combination), then (p0 + p1) + p2 */
     double p[3];
+#pragma GCC unroll 3
     for (int d = 0; d < 3; d++) {
         double a = 0;
 #pragma GCC unroll 9
