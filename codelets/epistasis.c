@@ -601,9 +601,9 @@ static void round2(struct round *r) {
     }
     /* a group (two x SNPs against a run of y SNPs) in three passes over its pairs: the tables
      * (in place over the counts with missing calls), the keys, the selection. The key pass has
-     * no stores but the key and no branch: pairs overlap in the core (interleaved with the
-     * table's stores and the selection's branches, an order-2 pair's epilogue took about 100
-     * cycles, where its 30 lookups and 40 additions issue in about 25). */
+     * no stores but the key and no branch, so the core overlaps the pairs' lookups, where
+     * interleaved with the tables' stores and the selection each pair waited on its own (see
+     * docs/DESIGN-NOTES.md) */
     int64_t cnt[2][2 * YCHUNK * 9], tab[2][2 * YCHUNK * 9];
     double key[2 * YCHUNK];
     uint64_t evaluated = 0;
@@ -619,8 +619,8 @@ static void round2(struct round *r) {
                 for (int z = 0; z < nx * P; z++) xs[z] = plane(r, 0, c, x + z / P, z % P);
                 r->pairs(xs, nx * P, plane(r, 1, c, ys, 0), ny, P, a->words[c], 3 * a->words[c],
                          cnt[c]);
-                /* pair p = j·nx + i (x SNP x + i, y SNP ys + j): E(plane p of s0, plane q of
-                 * s1) = e[p·P + q]; with complete data the entries with V are the SNPs' own
+                /* pair p = j·nx + i (x SNP x + i, y SNP ys + j): E(plane u of s0, plane v of
+                 * s1) = e[u·P + v]; with complete data the entries with V are the SNPs' own
                  * plane counts and n_c */
                 for (int j = 0; j < ny; j++)
                     for (int i = 0; i < nx; i++) {

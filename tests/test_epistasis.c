@@ -785,6 +785,15 @@ int main(void) {
         ok(rep.block == 40 && rep.rounds == 1 && rep.complete,
            "default block %d, %lld rounds, complete", rep.block, (long long)rep.rounds);
         tg_epi_report_free(&rep);
+        /* order 2 with top 3 and 5 of 666 pairs (the k-th key changes inside a group of pairs,
+         * all scored before the selection), 37 SNPs in blocks of 8 (the last of 5: a group of
+         * one x SNP) */
+        for (int x = 0; x < 2; x++) {
+            snprintf(what, sizeof what, "%s, %s, top-k cut", kernels[kn],
+                     x ? "complete" : "5% missing");
+            check_search(x ? &full : &miss, 2, TG_EPI_K2, 3 + 2 * x, 8, what, &rep);
+            tg_epi_report_free(&rep);
+        }
     }
     tg_epi_popc_select(NULL);
 
