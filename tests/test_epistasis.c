@@ -296,6 +296,19 @@ static void check_pair_counts(const char *kernel, tg_rng *r) {
        "9 planes × 7 SNPs), %d counts differ from popcounts word by word", kernel, runs, bad);
 }
 
+/* Order 2 with top 3 and 5 of 666 pairs (the k-th key changes inside a group of pairs, all
+ * scored before the selection), 37 SNPs in blocks of 8 (the last of 5: a group of one x SNP),
+ * with and without missing calls. */
+static void check_topk_cuts(const char *kernel, dataset *miss, dataset *full) {
+    for (int x = 0; x < 2; x++) {
+        char what[64];
+        tg_epi_report rep;
+        snprintf(what, sizeof what, "%s, %s, top-k cut", kernel, x ? "complete" : "5% missing");
+        check_search(x ? full : miss, 2, TG_EPI_K2, 3 + 2 * x, 8, what, &rep);
+        tg_epi_report_free(&rep);
+    }
+}
+
 /* The same search on CUDA workers only must equal the CPU search bit for bit. */
 static void check_cuda(const dataset *d, int k, int score, int topk, int block,
                        const tg_epi_report *cpu) {
@@ -785,15 +798,7 @@ int main(void) {
         ok(rep.block == 40 && rep.rounds == 1 && rep.complete,
            "default block %d, %lld rounds, complete", rep.block, (long long)rep.rounds);
         tg_epi_report_free(&rep);
-        /* order 2 with top 3 and 5 of 666 pairs (the k-th key changes inside a group of pairs,
-         * all scored before the selection), 37 SNPs in blocks of 8 (the last of 5: a group of
-         * one x SNP) */
-        for (int x = 0; x < 2; x++) {
-            snprintf(what, sizeof what, "%s, %s, top-k cut", kernels[kn],
-                     x ? "complete" : "5% missing");
-            check_search(x ? &full : &miss, 2, TG_EPI_K2, 3 + 2 * x, 8, what, &rep);
-            tg_epi_report_free(&rep);
-        }
+        check_topk_cuts(kernels[kn], &miss, &full);
     }
     tg_epi_popc_select(NULL);
 
