@@ -74,6 +74,7 @@ static inline __attribute__((always_inline)) double key_of(enum tg_epi_score sco
     /* a partial sum per genotype of the first SNP, each over its cells in order (the CUDA
      * path's three lanes per combination), then (p0 + p1) + p2 */
     double p[3];
+#pragma GCC unroll 3
     for (int d = 0; d < 3; d++) {
         double a = 0;
 #pragma GCC unroll 9
@@ -265,33 +266,45 @@ __attribute__((target("avx512f"))) static inline __m512i sum8(__m512i v0, __m512
  * constants at every call, so the loops unroll into registers. */
 enum { TILE_ACC = 24, TILE_X = 6 };
 
+/* One 8-word step of a tile; m masks the last step of planes padded to 4 words only: full
+ * steps load without a mask (a variable mask cost a store and reload of it every step). */
+__attribute__((target("avx512f,avx512vpopcntdq"))) static inline __attribute__((always_inline)) void
+tile_step(__m512i *acc, const uint64_t *const *x, const uint64_t *y, int A, int B, int Q,
+          int64_t nw, int64_t stride, int64_t w, __mmask8 m) {
+    __m512i xv[TILE_X];
+#pragma GCC unroll 6
+    for (int i = 0; i < A; i++) {
+        xv[i] = _mm512_maskz_loadu_epi64(m, x[i] + w);
+        __asm__("" : "+v"(xv[i])); /* one load each: not folded into every AND */
+    }
+#pragma GCC unroll 3
+    for (int j = 0; j < B; j++) {
+        __m512i yv[3];
+#pragma GCC unroll 3
+        for (int q = 0; q < Q; q++) {
+            yv[q] = _mm512_maskz_loadu_epi64(m, y + j * stride + q * nw + w);
+            __asm__("" : "+v"(yv[q]));
+        }
+#pragma GCC unroll 6
+        for (int i = 0; i < A; i++)
+#pragma GCC unroll 3
+            for (int q = 0; q < Q; q++) {
+                const int z = (j * A + i) * Q + q; /* the order of out */
+                acc[z] = _mm512_add_epi64(acc[z],
+                                          _mm512_popcnt_epi64(_mm512_and_si512(xv[i], yv[q])));
+            }
+    }
+}
+
 __attribute__((target("avx512f,avx512vpopcntdq"))) static inline __attribute__((always_inline)) void
 tile512(const uint64_t *const *x, const uint64_t *y, int A, int B, int Q, int64_t nw,
         int64_t stride, int ldo, int64_t *out) {
     __m512i acc[TILE_ACC];
 #pragma GCC unroll 24
     for (int z = 0; z < TILE_ACC; z++) acc[z] = _mm512_setzero_si512();
-    for (int64_t w = 0; w < nw; w += 8) {
-        const __mmask8 m = nw - w >= 8 ? 0xff : 0x0f; /* planes are padded to 4 words */
-        __m512i xv[TILE_X];
-#pragma GCC unroll 6
-        for (int i = 0; i < A; i++) xv[i] = _mm512_maskz_loadu_epi64(m, x[i] + w);
-#pragma GCC unroll 3
-        for (int j = 0; j < B; j++) {
-            __m512i yv[3];
-#pragma GCC unroll 3
-            for (int q = 0; q < Q; q++)
-                yv[q] = _mm512_maskz_loadu_epi64(m, y + j * stride + q * nw + w);
-#pragma GCC unroll 6
-            for (int i = 0; i < A; i++)
-#pragma GCC unroll 3
-                for (int q = 0; q < Q; q++) {
-                    const int z = (j * A + i) * Q + q; /* the order of out */
-                    acc[z] = _mm512_add_epi64(acc[z],
-                                              _mm512_popcnt_epi64(_mm512_and_si512(xv[i], yv[q])));
-                }
-        }
-    }
+    int64_t w = 0;
+    for (; w + 8 <= nw; w += 8) tile_step(acc, x, y, A, B, Q, nw, stride, w, 0xff);
+    if (w < nw) tile_step(acc, x, y, A, B, Q, nw, stride, w, 0x0f);
     /* y SNP j's counts are A·Q consecutive entries of out: where they fill whole groups of 8
      * (4 × 2) or there is one y SNP (6 × 1 × 3, the last group masked), the sums are stored
      * as they come out of the tree */
@@ -556,6 +569,13 @@ static void level(struct round *r, int j) {
     }
 }
 
+/* The keys of np order-2 tables (t[c] + 9·p), score a constant at each call. */
+static inline __attribute__((always_inline)) void keys2(enum tg_epi_score score, int np,
+                                                        int64_t *const t[2], const double *lt,
+                                                        double *key) {
+    for (int p = 0; p < np; p++) key[p] = key_of(score, 2, t[0] + 9 * p, t[1] + 9 * p, lt);
+}
+
 /* Order 2: the pair counts of two x SNPs against a chunk of y SNPs that stays in cache (in both
  * classes, 48 SNPs of 16,000 samples are 300 KB), then each pair's table, key and selection.
  * With complete data only the P = 2 planes are counted: a SNP's own plane counts give the cells
@@ -579,45 +599,56 @@ static void round2(struct round *r) {
                                              a->words[c]);
             }
     }
-    int64_t cnt[2][2 * YCHUNK * 9], t[2][9];
+    /* a group (two x SNPs against a run of y SNPs) in three passes over its pairs: the tables
+     * (in place over the counts with missing calls), the keys, the selection. The key pass has
+     * no stores but the key and no branch, so the core overlaps the pairs' lookups, where
+     * interleaved with the tables' stores and the selection each pair waited on its own (see
+     * docs/DESIGN-NOTES.md) */
+    int64_t cnt[2][2 * YCHUNK * 9], tab[2][2 * YCHUNK * 9];
+    double key[2 * YCHUNK];
     uint64_t evaluated = 0;
     for (int64_t y0 = lo1; y0 < hi1; y0 += YCHUNK) {
         const int64_t y1 = y0 + YCHUNK < hi1 ? y0 + YCHUNK : hi1;
         for (int64_t x = lo0; x < hi0 && x + 1 < y1; x += 2) {
             const int nx = hi0 - x >= 2 ? 2 : 1;
             const int64_t ys = x + 1 > y0 ? x + 1 : y0;
-            const int ny = (int)(y1 - ys);
+            const int ny = (int)(y1 - ys), np = nx * ny;
+            int64_t *t[2] = {a->complete ? tab[0] : cnt[0], a->complete ? tab[1] : cnt[1]};
             for (int c = 0; c < 2; c++) {
                 const uint64_t *xs[6];
                 for (int z = 0; z < nx * P; z++) xs[z] = plane(r, 0, c, x + z / P, z % P);
                 r->pairs(xs, nx * P, plane(r, 1, c, ys, 0), ny, P, a->words[c], 3 * a->words[c],
                          cnt[c]);
-            }
-            for (int i = 0; i < nx; i++)
-                for (int j = i && ys == x + 1; j < ny; j++) { /* s1 > s0 */
-                    for (int c = 0; c < 2; c++) {
-                        /* E(plane p of s0, plane q of s1) = e[p·P + q]; with complete data
-                         * the entries with V are the SNPs' own plane counts and n_c */
-                        const int64_t *e = cnt[c] + (j * nx + i) * P * P;
-                        int64_t *q = t[c];
+                /* pair p = j·nx + i (x SNP x + i, y SNP ys + j): E(plane u of s0, plane v of
+                 * s1) = e[u·P + v]; with complete data the entries with V are the SNPs' own
+                 * plane counts and n_c */
+                for (int j = 0; j < ny; j++)
+                    for (int i = 0; i < nx; i++) {
+                        const int p = j * nx + i;
+                        int64_t *q = t[c] + 9 * p;
                         if (a->complete) {
-                            const int64_t *mx = marg + 2 * (c * nm + x + i - lo0),
+                            const int64_t *e = cnt[c] + 4 * p,
+                                          *mx = marg + 2 * (c * nm + x + i - lo0),
                                           *my = marg + 2 * (c * nm + a->nsnp[0] + ys + j - lo1);
                             q[0] = e[0], q[1] = e[1], q[2] = mx[0];
                             q[3] = e[2], q[4] = e[3], q[5] = mx[1];
                             q[6] = my[0], q[7] = my[1], q[8] = a->n[c];
-                        } else {
-                            for (int z = 0; z < 9; z++) q[z] = e[z];
                         }
                         e_to_table(2, q);
                     }
+            }
+            switch (a->score) {
+            case TG_EPI_K2: keys2(TG_EPI_K2, np, t, r->t, key); break;
+            case TG_EPI_MI: keys2(TG_EPI_MI, np, t, r->t, key); break;
+            default: keys2(TG_EPI_CHI2, np, t, r->t, key); break;
+            }
+            for (int j = 0; j < ny; j++)
+                for (int i = 0; i < nx; i++) {
+                    const int p = j * nx + i;
+                    if (i > j && ys == x + 1) continue; /* SNP x + 1 with itself */
                     evaluated++;
-                    const double key =
-                        a->score == TG_EPI_K2   ? key_of(TG_EPI_K2, 2, t[0], t[1], r->t)
-                        : a->score == TG_EPI_MI ? key_of(TG_EPI_MI, 2, t[0], t[1], r->t)
-                                                : key_of(TG_EPI_CHI2, 2, t[0], t[1], r->t);
                     r->S[0] = x + i, r->S[1] = ys + j;
-                    insert_hit(r, t[0], t[1], key);
+                    insert_hit(r, t[0] + 9 * p, t[1] + 9 * p, key[p]);
                 }
         }
     }

@@ -296,6 +296,19 @@ static void check_pair_counts(const char *kernel, tg_rng *r) {
        "9 planes × 7 SNPs), %d counts differ from popcounts word by word", kernel, runs, bad);
 }
 
+/* Order 2 with top 3 and 5 of 666 pairs (the k-th key changes inside a group of pairs, all
+ * scored before the selection), 37 SNPs in blocks of 8 (the last of 5: a group of one x SNP),
+ * with and without missing calls. */
+static void check_topk_cuts(const char *kernel, dataset *miss, dataset *full) {
+    for (int x = 0; x < 2; x++) {
+        char what[64];
+        tg_epi_report rep;
+        snprintf(what, sizeof what, "%s, %s, top-k cut", kernel, x ? "complete" : "5% missing");
+        check_search(x ? full : miss, 2, TG_EPI_K2, 3 + 2 * x, 8, what, &rep);
+        tg_epi_report_free(&rep);
+    }
+}
+
 /* The same search on CUDA workers only must equal the CPU search bit for bit. */
 static void check_cuda(const dataset *d, int k, int score, int topk, int block,
                        const tg_epi_report *cpu) {
@@ -785,6 +798,7 @@ int main(void) {
         ok(rep.block == 40 && rep.rounds == 1 && rep.complete,
            "default block %d, %lld rounds, complete", rep.block, (long long)rep.rounds);
         tg_epi_report_free(&rep);
+        check_topk_cuts(kernels[kn], &miss, &full);
     }
     tg_epi_popc_select(NULL);
 
@@ -809,7 +823,9 @@ int main(void) {
     }
 #endif
 
-    /* larger blocks (several GPU tiles per round), K2 with the best CPU kernel */
+    /* larger blocks (several GPU tiles per round), K2 with the best CPU kernel; order 2 also
+     * with small top-k (1 to 50 of 1,770 or 19,900 pairs: the k-th key changes inside a group
+     * of pairs the CPU round scores before it selects), with and without missing calls */
     dataset big2 = {0}, big3 = {0}, big4 = {0};
     make_dataset(&big2, "big2", 333, 367, 0, 200, 0.0, &r);
     make_dataset(&big3, "big3", 300, 280, 9, 60, 0.02, &r);
@@ -825,7 +841,8 @@ int main(void) {
         int k, block, topk;
     } large[] = {{&big2, 2, 0, 100}, {&big2, 2, 64, 100}, {&big3, 3, 32, 50}, {&big4, 4, 0, 50},
                  {&wide, 3, 8, 20}, {&wide_miss, 4, 8, 20}, {&wide, 2, 8, 200},
-                 {&wide_miss, 2, 8, 200}};
+                 {&wide_miss, 2, 8, 200}, {&big3, 2, 0, 50}, {&big3, 2, 32, 7},
+                 {&big2, 2, 64, 13}, {&big3, 2, 8, 1}};
     for (size_t x = 0; x < sizeof large / sizeof large[0]; x++) {
         tg_epi_report rep;
         if (check_search(large[x].d, large[x].k, TG_EPI_K2, large[x].topk, large[x].block,
