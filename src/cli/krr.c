@@ -154,6 +154,15 @@ static tg_status check_covar(const krr_opts *o, tg_error *err) {
 
 static const char *const build_names[] = {"auto", "diag", "map"}; /* tg_krr_build */
 
+static tg_status parse_build(const char *v, tg_krr_build *b, tg_error *err) {
+    for (int i = 0; i < (int)(sizeof build_names / sizeof *build_names); i++)
+        if (!strcmp(v, build_names[i])) {
+            *b = (tg_krr_build)i;
+            return TG_OK;
+        }
+    return tg_error_set(err, TG_ERR_ARG, "--build-precision %s: expected auto, diag or map", v);
+}
+
 /* Returns TG_OK, an error, or -1 after printing the help. */
 static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
     enum {
@@ -176,14 +185,13 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
         {"covar-kernel", no_argument, 0, O_CKERNEL},
         {"gamma", required_argument, 0, O_GAMMA}, {"alpha", required_argument, 0, O_ALPHA},
         {"test-bfile", required_argument, 0, O_TEST},
-        {"test-pheno", required_argument, 0, O_TPHENO},
-        {"test-covar", required_argument, 0, O_TCOVAR},
+        {"test-pheno", required_argument, 0, O_TPHENO}, {"test-covar", required_argument, 0, O_TCOVAR},
         {"test-frac", required_argument, 0, O_FRAC}, {"seed", required_argument, 0, O_SEED},
         {"accuracy", required_argument, 0, O_ACC}, {"pred-tol", required_argument, 0, O_PTOL},
         {"precisions", required_argument, 0, O_PREC},
         {"diag", required_argument, 0, O_DIAG}, {"band", required_argument, 0, O_BAND},
-        {"tile", required_argument, 0, O_TILE}, {"precision-map", required_argument, 0, O_MAP},
-        {"build-precision", required_argument, 0, O_BUILD},
+        {"tile", required_argument, 0, O_TILE}, {"build-precision", required_argument, 0, O_BUILD},
+        {"precision-map", required_argument, 0, O_MAP},
         {"save-model", required_argument, 0, O_SAVE},
         {"load-model", required_argument, 0, O_LOAD}, {"grid", required_argument, 0, O_GRID},
         {"help", no_argument, 0, O_HELP}, TG_CLI_INPUT_OPTIONS, TG_CLI_COMMON_OPTIONS,
@@ -237,13 +245,7 @@ static int parse_options(int argc, char **argv, krr_opts *o, tg_error *err) {
                 st = tg_error_set(err, TG_ERR_ARG, "--diag %s: expected fp32 or fp64", optarg);
             break;
         case O_BAND: st = tg_cli_double("band", optarg, 0, 1, &o->band, err); break;
-        case O_BUILD:
-            if (!strcmp(optarg, "auto")) o->build = TG_KRR_BUILD_AUTO;
-            else if (!strcmp(optarg, "diag")) o->build = TG_KRR_BUILD_DIAG;
-            else if (!strcmp(optarg, "map")) o->build = TG_KRR_BUILD_MAP;
-            else st = tg_error_set(err, TG_ERR_ARG, "--build-precision %s: expected auto, diag "
-                                   "or map", optarg);
-            break;
+        case O_BUILD: st = parse_build(optarg, &o->build, err); break;
         case O_TILE:
             if (!(st = tg_cli_int("tile", optarg, 0, 1 << 16, &o->nb, err)))
                 st = tg_tile_check("--tile", 0, o->nb, err);
