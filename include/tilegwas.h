@@ -1495,9 +1495,8 @@ typedef struct {
     double gamma, alpha;
     int stage;             /**< 0 nothing, 1 kernel built, 2 map made (chol valid), 3 solved */
     int from_kept;         /**< the kernel came from the kept dot products */
-    int in_map;            /**< built in the map's precisions (kernel_seconds: that build; the
-                            * statistics pass is in chol.map_seconds) */
-    double kernel_seconds; /**< K + αI, waited for */
+    double kernel_seconds; /**< K + αI, waited for (built in the map's precisions: that build;
+                            * the statistics pass is in chol.map_seconds) */
     double kernel_ops;     /**< its integer operations (0 from the kept products) */
     double solve_seconds;
     double seconds;        /**< the pair's phases: kernel, map, factor, solve */

@@ -337,8 +337,7 @@ static tg_status fit_pair(tg_krr_model *m, const tg_matrix *C, const double *yc,
     const int k = m->info.k, pair = g * m->info.nalpha + a;
     double t0 = tg_now(), gamma = m->gamma[g], alpha = m->alpha[a];
     tg_matrix *K = NULL, *B = NULL;
-    *r = (tg_krr_pair_report){.gamma = gamma, .alpha = alpha, .from_kept = C != NULL,
-                              .in_map = in_map};
+    *r = (tg_krr_pair_report){.gamma = gamma, .alpha = alpha, .from_kept = C != NULL};
     tg_status st = TG_OK;
     if (in_map) {
         st = tg_krr_build_factor(m->gtr, gamma, alpha, o->diag, co, &K, &r->chol, err);

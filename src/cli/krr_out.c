@@ -114,7 +114,7 @@ static void log_pair(const krr_opts *o, const krr_data *d, int p, const double *
     gamma_words(o->kernel, r->gamma, gs, sizeof gs); /* a fit's: the model may not be there */
     snprintf(what, sizeof what, "%salpha %g: kernel", gs, r->alpha);
     if (r->stage >= 1)
-        log_kernel(what, r->from_kept, r->in_map, r->kernel_seconds, r->kernel_ops, log);
+        log_kernel(what, r->from_kept, d->fit.in_map, r->kernel_seconds, r->kernel_ops, log);
     if (r->stage >= 2) log_factor(o, gs, r->alpha, c, log);
     if (!predict) return;
     double n = (double)d->split.ntrain, n3 = n * n * n / 3;
