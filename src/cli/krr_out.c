@@ -96,8 +96,8 @@ static void log_kernel(const char *what, int from_kept, int in_map, double secon
                        tg_log *log) {
     if (in_map)
         tg_log_printf(log, "%s in the map's precisions (dot products and kernel function; the "
-                      "map's statistics pass is in its time): %.3f s, %.4g tera int ops, %.3f "
-                      "Tops/s", what, seconds, ops * 1e-12, rate(ops, seconds));
+                      "map's statistics pass is in the precision map's time): %.3f s, %.4g "
+                      "tera int ops, %.3f Tops/s", what, seconds, ops * 1e-12, rate(ops, seconds));
     else if (from_kept)
         tg_log_printf(log, "%s from the kept dot products: %.3f s", what, seconds);
     else
