@@ -330,19 +330,26 @@ __global__ void colmax_kernel(params p, unsigned long long *mx) {
     }
 }
 
-// in with each table row's k values together, for the missing calls' gathers (one line each):
-// TC_TT table rows a block, through shared memory so that both sides are coalesced.
+// in with each table row's k values together, for the missing calls' gathers, times c_t = 2p_t·w_t
+// for Z·Λ (what a call there stands for): a line of tc_ld(k) doubles a row, zeros after the k
+// values, so that 16 columns are one aligned 128-byte line. TC_TT table rows a block, through
+// shared memory so that both sides are coalesced.
+__host__ __device__ constexpr int tc_ld(int k) { return (k + 15) / 16 * 16; }
 constexpr int TC_TT = 64;
 __global__ void rows_kernel(params p, double *rows_of) {
-    __shared__ double tile[TC_TT * TG_FC_MAXK];
+    __shared__ double tile[TC_TT * tc_ld(TG_FC_MAXK)];
+    const int ld = tc_ld(p.k);
     const size_t t0 = blockIdx.x * (size_t)TC_TT;
-    const int n = (int)(p.nt - t0 < TC_TT ? p.nt - t0 : TC_TT) * p.k;
+    const int nr = (int)(p.nt - t0 < TC_TT ? p.nt - t0 : TC_TT), n = nr * ld;
     for (int e = threadIdx.x; e < n; e += blockDim.x) {
-        const int c = e / (n / p.k), tt = e % (n / p.k);
-        tile[tt * p.k + c] = ((const double *)p.in)[t0 + tt + (size_t)c * p.ldin];
+        const int c = e / nr, tt = e % nr;
+        const size_t t = t0 + tt;
+        tile[tt * ld + c] = c < p.k ? (p.trans ? 1.0 : p.coef[2 * t + 1]) *
+                                          ((const double *)p.in)[t + (size_t)c * p.ldin]
+                                    : 0;
     }
     __syncthreads();
-    for (int e = threadIdx.x; e < n; e += blockDim.x) rows_of[t0 * p.k + e] = tile[e];
+    for (int e = threadIdx.x; e < n; e += blockDim.x) rows_of[t0 * ld + e] = tile[e];
 }
 
 // The B operands of every chunk, column, step and lane, in the order the tensor kernel reads
@@ -503,36 +510,41 @@ void launch_tensor_kc(const params &p, int c0, int kc, dim3 grid, size_t gpc, co
         launch_tensor_kc<NT - 1>(p, c0, kc, grid, gpc, frag, mx, s);
 }
 
-// The missing calls, counted as digit 0 above, added as the digit 2p_j: a warp a row, its
-// lanes over the row's calls (CSR: p.miss), each column summed over the lanes. The rows are the
-// warp's own, so out is read and written without atomics (the tensor kernel has finished: one
-// stream).
-__global__ void missing_kernel(params p, const double *rows_of) {
-    const int lane = threadIdx.x & 31;
+// The missing calls, counted as digit 0 above, added as the digit 2p_j: a warp a row, four calls
+// a step, each call's line of rows_of read by eight lanes (two columns each, one 16-byte load),
+// so that a load touches four lines rather than one line a lane for each column; the four
+// partial sums meet by shuffles. The rows are the warp's own, so out is read and written without
+// atomics (the tensor kernel has finished: one stream).
+constexpr int TC_MU = 4; // steps a lane has in flight
+__global__ void missing_kernel(params p, const double2 *rows_of) {
+    const int lane = threadIdx.x & 31, sub = lane >> 3;
     const size_t r = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32;
     if (r >= p.rows) return;
     const int32_t *tl = p.miss + p.rows + 1;
-    const int i0 = p.miss[r], i1 = p.miss[r + 1];
+    const int i0 = p.miss[r], i1 = p.miss[r + 1], ld2 = tc_ld(p.k) / 2;
     if (i0 == i1) return;
+    // Zᵀ·Λ̃: the row's SNP gives the digit, the table row (a sample) the column
+    const double f = p.trans ? mean_digit<double>(p.coef, (size_t)p.r0 + r) : 1.0;
     double *out = (double *)p.out;
     for (int c0 = 0; c0 < p.k; c0 += 16) {
-        double acc[16] = {0};
-        for (int i = i0 + lane; i < i1; i += 32) {
-            const size_t t = (size_t)tl[i];
-            const double f = p.trans ? 1.0 : p.coef[2 * t + 1]; // Z·Λ: 2p_t·w_t = c_t
-            const double *row = rows_of + t * p.k + c0;
+        const int c = c0 + 2 * (lane & 7);
+        double2 acc = {0, 0};
+        if (c < p.k) // k = 10: three lanes of the eight have no columns
+            for (int i = i0 + sub; i < i1; i += 4 * TC_MU) {
+                double2 v[TC_MU];
 #pragma unroll
-            for (int c = 0; c < 16; c++)
-                if (c0 + c < p.k) acc[c] = fma(f, row[c], acc[c]);
-        }
-        // Zᵀ·Λ̃: the row's SNP gives the digit, the table row (a sample) the column
-        const double f = p.trans ? mean_digit<double>(p.coef, (size_t)p.r0 + r) : 1.0;
+                for (int u = 0; u < TC_MU; u++)
+                    v[u] = i + 4 * u < i1 ? rows_of[(size_t)tl[i + 4 * u] * ld2 + c / 2]
+                                          : make_double2(0, 0);
 #pragma unroll
-        for (int c = 0; c < 16; c++) {
-            double v = acc[c];
-            for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(~0u, v, o);
-            if (lane == 0 && c0 + c < p.k) out[r + (size_t)(c0 + c) * p.ldout] += f * v;
+                for (int u = 0; u < TC_MU; u++) acc.x += v[u].x, acc.y += v[u].y;
+            }
+        for (int o = 8; o < 32; o <<= 1) {
+            acc.x += __shfl_xor_sync(~0u, acc.x, o);
+            acc.y += __shfl_xor_sync(~0u, acc.y, o);
         }
+        if (sub == 0 && c < p.k) out[r + (size_t)c * p.ldout] += f * acc.x;
+        if (sub == 0 && c + 1 < p.k) out[r + (size_t)(c + 1) * p.ldout] += f * acc.y;
     }
 }
 
@@ -550,7 +562,7 @@ static struct {
 // on this worker and kept for its other blocks (one stream: in order).
 void launch_tensor(const params &p, uint64_t product, cudaStream_t s) {
     const size_t chunks = (p.groups + TC_G - 1) / TC_G, fbytes = chunks * p.k * 5 * 256,
-                 tbytes = p.nt * p.k * sizeof(double);
+                 tbytes = p.nt * tc_ld(p.k) * sizeof(double);
     char *base = (char *)tg_cuda_scratch(3, TG_FC_MAXK * 8 + fbytes + tbytes);
     unsigned long long *mx = (unsigned long long *)base;
     uint8_t *frag = (uint8_t *)(base + TG_FC_MAXK * 8);
@@ -585,7 +597,8 @@ void launch_tensor(const params &p, uint64_t product, cudaStream_t s) {
     for (int c0 = 0; c0 < p.k; c0 += TC_KC)
         launch_tensor_kc(p, c0, p.k - c0 < TC_KC ? p.k - c0 : TC_KC, grid, gpc,
                          (const uint2 *)frag, mx, s);
-    if (p.nmiss) missing_kernel<<<(unsigned)((p.rows + 7) / 8), 256, 0, s>>>(p, rows_of);
+    if (p.nmiss)
+        missing_kernel<<<(unsigned)((p.rows + 7) / 8), 256, 0, s>>>(p, (const double2 *)rows_of);
 }
 
 template <typename T> void run(const params &p, const tg_fivecodes_arg &a, cudaStream_t s) {
