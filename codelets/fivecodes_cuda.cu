@@ -510,19 +510,22 @@ void launch_tensor_kc(const params &p, int c0, int kc, dim3 grid, size_t gpc, co
         launch_tensor_kc<NT - 1>(p, c0, kc, grid, gpc, frag, mx, s);
 }
 
-// The missing calls, counted as digit 0 above, added as the digit 2p_j: a warp a row, four calls
-// a step, each call's line of rows_of read by eight lanes (two columns each, one 16-byte load),
-// so that a load touches four lines rather than one line a lane for each column; the four
-// partial sums meet by shuffles. The rows are the warp's own, so out is read and written without
-// atomics (the tensor kernel has finished: one stream).
+// The missing calls, counted as digit 0 above, added as the digit 2p_j: @p split warps a row, each
+// over its share of the row's calls, four calls a step, each call's line of rows_of read by eight
+// lanes (two columns each, one 16-byte load), so that a load touches four lines rather than one
+// line a lane for each column. The four partial sums of a warp meet by shuffles, the warps' in
+// out by atomicAdd (the tensor kernel has finished: one stream). A block's few thousand rows
+// make too few warps to keep enough loads in flight without the split.
 constexpr int TC_MU = 4; // steps a lane has in flight
-__global__ void missing_kernel(params p, const double2 *rows_of) {
+__global__ void missing_kernel(params p, const double2 *rows_of, int split) {
     const int lane = threadIdx.x & 31, sub = lane >> 3;
-    const size_t r = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32;
+    const size_t w = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32, r = w / split;
     if (r >= p.rows) return;
     const int32_t *tl = p.miss + p.rows + 1;
-    const int i0 = p.miss[r], i1 = p.miss[r + 1], ld2 = tc_ld(p.k) / 2;
-    if (i0 == i1) return;
+    const int64_t i0 = p.miss[r], len = p.miss[r + 1] - i0, part = (int64_t)(w % split);
+    const int ib = (int)(i0 + len * part / split), ie = (int)(i0 + len * (part + 1) / split);
+    if (ib == ie) return;
+    const int ld2 = tc_ld(p.k) / 2;
     // Zᵀ·Λ̃: the row's SNP gives the digit, the table row (a sample) the column
     const double f = p.trans ? mean_digit<double>(p.coef, (size_t)p.r0 + r) : 1.0;
     double *out = (double *)p.out;
@@ -530,11 +533,11 @@ __global__ void missing_kernel(params p, const double2 *rows_of) {
         const int c = c0 + 2 * (lane & 7);
         double2 acc = {0, 0};
         if (c < p.k) // k = 10: three lanes of the eight have no columns
-            for (int i = i0 + sub; i < i1; i += 4 * TC_MU) {
+            for (int i = ib + sub; i < ie; i += 4 * TC_MU) {
                 double2 v[TC_MU];
 #pragma unroll
                 for (int u = 0; u < TC_MU; u++)
-                    v[u] = i + 4 * u < i1 ? rows_of[(size_t)tl[i + 4 * u] * ld2 + c / 2]
+                    v[u] = i + 4 * u < ie ? rows_of[(size_t)tl[i + 4 * u] * ld2 + c / 2]
                                           : make_double2(0, 0);
 #pragma unroll
                 for (int u = 0; u < TC_MU; u++) acc.x += v[u].x, acc.y += v[u].y;
@@ -543,8 +546,8 @@ __global__ void missing_kernel(params p, const double2 *rows_of) {
             acc.x += __shfl_xor_sync(~0u, acc.x, o);
             acc.y += __shfl_xor_sync(~0u, acc.y, o);
         }
-        if (sub == 0 && c < p.k) out[r + (size_t)c * p.ldout] += f * acc.x;
-        if (sub == 0 && c + 1 < p.k) out[r + (size_t)(c + 1) * p.ldout] += f * acc.y;
+        if (sub == 0 && c < p.k) atomicAdd(&out[r + (size_t)c * p.ldout], f * acc.x);
+        if (sub == 0 && c + 1 < p.k) atomicAdd(&out[r + (size_t)(c + 1) * p.ldout], f * acc.y);
     }
 }
 
@@ -597,8 +600,13 @@ void launch_tensor(const params &p, uint64_t product, cudaStream_t s) {
     for (int c0 = 0; c0 < p.k; c0 += TC_KC)
         launch_tensor_kc(p, c0, p.k - c0 < TC_KC ? p.k - c0 : TC_KC, grid, gpc,
                          (const uint2 *)frag, mx, s);
-    if (p.nmiss)
-        missing_kernel<<<(unsigned)((p.rows + 7) / 8), 256, 0, s>>>(p, (const double2 *)rows_of);
+    if (p.nmiss) {
+        // warps enough to fill every SM's 64 warp slots
+        const size_t want = 64 * (size_t)tg_cuda_sm_count(), rows = p.rows;
+        const int split = (int)((want + rows - 1) / rows < 16 ? (want + rows - 1) / rows : 16);
+        missing_kernel<<<(unsigned)((rows * split + 7) / 8), 256, 0, s>>>(
+            p, (const double2 *)rows_of, split);
+    }
 }
 
 template <typename T> void run(const params &p, const tg_fivecodes_arg &a, cudaStream_t s) {

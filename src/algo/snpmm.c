@@ -202,9 +202,7 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
                          (uint32_t)block_len(bl, b), (uint32_t)k, es);
     /* pulled by the workers where they are CPUs only (tg_runtime_submit_set) */
     tg_status st = tg_geno_mul_submit(g, trans, (int)k, prec, offset, hin, hout, 1, err);
-    /* each block's result comes back while the later blocks compute */
-    for (int64_t b = 0; b < nblk; b++) tg_handle_fetch_home(hout[b]);
-    for (int64_t b = 0; b < nblk; b++) tg_handle_free(hout[b]); /* waits */
+    for (int64_t b = 0; b < nblk; b++) tg_handle_free(hout[b]); /* waits, copies back */
     tg_handle_free(hin);
     free(hout);
     if (!st && trans) st = sum_over_ranks(g, k, prec, out, ldout, err);

@@ -177,14 +177,6 @@ void tg_runtime_wait_all(void) {
 
 void tg_runtime_wait_local(void) { starpu_task_wait_for_all(); }
 
-static void release_fetched(void *h) { starpu_data_release(h); }
-
-void tg_handle_fetch_home(tg_handle h) {
-    /* a read acquisition on the home node queues behind the writers and copies the data there;
-     * it is released at once (StarPU allows the release from the callback) */
-    starpu_data_acquire_cb(h, STARPU_R, release_fetched, h);
-}
-
 int tg_runtime_heteroprio(void) { return rt.started && !strcmp(rt.sched, "heteroprio"); }
 
 int tg_runtime_ncpu(void) { return (int)starpu_cpu_worker_get_count(); }

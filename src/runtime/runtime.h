@@ -101,10 +101,6 @@ static inline uint32_t tg_handle_cols(tg_handle h) { return starpu_matrix_get_ny
 /** Waits for the tasks submitted on @p h, brings its data back to where it was registered
  * from, and forgets the handle. */
 static inline void tg_handle_free(tg_handle h) { starpu_data_unregister(h); }
-/** Starts bringing @p h's data back to where it was registered from as soon as the tasks
- * submitted so far on it have run, without waiting: a later tg_handle_free then finds it there.
- * Freeing many handles one by one otherwise waits for each one's copy in turn. */
-void tg_handle_fetch_home(tg_handle h);
 /** Forgets @p h once the tasks submitted so far on it have run, without waiting. */
 static inline void tg_handle_free_later(tg_handle h) { starpu_data_unregister_submit(h); }
 /** Tells the runtime that no task submitted from now on reads @p h for a while: a device copy
