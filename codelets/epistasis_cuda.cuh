@@ -13,6 +13,7 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include "codelets/sm90a.cuh"
 #include "runtime/cuda.h"
 
 namespace {
@@ -67,14 +68,6 @@ __device__ __forceinline__ void store_pair(int32_t *C, int64_t ldc, int64_t m, i
         *(int2 *)(C + r * ldc + c) = make_int2(v0, v1);
     else if (c < n)
         C[r * ldc + c] = v0;
-}
-
-// The current device, for the per-device caches below (64 entries).
-int device_index() {
-    int dev;
-    TG_CUDA_CHECK(cudaGetDevice(&dev));
-    if (dev >= 64) STARPU_ABORT_MSG("epistasis: CUDA device %d; at most 64 are supported", dev);
-    return dev;
 }
 
 // cudaFuncSetAttribute for a kernel's dynamic shared memory, once per device, whichever thread
@@ -225,12 +218,6 @@ struct WgArgs {
     int ntm, ntn; // tiles along M and N
 };
 
-// The device code below exists for sm_90a only (the other targets' kernels trap).
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define TG_SM90A 1
-#else
-#define TG_SM90A 0
-#endif
 #if TG_SM90A
 constexpr int WG_GROUP = 8; // M-tiles per group of the tile order
 
@@ -351,31 +338,6 @@ __global__ void __launch_bounds__(128 * WG_NC, 1) wgmma_gemm(const __grid_consta
 #elif defined(__CUDA_ARCH__)
     __trap(); // launched only where the sm_90a code runs (wgmma_ok)
 #endif
-}
-
-__device__ int sm90a_flag;
-__global__ void sm90a_probe() { sm90a_flag = TG_SM90A; }
-
-// Whether the current device runs the sm_90a code (its shared memory is shape_runs' concern):
-// compute capability 9.0 is not enough, since the driver may have JIT-compiled the compute_90
-// PTX instead (CUDA_FORCE_PTX_JIT), where the wgmma kernels trap. Asked by running a probe, once
-// per device (on the legacy stream, which StarPU's non-blocking worker streams do not wait
-// for; no allocation, so no device-wide sync).
-bool wgmma_ok() {
-    static std::atomic<int> known[64]; // 0 unknown, 1 no, 2 yes
-    const int dev = device_index();
-    std::atomic<int> &k = known[dev];
-    if (!k.load()) {
-        int major, flag = 0;
-        TG_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-        if (major == 9) {
-            sm90a_probe<<<1, 1>>>();
-            TG_CUDA_CHECK(cudaGetLastError());
-            TG_CUDA_CHECK(cudaMemcpyFromSymbol(&flag, sm90a_flag, sizeof flag));
-        }
-        k = flag ? 2 : 1;
-    }
-    return k.load() == 2;
 }
 
 // rows × kbytes bytes with rows `ld` words apart, read in boxes of 128 bytes × box rows

@@ -26,6 +26,7 @@
 
 #include "codelets/fivecodes.h"
 #include "codelets/gemm.h"
+#include "codelets/sm90a.cuh"
 #include "runtime/cuda.h"
 
 namespace {
@@ -278,7 +279,8 @@ template <typename T, int KC = 16> void launch_kc(const params &p, int c0, int k
         launch_kc<T, KC - 1>(p, c0, kc, s);
 }
 
-// ---- FP64 products on the INT8 tensor cores (mma.sync m16n8k32, sm_80 and later).
+// ---- FP64 products on the INT8 tensor cores (wgmma m64n80k32 on sm_90a, mma.sync m16n8k32 on
+// sm_80 and later).
 // Each column c of A_t = a_t·in_t (a_t = w_t for Z·Λ, 1 for Zᵀ·Λ̃) is split exactly into
 // 8 slices of 7 bits with a power-of-two scale per column (Ozaki's scheme):
 //   A_tc = 2^e_c·Σ_s q_tcs·2^(−7(s+1)) + ε_tc,  q ∈ [−64, 64],  |ε_tc| ≤ 2^(e_c − 57),
@@ -288,11 +290,14 @@ template <typename T, int KC = 16> void launch_kc(const params &p, int c0, int k
 // rounding of the eight additions), under the FP64 kernel's own bound
 // (N + 10)·u·Σ_t d_t·|A_tc| (N terms).
 // Slices are the n dimension of the tile (eight: one n-tile a column of Λ). The k dimension
-// is the table rows in an order of our choosing: lane t4 = lane % 4 of a warp holds digits
-// 8s..8s+7 of its 40-digit string (groups t4, t4 + 4, ..., t4 + 28 of a chunk of TC_G, five digits
-// each) at step s (five k32 steps a chunk), and the slices are laid out in that order
-// beforehand (frag_kernel), so that a lane's A operand is its own bytes decoded, and its B
-// operand one 8-byte load from shared memory.
+// is the table rows in an order of our choosing: lane t4 = lane % 4 of a warp holds the bytes of
+// groups t4, t4 + 4, ..., t4 + 28 of a chunk of TC_G (byte j: group 4j + t4), and at step s
+// (five k32 steps a chunk) digit s of each of its eight bytes, 40 digits at string positions
+// 8s + j; the slices are laid out in that order beforehand (frag_kernel), so that a lane's A
+// operand is its own bytes decoded. On sm_90a the
+// tensor cores read B from shared memory themselves (wgmma, A from registers in mma.sync's
+// fragment layout, a warpgroup's four warps one m64 tile); elsewhere each lane loads its B
+// operand, two conflict-free 4-byte words, for two m16 tiles.
 constexpr int TC_WARPS = 8, TC_MT = 2;         // warps of a block, m16 tiles of a warp
 constexpr int TC_ROWS = TC_WARPS * TC_MT * 16; // output rows of a block
 constexpr int TC_G = 32;                       // groups of a chunk: 160 table rows, 5 k32 steps
@@ -352,41 +357,58 @@ __global__ void rows_kernel(params p, double *rows_of) {
     for (int e = threadIdx.x; e < n; e += blockDim.x) rows_of[t0 * ld + e] = tile[e];
 }
 
-// The B operands of every chunk, column, step and lane, in the order the tensor kernel reads
-// them: word ((chunk·k + c)·5 + step)·64 + lane·2 + reg holds slice lane/4 of the four table
-// rows at digits 8·step + 4·reg + 0..3 of lane t4's string. One thread a (table row, column):
-// r_0 = A·2^(−e), q_s = rint(128·r_s), r_(s+1) = 128·r_s − q_s (exact), q_s to lane 4s + t4.
+// The B operands of every chunk, column and step: 256 bytes each, at ((chunk·k + c)·5 + step)·256,
+// the k32 × n8 tile as wgmma's K-major core matrices (8 rows of 16 bytes; no swizzle): byte
+// h·128 + s·16 + 4·t4 + i holds slice s of the table row at position 8·step + 4·h + i of lane t4's
+// string. mma.sync's lane 4s + t4 finds its two B words at word offsets lane and 32 + lane.
+// One thread a (table row, column): r_0 = A·2^(−e), q_s = rint(128·r_s), r_(s+1) = 128·r_s − q_s
+// (exact).
 __global__ void frag_kernel(params p, const unsigned long long *mx, uint8_t *frag,
                             size_t chunks) {
     const size_t rows = chunks * TC_G * 5, total = rows * p.k;
     for (size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x; e < total;
          e += (size_t)gridDim.x * blockDim.x) {
         const size_t t = e % rows, c = e / rows, chunk = t / (TC_G * 5);
-        const int u = (int)(t % (TC_G * 5)), lg = u / 5, t4 = lg % 4, idx = 5 * (lg / 4) + u % 5;
+        const int u = (int)(t % (TC_G * 5)), lg = u / 5, t4 = lg % 4, idx = 8 * (u % 5) + lg / 4;
         double r = scalbn(tc_a(p, t, c), -tc_exponent(mx[c]));
-        uint8_t *w = frag + ((chunk * p.k + c) * 5 + idx / 8) * 256 + idx % 8;
+        uint8_t *w =
+            frag + ((chunk * p.k + c) * 5 + idx / 8) * 256 + idx % 8 / 4 * 128 + 4 * t4 + idx % 4;
 #pragma unroll
         for (int sl = 0; sl < 8; sl++) {
             const double q = rint(128 * r);
             r = 128 * r - q;
-            w[(4 * sl + t4) * 8] = (uint8_t)(int8_t)q;
+            w[16 * sl] = (uint8_t)(int8_t)q;
         }
     }
 }
 
-// A lane's 40 digits of one row (its 8 bytes of the chunk: groups t4, t4 + 4, ..., so that the
-// four lanes of a row read different banks) as 10 words of 4 int8 digits.
+// A lane's 40 digits of one row (its 8 bytes of the chunk, which the four lanes of a row read
+// from different banks) as 10 words of 4 int8 digits, word 2s + p holding digit s of bytes 4p ..
+// 4p + 3. Decoded by arithmetic on two bytes at once (16-bit halves of a word; x/3 = x·171 >> 9
+// for x < 243): a shared table of the 243 codes' digits, read at random rows, conflicted across
+// banks and made shared memory the kernel's bottleneck.
 __device__ __forceinline__ void tc_decode(const uint8_t (*sc)[TC_ROWS + TC_PAD], int row, int t4,
-                                          const uint64_t *lut, uint32_t *w) {
-    uint64_t v[8];
+                                          uint32_t *w) {
+    uint32_t x[2][2]; // [p][e]: bytes 4p + e (low half) and 4p + e + 2 (high half)
 #pragma unroll
-    for (int j = 0; j < 8; j++) v[j] = lut[sc[4 * j + t4][row]];
+    for (int p = 0; p < 2; p++)
 #pragma unroll
-    for (int i = 0; i < 10; i++) {
-        const int j = 32 * i / 40, off = 32 * i % 40; // digit string bits: 40 a byte
-        uint64_t x = v[j] >> off;
-        if (off > 8) x |= v[j + 1] << (40 - off);
-        w[i] = (uint32_t)x;
+        for (int e = 0; e < 2; e++)
+            x[p][e] = __byte_perm(sc[4 * (4 * p + e) + t4][row], sc[4 * (4 * p + e + 2) + t4][row],
+                                  0x5410);
+#pragma unroll
+    for (int s = 0; s < 5; s++) {
+        uint32_t d[2][2];
+#pragma unroll
+        for (int p = 0; p < 2; p++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const uint32_t q = s < 4 ? (x[p][e] * 171u >> 9) & 0x007f007fu : 0u;
+                d[p][e] = x[p][e] - 3 * q;
+                x[p][e] = q;
+            }
+#pragma unroll
+        for (int p = 0; p < 2; p++) w[2 * s + p] = __byte_perm(d[p][0], d[p][1], 0x6240);
     }
 }
 
@@ -405,24 +427,42 @@ __device__ __forceinline__ void tc_mma(int *d, uint32_t a0, uint32_t a1, uint32_
                  : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b.x), "r"(b.y));
 }
 
+#if TG_SM90A
+#define TG_R4(i) "+r"(d[i]), "+r"(d[i + 1]), "+r"(d[i + 2]), "+r"(d[i + 3])
+#define TG_R20(i) TG_R4(i), TG_R4(i + 4), TG_R4(i + 8), TG_R4(i + 12), TG_R4(i + 16)
+// d += A·B for a warpgroup's 64 rows × 80 columns (ten columns' eight slices) × 32 digits: A in
+// mma.sync's registers, B the shared-memory tile of descriptor db.
+__device__ __forceinline__ void tc_wgmma(int (&d)[40], uint32_t a0, uint32_t a1, uint32_t a2,
+                                         uint32_t a3, uint64_t db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n80k32.s32.s8.s8 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, "
+                 "%17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, "
+                 "%33, %34, %35, %36, %37, %38, %39}, {%40, %41, %42, %43}, %44, p;\n}\n"
+                 : TG_R20(0), TG_R20(20)
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(db)
+                 : "memory");
+}
+#undef TG_R20
+#undef TG_R4
+#endif
+
 // Columns c0..c0+NT−1 of the rows of blockIdx.x over the groups of blockIdx.y (gpc of them, a
 // multiple of TC_G): the partial P added to out by atomicAdd, as product_kernel's. The next
 // chunk's codes and B operands are copied to shared memory (cp.async) while this one computes;
-// codes whose rows are not 16-byte aligned are loaded by bytes instead.
-template <int NT>
-__global__ void __launch_bounds__(TC_WARPS * 32, 2)
+// codes whose rows are not 16-byte aligned are loaded by bytes instead. WG: by wgmma (NT = 10,
+// sm_90a only), where warp w's m-tile mt is rows 64·(2·(w / 4) + mt) + 16·(w % 4) of the block.
+template <int NT, bool WG>
+__global__ void __launch_bounds__(TC_WARPS * 32, WG ? 1 : 2)
     tensor_kernel(params p, int c0, size_t gpc, const uint2 *frag,
                   const unsigned long long *mx) {
-    __shared__ uint64_t lut[256];
+    static_assert(!WG || (NT == 10 && TC_MT == 2 && TC_WARPS == 8), "wgmma: m64n80, 2 groups");
     __shared__ __align__(16) uint8_t sc[2][TC_G][TC_ROWS + TC_PAD];
     __shared__ __align__(16) uint2 sb[2][NT * 5 * 32];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, t4 = lane & 3, gid = lane >> 2;
-    for (int i = tid; i < 256; i += blockDim.x) {
-        uint64_t v = 0;
-        for (int d = 0, c = i; i < TG_FC_NCODES && d < 5; d++, c /= 3)
-            v |= (uint64_t)(c % 3) << (8 * d);
-        lut[i] = v;
-    }
+    auto mrow = [&](int mt) { // the first row of the warp's m16 tile mt within the block
+        return WG ? 64 * (2 * (warp / 4) + mt) + 16 * (warp % 4) : (warp * TC_MT + mt) * 16;
+    };
     const size_t r0 = (size_t)blockIdx.x * TC_ROWS, g0 = blockIdx.y * gpc,
                  g1 = g0 + gpc < p.groups ? g0 + gpc : p.groups;
     const bool aligned = ((uintptr_t)p.codes | p.ldc) % 16 == 0;
@@ -459,24 +499,49 @@ __global__ void __launch_bounds__(TC_WARPS * 32, 2)
         if (gc + TC_G < g1) stage(buf ^ 1, gc + TC_G);
         else asm volatile("cp.async.commit_group;\n" ::);
         asm volatile("cp.async.wait_group 1;\n" ::); // this chunk's copies have landed
+#if TG_SM90A
+        // cp.async wrote the slices by the generic proxy; wgmma reads them by the async one
+        if constexpr (WG) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
         __syncthreads();
         uint32_t wa[TC_MT][2][10];
 #pragma unroll
         for (int mt = 0; mt < TC_MT; mt++)
 #pragma unroll
             for (int h = 0; h < 2; h++)
-                tc_decode(sc[buf], warp * TC_MT * 16 + mt * 16 + gid + 8 * h, t4, lut,
-                          wa[mt][h]);
+                tc_decode(sc[buf], mrow(mt) + gid + 8 * h, t4, wa[mt][h]);
+        if constexpr (WG) {
+#if TG_SM90A
+            asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+            // step st's tile: column n's core matrices 5·256 bytes apart, the two k halves 128
+            const unsigned b0 = (unsigned)__cvta_generic_to_shared(sb[buf]);
 #pragma unroll
-        for (int st = 0; st < 5; st++)
-#pragma unroll
-            for (int n = 0; n < NT; n++) {
-                const uint2 b = sb[buf][(n * 5 + st) * 32 + lane];
+            for (int st = 0; st < 5; st++) {
+                const uint64_t db = (uint64_t)(((b0 + 256 * st) & 0x3ffff) >> 4) |
+                                    (uint64_t)(128 >> 4) << 16 | (uint64_t)(1280 >> 4) << 32;
 #pragma unroll
                 for (int mt = 0; mt < TC_MT; mt++)
-                    tc_mma(acc[mt][n], wa[mt][0][2 * st], wa[mt][1][2 * st],
-                           wa[mt][0][2 * st + 1], wa[mt][1][2 * st + 1], b);
+                    tc_wgmma(*reinterpret_cast<int(*)[40]>(&acc[mt][0][0]), wa[mt][0][2 * st],
+                             wa[mt][1][2 * st], wa[mt][0][2 * st + 1], wa[mt][1][2 * st + 1], db);
             }
+            asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#else
+            __trap(); // launched only where the sm_90a code runs (wgmma_ok)
+#endif
+        } else {
+#pragma unroll
+            for (int st = 0; st < 5; st++)
+#pragma unroll
+                for (int n = 0; n < NT; n++) {
+                    const uint32_t *w = (const uint32_t *)&sb[buf][(n * 5 + st) * 32];
+                    const uint2 b = make_uint2(w[lane], w[32 + lane]);
+#pragma unroll
+                    for (int mt = 0; mt < TC_MT; mt++)
+                        tc_mma(acc[mt][n], wa[mt][0][2 * st], wa[mt][1][2 * st],
+                               wa[mt][0][2 * st + 1], wa[mt][1][2 * st + 1], b);
+                }
+        }
         __syncthreads(); // before the copies into this buffer, two chunks on
     }
     double *out = (double *)p.out;
@@ -495,7 +560,7 @@ __global__ void __launch_bounds__(TC_WARPS * 32, 2)
                 v[h] += __shfl_xor_sync(~0u, v[h], 1);
                 v[h] += __shfl_xor_sync(~0u, v[h], 2);
             }
-            const size_t r = r0 + warp * TC_MT * 16 + mt * 16 + gid + 8 * (t4 & 1);
+            const size_t r = r0 + mrow(mt) + gid + 8 * (t4 & 1);
             if (t4 < 2 && r < p.rows) atomicAdd(&out[r + (size_t)c * p.ldout], v[t4]);
         }
     }
@@ -505,7 +570,7 @@ template <int NT = TC_KC>
 void launch_tensor_kc(const params &p, int c0, int kc, dim3 grid, size_t gpc, const uint2 *frag,
                       const unsigned long long *mx, cudaStream_t s) {
     if (kc == NT)
-        tensor_kernel<NT><<<grid, TC_WARPS * 32, 0, s>>>(p, c0, gpc, frag, mx);
+        tensor_kernel<NT, false><<<grid, TC_WARPS * 32, 0, s>>>(p, c0, gpc, frag, mx);
     else if constexpr (NT > 1)
         launch_tensor_kc<NT - 1>(p, c0, kc, grid, gpc, frag, mx, s);
 }
@@ -583,10 +648,12 @@ void launch_tensor(const params &p, uint64_t product, cudaStream_t s) {
         rows_kernel<<<(unsigned)((p.nt + TC_TT - 1) / TC_TT), 256, 0, s>>>(p, rows_of);
         made.rows = true;
     }
-    // two blocks an SM (the kernel's registers): split the chunks so that the blocks fill their
-    // last wave best (by 2% steps, fewer splits first), each block at least two chunks and at
-    // most TC_MAX_GROUPS groups
-    const size_t tiles = (p.rows + TC_ROWS - 1) / TC_ROWS, slots = 2 * tg_cuda_sm_count(),
+    // two blocks an SM for mma.sync, one for wgmma (the kernels' registers): split the chunks so
+    // that the blocks fill their last wave best (by 2% steps, fewer splits first), each block at
+    // least two chunks and at most TC_MAX_GROUPS groups
+    const bool wg = wgmma_ok() && p.k % TC_KC == 0;
+    const size_t tiles = (p.rows + TC_ROWS - 1) / TC_ROWS,
+                 slots = (wg ? 1 : 2) * (size_t)tg_cuda_sm_count(),
                  least = (p.groups + TC_MAX_GROUPS - 1) / TC_MAX_GROUPS;
     size_t splits = least, most = (chunks + 1) / 2 < 64 ? (chunks + 1) / 2 : 64;
     double fill = 0;
@@ -597,9 +664,14 @@ void launch_tensor(const params &p, uint64_t product, cudaStream_t s) {
     }
     const size_t gpc = (chunks + splits - 1) / splits * TC_G;
     const dim3 grid((unsigned)tiles, (unsigned)((p.groups + gpc - 1) / gpc));
-    for (int c0 = 0; c0 < p.k; c0 += TC_KC)
-        launch_tensor_kc(p, c0, p.k - c0 < TC_KC ? p.k - c0 : TC_KC, grid, gpc,
-                         (const uint2 *)frag, mx, s);
+    for (int c0 = 0; c0 < p.k; c0 += TC_KC) {
+        const int kc = p.k - c0 < TC_KC ? p.k - c0 : TC_KC;
+        if (wgmma_ok() && kc == TC_KC) // wgmma's shape is m64n80: ten columns
+            tensor_kernel<TC_KC, true>
+                <<<grid, TC_WARPS * 32, 0, s>>>(p, c0, gpc, (const uint2 *)frag, mx);
+        else
+            launch_tensor_kc(p, c0, kc, grid, gpc, (const uint2 *)frag, mx, s);
+    }
     if (p.nmiss) {
         // warps enough to fill every SM's 64 warp slots
         const size_t want = 64 * (size_t)tg_cuda_sm_count(), rows = p.rows;

@@ -1,0 +1,51 @@
+// Hopper's sm_90a code (wgmma) and the question whether the current device runs it. Everything
+// is in an unnamed namespace: each CUDA file that includes it compiles its own copy.
+#ifndef TG_CODELETS_SM90A_CUH
+#define TG_CODELETS_SM90A_CUH
+#include <atomic>
+
+#include "runtime/cuda.h"
+
+// Device code for sm_90a only (the other targets' copies of such kernels trap).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define TG_SM90A 1
+#else
+#define TG_SM90A 0
+#endif
+
+namespace {
+
+// The current device, for per-device caches (64 entries).
+int device_index() {
+    int dev;
+    TG_CUDA_CHECK(cudaGetDevice(&dev));
+    if (dev >= 64) STARPU_ABORT_MSG("CUDA device %d; at most 64 are supported", dev);
+    return dev;
+}
+
+__device__ int sm90a_flag;
+__global__ void sm90a_probe() { sm90a_flag = TG_SM90A; }
+
+// Whether the current device runs the sm_90a code: compute capability 9.0 is not enough, since
+// the driver may have JIT-compiled the compute_90 PTX instead (CUDA_FORCE_PTX_JIT), where the
+// wgmma kernels trap. Asked by running a probe, once per device (on the legacy stream, which
+// StarPU's non-blocking worker streams do not wait for; no allocation, so no device-wide sync).
+bool wgmma_ok() {
+    static std::atomic<int> known[64]; // 0 unknown, 1 no, 2 yes
+    const int dev = device_index();
+    std::atomic<int> &k = known[dev];
+    if (!k.load()) {
+        int major, flag = 0;
+        TG_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+        if (major == 9) {
+            sm90a_probe<<<1, 1>>>();
+            TG_CUDA_CHECK(cudaGetLastError());
+            TG_CUDA_CHECK(cudaMemcpyFromSymbol(&flag, sm90a_flag, sizeof flag));
+        }
+        k = flag ? 2 : 1;
+    }
+    return k.load() == 2;
+}
+
+} // namespace
+#endif
