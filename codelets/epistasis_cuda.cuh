@@ -70,15 +70,6 @@ __device__ __forceinline__ void store_pair(int32_t *C, int64_t ldc, int64_t m, i
         C[r * ldc + c] = v0;
 }
 
-// cudaFuncSetAttribute for a kernel's dynamic shared memory, once per device, whichever thread
-// launches on it.
-template <class K> void smem_attribute(K *kern, int bytes, std::atomic<uint64_t> &done) {
-    const uint64_t bit = 1ull << device_index();
-    if (done.load() & bit) return;
-    TG_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    done |= bit;
-}
-
 template <int BM, int BN, int WM, int WN, int ROWB, int STAGES> struct Gemm {
     static constexpr int THREADS = 32 * WM * WN, MT = BM / WM / 16, NT = BN / WN / 8;
     static constexpr int CH = ROWB / 16; // 16-byte chunks per shared row

@@ -447,103 +447,51 @@ __device__ __forceinline__ void tc_wgmma(int (&d)[40], uint32_t a0, uint32_t a1,
 #undef TG_R4
 #endif
 
-// Columns c0..c0+NT−1 of the rows of blockIdx.x over the groups of blockIdx.y (gpc of them, a
-// multiple of TC_G): the partial P added to out by atomicAdd, as product_kernel's. The next
-// chunk's codes and B operands are copied to shared memory (cp.async) while this one computes;
-// codes whose rows are not 16-byte aligned are loaded by bytes instead. WG: by wgmma (NT = 10,
-// sm_90a only), where warp w's m-tile mt is rows 64·(2·(w / 4) + mt) + 16·(w % 4) of the block.
-template <int NT, bool WG>
-__global__ void __launch_bounds__(TC_WARPS * 32, WG ? 1 : 2)
-    tensor_kernel(params p, int c0, size_t gpc, const uint2 *frag,
-                  const unsigned long long *mx) {
-    static_assert(!WG || (NT == 10 && TC_MT == 2 && TC_WARPS == 8), "wgmma: m64n80, 2 groups");
-    __shared__ __align__(16) uint8_t sc[2][TC_G][TC_ROWS + TC_PAD];
-    __shared__ __align__(16) uint2 sb[2][NT * 5 * 32];
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, t4 = lane & 3, gid = lane >> 2;
-    auto mrow = [&](int mt) { // the first row of the warp's m16 tile mt within the block
-        return WG ? 64 * (2 * (warp / 4) + mt) + 16 * (warp % 4) : (warp * TC_MT + mt) * 16;
-    };
-    const size_t r0 = (size_t)blockIdx.x * TC_ROWS, g0 = blockIdx.y * gpc,
-                 g1 = g0 + gpc < p.groups ? g0 + gpc : p.groups;
-    const bool aligned = ((uintptr_t)p.codes | p.ldc) % 16 == 0;
-    auto stage = [&](int buf, size_t gc) {
-        if (aligned) {
-            for (int e = tid; e < TC_G * TC_ROWS / 16; e += blockDim.x) {
-                const int g = e / (TC_ROWS / 16), r = e % (TC_ROWS / 16) * 16;
-                // a segment that passes p.rows ends within ldc; those rows are never written
-                const bool in = gc + g < g1 && r0 + r < p.rows;
-                tc_copy16(&sc[buf][g][r], in ? p.codes + (gc + g) * p.ldc + r0 + r : p.codes, in);
-            }
-        } else {
-            for (int e = tid; e < TC_G * TC_ROWS; e += blockDim.x) {
-                const int g = e / TC_ROWS, r = e % TC_ROWS;
-                sc[buf][g][r] =
-                    gc + g < g1 && r0 + r < p.rows ? p.codes[(gc + g) * p.ldc + r0 + r] : 0;
-            }
+// Copies chunk gc of the block's codes (groups gc .. gc + TC_G − 1, zeros at and past g1 and
+// past the rows) and the B operands of its columns c0 .. c0 + NT − 1 to shared memory by
+// cp.async, one commit group; codes whose rows are not 16-byte aligned are loaded by bytes.
+template <int NT>
+__device__ __forceinline__ void tc_stage(const params &p, const uint2 *frag, int c0, size_t r0,
+                                         size_t gc, size_t g1, uint8_t (*sc)[TC_ROWS + TC_PAD],
+                                         uint2 *sb) {
+    const int tid = threadIdx.x;
+    if (((uintptr_t)p.codes | p.ldc) % 16 == 0) {
+        for (int e = tid; e < TC_G * TC_ROWS / 16; e += blockDim.x) {
+            const int g = e / (TC_ROWS / 16), r = e % (TC_ROWS / 16) * 16;
+            // a segment that passes p.rows ends within ldc; those rows are never written
+            const bool in = gc + g < g1 && r0 + r < p.rows;
+            tc_copy16(&sc[g][r], in ? p.codes + (gc + g) * p.ldc + r0 + r : p.codes, in);
         }
-        const uint2 *fb = frag + ((gc / TC_G) * p.k + c0) * 5 * 32;
-        for (int e = tid; e < NT * 5 * 16; e += blockDim.x)
-            tc_copy16(&sb[buf][2 * e], fb + 2 * e, true);
-        asm volatile("cp.async.commit_group;\n" ::);
-    };
-    int acc[TC_MT][NT][4];
+    } else {
+        for (int e = tid; e < TC_G * TC_ROWS; e += blockDim.x) {
+            const int g = e / TC_ROWS, r = e % TC_ROWS;
+            sc[g][r] = gc + g < g1 && r0 + r < p.rows ? p.codes[(gc + g) * p.ldc + r0 + r] : 0;
+        }
+    }
+    const uint2 *fb = frag + ((gc / TC_G) * p.k + c0) * 5 * 32;
+    for (int e = tid; e < NT * 5 * 16; e += blockDim.x) tc_copy16(&sb[2 * e], fb + 2 * e, true);
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+
+// The lane's digits of its rows of chunk sc: rows m0[mt] + gid and + 8 of each m16 tile.
+__device__ __forceinline__ void tc_decode_tiles(const uint8_t (*sc)[TC_ROWS + TC_PAD],
+                                                const int (&m0)[TC_MT],
+                                                uint32_t (&wa)[TC_MT][2][10]) {
+    const int lane = threadIdx.x & 31;
 #pragma unroll
     for (int mt = 0; mt < TC_MT; mt++)
 #pragma unroll
-        for (int n = 0; n < NT; n++)
-#pragma unroll
-            for (int i = 0; i < 4; i++) acc[mt][n][i] = 0;
-    if (g0 < g1) stage(0, g0);
-    int buf = 0;
-    for (size_t gc = g0; gc < g1; gc += TC_G, buf ^= 1) {
-        if (gc + TC_G < g1) stage(buf ^ 1, gc + TC_G);
-        else asm volatile("cp.async.commit_group;\n" ::);
-        asm volatile("cp.async.wait_group 1;\n" ::); // this chunk's copies have landed
-#if TG_SM90A
-        // cp.async wrote the slices by the generic proxy; wgmma reads them by the async one
-        if constexpr (WG) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-#endif
-        __syncthreads();
-        uint32_t wa[TC_MT][2][10];
-#pragma unroll
-        for (int mt = 0; mt < TC_MT; mt++)
-#pragma unroll
-            for (int h = 0; h < 2; h++)
-                tc_decode(sc[buf], mrow(mt) + gid + 8 * h, t4, wa[mt][h]);
-        if constexpr (WG) {
-#if TG_SM90A
-            asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-            // step st's tile: column n's core matrices 5·256 bytes apart, the two k halves 128
-            const unsigned b0 = (unsigned)__cvta_generic_to_shared(sb[buf]);
-#pragma unroll
-            for (int st = 0; st < 5; st++) {
-                const uint64_t db = (uint64_t)(((b0 + 256 * st) & 0x3ffff) >> 4) |
-                                    (uint64_t)(128 >> 4) << 16 | (uint64_t)(1280 >> 4) << 32;
-#pragma unroll
-                for (int mt = 0; mt < TC_MT; mt++)
-                    tc_wgmma(*reinterpret_cast<int(*)[40]>(&acc[mt][0][0]), wa[mt][0][2 * st],
-                             wa[mt][1][2 * st], wa[mt][0][2 * st + 1], wa[mt][1][2 * st + 1], db);
-            }
-            asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-#else
-            __trap(); // launched only where the sm_90a code runs (wgmma_ok)
-#endif
-        } else {
-#pragma unroll
-            for (int st = 0; st < 5; st++)
-#pragma unroll
-                for (int n = 0; n < NT; n++) {
-                    const uint32_t *w = (const uint32_t *)&sb[buf][(n * 5 + st) * 32];
-                    const uint2 b = make_uint2(w[lane], w[32 + lane]);
-#pragma unroll
-                    for (int mt = 0; mt < TC_MT; mt++)
-                        tc_mma(acc[mt][n], wa[mt][0][2 * st], wa[mt][1][2 * st],
-                               wa[mt][0][2 * st + 1], wa[mt][1][2 * st + 1], b);
-                }
-        }
-        __syncthreads(); // before the copies into this buffer, two chunks on
-    }
+        for (int h = 0; h < 2; h++)
+            tc_decode(sc, m0[mt] + (lane >> 2) + 8 * h, lane & 3, wa[mt][h]);
+}
+
+// The integer products of columns c0 .. c0 + NT − 1 scaled back and added to out by atomicAdd
+// (other blocks hold the same rows' other groups), m16 tile mt starting at row m0[mt].
+template <int NT>
+__device__ __forceinline__ void tc_store(const params &p, int c0, const unsigned long long *mx,
+                                         size_t r0, const int (&m0)[TC_MT],
+                                         const int (&acc)[TC_MT][NT][4]) {
+    const int lane = threadIdx.x & 31, t4 = lane & 3, gid = lane >> 2;
     double *out = (double *)p.out;
 #pragma unroll
     for (int n = 0; n < NT; n++) {
@@ -560,17 +508,134 @@ __global__ void __launch_bounds__(TC_WARPS * 32, WG ? 1 : 2)
                 v[h] += __shfl_xor_sync(~0u, v[h], 1);
                 v[h] += __shfl_xor_sync(~0u, v[h], 2);
             }
-            const size_t r = r0 + mrow(mt) + gid + 8 * (t4 & 1);
+            const size_t r = r0 + m0[mt] + gid + 8 * (t4 & 1);
             if (t4 < 2 && r < p.rows) atomicAdd(&out[r + (size_t)c * p.ldout], v[t4]);
         }
     }
+}
+
+// Columns c0..c0+NT−1 of the rows of blockIdx.x over the groups of blockIdx.y (gpc of them, a
+// multiple of TC_G) by mma.sync: the partial P added to out, as product_kernel's. The next
+// chunk is copied to shared memory while this one computes.
+template <int NT>
+__global__ void __launch_bounds__(TC_WARPS * 32, 2)
+    tensor_kernel(params p, int c0, size_t gpc, const uint2 *frag,
+                  const unsigned long long *mx) {
+    __shared__ __align__(16) uint8_t sc[2][TC_G][TC_ROWS + TC_PAD];
+    __shared__ __align__(16) uint2 sb[2][NT * 5 * 32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int m0[TC_MT] = {warp * TC_MT * 16, warp * TC_MT * 16 + 16};
+    const size_t r0 = (size_t)blockIdx.x * TC_ROWS, g0 = blockIdx.y * gpc,
+                 g1 = g0 + gpc < p.groups ? g0 + gpc : p.groups;
+    int acc[TC_MT][NT][4] = {};
+    if (g0 < g1) tc_stage<NT>(p, frag, c0, r0, g0, g1, sc[0], sb[0]);
+    int buf = 0;
+    for (size_t gc = g0; gc < g1; gc += TC_G, buf ^= 1) {
+        if (gc + TC_G < g1) tc_stage<NT>(p, frag, c0, r0, gc + TC_G, g1, sc[buf ^ 1], sb[buf ^ 1]);
+        else asm volatile("cp.async.commit_group;\n" ::);
+        asm volatile("cp.async.wait_group 1;\n" ::); // this chunk's copies have landed
+        __syncthreads();
+        uint32_t wa[TC_MT][2][10];
+        tc_decode_tiles(sc[buf], m0, wa);
+#pragma unroll
+        for (int st = 0; st < 5; st++)
+#pragma unroll
+            for (int n = 0; n < NT; n++) {
+                const uint32_t *w = (const uint32_t *)&sb[buf][(n * 5 + st) * 32];
+                const uint2 b = make_uint2(w[lane], w[32 + lane]);
+#pragma unroll
+                for (int mt = 0; mt < TC_MT; mt++)
+                    tc_mma(acc[mt][n], wa[mt][0][2 * st], wa[mt][1][2 * st],
+                           wa[mt][0][2 * st + 1], wa[mt][1][2 * st + 1], b);
+            }
+        __syncthreads(); // before the copies into this buffer, two chunks on
+    }
+    tc_store<NT>(p, c0, mx, r0, m0, acc);
+}
+
+// The same for ten columns by wgmma (sm_90a): warp w's m16 tile mt is rows 64·(2·(w / 4) + mt) +
+// 16·(w % 4) of the block, so that each warpgroup computes two m64 tiles. Software-pipelined:
+// while the tensor cores multiply chunk c, the warps decode chunk c + 1 (a second set of A
+// registers), and chunk c + 2 is on its way; TC_STAGES buffers of dynamic shared memory.
+constexpr int TC_STAGES = 3;
+constexpr int TC_SC_BYTES = TC_G * (TC_ROWS + TC_PAD), TC_SB_BYTES = TC_KC * 5 * 256;
+constexpr int TC_WG_SMEM = TC_STAGES * (TC_SC_BYTES + TC_SB_BYTES);
+__global__ void __launch_bounds__(TC_WARPS * 32, 1)
+    tensor_kernel_wg(params p, int c0, size_t gpc, const uint2 *frag,
+                     const unsigned long long *mx) {
+#if TG_SM90A
+    static_assert(TC_MT == 2 && TC_WARPS == 8, "two warpgroups of two m64 tiles");
+    extern __shared__ __align__(16) uint8_t tc_smem[];
+    auto sc = [&](int b) {
+        return (uint8_t(*)[TC_ROWS + TC_PAD])(tc_smem + b * (TC_SC_BYTES + TC_SB_BYTES));
+    };
+    auto sb = [&](int b) {
+        return (uint2 *)(tc_smem + b * (TC_SC_BYTES + TC_SB_BYTES) + TC_SC_BYTES);
+    };
+    const int warp = threadIdx.x >> 5;
+    const int w0 = 128 * (warp / 4) + 16 * (warp % 4), m0[TC_MT] = {w0, w0 + 64};
+    const size_t r0 = (size_t)blockIdx.x * TC_ROWS, g0 = blockIdx.y * gpc,
+                 g1 = g0 + gpc < p.groups ? g0 + gpc : p.groups;
+    const int nch = g0 < g1 ? (int)((g1 - g0 + TC_G - 1) / TC_G) : 0;
+    // chunk i into buffer i % TC_STAGES, one commit group each (empty past the last chunk)
+    auto stage = [&](int i) {
+        if (i < nch)
+            tc_stage<TC_KC>(p, frag, c0, r0, g0 + (size_t)i * TC_G, g1, sc(i % TC_STAGES),
+                            sb(i % TC_STAGES));
+        else
+            asm volatile("cp.async.commit_group;\n" ::);
+    };
+    // chunk i's codes and slices are in shared memory, visible to every thread and to wgmma
+    // (cp.async wrote them by the generic proxy; wgmma reads by the async one)
+    auto landed = [&]() {
+        asm volatile("cp.async.wait_group %0;\n" ::"n"(TC_STAGES - 2));
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        __syncthreads();
+    };
+    for (int i = 0; i < TC_STAGES - 1; i++) stage(i);
+    int acc[TC_MT][TC_KC][4] = {};
+    uint32_t wa[2][TC_MT][2][10];
+    landed();
+    tc_decode_tiles(sc(0), m0, wa[0]);
+    // chunk c: its A in use, the next chunk's A filled meanwhile
+    auto step = [&](int c, uint32_t(&use)[TC_MT][2][10], uint32_t(&fill)[TC_MT][2][10]) {
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+        // step st's tile: column n's core matrices 5·256 bytes apart, the two k halves 128
+        const unsigned b0 = (unsigned)__cvta_generic_to_shared(sb(c % TC_STAGES));
+#pragma unroll
+        for (int st = 0; st < 5; st++) {
+            const uint64_t db = (uint64_t)(((b0 + 256 * st) & 0x3ffff) >> 4) |
+                                (uint64_t)(128 >> 4) << 16 | (uint64_t)(1280 >> 4) << 32;
+#pragma unroll
+            for (int mt = 0; mt < TC_MT; mt++)
+                tc_wgmma(*reinterpret_cast<int(*)[40]>(&acc[mt][0][0]), use[mt][0][2 * st],
+                         use[mt][1][2 * st], use[mt][0][2 * st + 1], use[mt][1][2 * st + 1], db);
+        }
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        // the buffer of chunk c + 2 held chunk c − 1, done with at the end of the last step
+        stage(c + TC_STAGES - 1);
+        if (c + 1 < nch) {
+            landed();
+            tc_decode_tiles(sc((c + 1) % TC_STAGES), m0, fill);
+        }
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        __syncthreads(); // every warpgroup is done with chunk c's buffer
+    };
+    for (int c = 0; c < nch; c += 2) {
+        step(c, wa[0], wa[1]);
+        if (c + 1 < nch) step(c + 1, wa[1], wa[0]);
+    }
+    tc_store<TC_KC>(p, c0, mx, r0, m0, acc);
+#else
+    __trap(); // launched only where the sm_90a code runs (wgmma_ok)
+#endif
 }
 
 template <int NT = TC_KC>
 void launch_tensor_kc(const params &p, int c0, int kc, dim3 grid, size_t gpc, const uint2 *frag,
                       const unsigned long long *mx, cudaStream_t s) {
     if (kc == NT)
-        tensor_kernel<NT, false><<<grid, TC_WARPS * 32, 0, s>>>(p, c0, gpc, frag, mx);
+        tensor_kernel<NT><<<grid, TC_WARPS * 32, 0, s>>>(p, c0, gpc, frag, mx);
     else if constexpr (NT > 1)
         launch_tensor_kc<NT - 1>(p, c0, kc, grid, gpc, frag, mx, s);
 }
@@ -666,9 +731,12 @@ void launch_tensor(const params &p, uint64_t product, cudaStream_t s) {
     const dim3 grid((unsigned)tiles, (unsigned)((p.groups + gpc - 1) / gpc));
     for (int c0 = 0; c0 < p.k; c0 += TC_KC) {
         const int kc = p.k - c0 < TC_KC ? p.k - c0 : TC_KC;
-        if (wgmma_ok() && kc == TC_KC) // wgmma's shape is m64n80: ten columns
-            tensor_kernel<TC_KC, true>
-                <<<grid, TC_WARPS * 32, 0, s>>>(p, c0, gpc, (const uint2 *)frag, mx);
+        if (wgmma_ok() && kc == TC_KC) { // wgmma's shape is m64n80: ten columns
+            static std::atomic<uint64_t> attr{0};
+            smem_attribute(tensor_kernel_wg, TC_WG_SMEM, attr);
+            tensor_kernel_wg<<<grid, TC_WARPS * 32, TC_WG_SMEM, s>>>(p, c0, gpc,
+                                                                   (const uint2 *)frag, mx);
+        }
         else
             launch_tensor_kc(p, c0, kc, grid, gpc, (const uint2 *)frag, mx, s);
     }

@@ -1,5 +1,6 @@
-// Hopper's sm_90a code (wgmma) and the question whether the current device runs it. Everything
-// is in an unnamed namespace: each CUDA file that includes it compiles its own copy.
+// Hopper's sm_90a code (wgmma) and the question whether the current device runs it; the opt-in
+// to a kernel's dynamic shared memory. Everything is in an unnamed namespace: each CUDA file
+// that includes it compiles its own copy.
 #ifndef TG_CODELETS_SM90A_CUH
 #define TG_CODELETS_SM90A_CUH
 #include <atomic>
@@ -21,6 +22,15 @@ int device_index() {
     TG_CUDA_CHECK(cudaGetDevice(&dev));
     if (dev >= 64) STARPU_ABORT_MSG("CUDA device %d; at most 64 are supported", dev);
     return dev;
+}
+
+// cudaFuncSetAttribute for a kernel's dynamic shared memory, once per device, whichever thread
+// launches on it.
+template <class K> void smem_attribute(K *kern, int bytes, std::atomic<uint64_t> &done) {
+    const uint64_t bit = 1ull << device_index();
+    if (done.load() & bit) return;
+    TG_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    done |= bit;
 }
 
 __device__ int sm90a_flag;
