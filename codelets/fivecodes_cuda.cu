@@ -299,7 +299,7 @@ template <typename T, int KC = 16> void launch_kc(const params &p, int c0, int k
 // fragment layout, a warpgroup's four warps one m64 tile); elsewhere each lane loads its B
 // operand, two conflict-free 4-byte words, for two m16 tiles.
 constexpr int TC_WARPS = 8, TC_MT = 2;         // warps of a block, m16 tiles of a warp
-constexpr int TC_ROWS = TC_WARPS * TC_MT * 16; // output rows of a block
+constexpr int TC_ROWS = TC_WARPS * TC_MT * 16; // output rows of a block (mma.sync)
 constexpr int TC_G = 32;                       // groups of a chunk: 160 table rows, 5 k32 steps
 constexpr int TC_KC = 10;                      // columns of a pass (accumulators: 2·10·4)
 constexpr int TC_PAD = 16;                     // bytes after each group's rows (banks)
@@ -387,7 +387,8 @@ __global__ void frag_kernel(params p, const unsigned long long *mx, uint8_t *fra
 // 4p + 3. Decoded by arithmetic on two bytes at once (16-bit halves of a word; x/3 = x·171 >> 9
 // for x < 243): a shared table of the 243 codes' digits, read at random rows, conflicted across
 // banks and made shared memory the kernel's bottleneck.
-__device__ __forceinline__ void tc_decode(const uint8_t (*sc)[TC_ROWS + TC_PAD], int row, int t4,
+template <int ROWS>
+__device__ __forceinline__ void tc_decode(const uint8_t (*sc)[ROWS + TC_PAD], int row, int t4,
                                           uint32_t *w) {
     uint32_t x[2][2]; // [p][e]: bytes 4p + e (low half) and 4p + e + 2 (high half)
 #pragma unroll
@@ -450,21 +451,21 @@ __device__ __forceinline__ void tc_wgmma(int (&d)[40], uint32_t a0, uint32_t a1,
 // Copies chunk gc of the block's codes (groups gc .. gc + TC_G − 1, zeros at and past g1 and
 // past the rows) and the B operands of its columns c0 .. c0 + NT − 1 to shared memory by
 // cp.async, one commit group; codes whose rows are not 16-byte aligned are loaded by bytes.
-template <int NT>
+template <int NT, int ROWS>
 __device__ __forceinline__ void tc_stage(const params &p, const uint2 *frag, int c0, size_t r0,
-                                         size_t gc, size_t g1, uint8_t (*sc)[TC_ROWS + TC_PAD],
+                                         size_t gc, size_t g1, uint8_t (*sc)[ROWS + TC_PAD],
                                          uint2 *sb) {
     const int tid = threadIdx.x;
     if (((uintptr_t)p.codes | p.ldc) % 16 == 0) {
-        for (int e = tid; e < TC_G * TC_ROWS / 16; e += blockDim.x) {
-            const int g = e / (TC_ROWS / 16), r = e % (TC_ROWS / 16) * 16;
+        for (int e = tid; e < TC_G * ROWS / 16; e += blockDim.x) {
+            const int g = e / (ROWS / 16), r = e % (ROWS / 16) * 16;
             // a segment that passes p.rows ends within ldc; those rows are never written
             const bool in = gc + g < g1 && r0 + r < p.rows;
             tc_copy16(&sc[g][r], in ? p.codes + (gc + g) * p.ldc + r0 + r : p.codes, in);
         }
     } else {
-        for (int e = tid; e < TC_G * TC_ROWS; e += blockDim.x) {
-            const int g = e / TC_ROWS, r = e % TC_ROWS;
+        for (int e = tid; e < TC_G * ROWS; e += blockDim.x) {
+            const int g = e / ROWS, r = e % ROWS;
             sc[g][r] = gc + g < g1 && r0 + r < p.rows ? p.codes[(gc + g) * p.ldc + r0 + r] : 0;
         }
     }
@@ -474,30 +475,30 @@ __device__ __forceinline__ void tc_stage(const params &p, const uint2 *frag, int
 }
 
 // The lane's digits of its rows of chunk sc: rows m0[mt] + gid and + 8 of each m16 tile.
-__device__ __forceinline__ void tc_decode_tiles(const uint8_t (*sc)[TC_ROWS + TC_PAD],
-                                                const int (&m0)[TC_MT],
-                                                uint32_t (&wa)[TC_MT][2][10]) {
+template <int MT, int ROWS>
+__device__ __forceinline__ void tc_decode_tiles(const uint8_t (*sc)[ROWS + TC_PAD],
+                                                const int (&m0)[MT], uint32_t (&wa)[MT][2][10]) {
     const int lane = threadIdx.x & 31;
 #pragma unroll
-    for (int mt = 0; mt < TC_MT; mt++)
+    for (int mt = 0; mt < MT; mt++)
 #pragma unroll
         for (int h = 0; h < 2; h++)
-            tc_decode(sc, m0[mt] + (lane >> 2) + 8 * h, lane & 3, wa[mt][h]);
+            tc_decode<ROWS>(sc, m0[mt] + (lane >> 2) + 8 * h, lane & 3, wa[mt][h]);
 }
 
 // The integer products of columns c0 .. c0 + NT − 1 scaled back and added to out by atomicAdd
 // (other blocks hold the same rows' other groups), m16 tile mt starting at row m0[mt].
-template <int NT>
+template <int NT, int MT>
 __device__ __forceinline__ void tc_store(const params &p, int c0, const unsigned long long *mx,
-                                         size_t r0, const int (&m0)[TC_MT],
-                                         const int (&acc)[TC_MT][NT][4]) {
+                                         size_t r0, const int (&m0)[MT],
+                                         const int (&acc)[MT][NT][4]) {
     const int lane = threadIdx.x & 31, t4 = lane & 3, gid = lane >> 2;
     double *out = (double *)p.out;
 #pragma unroll
     for (int n = 0; n < NT; n++) {
         const int c = c0 + n, e = tc_exponent(mx[c]);
 #pragma unroll
-        for (int mt = 0; mt < TC_MT; mt++) {
+        for (int mt = 0; mt < MT; mt++) {
             // this lane: slices 2·t4 and 2·t4 + 1 of rows gid and gid + 8; the four lanes of a
             // row sum its eight slices
             double v[2];
@@ -528,15 +529,16 @@ __global__ void __launch_bounds__(TC_WARPS * 32, 2)
     const size_t r0 = (size_t)blockIdx.x * TC_ROWS, g0 = blockIdx.y * gpc,
                  g1 = g0 + gpc < p.groups ? g0 + gpc : p.groups;
     int acc[TC_MT][NT][4] = {};
-    if (g0 < g1) tc_stage<NT>(p, frag, c0, r0, g0, g1, sc[0], sb[0]);
+    if (g0 < g1) tc_stage<NT, TC_ROWS>(p, frag, c0, r0, g0, g1, sc[0], sb[0]);
     int buf = 0;
     for (size_t gc = g0; gc < g1; gc += TC_G, buf ^= 1) {
-        if (gc + TC_G < g1) tc_stage<NT>(p, frag, c0, r0, gc + TC_G, g1, sc[buf ^ 1], sb[buf ^ 1]);
+        if (gc + TC_G < g1)
+            tc_stage<NT, TC_ROWS>(p, frag, c0, r0, gc + TC_G, g1, sc[buf ^ 1], sb[buf ^ 1]);
         else asm volatile("cp.async.commit_group;\n" ::);
         asm volatile("cp.async.wait_group 1;\n" ::); // this chunk's copies have landed
         __syncthreads();
         uint32_t wa[TC_MT][2][10];
-        tc_decode_tiles(sc[buf], m0, wa);
+        tc_decode_tiles<TC_MT, TC_ROWS>(sc[buf], m0, wa);
 #pragma unroll
         for (int st = 0; st < 5; st++)
 #pragma unroll
@@ -550,38 +552,39 @@ __global__ void __launch_bounds__(TC_WARPS * 32, 2)
             }
         __syncthreads(); // before the copies into this buffer, two chunks on
     }
-    tc_store<NT>(p, c0, mx, r0, m0, acc);
+    tc_store<NT, TC_MT>(p, c0, mx, r0, m0, acc);
 }
 
-// The same for ten columns by wgmma (sm_90a): warp w's m16 tile mt is rows 64·(2·(w / 4) + mt) +
-// 16·(w % 4) of the block, so that each warpgroup computes two m64 tiles. Software-pipelined:
-// while the tensor cores multiply chunk c, the warps decode chunk c + 1 (a second set of A
-// registers), and chunk c + 2 is on its way; TC_STAGES buffers of dynamic shared memory.
-constexpr int TC_STAGES = 3;
-constexpr int TC_SC_BYTES = TC_G * (TC_ROWS + TC_PAD), TC_SB_BYTES = TC_KC * 5 * 256;
+// The same for ten columns by wgmma (sm_90a): each warpgroup one m64 tile (warp w's rows
+// 64·(w / 4) + 16·(w % 4) of the block), so that two blocks of two warpgroups fit an SM's
+// registers: at one block an SM the warps' dependent decoding arithmetic left the schedulers
+// idle. Software-pipelined: while the tensor cores multiply chunk c, the warps decode chunk
+// c + 1 (a second set of A registers), and chunk c + 2 is on its way; TC_STAGES buffers of
+// dynamic shared memory.
+constexpr int TC_WG_ROWS = TC_WARPS / 4 * 64, TC_STAGES = 3;
+constexpr int TC_SC_BYTES = TC_G * (TC_WG_ROWS + TC_PAD), TC_SB_BYTES = TC_KC * 5 * 256;
 constexpr int TC_WG_SMEM = TC_STAGES * (TC_SC_BYTES + TC_SB_BYTES);
-__global__ void __launch_bounds__(TC_WARPS * 32, 1)
+__global__ void __launch_bounds__(TC_WARPS * 32, 2)
     tensor_kernel_wg(params p, int c0, size_t gpc, const uint2 *frag,
                      const unsigned long long *mx) {
 #if TG_SM90A
-    static_assert(TC_MT == 2 && TC_WARPS == 8, "two warpgroups of two m64 tiles");
     extern __shared__ __align__(16) uint8_t tc_smem[];
     auto sc = [&](int b) {
-        return (uint8_t(*)[TC_ROWS + TC_PAD])(tc_smem + b * (TC_SC_BYTES + TC_SB_BYTES));
+        return (uint8_t(*)[TC_WG_ROWS + TC_PAD])(tc_smem + b * (TC_SC_BYTES + TC_SB_BYTES));
     };
     auto sb = [&](int b) {
         return (uint2 *)(tc_smem + b * (TC_SC_BYTES + TC_SB_BYTES) + TC_SC_BYTES);
     };
     const int warp = threadIdx.x >> 5;
-    const int w0 = 128 * (warp / 4) + 16 * (warp % 4), m0[TC_MT] = {w0, w0 + 64};
-    const size_t r0 = (size_t)blockIdx.x * TC_ROWS, g0 = blockIdx.y * gpc,
+    const int m0[1] = {64 * (warp / 4) + 16 * (warp % 4)};
+    const size_t r0 = (size_t)blockIdx.x * TC_WG_ROWS, g0 = blockIdx.y * gpc,
                  g1 = g0 + gpc < p.groups ? g0 + gpc : p.groups;
     const int nch = g0 < g1 ? (int)((g1 - g0 + TC_G - 1) / TC_G) : 0;
     // chunk i into buffer i % TC_STAGES, one commit group each (empty past the last chunk)
     auto stage = [&](int i) {
         if (i < nch)
-            tc_stage<TC_KC>(p, frag, c0, r0, g0 + (size_t)i * TC_G, g1, sc(i % TC_STAGES),
-                            sb(i % TC_STAGES));
+            tc_stage<TC_KC, TC_WG_ROWS>(p, frag, c0, r0, g0 + (size_t)i * TC_G, g1,
+                                        sc(i % TC_STAGES), sb(i % TC_STAGES));
         else
             asm volatile("cp.async.commit_group;\n" ::);
     };
@@ -593,12 +596,12 @@ __global__ void __launch_bounds__(TC_WARPS * 32, 1)
         __syncthreads();
     };
     for (int i = 0; i < TC_STAGES - 1; i++) stage(i);
-    int acc[TC_MT][TC_KC][4] = {};
-    uint32_t wa[2][TC_MT][2][10];
+    int acc[1][TC_KC][4] = {};
+    uint32_t wa[2][1][2][10];
     landed();
-    tc_decode_tiles(sc(0), m0, wa[0]);
+    tc_decode_tiles<1, TC_WG_ROWS>(sc(0), m0, wa[0]);
     // chunk c: its A in use, the next chunk's A filled meanwhile
-    auto step = [&](int c, uint32_t(&use)[TC_MT][2][10], uint32_t(&fill)[TC_MT][2][10]) {
+    auto step = [&](int c, uint32_t(&use)[1][2][10], uint32_t(&fill)[1][2][10]) {
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
         // step st's tile: column n's core matrices 5·256 bytes apart, the two k halves 128
         const unsigned b0 = (unsigned)__cvta_generic_to_shared(sb(c % TC_STAGES));
@@ -606,17 +609,15 @@ __global__ void __launch_bounds__(TC_WARPS * 32, 1)
         for (int st = 0; st < 5; st++) {
             const uint64_t db = (uint64_t)(((b0 + 256 * st) & 0x3ffff) >> 4) |
                                 (uint64_t)(128 >> 4) << 16 | (uint64_t)(1280 >> 4) << 32;
-#pragma unroll
-            for (int mt = 0; mt < TC_MT; mt++)
-                tc_wgmma(*reinterpret_cast<int(*)[40]>(&acc[mt][0][0]), use[mt][0][2 * st],
-                         use[mt][1][2 * st], use[mt][0][2 * st + 1], use[mt][1][2 * st + 1], db);
+            tc_wgmma(*reinterpret_cast<int(*)[40]>(&acc[0][0][0]), use[0][0][2 * st],
+                     use[0][1][2 * st], use[0][0][2 * st + 1], use[0][1][2 * st + 1], db);
         }
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
         // the buffer of chunk c + 2 held chunk c − 1, done with at the end of the last step
         stage(c + TC_STAGES - 1);
         if (c + 1 < nch) {
             landed();
-            tc_decode_tiles(sc((c + 1) % TC_STAGES), m0, fill);
+            tc_decode_tiles<1, TC_WG_ROWS>(sc((c + 1) % TC_STAGES), m0, fill);
         }
         asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
         __syncthreads(); // every warpgroup is done with chunk c's buffer
@@ -625,7 +626,7 @@ __global__ void __launch_bounds__(TC_WARPS * 32, 1)
         step(c, wa[0], wa[1]);
         if (c + 1 < nch) step(c + 1, wa[1], wa[0]);
     }
-    tc_store<TC_KC>(p, c0, mx, r0, m0, acc);
+    tc_store<TC_KC, 1>(p, c0, mx, r0, m0, acc);
 #else
     __trap(); // launched only where the sm_90a code runs (wgmma_ok)
 #endif
@@ -713,32 +714,35 @@ void launch_tensor(const params &p, uint64_t product, cudaStream_t s) {
         rows_kernel<<<(unsigned)((p.nt + TC_TT - 1) / TC_TT), 256, 0, s>>>(p, rows_of);
         made.rows = true;
     }
-    // two blocks an SM for mma.sync, one for wgmma (the kernels' registers): split the chunks so
-    // that the blocks fill their last wave best (by 2% steps, fewer splits first), each block at
-    // least two chunks and at most TC_MAX_GROUPS groups
-    const bool wg = wgmma_ok() && p.k % TC_KC == 0;
-    const size_t tiles = (p.rows + TC_ROWS - 1) / TC_ROWS,
-                 slots = (wg ? 1 : 2) * (size_t)tg_cuda_sm_count(),
-                 least = (p.groups + TC_MAX_GROUPS - 1) / TC_MAX_GROUPS;
-    size_t splits = least, most = (chunks + 1) / 2 < 64 ? (chunks + 1) / 2 : 64;
-    double fill = 0;
-    for (size_t sp = least; sp <= most; sp++) {
-        const size_t blocks = tiles * sp;
-        const double f = (double)blocks / (double)((blocks + slots - 1) / slots * slots);
-        if (f > fill + 0.02) fill = f, splits = sp;
-    }
-    const size_t gpc = (chunks + splits - 1) / splits * TC_G;
-    const dim3 grid((unsigned)tiles, (unsigned)((p.groups + gpc - 1) / gpc));
+    // blocks of brows rows, two an SM (both kernels' registers): split the chunks so that the
+    // blocks fill their last wave best (by 2% steps, fewer splits first), each block at least
+    // two chunks and at most TC_MAX_GROUPS groups; *gpc: the groups of a block
+    auto shape = [&](int brows, size_t *gpc) {
+        const size_t tiles = (p.rows + brows - 1) / brows, slots = 2 * (size_t)tg_cuda_sm_count(),
+                     least = (p.groups + TC_MAX_GROUPS - 1) / TC_MAX_GROUPS;
+        size_t splits = least, most = (chunks + 1) / 2 < 64 ? (chunks + 1) / 2 : 64;
+        double fill = 0;
+        for (size_t sp = least; sp <= most; sp++) {
+            const size_t blocks = tiles * sp;
+            const double f = (double)blocks / (double)((blocks + slots - 1) / slots * slots);
+            if (f > fill + 0.02) fill = f, splits = sp;
+        }
+        *gpc = (chunks + splits - 1) / splits * TC_G;
+        return dim3((unsigned)tiles, (unsigned)((p.groups + *gpc - 1) / *gpc));
+    };
     for (int c0 = 0; c0 < p.k; c0 += TC_KC) {
         const int kc = p.k - c0 < TC_KC ? p.k - c0 : TC_KC;
+        size_t gpc;
         if (wgmma_ok() && kc == TC_KC) { // wgmma's shape is m64n80: ten columns
             static std::atomic<uint64_t> attr{0};
             smem_attribute(tensor_kernel_wg, TC_WG_SMEM, attr);
+            const dim3 grid = shape(TC_WG_ROWS, &gpc);
             tensor_kernel_wg<<<grid, TC_WARPS * 32, TC_WG_SMEM, s>>>(p, c0, gpc,
                                                                    (const uint2 *)frag, mx);
-        }
-        else
+        } else {
+            const dim3 grid = shape(TC_ROWS, &gpc);
             launch_tensor_kc(p, c0, kc, grid, gpc, (const uint2 *)frag, mx, s);
+        }
     }
     if (p.nmiss) {
         // warps enough to fill every SM's 64 warp slots
