@@ -452,9 +452,12 @@ tg_status tg_krr_fit(const tg_bed *bed, const int64_t *rows, int64_t n, int k, c
     co.band = o->band;
     co.map_out = rep->map;
     /* built in the map's precisions because K would not fit otherwise: a map that does not fit
-     * either is an error before the build, not a run that leans on StarPU's evictions (the
-     * default map at 249,037 samples on one H100 never ended: docs/PERFORMANCE.md) */
-    if (rep->in_map) co.max_bytes = rep->memory_bytes;
+     * the memory it can live in either, the GPUs' and the host's (StarPU evicts tiles from one
+     * to the other), is an error before the build, not a run without end (the default map at
+     * 249,037 samples, ~240 GB against one H100's 72 and the host's 128: docs/PERFORMANCE.md) */
+    const int64_t host = tg_runtime_ngpu() > 0 ? tg_mem_available(NULL) : 0;
+    if (rep->in_map && rep->memory_bytes > 0 && host >= 0)
+        co.max_bytes = rep->memory_bytes + (double)host;
     for (int p = 0; p < npairs && !st; p++, rep->npairs++)
         st = fit_pair(m, C, yc, o, &co, rep->in_map, p / m->info.nalpha, p % m->info.nalpha,
                       &rep->pair[p], err);
