@@ -294,10 +294,10 @@ template <typename T, int KC = 16> void launch_kc(const params &p, int c0, int k
 // groups t4, t4 + 4, ..., t4 + 28 of a chunk of TC_G (byte j: group 4j + t4), and at step s
 // (five k32 steps a chunk) digit s of each of its eight bytes, 40 digits at string positions
 // 8s + j; the slices are laid out in that order beforehand (frag_kernel), so that a lane's A
-// operand is its own bytes decoded. On sm_90a the
-// tensor cores read B from shared memory themselves (wgmma, A from registers in mma.sync's
-// fragment layout, a warpgroup's four warps one m64 tile); elsewhere each lane loads its B
-// operand, two conflict-free 4-byte words, for two m16 tiles.
+// operand is its own bytes decoded. On sm_90a the tensor cores read B from shared memory
+// themselves (wgmma, A from registers in mma.sync's fragment layout, a warpgroup's four warps
+// one m64 tile); elsewhere each lane loads its B operand, two conflict-free 4-byte words, for
+// two m16 tiles.
 constexpr int TC_WARPS = 8, TC_MT = 2;         // warps of a block, m16 tiles of a warp
 constexpr int TC_ROWS = TC_WARPS * TC_MT * 16; // output rows of a block (mma.sync)
 constexpr int TC_G = 32;                       // groups of a chunk: 160 table rows, 5 k32 steps
