@@ -525,6 +525,7 @@ __global__ void __launch_bounds__(TC_WARPS * 32, 2)
     __shared__ __align__(16) uint8_t sc[2][TC_G][TC_ROWS + TC_PAD];
     __shared__ __align__(16) uint2 sb[2][NT * 5 * 32];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    static_assert(TC_MT == 2, "m0 lists two m16 tiles");
     const int m0[TC_MT] = {warp * TC_MT * 16, warp * TC_MT * 16 + 16};
     const size_t r0 = (size_t)blockIdx.x * TC_ROWS, g0 = blockIdx.y * gpc,
                  g1 = g0 + gpc < p.groups ? g0 + gpc : p.groups;

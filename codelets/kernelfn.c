@@ -1,11 +1,11 @@
 /* The fused kernel-function tile on the CPU (the reference), its codelet tables indexed by the
  * precision of K (fp64, fp32 and fp16 entries: kernelfn from kept dot products, kernelgram with
  * the dot products in the same task; kernelstats, fp64 and fp32, the map's statistics of a
- * kernelgram tile) and the tg_insert_* helpers. Arithmetic in double,
- * one rounding to K's precision at the store. The CUDA kernel (kernelfn_cuda.cu) performs the
- * same operations in the same order, with the same explicit fma, so the only difference is
- * exp: CPU and GPU agree to 1 ulp in fp32 tiles and 2 ulp in fp64 tiles (glibc's and CUDA's
- * exp are each within 1 ulp); ibs and linear tiles agree bit for bit. */
+ * kernelgram tile) and the tg_insert_* helpers. Arithmetic in double, one rounding to K's
+ * precision at the store. The CUDA kernel (kernelfn_cuda.cu) performs the same operations in
+ * the same order, with the same explicit fma, so the only difference is exp: CPU and GPU agree
+ * to 1 ulp in fp32 and fp16 tiles and 2 ulp in fp64 tiles (glibc's and CUDA's exp are each
+ * within 1 ulp); ibs and linear tiles agree bit for bit. */
 #include "codelets/kernelfn.h"
 
 #include <math.h>
