@@ -10,9 +10,11 @@
  * rate of the whole search without running it). --set-every E scans the set of SNPs 0, E, 2E,
  * ... (tg_epi_opts.set): the rate counts the combinations evaluated, those holding one.
  * --missing F makes each call missing with probability F (the rounds with valid planes).
+ * --repeat R runs the search R times on the same files (writing them takes longer than an
+ * order-2 search), each timed and printed.
  * usage: bench/epistasis [--order K] [--snps M] [--samples N] [--block B] [--max-rounds R]
- *                        [--round-step S] [--set-every E] [--missing F] [--ncpu N] [--ngpu N]
- *                        [--sched S] [--gemm] [--plink PATH] */
+ *                        [--round-step S] [--set-every E] [--missing F] [--repeat R]
+ *                        [--ncpu N] [--ngpu N] [--sched S] [--gemm] [--plink PATH] */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,7 +56,7 @@ static void add_missing(const char *prefix, int64_t n, int64_t m, double f) {
 
 int main(int argc, char **argv) {
     tg_blas_restart_if_generic(argv);
-    int order = 4, block = 0, gemm = 0;
+    int order = 4, block = 0, gemm = 0, repeat = 1;
     int64_t m = 1024, n = 262144, set_every = 0;
     double missing = 0;
     uint64_t max_rounds = 0, round_step = 0;
@@ -72,6 +74,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--round-step")) round_step = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(a, "--set-every")) set_every = atoll(argv[++i]);
         else if (!strcmp(a, "--missing")) missing = atof(argv[++i]);
+        else if (!strcmp(a, "--repeat")) repeat = atoi(argv[++i]);
         else if (!strcmp(a, "--ncpu")) rt.ncpu = atoi(argv[++i]);
         else if (!strcmp(a, "--ngpu")) rt.ngpu = atoi(argv[++i]);
         else if (!strcmp(a, "--sched")) rt.sched = argv[++i];
@@ -79,7 +82,7 @@ int main(int argc, char **argv) {
         else goto usage;
     }
     if (order < 2 || order > 4 || m < order || n < 2 || set_every < 0 || !(missing >= 0) ||
-        missing >= 1)
+        missing >= 1 || repeat < 1)
         goto usage;
 
     tg_error err = {0};
@@ -149,28 +152,34 @@ int main(int argc, char **argv) {
         o.set = set;
         printf("set: every %lld-th SNP, %lld SNPs\n", (long long)set_every, (long long)o.nset);
     }
-    tg_epi_report rep;
-    t0 = tg_now();
-    if (tg_epistasis(&bed, cls, &o, &rep, &err)) die(NULL, &err);
-    double t = tg_now() - t0;
-    double cs = (double)rep.combinations * (double)n / t;
-    double tops = cs * (1 << order) * 2 / 1e12;
-    const int64_t step = round_step > 1 ? (int64_t)round_step : 1;
-    char sampled[64] = "";
-    if (step > 1) snprintf(sampled, sizeof sampled, " (every %lld-th of %lld)", (long long)step,
-                           (long long)rep.rounds);
-    printf("order %d, %lld SNPs × %lld samples, block %d, %lld rounds%s, "
-           "%llu combinations: %.2f s (planes %.2f s, search %.2f s)\n",
-           order, (long long)m, (long long)n, rep.block, (long long)((rep.rounds + step - 1) / step),
-           sampled,
-           (unsigned long long)rep.combinations, t, rep.seconds_planes, rep.seconds_search);
-    printf("rate: %.2f tera combinations·samples/s; tensor %.0f TOPS", cs / 1e12, tops);
-    if (ceiling > 0) printf(" (%.2f of the binary tensor-core ceiling)", tops / ceiling);
-    printf("\nbest: SNPs");
-    for (int q = 0; q < order && rep.nhit > 0; q++) printf(" %lld", (long long)rep.hits[0].snp[q]);
-    printf(", score %.6g\n", rep.nhit > 0 ? rep.hits[0].score : NAN);
-    const uint64_t combinations = rep.combinations;
-    tg_epi_report_free(&rep);
+    double t = 0; /* the last search's */
+    uint64_t combinations = 0;
+    for (int r = 0; r < repeat; r++) {
+        tg_epi_report rep;
+        t0 = tg_now();
+        if (tg_epistasis(&bed, cls, &o, &rep, &err)) die(NULL, &err);
+        t = tg_now() - t0;
+        double cs = (double)rep.combinations * (double)n / t;
+        double tops = cs * (1 << order) * 2 / 1e12;
+        const int64_t step = round_step > 1 ? (int64_t)round_step : 1;
+        char sampled[64] = "";
+        if (step > 1)
+            snprintf(sampled, sizeof sampled, " (every %lld-th of %lld)", (long long)step,
+                     (long long)rep.rounds);
+        printf("order %d, %lld SNPs × %lld samples, block %d, %lld rounds%s, "
+               "%llu combinations: %.2f s (planes %.2f s, search %.2f s)\n",
+               order, (long long)m, (long long)n, rep.block,
+               (long long)((rep.rounds + step - 1) / step), sampled,
+               (unsigned long long)rep.combinations, t, rep.seconds_planes, rep.seconds_search);
+        printf("rate: %.2f tera combinations·samples/s; tensor %.0f TOPS", cs / 1e12, tops);
+        if (ceiling > 0) printf(" (%.2f of the binary tensor-core ceiling)", tops / ceiling);
+        printf("\nbest: SNPs");
+        for (int q = 0; q < order && rep.nhit > 0; q++)
+            printf(" %lld", (long long)rep.hits[0].snp[q]);
+        printf(", score %.6g\n", rep.nhit > 0 ? rep.hits[0].score : NAN);
+        combinations = rep.combinations;
+        tg_epi_report_free(&rep);
+    }
     tg_bed_close(&bed);
     free(cls);
     free(set);
@@ -194,8 +203,8 @@ int main(int argc, char **argv) {
     return 0;
 usage:
     fprintf(stderr, "usage: %s [--order K] [--snps M] [--samples N] [--block B] [--max-rounds R] "
-                    "[--round-step S] [--set-every E] [--missing F] [--ncpu N] [--ngpu N] "
-                    "[--sched S] [--gemm] [--plink PATH]\n",
+                    "[--round-step S] [--set-every E] [--missing F] [--repeat R] [--ncpu N] "
+                    "[--ngpu N] [--sched S] [--gemm] [--plink PATH]\n",
             argv[0]);
     return 2;
 }

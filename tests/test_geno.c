@@ -13,8 +13,9 @@
  *  - each encoder fed by the pass equals a naive encoding of the same selection: the KRR INT8
  *    panels (gaussian, ibs, linear; the frequencies counted, and given with a panel left to
  *    another rank), the ridge SNP panels ([X0 | M], μ and s), the 5codes (both copies, the
- *    missing-call lists, the frequencies and centring coefficients) and the epistasis bit
- *    planes;
+ *    missing-call lists, the frequencies and centring coefficients);
+ *  - the epistasis bit planes built from the .bed's codes, classes in runs and mixed, with PEXT
+ *    and without;
  *  - a value that is not a genotype, and a selection outside the input, are errors naming them. */
 #include <math.h>
 #include <stdlib.h>
@@ -318,47 +319,54 @@ static void check_codes5(const tg_geno_source *src, const sel *s) {
     tg_geno_free(g);
 }
 
-/* Bit planes of the selection's first n0 samples (controls) and the others (cases). */
-static void check_planes(const tg_geno_source *src, const sel *s, int64_t n0) {
+/* Bit planes of the SNPs of @p s (its samples unused: classes are by .fam sample, cls[i]), in a
+ * buffer of garbage that every word must overwrite, against planes set bit by bit, with PEXT
+ * (where the CPU has it) or its portable equivalent. */
+static void check_planes(const tg_bed *bed, const sel *s, const int8_t *cls, const char *what,
+                         int pext) {
     enum { B = 8 };
-    tg_planes pl = {NULL, B, {4 * ((n0 + 255) / 256), 4 * ((s->n - n0 + 255) / 256)},
-                    {n0, s->n - n0}, 0};
+    int64_t n[2] = {0, 0}, want_missing = 0, missing = -1, bad = 0;
+    for (int64_t i = 0; i < N; i++)
+        if (cls[i] >= 0) n[cls[i]]++;
+    tg_planes pl = {NULL, B, {4 * ((n[0] + 255) / 256), 4 * ((n[1] + 255) / 256)},
+                    {n[0], n[1]}, 0};
     pl.block_words = 3 * B * (pl.words[0] + pl.words[1]);
     const int64_t nblk = (s->m + B - 1) / B;
-    pl.planes = calloc((size_t)(nblk * pl.block_words), sizeof *pl.planes);
-    const tg_geno_encoder e = {tg_planes_chunk, &pl, 7};
-    const tg_geno_range all = {0, s->n};
-    tg_geno_counts c;
+    const size_t words = (size_t)(nblk * pl.block_words);
+    pl.planes = malloc(words * sizeof *pl.planes);
+    memset(pl.planes, 0xa5, words * sizeof *pl.planes); /* garbage */
+    const int used = tg_planes_use_pext(pext);
     tg_error err;
-    tg_status st = tg_geno_pass(src, &all, 1, 0, NULL, &e, &c, &err);
-    ncounts want;
-    naive_counts(s, &all, 1, &want);
-    int64_t bad = 0;
-    for (int64_t j = 0; !st && j < s->m; j++)
+    tg_status st = tg_planes_build(bed, cls, s->cols, s->m, &pl, &missing, &err);
+    tg_planes_use_pext(-1);
+    uint64_t *want = calloc(words, sizeof *want); /* padding bits and SNPs past m: zeros */
+    for (int64_t j = 0; j < s->m; j++)
         for (int cl = 0; cl < 2; cl++)
-            for (int p = 0; p < 3; p++) {
-                const uint64_t *pw = pl.planes + (j / B) * pl.block_words +
-                                     tg_epi_plane_offset(B, pl.words, cl, (int)(j % B), p);
-                for (int64_t t = 0; t < 64 * pl.words[cl]; t++) {
-                    int bit = 0;
-                    if (t < pl.n[cl]) {
-                        const int8_t v = val(s, (cl ? n0 : 0) + t, j);
-                        bit = p == 2 ? v != TG_GENO_MISSING : v == p;
-                    }
-                    bad += (int)(pw[t / 64] >> (t % 64) & 1) != bit;
-                }
+            for (int64_t i = 0, t = 0; i < N; i++) {
+                if (cls[i] != cl) continue;
+                const int8_t v = naive(i, col_of(s, j));
+                want_missing += v == TG_GENO_MISSING;
+                for (int p = 0; p < 3; p++)
+                    if (p == 2 ? v != TG_GENO_MISSING : v == p)
+                        want[(j / B) * pl.block_words +
+                             tg_epi_plane_offset(B, pl.words, cl, (int)(j % B), p) + t / 64] |=
+                            (uint64_t)1 << (t % 64);
+                t++;
             }
-    ok(!st && !bad && c.missing == want.missing, "%s: bit planes of %lld controls and %lld cases "
-       "equal the naive ones, %lld missing calls (%lld wrong bits; %s)", s->name, (long long)n0,
-       (long long)(s->n - n0), (long long)want.missing, (long long)bad, st ? err.msg : "ok");
-    if (!st) tg_geno_counts_free(&c);
+    for (size_t w = 0; !st && w < words; w++) bad += __builtin_popcountll(want[w] ^ pl.planes[w]);
+    ok(!st && !bad && missing == want_missing, "%s, %s: bit planes of %lld controls and %lld "
+       "cases, %lld SNPs, equal the naive ones, %lld missing calls (%lld wrong bits, %lld missing "
+       "counted; %s)", s->name, what, (long long)n[0], (long long)n[1], (long long)s->m,
+       (long long)want_missing, (long long)bad, (long long)missing, used ? "PEXT" : "portable");
+    free(want);
     free(pl.planes);
 }
 
 int main(void) {
     tg_rng r;
     tg_rng_seed(&r, tap_seed());
-    tap_plan(3 * 12 + 4); /* per selection: 12 results (check_read and check_codes5 give two) */
+    tap_plan(3 * 11 + 4 + 4); /* per selection: 11 results (check_read and check_codes5 give
+                               * two); planes: 4 */
     static int8_t geno[N * M];
     for (int j = 0; j < M; j++) {
         const double p = 0.05 + 0.9 * tg_rng_uniform(&r);
@@ -419,8 +427,19 @@ int main(void) {
         check_kpanels(src, s, TG_KERNEL_LINEAR, given);
         check_ridge(src, s);
         check_codes5(src, s); /* two results: prepared, equal */
-        check_planes(src, s, s->n / 3);
         tg_geno_source_free(src);
+    }
+
+    /* planes: classes in runs (whole 32-sample words of one class), and scattered, some samples
+     * left out; the selected SNPs (not a multiple of the block) */
+    int8_t runs_cls[N], mixed_cls[N];
+    for (int64_t i = 0; i < N; i++) {
+        runs_cls[i] = (int8_t)(i >= 70);
+        mixed_cls[i] = (int8_t)(tg_rng_uniform(&r) < 0.15 ? -1 : tg_rng_uniform(&r) < 0.4);
+    }
+    for (int pext = 0; pext < 2; pext++) {
+        check_planes(&bed, &sels[1], runs_cls, "classes in runs", pext);
+        check_planes(&bed, &sels[1], mixed_cls, "classes mixed, samples left out", pext);
     }
 
     /* the scattered selection of the same genotypes held as an int8 array */

@@ -14,9 +14,7 @@
 #include <string.h>
 
 #include "base/chi2.h"
-#include "base/parallel.h"
 #include "codelets/epistasis.h"
-#include "geno/pass.h"
 #include "geno/planes.h"
 #include "io/out.h"
 #include "runtime/runtime.h"
@@ -129,37 +127,15 @@ struct search {
     struct spill sp;
 };
 
-/* Planes are built by the one pass (geno/planes.h) a chunk of SNPs at a time on every core: up
- * to 64 SNPs a chunk, fewer when that would leave cores idle (256 SNPs in chunks of 64 kept 4 of
- * the H100 node's 16 cores busy: 0.08 s of a 0.27 s order-4 search, 0.03 s in chunks of 8). The
- * pass reads the samples of a class (controls, then cases) and counts the missing calls. */
-enum { SNP_CHUNK = 64 };
-
 static tg_status build_planes(const tg_bed *bed, const int8_t *cls, struct search *s,
                               tg_epi_report *rep, tg_error *err) {
-    const int64_t n = bed->n_samples, used = s->n[0] + s->n[1];
-    int64_t *idx = tg_malloc_n(n, 1, sizeof *idx, err);
-    if (!idx) return TG_ERR_NOMEM;
-    for (int64_t i = 0, at[2] = {0, s->n[0]}; i < n; i++)
-        if (cls[i] >= 0) idx[at[cls[i]]++] = i;
-    tg_planes pl = {s->planes, s->B, {s->words[0], s->words[1]}, {s->n[0], s->n[1]},
-                    s->block_words};
-    const int64_t th = tg_parallel_threads();
-    int64_t chunk = (s->m + 2 * th - 1) / (2 * th); /* two chunks a thread at least */
-    chunk = chunk < 1 ? 1 : chunk > SNP_CHUNK ? SNP_CHUNK : chunk;
-    const tg_geno_encoder enc = {tg_planes_chunk, &pl, chunk};
-    const tg_geno_range all = {0, used};
-    tg_geno_source *src = NULL;
-    tg_geno_counts cnt;
-    tg_status st = tg_geno_source_bed(bed, &src, err);
-    if (!st) st = tg_geno_source_select(src, idx, used, s->perm, s->m, err);
-    if (!st) st = tg_geno_pass(src, &all, 1, 0, NULL, &enc, &cnt, err);
-    tg_geno_source_free(src);
-    free(idx);
+    const tg_planes pl = {s->planes, s->B, {s->words[0], s->words[1]}, {s->n[0], s->n[1]},
+                          s->block_words};
+    int64_t missing;
+    tg_status st = tg_planes_build(bed, cls, s->perm, s->m, &pl, &missing, err);
     if (st) return st;
-    rep->complete = cnt.missing == 0;
-    rep->missing_rate = (double)cnt.missing / ((double)s->m * (double)used);
-    tg_geno_counts_free(&cnt);
+    rep->complete = missing == 0;
+    rep->missing_rate = (double)missing / ((double)s->m * (double)(s->n[0] + s->n[1]));
     return TG_OK;
 }
 
@@ -668,7 +644,6 @@ tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *
     if (!(s.planes = tg_host_alloc(bytes, NULL)))
         return tg_error_set(err, TG_ERR_NOMEM, "cannot allocate %.3g GiB of genotype planes",
                             (double)bytes / (1 << 30));
-    memset(s.planes, 0, bytes);
     if ((st = build_planes(bed, cls, &s, rep, err))) goto done;
     s.complete = rep->complete;
     rep->seconds_planes = tg_now() - t0;
