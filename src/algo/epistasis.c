@@ -116,6 +116,8 @@ struct search {
     int64_t step;                      /* rounds run: every step-th (tg_epi_opts.round_step) */
     int64_t id;                        /* this search, among the process's (tg_epi_round_arg) */
     uint64_t *planes;
+    size_t plane_bytes;
+    int pinned; /* the planes (tg_host_pin) */
     double *table;
     tg_handle *blk, th;
     struct slot *slots;
@@ -485,7 +487,7 @@ static void search_free(struct search *s) {
             if (s->blk[b]) tg_handle_free(s->blk[b]);
     if (s->th) tg_handle_free(s->th);
     free(s->blk);
-    tg_host_free(s->planes);
+    tg_host_free_large(s->planes, s->plane_bytes, s->pinned);
     free(s->table);
     free(s->slots);
     free(s->results);
@@ -640,11 +642,18 @@ tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *
 
     double t0 = tg_now();
     size_t bytes;
-    if (tg_size_mul(s.nb, s.block_words, sizeof *s.planes, &bytes, err)) return TG_ERR_NOMEM;
-    if (!(s.planes = tg_host_alloc(bytes, NULL)))
-        return tg_error_set(err, TG_ERR_NOMEM, "cannot allocate %.3g GiB of genotype planes",
-                            (double)bytes / (1 << 30));
+    if (tg_size_mul(s.nb, s.block_words, sizeof *s.planes, &bytes, err)) {
+        st = TG_ERR_NOMEM;
+        goto done;
+    }
+    if (!(s.planes = tg_host_alloc_large(bytes, NULL))) {
+        st = tg_error_set(err, TG_ERR_NOMEM, "cannot allocate %.3g GiB of genotype planes",
+                          (double)bytes / (1 << 30));
+        goto done;
+    }
+    s.plane_bytes = bytes;
     if ((st = build_planes(bed, cls, &s, rep, err))) goto done;
+    s.pinned = tg_host_pin(s.planes, bytes);
     s.complete = rep->complete;
     rep->seconds_planes = tg_now() - t0;
 

@@ -346,4 +346,17 @@ enum { TG_CPU_AVX2 = 1, TG_CPU_FMA = 2, TG_CPU_AVX512 = 4, TG_CPU_AVX512BF16 = 8
  * calls for when OpenBLAS runs the kernels @p core: only when those are x86 kernels without
  * AVX2 (Prescott, Sandybridge, ...: any case) on a CPU with AVX2 and FMA; NULL otherwise. */
 const char *tg_blas_better_core(const char *core, unsigned features);
+
+/* ---- Host memory (host.c) */
+/** A large buffer that the host's cores fill before GPUs read it: plain memory (in huge pages
+ * where the kernel gives them on request), pinned by tg_host_pin once filled. Pinning pages
+ * already touched, by the cores that filled them, costs a fraction of what tg_host_alloc's
+ * pinned allocation does, which faults and pins every page on one thread (and frees as slowly).
+ * NULL, with the error set, when out of memory. */
+void *tg_host_alloc_large(size_t bytes, tg_error *err);
+/** Pins tg_host_alloc_large's @p p for DMA when the runtime has CUDA workers; returns whether
+ * it did (unpinned, transfers go through CUDA's staging of pageable memory). */
+int tg_host_pin(void *p, size_t bytes);
+/** Frees tg_host_alloc_large's @p p (NULL accepted), unpinning it first when @p pinned. */
+void tg_host_free_large(void *p, size_t bytes, int pinned);
 #endif
