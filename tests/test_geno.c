@@ -319,13 +319,28 @@ static void check_codes5(const tg_geno_source *src, const sel *s) {
     tg_geno_free(g);
 }
 
+/* tg_planes_build's report of a block built: counted, and the block compared with the naive
+ * planes then (it must be whole when reported). */
+typedef struct {
+    const uint64_t *want, *got;
+    int64_t block_words;
+    int64_t reports[NB], wrong_then[NB];
+} built_check;
+
+static void block_built(void *ctx, int64_t b) {
+    built_check *c = ctx;
+    __atomic_fetch_add(&c->reports[b], 1, __ATOMIC_RELAXED);
+    for (int64_t w = b * c->block_words; w < (b + 1) * c->block_words; w++)
+        c->wrong_then[b] += c->want[w] != c->got[w];
+}
+
 /* Bit planes of the SNPs of @p s (its samples unused: classes are by .fam sample, cls[i]), in a
  * buffer of garbage that every word must overwrite, against planes set bit by bit, with PEXT
- * (where the CPU has it) or its portable equivalent. */
+ * (where the CPU has it) or its portable equivalent; each block reported once, whole. */
 static void check_planes(const tg_bed *bed, const sel *s, const int8_t *cls, const char *what,
                          int pext) {
-    enum { B = 8 };
-    int64_t n[2] = {0, 0}, want_missing = 0, missing = -1, bad = 0;
+    enum { B = 6 }; /* the last block of 40 SNPs has 2 past m */
+    int64_t n[2] = {0, 0}, want_missing = 0, missing = -1, bad = 0, reports = 0;
     for (int64_t i = 0; i < N; i++)
         if (cls[i] >= 0) n[cls[i]]++;
     tg_planes pl = {NULL, B, {4 * ((n[0] + 255) / 256), 4 * ((n[1] + 255) / 256)},
@@ -333,12 +348,6 @@ static void check_planes(const tg_bed *bed, const sel *s, const int8_t *cls, con
     pl.block_words = 3 * B * (pl.words[0] + pl.words[1]);
     const int64_t nblk = (s->m + B - 1) / B;
     const size_t words = (size_t)(nblk * pl.block_words);
-    pl.planes = malloc(words * sizeof *pl.planes);
-    memset(pl.planes, 0xa5, words * sizeof *pl.planes); /* garbage */
-    const int used = tg_planes_use_pext(pext);
-    tg_error err;
-    tg_status st = tg_planes_build(bed, cls, s->cols, s->m, &pl, &missing, &err);
-    tg_planes_use_pext(-1);
     uint64_t *want = calloc(words, sizeof *want); /* padding bits and SNPs past m: zeros */
     for (int64_t j = 0; j < s->m; j++)
         for (int cl = 0; cl < 2; cl++)
@@ -353,11 +362,22 @@ static void check_planes(const tg_bed *bed, const sel *s, const int8_t *cls, con
                             (uint64_t)1 << (t % 64);
                 t++;
             }
+    pl.planes = malloc(words * sizeof *pl.planes);
+    memset(pl.planes, 0xa5, words * sizeof *pl.planes); /* garbage */
+    built_check bc = {want, pl.planes, pl.block_words, {0}, {0}};
+    const int used = tg_planes_use_pext(pext);
+    tg_error err;
+    tg_status st = tg_planes_build(bed, cls, s->cols, s->m, &pl, block_built, &bc, &missing,
+                                   &err);
+    tg_planes_use_pext(-1);
     for (size_t w = 0; !st && w < words; w++) bad += __builtin_popcountll(want[w] ^ pl.planes[w]);
-    ok(!st && !bad && missing == want_missing, "%s, %s: bit planes of %lld controls and %lld "
-       "cases, %lld SNPs, equal the naive ones, %lld missing calls (%lld wrong bits, %lld missing "
-       "counted; %s)", s->name, what, (long long)n[0], (long long)n[1], (long long)s->m,
-       (long long)want_missing, (long long)bad, (long long)missing, used ? "PEXT" : "portable");
+    for (int64_t b = 0; b < nblk; b++) reports += bc.reports[b] == 1 && !bc.wrong_then[b];
+    ok(!st && !bad && missing == want_missing && reports == nblk, "%s, %s: bit planes of %lld "
+       "controls and %lld cases, %lld SNPs, equal the naive ones, %lld missing calls, each of %lld "
+       "blocks reported once when whole (%lld wrong bits, %lld missing counted, %lld blocks "
+       "reported right; %s)", s->name, what, (long long)n[0], (long long)n[1], (long long)s->m,
+       (long long)want_missing, (long long)nblk, (long long)bad, (long long)missing,
+       (long long)reports, used ? "PEXT" : "portable");
     free(want);
     free(pl.planes);
 }

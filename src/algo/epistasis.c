@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/chi2.h"
+#include "base/parallel.h"
 #include "codelets/epistasis.h"
 #include "geno/planes.h"
 #include "io/out.h"
@@ -116,8 +117,7 @@ struct search {
     int64_t step;                      /* rounds run: every step-th (tg_epi_opts.round_step) */
     int64_t id;                        /* this search, among the process's (tg_epi_round_arg) */
     uint64_t *planes;
-    size_t plane_bytes;
-    int pinned; /* the planes (tg_host_pin) */
+    char *pinned; /* per block: pinned (tg_host_pin) as soon as built */
     double *table;
     tg_handle *blk, th;
     struct slot *slots;
@@ -129,12 +129,25 @@ struct search {
     struct spill sp;
 };
 
+/* Each block is pinned as soon as it is built, while later ones are being built. */
+static void pin_block(void *ctx, int64_t b) {
+    struct search *s = ctx;
+    s->pinned[b] = (char)tg_host_pin(s->planes + b * s->block_words,
+                                     (size_t)s->block_words * sizeof *s->planes);
+}
+
+static void unpin_block(void *ctx, int64_t b) {
+    const struct search *s = ctx;
+    if (s->pinned[b])
+        tg_host_unpin(s->planes + b * s->block_words, (size_t)s->block_words * sizeof *s->planes);
+}
+
 static tg_status build_planes(const tg_bed *bed, const int8_t *cls, struct search *s,
                               tg_epi_report *rep, tg_error *err) {
     const tg_planes pl = {s->planes, s->B, {s->words[0], s->words[1]}, {s->n[0], s->n[1]},
                           s->block_words};
     int64_t missing;
-    tg_status st = tg_planes_build(bed, cls, s->perm, s->m, &pl, &missing, err);
+    tg_status st = tg_planes_build(bed, cls, s->perm, s->m, &pl, pin_block, s, &missing, err);
     if (st) return st;
     rep->complete = missing == 0;
     rep->missing_rate = (double)missing / ((double)s->m * (double)(s->n[0] + s->n[1]));
@@ -487,7 +500,9 @@ static void search_free(struct search *s) {
             if (s->blk[b]) tg_handle_free(s->blk[b]);
     if (s->th) tg_handle_free(s->th);
     free(s->blk);
-    tg_host_free_large(s->planes, s->plane_bytes, s->pinned);
+    if (s->pinned) tg_parallel_for(s->nb, unpin_block, s);
+    free(s->pinned);
+    free(s->planes);
     free(s->table);
     free(s->slots);
     free(s->results);
@@ -651,9 +666,11 @@ tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *
                           (double)bytes / (1 << 30));
         goto done;
     }
-    s.plane_bytes = bytes;
+    if (!(s.pinned = tg_calloc_n(s.nb, 1, 1, err))) {
+        st = TG_ERR_NOMEM;
+        goto done;
+    }
     if ((st = build_planes(bed, cls, &s, rep, err))) goto done;
-    s.pinned = tg_host_pin(s.planes, bytes);
     s.complete = rep->complete;
     rep->seconds_planes = tg_now() - t0;
 

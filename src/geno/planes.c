@@ -99,6 +99,9 @@ typedef struct {
     const tg_planes *pl;
     const uint32_t *mask; /* [group][class]: the class's samples among the group's 32 */
     int64_t missing;
+    int32_t *left; /* per block: its SNPs not yet written */
+    void (*built)(void *ctx, int64_t block);
+    void *built_ctx;
 } build_ctx;
 
 static inline __attribute__((always_inline)) void build_snp(build_ctx *b, int64_t j,
@@ -136,6 +139,8 @@ static inline __attribute__((always_inline)) void build_snp(build_ctx *b, int64_
         miss += j < b->m ? pl->n[c] - o[c].valid : 0;
     }
     if (miss) __atomic_fetch_add(&b->missing, miss, __ATOMIC_RELAXED);
+    if (__atomic_sub_fetch(&b->left[j / pl->B], 1, __ATOMIC_ACQ_REL) == 0 && b->built)
+        b->built(b->built_ctx, j / pl->B);
 }
 
 static void chunk_soft(void *ctx, int64_t ch) {
@@ -182,16 +187,23 @@ int tg_planes_use_pext(int use) {
 }
 
 tg_status tg_planes_build(const tg_bed *bed, const int8_t *cls, const int64_t *snps, int64_t m,
-                          const tg_planes *pl, int64_t *missing, tg_error *err) {
-    const int64_t n = bed->n_samples, groups = (n + 31) / 32;
+                          const tg_planes *pl, void (*built)(void *ctx, int64_t block),
+                          void *built_ctx, int64_t *missing, tg_error *err) {
+    const int64_t n = bed->n_samples, groups = (n + 31) / 32, nb = (m + pl->B - 1) / pl->B;
     uint32_t *mask = tg_calloc_n(groups, 2, sizeof *mask, err);
-    if (!mask) return TG_ERR_NOMEM;
+    int32_t *left = tg_malloc_n(nb, 1, sizeof *left, err);
+    if (!mask || !left) {
+        free(mask);
+        free(left);
+        return TG_ERR_NOMEM;
+    }
     for (int64_t i = 0; i < n; i++)
         if (cls[i] >= 0) mask[2 * (i / 32) + cls[i]] |= (uint32_t)1 << (i % 32);
-    const int64_t slots = pl->B * ((m + pl->B - 1) / pl->B);
+    for (int64_t k = 0; k < nb; k++) left[k] = pl->B;
+    const int64_t slots = pl->B * nb;
     int64_t per = slots / (4 * (int64_t)tg_parallel_threads()); /* 4 chunks a thread at least */
     per = per < 1 ? 1 : per > 8 ? 8 : per;
-    build_ctx b = {bed, snps, m, slots, per, groups, pl, mask, 0};
+    build_ctx b = {bed, snps, m, slots, per, groups, pl, mask, 0, left, built, built_ctx};
     if (use_pext < 0) tg_planes_use_pext(-1);
 #if defined(__x86_64__)
     tg_parallel_for((slots + per - 1) / per, use_pext ? chunk_hw : chunk_soft, &b);
@@ -199,6 +211,7 @@ tg_status tg_planes_build(const tg_bed *bed, const int8_t *cls, const int64_t *s
     tg_parallel_for((slots + per - 1) / per, chunk_soft, &b);
 #endif
     free(mask);
+    free(left);
     *missing = b.missing;
     return TG_OK;
 }

@@ -34,7 +34,4 @@ int tg_host_pin(void *p, size_t bytes) {
     return tg_runtime_ngpu() > 0 && starpu_memory_pin(p, bytes) == 0;
 }
 
-void tg_host_free_large(void *p, size_t bytes, int pinned) {
-    if (p && pinned) starpu_memory_unpin(p, bytes);
-    free(p);
-}
+void tg_host_unpin(void *p, size_t bytes) { starpu_memory_unpin(p, bytes); }

@@ -349,14 +349,16 @@ const char *tg_blas_better_core(const char *core, unsigned features);
 
 /* ---- Host memory (host.c) */
 /** A large buffer that the host's cores fill before GPUs read it: plain memory (in huge pages
- * where the kernel gives them on request), pinned by tg_host_pin once filled. Pinning pages
- * already touched, by the cores that filled them, costs a fraction of what tg_host_alloc's
- * pinned allocation does, which faults and pins every page on one thread (and frees as slowly).
- * NULL, with the error set, when out of memory. */
+ * where the kernel gives them on request), pinned by tg_host_pin once filled, released with
+ * free() once what was pinned is unpinned. Pinning pages already touched, by the cores that
+ * filled them, costs a fraction of what tg_host_alloc's pinned allocation does, which faults and
+ * pins every page on one thread (and frees as slowly). NULL, with the error set, when out of
+ * memory. */
 void *tg_host_alloc_large(size_t bytes, tg_error *err);
-/** Pins tg_host_alloc_large's @p p for DMA when the runtime has CUDA workers; returns whether
- * it did (unpinned, transfers go through CUDA's staging of pageable memory). */
+/** Pins @p bytes at @p p (within tg_host_alloc_large's memory) for DMA when the runtime has
+ * CUDA workers; returns whether it did (unpinned, transfers go through CUDA's staging of
+ * pageable memory). Thread-safe. */
 int tg_host_pin(void *p, size_t bytes);
-/** Frees tg_host_alloc_large's @p p (NULL accepted), unpinning it first when @p pinned. */
-void tg_host_free_large(void *p, size_t bytes, int pinned);
+/** Unpins what tg_host_pin pinned. Thread-safe. */
+void tg_host_unpin(void *p, size_t bytes);
 #endif
