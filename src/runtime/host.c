@@ -1,5 +1,5 @@
 /* Host allocation: memory that GPUs reach by DMA, from StarPU (pinned when it runs CUDA
- * workers). */
+ * workers), and large buffers pinned once filled (tg_host_alloc_large). */
 #include <stdlib.h>
 #include <sys/mman.h>
 
