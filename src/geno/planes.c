@@ -14,6 +14,9 @@
 #include "base/parallel.h"
 #include "codelets/epistasis.h"
 
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+               "a row's 8 bytes are loaded as one word: sample 32g in the low bits");
+
 /* The compaction primitives: split a 64-bit word of 32 codes into their low and high bits;
  * keep the bits of lo and hi under mask m, packed at the bottom in order. */
 typedef void (*split_fn)(uint64_t c, uint64_t *lo, uint64_t *hi);
