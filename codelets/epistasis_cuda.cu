@@ -28,6 +28,7 @@
 
 #include "codelets/epistasis.h"
 #include "codelets/epistasis_cuda.cuh"
+#include "codelets/epistasis_k2screen.cuh"
 #include "runtime/cuda.h"
 
 namespace {
@@ -260,6 +261,10 @@ __global__ void __launch_bounds__(EPI_THREADS, 1) epilogue(EpiArgs e) {
     const int64_t nrt = rd.R.nt, n = (e.t1 - e.t0) * nrt;
     const int64_t ngroups = (n + EPI_PER_WARP - 1) / EPI_PER_WARP;
     unsigned long long evaluated = 0;
+    // the worker's threshold, fixed while the kernel runs (write_result moves it between rounds)
+    const uint64_t thr = PASS ? NO_COMBO : *e.thr;
+    const bool screen = !PASS && e.sa.score == TG_EPI_K2 && thr < NO_COMBO;
+    const double thr_key = bits_key(thr);
     for (int64_t grp = (int64_t)blockIdx.x * EPI_WARPS + threadIdx.x / 32; grp < ngroups;
          grp += (int64_t)gridDim.x * EPI_WARPS) {
         const int64_t i = grp * EPI_PER_WARP + slot;
@@ -353,10 +358,30 @@ __global__ void __launch_bounds__(EPI_THREADS, 1) epilogue(EpiArgs e) {
                       R1 = __shfl_sync(FULL, c1, base) + __shfl_sync(FULL, c1, base + 1) +
                            __shfl_sync(FULL, c1, base + 2),
                       R = R0 + R1;
+        const bool lead = valid && d0 == 0; // the lane that reports the combination
+        // K2: c of the key, and the screen (codelets/epistasis_k2screen.cuh): a combination whose
+        // lower bound is above the threshold cannot be kept, so its exact score is not needed
+        double c = 0;
+        if (e.sa.score == TG_EPI_K2 && lead)
+            c = __dsub_rn(__dsub_rn(__ldg(t + R + 1), __ldg(t + R0)), __ldg(t + R1));
+        bool skip = false;
+        if (screen) {
+            K2Screen sc;
+            if (valid)
+#pragma unroll
+                for (int j = 0; j < NJ; j++) k2_screen_cell(n0[j], n1[j], sc);
+            const double d = (double)sc.d + __shfl_sync(FULL, sc.d, base + 1) +
+                             __shfl_sync(FULL, sc.d, base + 2),
+                         r = (double)sc.r + __shfl_sync(FULL, sc.r, base + 1) +
+                             __shfl_sync(FULL, sc.r, base + 2);
+            if (lead && R > 0 && R <= K2_SCREEN_MAX_R)
+                skip = k2_screen_key(d, r, R, 3 * NJ, NJ, c, __ldg(t + R + 1)) > thr_key;
+            skip = __shfl_sync(FULL, skip, base);
+        }
         // one loop per score, the branch outside: inside, it would keep the compiler from
         // issuing the table loads of many cells together
         double a = 0;
-        if (valid) {
+        if (valid && !skip) {
             if (e.sa.score == TG_EPI_K2) {
 #pragma unroll
                 for (int j = 0; j < NJ; j++)
@@ -385,15 +410,13 @@ __global__ void __launch_bounds__(EPI_THREADS, 1) epilogue(EpiArgs e) {
         if constexpr (PASS)
             cells = __shfl_sync(FULL, nz, base) + __shfl_sync(FULL, nz, base + 1) +
                     __shfl_sync(FULL, nz, base + 2);
-        const bool lead = valid && d0 == 0; // the lane that reports the combination
         bool keep = false;
         uint64_t kb = NO_COMBO, rank = 0;
-        if (lead) {
+        if (lead && !skip) {
             a = __dadd_rn(__dadd_rn(a, a1), a2);
             double key;
             if (e.sa.score == TG_EPI_K2)
-                key = __dsub_rn(a, __dsub_rn(__dsub_rn(__ldg(t + R + 1), __ldg(t + R0)),
-                                             __ldg(t + R1)));
+                key = __dsub_rn(a, c);
             else if (e.sa.score == TG_EPI_MI)
                 key = -__ddiv_rn(__dadd_rn(__dsub_rn(__dsub_rn(a, __ldg(t + R0)), __ldg(t + R1)),
                                            __ldg(t + R)),
@@ -412,10 +435,10 @@ __global__ void __launch_bounds__(EPI_THREADS, 1) epilogue(EpiArgs e) {
                 keep = keep && (!e.has_after || kb > e.after_kb ||
                                 (kb == e.after_kb && rank > e.after_rank));
             } else {
-                keep = kb <= (uint64_t)*e.thr;
+                keep = kb <= thr;
             }
-            evaluated++;
         }
+        evaluated += lead;
         // the warp's candidates take consecutive places, one atomic per warp
         unsigned want = __ballot_sync(FULL, keep);
         unsigned long long at = 0;

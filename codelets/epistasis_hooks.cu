@@ -1,13 +1,15 @@
 // Benchmark and test hooks of the epistasis GEMM (bench/epistasis.c, tests/test_epistasis.c;
 // codelets/epistasis_hooks.h): the binary tensor-core ceilings, the GEMM alone, the GEMM checked
-// entry by entry. Built into those programs only, not into the library; the GEMM kernels come
-// from codelets/epistasis_cuda.cuh, the source the round codelet compiles.
+// entry by entry, the epilogue's K2 screen on given tables. Built into those programs only, not
+// into the library; the kernels come from codelets/epistasis_cuda.cuh and
+// codelets/epistasis_k2screen.cuh, the sources the round codelet compiles.
 #include <stdint.h>
 
 #include <atomic>
 
 #include "codelets/epistasis_cuda.cuh"
 #include "codelets/epistasis_hooks.h"
+#include "codelets/epistasis_k2screen.cuh"
 #include "runtime/cuda.h"
 
 namespace {
@@ -229,4 +231,49 @@ extern "C" int64_t tg_epi_test_gemm(int64_t m, int64_t n, int64_t words0, int64_
     TG_CUDA_CHECK(cudaFree(bad));
     gemm_free(g);
     return wrong;
+}
+
+namespace {
+// One thread a table, its three lanes' cells summed as the epilogue sums them.
+__global__ void k2_screen_tables(int cells, int64_t n, const int32_t *r0, const int32_t *r1,
+                                 const double *t, double *lb) {
+    const int per = cells / 3;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const int32_t *a = r0 + i * cells, *b = r1 + i * cells;
+        int64_t R0 = 0, R1 = 0;
+        for (int g = 0; g < cells; g++) R0 += a[g], R1 += b[g];
+        const int64_t R = R0 + R1;
+        double d = 0, r = 0;
+        for (int lane = 0; lane < 3; lane++) {
+            K2Screen s;
+            for (int j = 0; j < per; j++) k2_screen_cell(a[lane * per + j], b[lane * per + j], s);
+            d += s.d;
+            r += s.r;
+        }
+        const double c = __dsub_rn(__dsub_rn(t[R + 1], t[R0]), t[R1]);
+        lb[i] = R > 0 && R <= K2_SCREEN_MAX_R ? k2_screen_key(d, r, R, cells, per, c, t[R + 1])
+                                               : -INFINITY;
+    }
+}
+} // namespace
+
+extern "C" void tg_epi_test_k2_screen(int order, int64_t n, const int32_t *r0, const int32_t *r1,
+                                      const double *t, int64_t tlen, double *lb) {
+    const int cells = order == 2 ? 9 : order == 3 ? 27 : 81;
+    int32_t *dr;
+    double *dt, *dlb;
+    TG_CUDA_CHECK(cudaMalloc(&dr, (size_t)n * cells * 2 * sizeof *dr));
+    TG_CUDA_CHECK(cudaMalloc(&dt, (size_t)tlen * sizeof *dt));
+    TG_CUDA_CHECK(cudaMalloc(&dlb, (size_t)n * sizeof *dlb));
+    TG_CUDA_CHECK(cudaMemcpy(dr, r0, (size_t)n * cells * sizeof *dr, cudaMemcpyHostToDevice));
+    TG_CUDA_CHECK(cudaMemcpy(dr + n * cells, r1, (size_t)n * cells * sizeof *dr,
+                             cudaMemcpyHostToDevice));
+    TG_CUDA_CHECK(cudaMemcpy(dt, t, (size_t)tlen * sizeof *dt, cudaMemcpyHostToDevice));
+    k2_screen_tables<<<(unsigned)((n + 255) / 256), 256>>>(cells, n, dr, dr + n * cells, dt, dlb);
+    TG_CUDA_CHECK(cudaGetLastError());
+    TG_CUDA_CHECK(cudaMemcpy(lb, dlb, (size_t)n * sizeof *dlb, cudaMemcpyDeviceToHost));
+    TG_CUDA_CHECK(cudaFree(dr));
+    TG_CUDA_CHECK(cudaFree(dt));
+    TG_CUDA_CHECK(cudaFree(dlb));
 }

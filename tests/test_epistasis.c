@@ -722,6 +722,82 @@ static void check_probe_own_inputs(void) {
     }
 }
 
+#ifdef TG_USE_CUDA
+/* The epilogue's K2 screen (codelets/epistasis_k2screen.cuh) on the GPU against exact keys: its
+ * lower bound must not exceed any table's key (random tables from 1 sample to the largest
+ * screened, a class empty, everything in one cell, sparse tables), and must be close enough to
+ * screen: within 6 of the key on tables of 5,000 to 262,144 samples and 30 or more a cell. One
+ * past the largest R is not screened. */
+static void check_k2_screen(tg_rng *r) {
+    enum { N = 1200 };
+    static const int64_t sizes[] = {1, 2, 7, 60, 300, 5000, 131072, 262144, 1000000, 8388606};
+    const int64_t tlen = 8388607 + 2;
+    double *t = malloc((size_t)tlen * sizeof *t), *lb = malloc(N * sizeof *lb);
+    int32_t *c32 = malloc((size_t)2 * N * 81 * sizeof *c32);
+    int64_t *c64 = malloc((size_t)2 * N * 81 * sizeof *c64), *size = malloc(N * sizeof *size);
+    tg_epi_score_table(TG_EPI_K2, tlen - 2, t);
+    for (int k = 2; k <= 4; k++) {
+        const int cells = k == 2 ? 9 : k == 3 ? 27 : 81;
+        int32_t *r0 = c32, *r1 = c32 + N * cells;
+        int64_t *q0 = c64, *q1 = c64 + N * cells;
+        for (int i = 0; i < N; i++) {
+            const int kind = i % 4; /* random, one cell, sparse, one past the largest R */
+            int64_t R = kind == 3 ? 8388607 : sizes[tg_rng_below(r, sizeof sizes / sizeof *sizes)];
+            const double f = tg_rng_below(r, 8) ? tg_rng_uniform(r) : (double)tg_rng_below(r, 2);
+            int64_t Rc[2] = {(int64_t)(f * (double)R), 0};
+            Rc[1] = R - Rc[0];
+            size[i] = R;
+            for (int c = 0; c < 2; c++) {
+                int64_t *q = (c ? q1 : q0) + i * cells, left = Rc[c];
+                double w[81], sw = 0;
+                for (int g = 0; g < cells; g++) {
+                    const double u = tg_rng_uniform(r);
+                    w[g] = kind == 1 ? (g == 0) : kind == 2 ? (tg_rng_below(r, 8) == 0) : u * u * u;
+                    sw += w[g];
+                }
+                for (int g = 0; g < cells; g++) {
+                    q[g] = sw > 0 ? (int64_t)((double)Rc[c] * w[g] / sw) : 0;
+                    left -= q[g];
+                }
+                for (int64_t x = 0; x < left; x++) q[tg_rng_below(r, (uint64_t)cells)]++;
+            }
+        }
+        for (int64_t x = 0; x < (int64_t)N * cells; x++)
+            r0[x] = (int32_t)q0[x], r1[x] = (int32_t)q1[x];
+        tg_epi_test_k2_screen(k, N, r0, r1, t, tlen, lb);
+        int above = 0, unscreened = 0, loose = 0;
+        double worst = -INFINITY, gap = 0;
+        for (int i = 0; i < N; i++) {
+            const double key = tg_epi_key(TG_EPI_K2, k, q0 + i * cells, q1 + i * cells, t);
+            if (size[i] > 8388606) {
+                unscreened += lb[i] != -INFINITY;
+                continue;
+            }
+            above += !(lb[i] <= key);
+            if (lb[i] - key > worst) worst = lb[i] - key;
+            int64_t least = INT64_MAX;
+            for (int g = 0; g < cells; g++)
+                least = q0[i * cells + g] < least ? q0[i * cells + g] : least,
+                least = q1[i * cells + g] < least ? q1[i * cells + g] : least;
+            if (i % 4 == 0 && size[i] >= 5000 && size[i] <= 262144 && least >= 30) {
+                loose += !(key - lb[i] <= 6);
+                if (key - lb[i] > gap) gap = key - lb[i];
+            }
+        }
+        ok(above == 0, "order %d: the K2 screen's bound is at most the key on %d tables (%d "
+                       "above; bound − key at most %.3g)", k, N, above, worst);
+        ok(loose == 0 && gap > 0, "order %d: the bound within 6 of the key at 5,000–262,144 "
+                                  "samples (%d further; largest gap %.3g)", k, loose, gap);
+        ok(unscreened == 0, "order %d: no screen past 8,388,606 samples", k);
+    }
+    free(t);
+    free(lb);
+    free(c32);
+    free(c64);
+    free(size);
+}
+#endif
+
 int main(void) {
     tg_rng r;
     tg_rng_seed(&r, tap_seed());
@@ -803,6 +879,7 @@ int main(void) {
     tg_epi_popc_select(NULL);
 
 #ifdef TG_USE_CUDA
+    if (gpu) check_k2_screen(&r);
     /* every GEMM shape this GPU runs, every entry checked: several k stages (more than the
      * wgmma pipeline's four), classes of different lengths, M and N not multiples of tiles */
     if (gpu) {
