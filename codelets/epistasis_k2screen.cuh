@@ -12,8 +12,8 @@
 //     T ≥ D − ½·ln 2π − 1/(12·x0) − 1/(12·x1),
 //     D = x0·ln(x2/x0) + x1·ln(x2/x1) + ½·ln(x0·x1/x2),
 // where each part of D is small (x0·ln(x2/x0) ≤ x1), so D is well conditioned in float. Per
-// cell: three __log2f (one MUFU instruction each), a few float operations, and 1/x0 + 1/x1
-// bounded from above by the float bits (0x7F000000 − bits(x) is 2^(−e−1)·(3 − m) ≥ 1/x for
+// cell: three log2 (lg2.approx, __log2f's instruction, one MUFU op each), a few float
+// operations, and 1/x0 + 1/x1 bounded from above by the float bits (0x7F000000 − bits(x) is 2^(−e−1)·(3 − m) ≥ 1/x for
 // x = m·2^e, m in [1, 2)). The margin covers, with a factor of two at least each:
 //   - __log2f's error, 2 ulp (2^−22 absolute on [0.5, 2]): |δ| ≤ 2^−22·max(1, log2(R + 2)) for
 //     every x ≤ R + 2; D's error from it is at most ln 2·|δ|·(2·x2 + 1.5) a cell;
@@ -38,11 +38,18 @@ struct K2Screen {
     float d = 0, r = 0;
 };
 
+// __log2f's instruction without the scaling of subnormal inputs (x ≥ 1 here): one MUFU op
+__device__ __forceinline__ float lg2_ftz(float x) {
+    float y;
+    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
 __device__ __forceinline__ void k2_screen_cell(int n0, int n1, K2Screen &s) {
     // x = n + 1 exactly: the float 2^23 + x, minus 2^23
     const int b0 = 0x4B000000 | (n0 + 1), b1 = 0x4B000000 | (n1 + 1);
     const float x0 = __int_as_float(b0) - 8388608.f, x1 = __int_as_float(b1) - 8388608.f;
-    const float x2 = x0 + x1, l0 = __log2f(x0), l1 = __log2f(x1), l2 = __log2f(x2);
+    const float x2 = x0 + x1, l0 = lg2_ftz(x0), l1 = lg2_ftz(x1), l2 = lg2_ftz(x2);
     s.d += fmaf(x0, l2 - l0, fmaf(x1, l2 - l1, 0.5f * (l0 + l1 - l2)));
     s.r += __int_as_float(0x7F000000 - __float_as_int(x0)) +
            __int_as_float(0x7F000000 - __float_as_int(x1));

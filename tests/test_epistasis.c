@@ -752,7 +752,10 @@ static void check_k2_screen(tg_rng *r) {
                 double w[81], sw = 0;
                 for (int g = 0; g < cells; g++) {
                     const double u = tg_rng_uniform(r);
-                    w[g] = kind == 1 ? (g == 0) : kind == 2 ? (tg_rng_below(r, 8) == 0) : u * u * u;
+                    w[g] = kind == 1   ? (g == 0)
+                           : kind == 2 ? (tg_rng_below(r, 8) == 0)
+                           : i / 4 % 2 ? 0.2 + u /* every cell populated */
+                                       : u * u * u;
                     sw += w[g];
                 }
                 for (int g = 0; g < cells; g++) {
