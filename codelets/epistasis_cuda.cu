@@ -9,7 +9,8 @@
 //   3. an epilogue, three lanes per combination: gather the 3^k entries E of both classes from
 //      C, turn them into the contingency table ([N0, N1, N2] = [E0, E1, EV − E0 − E1] along each
 //      SNP), score it exactly as the CPU reference does (same table, same order of operations,
-//      no fused multiply-add);
+//      no fused multiply-add). With K2 the exact score is skipped where a table-free lower
+//      bound on the key is already above the worker's threshold (codelets/epistasis_k2screen.cuh);
 //   4. selection of the round's best keys by sorting chunks in shared memory until one remains.
 //      Only combinations no worse than the worker's threshold reach it: the topk-th best key this
 //      worker has reported in the search so far (a combination worse than that cannot make the
