@@ -290,29 +290,44 @@ __device__ __forceinline__ void pair_planes(const WgArgs &g, int row0, uint32_t 
     }
 }
 
-// PAIRS: a thread's four chunks of A's stage kt, ANDed from the planes into the swizzled rows
-// (zeros past the rows and the bytes), made visible to wgmma; then the thread's arrival.
-__device__ __forceinline__ void build_pairs(const WgArgs &g, int cls, const uint32_t (&pp)[4],
-                                            unsigned sa, int kt, unsigned bar) {
+// PAIRS, in two steps a stage so that no thread waits on the L2 while it builds: first the
+// thread's four 16-byte chunks of the second SNP's planes are copied into their swizzled places
+// (cp.async, zeros past the rows and the bytes; one commit group a stage), then, an iteration
+// later, each is ANDed in place with the first SNP's chunk (few planes a tile: mostly L1 hits),
+// made visible to wgmma, and the thread arrives.
+__device__ __forceinline__ void copy_pairs(const WgArgs &g, int cls, const uint32_t (&pp)[4],
+                                           unsigned sa, int kt) {
     const int ch = threadIdx.x & 7;
     const int64_t words = g.kbytes[cls] / 8, w = (int64_t)kt * 16 + ch * 2;
-    const uint64_t *p0 = g.pairs.pl[cls][0] + w, *p1 = g.pairs.pl[cls][1] + w;
-    uint4 v[4];
+    const uint64_t *p1 = g.pairs.pl[cls][1];
 #pragma unroll
     for (int j = 0; j < 4; j++) {
-        v[j] = make_uint4(0, 0, 0, 0);
-        if (w < words && pp[j] != ~0u) {
-            const uint4 a = __ldg((const uint4 *)(p0 + (int64_t)(pp[j] & 0xffff) * words)),
-                        b = __ldg((const uint4 *)(p1 + (int64_t)(pp[j] >> 16) * words));
-            v[j] = make_uint4(a.x & b.x, a.y & b.y, a.z & b.z, a.w & b.w);
-        }
+        const bool in = w < words && pp[j] != ~0u;
+        cp_async16(sa + swz128(threadIdx.x / 8 + 48 * j, ch),
+                   in ? p1 + (int64_t)(pp[j] >> 16) * words + w : p1, in);
     }
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void and_pairs(const WgArgs &g, int cls, const uint32_t (&pp)[4],
+                                          unsigned sa, int kt, unsigned bar) {
+    const int ch = threadIdx.x & 7;
+    const int64_t words = g.kbytes[cls] / 8, w = (int64_t)kt * 16 + ch * 2;
+    const uint64_t *p0 = g.pairs.pl[cls][0] + w;
 #pragma unroll
-    for (int j = 0; j < 4; j++)
-        asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(
-                         sa + swz128(threadIdx.x / 8 + 48 * j, ch)),
-                     "r"(v[j].x), "r"(v[j].y), "r"(v[j].z), "r"(v[j].w)
+    for (int j = 0; j < 4; j++) {
+        if (w >= words || pp[j] == ~0u) continue; // zeros already
+        const unsigned at = sa + swz128(threadIdx.x / 8 + 48 * j, ch);
+        const uint4 a = __ldg((const uint4 *)(p0 + (int64_t)(pp[j] & 0xffff) * words));
+        uint4 b;
+        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(b.x), "=r"(b.y), "=r"(b.z), "=r"(b.w)
+                     : "r"(at)
                      : "memory");
+        asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(at), "r"(a.x & b.x),
+                     "r"(a.y & b.y), "r"(a.z & b.z), "r"(a.w & b.w)
+                     : "memory");
+    }
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // visible to wgmma
     mbar_arrive(bar);
 }
@@ -341,8 +356,9 @@ __global__ void __launch_bounds__(128 * WG_NC, 1) wgmma_gemm(const __grid_consta
     uint32_t pp[4];
     if constexpr (PAIRS) pair_planes(g, row0, pp);
     __syncthreads();
-    // stage kt into buffer kt % WG_S (rows and bytes past the ends arrive as zeros); thread 0
-    // issues the TMA loads, and with PAIRS every thread then builds its part of A
+    // stage kt into buffer kt % WG_S (rows and bytes past the ends arrive as zeros): thread 0
+    // issues the TMA loads; with PAIRS every thread also starts copying its part of A, which
+    // finish(kt) completes (stage kt's copies done: at most `pending` later groups in flight)
     auto load = [&](int kt) {
         const int s = kt % WG_S;
         const unsigned sa = base + s * WG_STAGE, bar = full + 8 * s;
@@ -353,10 +369,18 @@ __global__ void __launch_bounds__(128 * WG_NC, 1) wgmma_gemm(const __grid_consta
             if (!PAIRS) tma_load(sa, &g.a[cls], kt * 128, row0, bar);
             tma_load(sa + WG_BM * 128, &g.b[cls], kt * 128, col0, bar);
         }
-        if constexpr (PAIRS) build_pairs(g, cls, pp, sa, kt, bar);
+        if constexpr (PAIRS) copy_pairs(g, cls, pp, sa, kt);
+    };
+    auto finish = [&](int kt) {
+        const int s = kt % WG_S;
+        and_pairs(g, cls, pp, base + s * WG_STAGE, kt, full + 8 * s);
     };
     if (PAIRS || tid == 0)
         for (int kt = 0; kt < WG_S && kt < nstage; kt++) load(kt);
+    if constexpr (PAIRS) { // all but the last stage now; the last in the first iteration
+        asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+        for (int kt = 0; kt < WG_S - 1 && kt < nstage; kt++) finish(kt);
+    }
     int d[128];
     for (int kt = 0; kt < nstage; kt++) {
         const int s = kt % WG_S;
@@ -371,9 +395,19 @@ __global__ void __launch_bounds__(128 * WG_NC, 1) wgmma_gemm(const __grid_consta
         if (kt > 0) {
             const int ps = (kt - 1) % WG_S;
             if ((tid & 127) == 0) mbar_arrive(empty + 8 * ps);
-            if ((PAIRS || tid == 0) && kt - 1 + WG_S < nstage) {
+            const bool refill = kt - 1 + WG_S < nstage;
+            if ((PAIRS || tid == 0) && refill) {
                 mbar_wait(empty + 8 * ps, ((kt - 1) / WG_S) & 1);
                 load(kt - 1 + WG_S);
+            }
+            // PAIRS: the stage copied one iteration ago (the one just refilled may stay in
+            // flight), two iterations before its wgmma
+            if (PAIRS && kt + WG_S - 2 < nstage) {
+                if (refill)
+                    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+                else
+                    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+                finish(kt + WG_S - 2);
             }
         }
     }
