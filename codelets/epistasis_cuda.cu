@@ -35,8 +35,8 @@
 namespace {
 
 // The round's GEMM: the first shape of codelets/epistasis_cuda.cuh that runs on this device.
-const GemmShape &gemm_shape() {
-    static std::atomic<int> chosen[64]; // per device: the shape + 1, 0 before the first choice
+void launch_gemm(const GemmArgs &g, cudaStream_t st) {
+    static std::atomic<int> chosen[64]; // per device: the shape + 1, 0 before the first launch
     std::atomic<int> &c = chosen[device_index()];
     if (!c.load()) {
         int s = 0;
@@ -45,10 +45,8 @@ const GemmShape &gemm_shape() {
             STARPU_ABORT_MSG("epistasis: no GEMM shape fits this GPU's shared memory");
         c = s + 1;
     }
-    return gemm_shapes[c.load() - 1];
+    gemm_shapes[c.load() - 1].run(g, st);
 }
-
-void launch_gemm(const GemmArgs &g, cudaStream_t st) { gemm_shape().run(g, st); }
 
 // ---------------------------------------------------------------------------------------------
 // Round geometry, shared by the row builder and the epilogue.
@@ -703,9 +701,6 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
     }
 
     // Scratch sizing: right rows whole, left rows and C by slabs of left tuples within a budget.
-    // The wgmma GEMM builds a two-SNP left side's per-tuple rows itself from the planes (they
-    // were written to memory and read back, the order-3 round's largest traffic): only C then.
-    const bool fused = gemm_shape().wgmma && rd.L.nl == 2;
     const int64_t wsum = a->words[0] + a->words[1];
     const int64_t ldc = (rd.R.nrows + 3) & ~(int64_t)3;
     const int64_t per_l = rd.L.nmain / (rd.L.nt ? rd.L.nt : 1);
@@ -723,8 +718,7 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
                : total_b / 16 > ((size_t)4 << 30)   ? (size_t)4 << 30
                                                      : total_b / 16;
     }
-    int64_t slab = per_l ? (int64_t)(budget / ((size_t)per_l * (ldc * 8 + (fused ? 0 : wsum * 8))))
-                         : 1;
+    int64_t slab = per_l ? (int64_t)(budget / ((size_t)per_l * (ldc * 8 + wsum * 8))) : 1;
     if (slab < 1) slab = 1;
     if (slab > rd.L.nt) slab = rd.L.nt;
     if (rd.L.nt) slab = (rd.L.nt + (rd.L.nt + slab - 1) / slab - 1) / ((rd.L.nt + slab - 1) / slab);
@@ -742,8 +736,7 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
         cv.base = pass ? (char *)scratch[starpu_worker_get_id_check()].get(need) : nullptr;
         uint32_t *dtup[2] = {cv.take<uint32_t>(tup[0].size()), cv.take<uint32_t>(tup[1].size())};
         uint64_t *rrows = cv.take<uint64_t>((size_t)rd.R.nrows * wsum);
-        const int64_t nl_rows = !fused && slab * per_l > next ? slab * per_l : next;
-        uint64_t *lrows = cv.take<uint64_t>((size_t)nl_rows * wsum);
+        uint64_t *lrows = cv.take<uint64_t>((size_t)(slab * per_l > next ? slab * per_l : next) * wsum);
         int32_t *cm = cv.take<int32_t>((size_t)2 * slab * per_l * ldc);
         int32_t *ce = cv.take<int32_t>((size_t)2 * next * ldc);
         uint64_t *keys = cv.take<uint64_t>((size_t)nslot), *ranks = cv.take<uint64_t>((size_t)nslot);
@@ -813,29 +806,8 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
         memcpy(e.pass_stat, a->pass_stat, sizeof e.pass_stat);
         for (int64_t t0 = 0; t0 < rd.L.nt; t0 += slab) {
             int64_t t1 = t0 + slab < rd.L.nt ? t0 + slab : rd.L.nt, m = (t1 - t0) * per_l;
-            if (fused) {
-                GemmArgs g{};
-                for (int cl = 0; cl < 2; cl++) {
-                    for (int q = 0; q < 2; q++)
-                        g.pairs.pl[cl][q] = rd.L.blk[q] + (cl ? rd.coff1 : 0);
-                    g.b[cl] = rrows + (cl ? rd.R.nrows * a->words[0] : 0);
-                    g.c[cl] = cm + (size_t)cl * m * ldc;
-                    g.ldb[cl] = g.kwords[cl] = a->words[cl];
-                }
-                g.pairs.tuples = rd.L.tuples;
-                g.pairs.r0 = t0 * per_l;
-                g.pairs.per = (int)per_l;
-                g.pairs.base = rd.complete ? 2 : 3;
-                g.m = m;
-                g.n = rd.R.nrows;
-                g.ldc = ldc;
-                profile.mark(st, 1, true);
-                launch_gemm(g, st);
-                profile.mark(st, 1, false);
-            } else {
-                rows(1, t0 * per_l, m, lrows);
-                gemm(lrows, m, cm);
-            }
+            rows(1, t0 * per_l, m, lrows);
+            gemm(lrows, m, cm);
             e.cm[0] = cm;
             e.cm[1] = cm + (size_t)m * ldc;
             e.t0 = t0;

@@ -24,24 +24,12 @@ namespace {
 // at a time through a STAGES-deep cp.async pipeline; shared rows have their 16-byte chunks
 // XOR-swizzled by row so that ldmatrix reads eight rows without bank conflicts. The shape is a
 // template so bench/epistasis can compare several on the device; launch_gemm picks one.
-// A's rows built by the kernel from pairs of planes instead of read from `a` (the wgmma kernel
-// only; per > 0): row i of A is row r0 + i of a two-SNP side, tuple t = (r0 + i) / per and code
-// (r0 + i) % per: plane (s1, code / base) of pl[c][0] AND plane (s2, code % base) of pl[c][1],
-// with (s1, s2) = tuples[t] as s1 << 16 | s2 and plane (s, p) at pl + (3s + p)·kwords[c].
-struct PairRows {
-    const uint64_t *pl[2][2]; // [class][position]
-    const uint32_t *tuples;
-    int64_t r0;
-    int per, base;
-};
-
 struct GemmArgs {
     const uint64_t *a[2], *b[2];
     int32_t *c[2];
     int64_t lda[2], ldb[2]; // row strides in words
     int64_t kwords[2];      // words per row (a positive multiple of 4)
     int64_t m, n, ldc;
-    PairRows pairs;         // per = 0: A from a
 };
 
 __device__ __forceinline__ unsigned smem_u32(const void *p) {
@@ -219,7 +207,6 @@ struct WgArgs {
     int32_t *c[2];
     int64_t kbytes[2], m, n, ldc;
     int ntm, ntn; // tiles along M and N
-    PairRows pairs; // PAIRS: A's rows (no map a)
 };
 
 #if TG_SM90A
@@ -275,65 +262,8 @@ __device__ __forceinline__ void tma_load(unsigned dst, const CUtensorMap *map, i
                  "r"(bar)
                  : "memory");
 }
-
-// PAIRS: the two planes of each of a thread's four rows of A (rows tid / 8 + 48j, 16-byte chunk
-// tid % 8 of every stage), as (3·s1 + x1) | (3·s2 + x2) << 16; ~0u past the last row.
-__device__ __forceinline__ void pair_planes(const WgArgs &g, int row0, uint32_t (&pp)[4]) {
-    const PairRows &p = g.pairs;
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-        const int64_t row = row0 + threadIdx.x / 8 + 48 * j, rg = p.r0 + row, t = rg / p.per;
-        const int code = (int)(rg - t * p.per);
-        const uint32_t v = row < g.m ? __ldg(p.tuples + t) : 0;
-        const uint32_t x = 3 * (v >> 16) + code / p.base, y = 3 * (v & 0xffff) + code % p.base;
-        pp[j] = row < g.m ? x | y << 16 : ~0u;
-    }
-}
-
-// PAIRS, in two steps a stage so that no thread waits on the L2 while it builds: first the
-// thread's four 16-byte chunks of the second SNP's planes are copied into their swizzled places
-// (cp.async, zeros past the rows and the bytes; one commit group a stage), then, an iteration
-// later, each is ANDed in place with the first SNP's chunk (few planes a tile: mostly L1 hits),
-// made visible to wgmma, and the thread arrives.
-__device__ __forceinline__ void copy_pairs(const WgArgs &g, int cls, const uint32_t (&pp)[4],
-                                           unsigned sa, int kt) {
-    const int ch = threadIdx.x & 7;
-    const int64_t words = g.kbytes[cls] / 8, w = (int64_t)kt * 16 + ch * 2;
-    const uint64_t *p1 = g.pairs.pl[cls][1];
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-        const bool in = w < words && pp[j] != ~0u;
-        cp_async16(sa + swz128(threadIdx.x / 8 + 48 * j, ch),
-                   in ? p1 + (int64_t)(pp[j] >> 16) * words + w : p1, in);
-    }
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-__device__ __forceinline__ void and_pairs(const WgArgs &g, int cls, const uint32_t (&pp)[4],
-                                          unsigned sa, int kt, unsigned bar) {
-    const int ch = threadIdx.x & 7;
-    const int64_t words = g.kbytes[cls] / 8, w = (int64_t)kt * 16 + ch * 2;
-    const uint64_t *p0 = g.pairs.pl[cls][0] + w;
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-        if (w >= words || pp[j] == ~0u) continue; // zeros already
-        const unsigned at = sa + swz128(threadIdx.x / 8 + 48 * j, ch);
-        const uint4 a = __ldg((const uint4 *)(p0 + (int64_t)(pp[j] & 0xffff) * words));
-        uint4 b;
-        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                     : "=r"(b.x), "=r"(b.y), "=r"(b.z), "=r"(b.w)
-                     : "r"(at)
-                     : "memory");
-        asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(at), "r"(a.x & b.x),
-                     "r"(a.y & b.y), "r"(a.z & b.z), "r"(a.w & b.w)
-                     : "memory");
-    }
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // visible to wgmma
-    mbar_arrive(bar);
-}
 #endif
 
-template <bool PAIRS>
 __global__ void __launch_bounds__(128 * WG_NC, 1) wgmma_gemm(const __grid_constant__ WgArgs g) {
 #if TG_SM90A
     extern __shared__ unsigned char raw[];
@@ -347,40 +277,24 @@ __global__ void __launch_bounds__(128 * WG_NC, 1) wgmma_gemm(const __grid_consta
     const int nstage = (int)((g.kbytes[cls] + 127) / 128);
     if (tid == 0) {
         for (int s = 0; s < WG_S; s++) {
-            // PAIRS: every thread arrives once it has written its part of A
-            mbar_init(full + 8 * s, PAIRS ? 1 + 128 * WG_NC : 1);
+            mbar_init(full + 8 * s, 1);
             mbar_init(empty + 8 * s, WG_NC);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    uint32_t pp[4];
-    if constexpr (PAIRS) pair_planes(g, row0, pp);
     __syncthreads();
-    // stage kt into buffer kt % WG_S (rows and bytes past the ends arrive as zeros): thread 0
-    // issues the TMA loads; with PAIRS every thread also starts copying its part of A, which
-    // finish(kt) completes (stage kt's copies done: at most `pending` later groups in flight)
+    // stage kt into buffer kt % WG_S (rows and bytes past the ends arrive as zeros)
     auto load = [&](int kt) {
         const int s = kt % WG_S;
         const unsigned sa = base + s * WG_STAGE, bar = full + 8 * s;
-        if (tid == 0) {
-            asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar),
-                         "r"(PAIRS ? WG_BN * 128 : WG_STAGE)
-                         : "memory");
-            if (!PAIRS) tma_load(sa, &g.a[cls], kt * 128, row0, bar);
-            tma_load(sa + WG_BM * 128, &g.b[cls], kt * 128, col0, bar);
-        }
-        if constexpr (PAIRS) copy_pairs(g, cls, pp, sa, kt);
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar),
+                     "r"(WG_STAGE)
+                     : "memory");
+        tma_load(sa, &g.a[cls], kt * 128, row0, bar);
+        tma_load(sa + WG_BM * 128, &g.b[cls], kt * 128, col0, bar);
     };
-    auto finish = [&](int kt) {
-        const int s = kt % WG_S;
-        and_pairs(g, cls, pp, base + s * WG_STAGE, kt, full + 8 * s);
-    };
-    if (PAIRS || tid == 0)
+    if (tid == 0)
         for (int kt = 0; kt < WG_S && kt < nstage; kt++) load(kt);
-    if constexpr (PAIRS) { // all but the last stage now; the last in the first iteration
-        asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-        for (int kt = 0; kt < WG_S - 1 && kt < nstage; kt++) finish(kt);
-    }
     int d[128];
     for (int kt = 0; kt < nstage; kt++) {
         const int s = kt % WG_S;
@@ -395,19 +309,9 @@ __global__ void __launch_bounds__(128 * WG_NC, 1) wgmma_gemm(const __grid_consta
         if (kt > 0) {
             const int ps = (kt - 1) % WG_S;
             if ((tid & 127) == 0) mbar_arrive(empty + 8 * ps);
-            const bool refill = kt - 1 + WG_S < nstage;
-            if ((PAIRS || tid == 0) && refill) {
+            if (tid == 0 && kt - 1 + WG_S < nstage) {
                 mbar_wait(empty + 8 * ps, ((kt - 1) / WG_S) & 1);
                 load(kt - 1 + WG_S);
-            }
-            // PAIRS: the stage copied one iteration ago (the one just refilled may stay in
-            // flight), two iterations before its wgmma
-            if (PAIRS && kt + WG_S - 2 < nstage) {
-                if (refill)
-                    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
-                else
-                    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-                finish(kt + WG_S - 2);
             }
         }
     }
@@ -450,14 +354,12 @@ void tensor_map(CUtensorMap *map, const uint64_t *p, int64_t rows, int64_t ld, i
 }
 
 void launch_gemm_wgmma(const GemmArgs &g, cudaStream_t st) {
-    static std::atomic<uint64_t> attr[2];
-    smem_attribute(wgmma_gemm<false>, WG_SMEM, attr[0]);
-    smem_attribute(wgmma_gemm<true>, WG_SMEM, attr[1]);
+    static std::atomic<uint64_t> attr{0};
+    smem_attribute(wgmma_gemm, WG_SMEM, attr);
     if (g.m == 0 || g.n == 0) return;
     WgArgs w{}; // (a class without words: tensor_map refuses its map)
-    const bool pairs = g.pairs.per > 0;
     for (int c = 0; c < 2; c++) {
-        if (!pairs) tensor_map(&w.a[c], g.a[c], g.m, g.lda[c], g.kwords[c] * 8, WG_BM);
+        tensor_map(&w.a[c], g.a[c], g.m, g.lda[c], g.kwords[c] * 8, WG_BM);
         tensor_map(&w.b[c], g.b[c], g.n, g.ldb[c], g.kwords[c] * 8, WG_BN);
         w.c[c] = g.c[c];
         w.kbytes[c] = g.kwords[c] * 8;
@@ -467,12 +369,7 @@ void launch_gemm_wgmma(const GemmArgs &g, cudaStream_t st) {
     w.ldc = g.ldc;
     w.ntm = (int)((g.m + WG_BM - 1) / WG_BM);
     w.ntn = (int)((g.n + WG_BN - 1) / WG_BN);
-    w.pairs = g.pairs;
-    const dim3 grid((unsigned)w.ntm * w.ntn, 1, 2);
-    if (pairs)
-        wgmma_gemm<true><<<grid, 128 * WG_NC, WG_SMEM, st>>>(w);
-    else
-        wgmma_gemm<false><<<grid, 128 * WG_NC, WG_SMEM, st>>>(w);
+    wgmma_gemm<<<dim3((unsigned)w.ntm * w.ntn, 1, 2), 128 * WG_NC, WG_SMEM, st>>>(w);
     TG_CUDA_CHECK(cudaGetLastError());
 }
 

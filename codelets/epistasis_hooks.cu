@@ -6,7 +6,6 @@
 #include <stdint.h>
 
 #include <atomic>
-#include <vector>
 
 #include "codelets/epistasis_cuda.cuh"
 #include "codelets/epistasis_hooks.h"
@@ -277,78 +276,4 @@ extern "C" void tg_epi_test_k2_screen(int order, int64_t n, const int32_t *r0, c
     TG_CUDA_CHECK(cudaFree(dr));
     TG_CUDA_CHECK(cudaFree(dt));
     TG_CUDA_CHECK(cudaFree(dlb));
-}
-
-// A GEMM whose A rows the wgmma kernel builds from pairs of planes (PairRows): random planes of
-// two blocks of nsnp SNPs, ntup random tuples, A starting 5 rows into them (mid-tuple), n random
-// B rows; every entry compared with a host popcount of the three rows' AND.
-extern "C" int64_t tg_epi_test_gemm_pairs(int nsnp, int64_t ntup, int64_t n, int64_t words0,
-                                          int64_t words1, int complete) {
-    if (!wgmma_ok()) return -1;
-    const int64_t words[2] = {words0, words1};
-    const int per = complete ? 4 : 9, base = complete ? 2 : 3;
-    const int64_t r0 = 5, m = ntup * per - r0, ldc = (n + 3) & ~(int64_t)3;
-    uint64_t x = 0x9e3779b97f4a7c15ull;
-    auto next = [&x] {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        return x;
-    };
-    std::vector<uint32_t> tup((size_t)ntup);
-    for (auto &t : tup) t = (uint32_t)(next() % nsnp) << 16 | (uint32_t)(next() % nsnp);
-    uint32_t *dtup;
-    TG_CUDA_CHECK(cudaMalloc(&dtup, tup.size() * 4));
-    TG_CUDA_CHECK(cudaMemcpy(dtup, tup.data(), tup.size() * 4, cudaMemcpyHostToDevice));
-    GemmArgs g{};
-    std::vector<uint64_t> pl[2][2], b[2];
-    for (int c = 0; c < 2; c++) {
-        for (int q = 0; q < 2; q++) {
-            pl[c][q].resize((size_t)nsnp * 3 * words[c]);
-            for (auto &w : pl[c][q]) w = next() | next(); // dense, so triple ANDs are not empty
-            uint64_t *d;
-            TG_CUDA_CHECK(cudaMalloc(&d, pl[c][q].size() * 8));
-            TG_CUDA_CHECK(cudaMemcpy(d, pl[c][q].data(), pl[c][q].size() * 8,
-                                     cudaMemcpyHostToDevice));
-            g.pairs.pl[c][q] = d;
-        }
-        b[c].resize((size_t)n * words[c]);
-        for (auto &w : b[c]) w = next() | next();
-        uint64_t *d;
-        TG_CUDA_CHECK(cudaMalloc(&d, b[c].size() * 8));
-        TG_CUDA_CHECK(cudaMemcpy(d, b[c].data(), b[c].size() * 8, cudaMemcpyHostToDevice));
-        g.b[c] = d;
-        TG_CUDA_CHECK(cudaMalloc(&g.c[c], (size_t)m * ldc * 4));
-        TG_CUDA_CHECK(cudaMemset(g.c[c], 0xff, (size_t)m * ldc * 4));
-        g.ldb[c] = g.kwords[c] = words[c];
-    }
-    g.pairs.tuples = dtup;
-    g.pairs.r0 = r0;
-    g.pairs.per = per;
-    g.pairs.base = base;
-    g.m = m;
-    g.n = n;
-    g.ldc = ldc;
-    launch_gemm_wgmma(g, 0);
-    int64_t wrong = 0;
-    std::vector<int32_t> cc((size_t)m * ldc);
-    for (int c = 0; c < 2; c++) {
-        TG_CUDA_CHECK(cudaMemcpy(cc.data(), g.c[c], cc.size() * 4, cudaMemcpyDeviceToHost));
-        for (int64_t i = 0; i < m; i++) {
-            const int64_t rg = r0 + i, code = rg % per;
-            const uint32_t t = tup[(size_t)(rg / per)];
-            const uint64_t *pa = pl[c][0].data() + (3 * (t >> 16) + code / base) * words[c],
-                           *pb = pl[c][1].data() + (3 * (t & 0xffff) + code % base) * words[c];
-            for (int64_t j = 0; j < n; j++) {
-                const uint64_t *pc = b[c].data() + j * words[c];
-                int32_t want = 0;
-                for (int64_t w = 0; w < words[c]; w++)
-                    want += __builtin_popcountll(pa[w] & pb[w] & pc[w]);
-                wrong += cc[(size_t)(i * ldc + j)] != want;
-            }
-        }
-        for (int q = 0; q < 2; q++) TG_CUDA_CHECK(cudaFree((void *)g.pairs.pl[c][q]));
-        TG_CUDA_CHECK(cudaFree((void *)g.b[c]));
-        TG_CUDA_CHECK(cudaFree(g.c[c]));
-    }
-    TG_CUDA_CHECK(cudaFree(dtup));
-    return wrong;
 }

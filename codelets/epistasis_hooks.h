@@ -25,11 +25,6 @@ const char *tg_epi_bench_gemm_shape(int shape);
  * two classes), every entry compared with a CUDA-core popcount: the number that differ, or −1
  * when this GPU cannot run the shape. */
 int64_t tg_epi_test_gemm(int64_t m, int64_t n, int64_t words0, int64_t words1, int shape);
-/* Test hook: the wgmma GEMM building its A rows from pairs of planes (two blocks of nsnp SNPs,
- * ntup random tuples, 4 codes a tuple with complete data, else 9; A starts mid-tuple), every
- * entry compared with a host popcount: the number that differ, or −1 without wgmma. */
-int64_t tg_epi_test_gemm_pairs(int nsnp, int64_t ntup, int64_t n, int64_t words0, int64_t words1,
-                               int complete);
 /* Test hook: the epilogue's K2 screen (codelets/epistasis_k2screen.cuh) on n tables of an order
  * (r0, r1: 3^order counts each, in cell order; t: the K2 table, tlen entries, past every R + 1):
  * the lower bound on each table's key, −∞ where the epilogue does not screen. */

@@ -900,18 +900,6 @@ int main(void) {
                    tg_epi_bench_gemm_shape(sh), (long long)z[0], (long long)z[1],
                    (long long)z[2], (long long)z[3], (long long)bad);
             }
-        /* A built in the kernel from pairs of planes: several k stages, classes of different
-         * lengths, 4 and 9 codes a tuple, A starting mid-tuple, partial tiles */
-        for (int complete = 0; complete < 2; complete++) {
-            const int64_t bad = tg_epi_test_gemm_pairs(23, complete ? 150 : 70, 300, 132, 68,
-                                                       complete);
-            if (bad < 0) {
-                diag("GEMM with pair rows: no wgmma on this GPU");
-                break;
-            }
-            ok(bad == 0, "GEMM with A built from pairs of planes (%s): %lld wrong entries",
-               complete ? "4 codes" : "9 codes", (long long)bad);
-        }
     }
 #endif
 
