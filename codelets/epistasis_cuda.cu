@@ -260,6 +260,8 @@ __global__ void __launch_bounds__(EPI_THREADS, 1) epilogue(EpiArgs e) {
     const int lane = threadIdx.x & 31, d0 = lane % 3, slot = lane / 3;
     const int base = 3 * slot < 30 ? 3 * slot : 0; // the combination's first lane
     const int64_t nrt = rd.R.nt, n = (e.t1 - e.t0) * nrt;
+    const int64_t per_l = rd.L.nt ? rd.L.nmain / rd.L.nt : 0;
+    const bool narrow = n <= UINT32_MAX;
     const int64_t ngroups = (n + EPI_PER_WARP - 1) / EPI_PER_WARP;
     unsigned long long evaluated = 0;
     // the worker's threshold, fixed while the kernel runs (write_result moves it between rounds)
@@ -273,7 +275,9 @@ __global__ void __launch_bounds__(EPI_THREADS, 1) epilogue(EpiArgs e) {
         int s[4] = {0, 0, 0, 0};
         int n0[NJ], n1[NJ];
         if (slot < EPI_PER_WARP && i < n) {
-            const int64_t lt = e.t0 + i / nrt, rt = i % nrt;
+            // (a 32-bit division where it fits: the 64-bit one is a call of ~70 instructions)
+            const int64_t q = narrow ? (int64_t)((uint32_t)i / (uint32_t)nrt) : i / nrt;
+            const int64_t lt = e.t0 + q, rt = i - q * nrt;
             int l1, l2, r1, r2;
             tuple_snps(rd.L, lt, l1, l2);
             tuple_snps(rd.R, rt, r1, r2);
@@ -288,7 +292,6 @@ __global__ void __launch_bounds__(EPI_THREADS, 1) epilogue(EpiArgs e) {
             valid = valid && rd.first[0] + s[0] < rd.first_end;
             if (valid) {
                 // the lane's left rows (per class) and right columns, by the digits d0 leaves free
-                const int64_t per_l = rd.L.nmain / rd.L.nt;
                 const int32_t *lp0[NLP], *lp1[NLP];
                 int64_t rp[NRP];
 #pragma unroll

@@ -61,7 +61,13 @@ __device__ __forceinline__ void k2_screen_cell(int n0, int n1, K2Screen &s) {
 __host__ __device__ __forceinline__ double k2_screen_key(double d, double r, int64_t R, int cells,
                                                          int per_lane, double c, double tmax) {
     const double ln2 = 0.69314718055994531, u = 0x1p-24, half_ln_2pi = 0.91893853320467278;
-    const double X = (double)R + 2.0 * cells, L = R + 2 > 2 ? log2((double)(R + 2)) : 1.0;
+    // L ≥ log2(R + 2): the bit length of R + 1 (an integer count, no double log2)
+#ifdef __CUDA_ARCH__
+    const double L = 64 - __clzll((long long)R + 1);
+#else
+    const double L = 64 - __builtin_clzll((unsigned long long)R + 1);
+#endif
+    const double X = (double)R + 2.0 * cells;
     const double margin = 2 * ln2 * 0x1p-22 * L * (2 * X + 1.5 * cells) // __log2f
                         + 8 * u * (X + 4 * cells * L)                  // a cell's float ops
                         + 2 * (per_lane + 1) * u * (X + cells * L)     // the lanes' sums
