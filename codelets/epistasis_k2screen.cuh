@@ -13,8 +13,9 @@
 //     D = x0·ln(x2/x0) + x1·ln(x2/x1) + ½·ln(x0·x1/x2),
 // where each part of D is small (x0·ln(x2/x0) ≤ x1), so D is well conditioned in float. Per
 // cell: three log2 (lg2.approx, __log2f's instruction, one MUFU op each), a few float
-// operations, and 1/x0 + 1/x1 bounded from above by the float bits (0x7F000000 − bits(x) is 2^(−e−1)·(3 − m) ≥ 1/x for
-// x = m·2^e, m in [1, 2)). The margin covers, with a factor of two at least each:
+// operations, and 1/x0 + 1/x1 bounded from above by the float bits (0x7F000000 − bits(x) is
+// 2^(−e−1)·(3 − m) ≥ 1/x for x = m·2^e, m in [1, 2)). The margin covers, with a factor of two
+// at least each:
 //   - __log2f's error, 2 ulp (2^−22 absolute on [0.5, 2]): |δ| ≤ 2^−22·max(1, log2(R + 2)) for
 //     every x ≤ R + 2; D's error from it is at most ln 2·|δ|·(2·x2 + 1.5) a cell;
 //   - the float operations of a cell, each rounding at most 2^−24 of a value below
@@ -24,7 +25,8 @@
 //   - the table's and the exact sum's double rounding: 10^−12 of the largest table entry a
 //     term (lgamma to 10^−15 relative, 81 additions).
 // Σx2 over the 3^k cells is R + 2·3^k. The float trick for x needs x < 2^23, so R + 1 < 2^23;
-// above it there is no screen. tests/test_epistasis checks the bound against exact keys on the GPU.
+// above it there is no screen. tests/test_epistasis checks the bound against exact keys on the
+// GPU.
 #ifndef TG_CODELETS_EPISTASIS_K2SCREEN_CUH
 #define TG_CODELETS_EPISTASIS_K2SCREEN_CUH
 #include <stdint.h>
@@ -58,15 +60,10 @@ __device__ __forceinline__ void k2_screen_cell(int n0, int n1, K2Screen &s) {
 // The lower bound on the key a − c of a combination of R samples (0 < R ≤ K2_SCREEN_MAX_R)
 // over `cells` cells summed by lanes of `per_lane` cells; d and r are the lanes' sums added in
 // double, c = (t[R+1] − t[R0]) − t[R1] as the exact key computes it, tmax = t[R + 1].
-__host__ __device__ __forceinline__ double k2_screen_key(double d, double r, int64_t R, int cells,
-                                                         int per_lane, double c, double tmax) {
+__device__ __forceinline__ double k2_screen_key(double d, double r, int64_t R, int cells,
+                                                int per_lane, double c, double tmax) {
     const double ln2 = 0.69314718055994531, u = 0x1p-24, half_ln_2pi = 0.91893853320467278;
-    // L ≥ log2(R + 2): the bit length of R + 1 (an integer count, no double log2)
-#ifdef __CUDA_ARCH__
-    const double L = 64 - __clzll((long long)R + 1);
-#else
-    const double L = 64 - __builtin_clzll((unsigned long long)R + 1);
-#endif
+    const double L = 64 - __clzll((long long)R + 1); // ≥ log2(R + 2), without a double log2
     const double X = (double)R + 2.0 * cells;
     const double margin = 2 * ln2 * 0x1p-22 * L * (2 * X + 1.5 * cells) // __log2f
                         + 8 * u * (X + 4 * cells * L)                  // a cell's float ops
