@@ -160,12 +160,10 @@ __attribute__((target("bmi2,popcnt"))) static void chunk_hw(void *ctx, int64_t c
 }
 #endif
 
-/* PEXT is one instruction on Intel and on AMD from Zen 3 (family 19h), microcode on Zen 1 and
- * 2 (a cost growing with the mask's bits). */
+/* On a CPU with BMI2: PEXT is one instruction on Intel and on AMD from Zen 3 (family 19h),
+ * microcode on Zen 1 and 2 (a cost growing with the mask's bits). */
 static int pext_is_fast(void) {
 #if defined(__x86_64__)
-    __builtin_cpu_init();
-    if (!__builtin_cpu_supports("bmi2")) return 0;
     if (__builtin_cpu_is("intel")) return 1;
     unsigned a, b, c, d;
     if (!__builtin_cpu_is("amd") || !__get_cpuid(1, &a, &b, &c, &d)) return 0;
@@ -185,7 +183,7 @@ int tg_planes_use_pext(int use) {
 #else
     const int has = 0;
 #endif
-    use_pext = use < 0 ? pext_is_fast() : use && has;
+    use_pext = has && (use < 0 ? pext_is_fast() : use);
     return use_pext;
 }
 
