@@ -365,9 +365,11 @@ __global__ void __launch_bounds__(EPI_THREADS, 1) epilogue(EpiArgs e) {
         const bool lead = valid && d0 == 0; // the lane that reports the combination
         // K2: c of the key, and the screen (codelets/epistasis_k2screen.cuh): a combination whose
         // lower bound is above the threshold cannot be kept, so its exact score is not needed
-        double c = 0;
-        if (e.sa.score == TG_EPI_K2 && lead)
-            c = __dsub_rn(__dsub_rn(__ldg(t + R + 1), __ldg(t + R0)), __ldg(t + R1));
+        double c = 0, tr = 0; // tr = t[R + 1], the largest table entry of the combination
+        if (e.sa.score == TG_EPI_K2 && lead) {
+            tr = __ldg(t + R + 1);
+            c = __dsub_rn(__dsub_rn(tr, __ldg(t + R0)), __ldg(t + R1));
+        }
         bool skip = false;
         if (screen) {
             K2Screen sc;
@@ -379,7 +381,7 @@ __global__ void __launch_bounds__(EPI_THREADS, 1) epilogue(EpiArgs e) {
                          r = (double)sc.r + __shfl_sync(FULL, sc.r, base + 1) +
                              __shfl_sync(FULL, sc.r, base + 2);
             if (lead && R > 0 && R <= K2_SCREEN_MAX_R)
-                skip = k2_screen_key(d, r, R, 3 * NJ, NJ, c, __ldg(t + R + 1)) > thr_key;
+                skip = k2_screen_key(d, r, R, 3 * NJ, NJ, c, tr) > thr_key;
             skip = __shfl_sync(FULL, skip, base);
         }
         // one loop per score, the branch outside: inside, it would keep the compiler from
