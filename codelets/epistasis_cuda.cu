@@ -64,7 +64,8 @@ struct Side {
     const uint32_t *tuples;    // nl = 2: (s1 << 16 | s2), lexicographic
     int64_t nt;                // tuples
     int64_t nmain;             // per-tuple rows: nt·2^nl (complete) or nt·3^nl
-    int64_t nrows;             // + single and all-ones rows (complete data)
+    int64_t nrows;             // rows through the GEMM: + single rows (complete data), and on
+                               // the left the all-ones row
 };
 
 struct Round {
@@ -132,8 +133,13 @@ __device__ void row_planes(const Round &rd, const Side &sd, int64_t r, int c, co
 }
 
 // Rows r0 .. r0+nr of a side, both classes: a CTA per row at a time, its threads along words.
-__global__ void build_rows(Round rd, int left, int64_t r0, int64_t nr, uint64_t *out0,
-                           uint64_t *out1) {
+// With `tot` (left rows of complete data) each row's bit count goes to tot[c][row · ldc]: the
+// column of the right side's all-ones row, which the GEMM leaves out.
+constexpr int ROW_THREADS = 256;
+__global__ void __launch_bounds__(ROW_THREADS, 8)
+    build_rows(Round rd, int left, int64_t r0, int64_t nr, uint64_t *out0, uint64_t *out1,
+               int32_t *tot0, int32_t *tot1, int64_t ldc) {
+    __shared__ int part[ROW_THREADS / 32];
     const Side &sd = left ? rd.L : rd.R;
     for (int64_t r = blockIdx.x; r < 2 * nr; r += gridDim.x) {
         int c = r >= nr;
@@ -141,10 +147,22 @@ __global__ void build_rows(Round rd, int left, int64_t r0, int64_t nr, uint64_t 
         const uint64_t *a, *b;
         row_planes(rd, sd, r0 + row, c, a, b);
         uint64_t *out = (c ? out1 : out0) + row * nw;
-        if (b)
-            for (int64_t w = threadIdx.x; w < nw; w += blockDim.x) out[w] = __ldg(a + w) & __ldg(b + w);
-        else
-            for (int64_t w = threadIdx.x; w < nw; w += blockDim.x) out[w] = __ldg(a + w);
+        int n = 0;
+        for (int64_t w = threadIdx.x; w < nw; w += ROW_THREADS) {
+            const uint64_t v = b ? __ldg(a + w) & __ldg(b + w) : __ldg(a + w);
+            out[w] = v;
+            n += __popcll(v);
+        }
+        if (!tot0) continue;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) n += __shfl_xor_sync(0xffffffffu, n, o);
+        if (threadIdx.x % 32 == 0) part[threadIdx.x / 32] = n;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            for (int i = 1; i < ROW_THREADS / 32; i++) n += part[i];
+            (c ? tot1 : tot0)[row * ldc] = n;
+        }
+        __syncthreads(); // part is rewritten for the next row
     }
 }
 
@@ -701,13 +719,17 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
         sd.nrows = sd.nmain;
         if (rd.complete) {
             if (sd.nl == 2) sd.nrows += 2 * ((int64_t)sd.nsnp[0] + sd.nsnp[1]);
-            sd.nrows += 1;
+            // The left all-ones row gives the right rows' totals. A right one would cost a GEMM
+            // tile column for one column (order 3: 513 columns in three tiles of 256): the left
+            // rows' totals are counted as they are built, into that column (build_rows).
+            if (s == 0) sd.nrows += 1;
         }
     }
 
     // Scratch sizing: right rows whole, left rows and C by slabs of left tuples within a budget.
     const int64_t wsum = a->words[0] + a->words[1];
-    const int64_t ldc = (rd.R.nrows + 3) & ~(int64_t)3;
+    // (column R.nrows: the all-ones column of complete data, entry_row's last)
+    const int64_t ldc = (rd.R.nrows + rd.complete + 3) & ~(int64_t)3;
     const int64_t per_l = rd.L.nmain / (rd.L.nt ? rd.L.nt : 1);
     const int64_t next = rd.L.nrows - rd.L.nmain;
     const int64_t nslot = rd.L.nt * rd.R.nt;
@@ -761,11 +783,14 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
         TG_CUDA_CHECK(cudaMemsetAsync(evaluated, 0, 2 * sizeof *evaluated, st));
         unsigned long long *thr = threshold[starpu_worker_get_id_check()].get(a->search, st);
 
-        auto rows = [&](int left, int64_t r0, int64_t n, uint64_t *out) {
+        // c: the C rows of left rows (their totals' column); nullptr for the right side
+        auto rows = [&](int left, int64_t r0, int64_t n, uint64_t *out, int32_t *c) {
             if (n == 0) return;
             profile.mark(st, 0, true);
-            build_rows<<<(unsigned)(2 * n < 8192 ? 2 * n : 8192), 256, 0, st>>>(
-                rd, left, r0, n, out, out + n * a->words[0]);
+            int32_t *tot = rd.complete && c ? c + rd.R.nrows : nullptr;
+            build_rows<<<(unsigned)(2 * n < 8192 ? 2 * n : 8192), ROW_THREADS, 0, st>>>(
+                rd, left, r0, n, out, out + n * a->words[0], tot, tot ? tot + n * ldc : nullptr,
+                ldc);
             TG_CUDA_CHECK(cudaGetLastError());
             profile.mark(st, 0, false);
         };
@@ -785,9 +810,9 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
             profile.mark(st, 1, false);
         };
 
-        rows(0, 0, rd.R.nrows, rrows);
+        rows(0, 0, rd.R.nrows, rrows, nullptr);
         // the left single / all-ones rows first: every slab's combinations need them
-        rows(1, rd.L.nmain, next, lrows);
+        rows(1, rd.L.nmain, next, lrows, ce);
         gemm(lrows, next, ce);
         EpiArgs e{};
         e.rd = rd;
@@ -811,7 +836,7 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
         memcpy(e.pass_stat, a->pass_stat, sizeof e.pass_stat);
         for (int64_t t0 = 0; t0 < rd.L.nt; t0 += slab) {
             int64_t t1 = t0 + slab < rd.L.nt ? t0 + slab : rd.L.nt, m = (t1 - t0) * per_l;
-            rows(1, t0 * per_l, m, lrows);
+            rows(1, t0 * per_l, m, lrows, cm);
             gemm(lrows, m, cm);
             e.cm[0] = cm;
             e.cm[1] = cm + (size_t)m * ldc;
