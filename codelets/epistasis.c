@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <immintrin.h>
 #include <math.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,59 +47,6 @@ int tg_insert_epi_round(const struct tg_epi_round_arg *a, const starpu_data_hand
     return TG_INSERT_LOCAL(&tg_cl_epi_round[a->order - 2], STARPU_CL_ARGS, arg, sizeof *arg,
                            STARPU_DATA_MODE_ARRAY, d, a->order + 2, STARPU_CALLBACK_WITH_ARG_NFREE,
                            done, done_arg, STARPU_FLOPS, work, 0);
-}
-
-#ifdef TG_USE_CUDA
-static struct starpu_codelet epi_load_cl = {.where = STARPU_CUDA,
-                                            .cuda_funcs = {tg_epi_load_cuda},
-                                            .name = "tg_epi_load"};
-#endif
-
-struct epi_load {
-    int n;
-    struct starpu_task *task[];
-};
-
-void *tg_epi_load_start(int order, int pass) {
-#ifdef TG_USE_CUDA
-    int ids[STARPU_NMAXWORKERS];
-    const int n = starpu_worker_get_ids_by_type(STARPU_CUDA_WORKER, ids, STARPU_NMAXWORKERS);
-    struct epi_load *h = n > 0 ? malloc(sizeof *h + (size_t)n * sizeof h->task[0]) : NULL;
-    if (!h) return NULL;
-    h->n = 0;
-    for (int i = 0; i < n; i++) {
-        struct starpu_task *t = starpu_task_create();
-        if (!t) break;
-        t->cl = &epi_load_cl;
-        t->cl_arg = (void *)(intptr_t)(order * 2 + !!pass);
-        t->execute_on_a_specific_worker = 1;
-        t->workerid = (unsigned)ids[i];
-        t->detach = 0;
-        t->destroy = 0;
-        if (starpu_task_submit(t)) {
-            starpu_task_destroy(t);
-            break;
-        }
-        h->task[h->n++] = t;
-    }
-    return h;
-#else
-    (void)order;
-    (void)pass;
-    return NULL;
-#endif
-}
-
-void tg_epi_load_wait(void *h) {
-    struct epi_load *l = h;
-    if (!l) return;
-    for (int i = 0; i < l->n; i++) {
-        /* a load that failed leaves the loading to the first round */
-        const int ret = starpu_task_wait(l->task[i]);
-        (void)ret;
-        starpu_task_destroy(l->task[i]);
-    }
-    free(l);
 }
 
 /* ---------------------------------------------------------------------------------------- */

@@ -97,8 +97,6 @@ static inline size_t tg_epi_result_size(int topk) {
 
 void tg_epi_round_cpu(void *buffers[], void *cl_arg);
 void tg_epi_round_cuda(void *buffers[], void *cl_arg);
-/* cl_arg: (void *)(intptr_t)(order · 2 + pass) (tg_epi_load_start) */
-void tg_epi_load_cuda(void *buffers[], void *cl_arg);
 
 /* ---- added with the CPU side (codelets/epistasis.c) */
 
@@ -113,14 +111,6 @@ void tg_epi_codelets_init(void);
 int tg_insert_epi_round(const struct tg_epi_round_arg *a, const starpu_data_handle_t blk[],
                         starpu_data_handle_t table, starpu_data_handle_t result, double work,
                         void (*done)(void *), void *done_arg);
-
-/** Starts loading, on every CUDA worker of this rank, the CUDA functions that the rounds of
- * @p order (pass mode: @p pass) launch, so that the first round does not: CUDA loads a function
- * at its first use. Returns what tg_epi_load_wait() waits for; NULL when there is nothing to
- * load (no CUDA worker, or no memory for a task: the first round then loads them). */
-void *tg_epi_load_start(int order, int pass);
-/** Waits for tg_epi_load_start()'s loads and frees @p h (NULL: nothing). */
-void tg_epi_load_wait(void *h);
 
 /** Fills the score table t (length n0 + n1 + 2) of a score kind (zeros for χ²). */
 void tg_epi_score_table(enum tg_epi_score score, int64_t n, double *t);

@@ -631,29 +631,16 @@ void launch_epilogue(const EpiArgs &e, cudaStream_t st) {
     TG_CUDA_CHECK(cudaGetLastError());
 }
 
-// f.go<K, NL, G>() for the epilogue of an order and grouping
-template <class F> void epilogue_variant(int order, int grouping, const F &f) {
+template <bool PASS>
+void epilogue_dispatch(int order, int grouping, const EpiArgs &e, cudaStream_t st) {
     switch (order * 2 + grouping) {
-    case 4: f.template go<2, 1, 0>(); break;
-    case 6: f.template go<3, 2, 0>(); break;
-    case 7: f.template go<3, 2, 1>(); break;
-    case 8: f.template go<4, 2, 0>(); break;
-    default: f.template go<4, 2, 1>(); break;
+    case 4: launch_epilogue<2, 1, 0, PASS>(e, st); break;
+    case 6: launch_epilogue<3, 2, 0, PASS>(e, st); break;
+    case 7: launch_epilogue<3, 2, 1, PASS>(e, st); break;
+    case 8: launch_epilogue<4, 2, 0, PASS>(e, st); break;
+    default: launch_epilogue<4, 2, 1, PASS>(e, st); break;
     }
 }
-
-template <bool PASS> struct EpiLaunch {
-    const EpiArgs &e;
-    cudaStream_t st;
-    template <int K, int NL, int G> void go() const { launch_epilogue<K, NL, G, PASS>(e, st); }
-};
-
-template <bool PASS> struct EpiLoad {
-    template <int K, int NL, int G> void go() const {
-        cudaFuncAttributes fa;
-        TG_CUDA_CHECK(cudaFuncGetAttributes(&fa, epilogue<K, NL, G, PASS>));
-    }
-};
 
 // TG_EPI_PROFILE=1: time each phase of every round (synchronising, so only for measurements)
 // and print the totals per GPU worker when it stops.
@@ -857,9 +844,9 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
             e.t1 = t1;
             profile.mark(st, 2, true);
             if (a->pass)
-                epilogue_variant(k, grouping, EpiLaunch<true>{e, st});
+                epilogue_dispatch<true>(k, grouping, e, st);
             else
-                epilogue_variant(k, grouping, EpiLaunch<false>{e, st});
+                epilogue_dispatch<false>(k, grouping, e, st);
             profile.mark(st, 2, false);
         }
 
@@ -886,22 +873,4 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
         profile.mark(st, 3, false);
         profile.rounds += profile.on;
     }
-}
-
-// CUDA loads a function at its first launch or query (lazy loading, the default): about 20 ms
-// a worker for a round's functions, which this task spends while the host builds the planes.
-extern "C" void tg_epi_load_cuda(void *buffers[], void *cl_arg) {
-    (void)buffers;
-    const int order = (int)((intptr_t)cl_arg / 2), pass = (int)((intptr_t)cl_arg % 2);
-    GemmArgs g{}; // m = 0: the chosen shape's attributes set, nothing launched
-    launch_gemm(g, starpu_cuda_get_local_stream());
-    cudaFuncAttributes fa;
-    TG_CUDA_CHECK(cudaFuncGetAttributes(&fa, build_rows));
-    TG_CUDA_CHECK(cudaFuncGetAttributes(&fa, select_chunk));
-    TG_CUDA_CHECK(cudaFuncGetAttributes(&fa, write_result));
-    for (int grouping = 0; grouping < (order > 2 ? 2 : 1); grouping++)
-        if (pass)
-            epilogue_variant(order, grouping, EpiLoad<true>{});
-        else
-            epilogue_variant(order, grouping, EpiLoad<false>{});
 }

@@ -670,11 +670,7 @@ tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *
         st = TG_ERR_NOMEM;
         goto done;
     }
-    /* the GPUs load the rounds' CUDA functions while the host builds the planes */
-    void *load = tg_epi_load_start(s.k, o->p_threshold > 0);
-    st = build_planes(bed, cls, &s, rep, err);
-    tg_epi_load_wait(load);
-    if (st) goto done;
+    if ((st = build_planes(bed, cls, &s, rep, err))) goto done;
     s.complete = rep->complete;
     rep->seconds_planes = tg_now() - t0;
 
