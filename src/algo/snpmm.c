@@ -13,7 +13,10 @@
  * Block sizes (defaults): Z·Λ, 64 blocks of samples, so that 16 CPU workers get 4 tasks each;
  * Zᵀ·Λ̃, 48 blocks of SNPs: a CPU task builds one table per group of 5 samples (243·k adds)
  * for all its rows, so fewer, longer blocks keep that cost down (under ~10% of the lookups at
- * 48). Blocks are whole units of 512 rows, the rows of one CUDA thread block at k = 10, so no
+ * 48). With fewer than 16 CPU workers and no GPU, 4 and 3 blocks a worker (within the bounds
+ * below): each block rebuilds every group's tables, and 64 / 48 blocks on 2 cores made the
+ * products 10% (Z·Λ) and 22% (Zᵀ·Λ̃) slower than the 19 / 10 blocks those bounds give there
+ * (docs/PERFORMANCE.md). Blocks are whole units of 512 rows, the rows of one CUDA thread block at k = 10, so no
  * GPU row tile is partial, and they shrink along the product from about 1.5 to 0.5 times the
  * mean (geno/codes5.c, blocks_make): with CPU workers only, the workers pull the blocks in that order, one
  * at a time (tg_geno_mul_submit), so the short last ones even out the workers' ends. For the

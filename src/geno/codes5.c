@@ -21,7 +21,17 @@ typedef struct {
 } miss_list;
 
 /* The products' default block counts: the rationale is algo/snpmm.c's header. */
-enum { ROW_BLOCKS = 64, SNP_BLOCKS = 48 };
+enum { ROW_BLOCKS = 64, SNP_BLOCKS = 48, ROW_BLOCKS_PER_CPU = 4, SNP_BLOCKS_PER_CPU = 3 };
+
+/* The default block counts for this rank's workers: ROW_BLOCKS and SNP_BLOCKS with GPUs, with
+ * 16 CPU workers or more, or before the runtime starts; with fewer CPU workers only, so many a
+ * worker. */
+static void default_blocks(int64_t *rows, int64_t *snps) {
+    const int cpus = tg_runtime_ncpu();
+    const int few = tg_runtime_ngpu() == 0 && cpus > 0 && cpus * ROW_BLOCKS_PER_CPU < ROW_BLOCKS;
+    *rows = few ? cpus * ROW_BLOCKS_PER_CPU : ROW_BLOCKS;
+    *snps = few ? cpus * SNP_BLOCKS_PER_CPU : SNP_BLOCKS;
+}
 
 static int64_t clamp64(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : x > hi ? hi : x; }
 
@@ -148,8 +158,10 @@ static tg_status alloc_geno(int64_t n, int64_t m, int64_t rb, int64_t sb, tg_gen
     if (!g) return TG_ERR_NOMEM;
     g->nl = n;
     g->m = m;
-    int ok = !blocks_make(&g->rbl, n, rb, ROW_BLOCKS) &&
-             !blocks_make(&g->sbl, m, sb, SNP_BLOCKS);
+    int64_t row_blocks, snp_blocks;
+    default_blocks(&row_blocks, &snp_blocks);
+    int ok = !blocks_make(&g->rbl, n, rb, row_blocks) &&
+             !blocks_make(&g->sbl, m, sb, snp_blocks);
     int64_t ng = cdiv(m, 5), nh = cdiv(n, 5);
     ok = ok && (g->coef = tg_malloc_n(2, m, sizeof *g->coef, NULL)) &&
              (g->rcodes = tg_calloc_n(g->rbl.count, 1, sizeof *g->rcodes, NULL)) &&
