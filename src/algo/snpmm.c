@@ -15,11 +15,12 @@
  * for all its rows, so fewer, longer blocks keep that cost down (under ~10% of the lookups at
  * 48). With fewer than 16 CPU workers and no GPU, 4 and 3 blocks a worker (within the bounds
  * below): each block rebuilds every group's tables, and 64 / 48 blocks on 2 cores made the
- * products 10% (Z·Λ) and 22% (Zᵀ·Λ̃) slower than the 19 / 10 blocks those bounds give there
- * (docs/PERFORMANCE.md). Blocks are whole units of 512 rows, the rows of one CUDA thread block at k = 10, so no
- * GPU row tile is partial, and they shrink along the product from about 1.5 to 0.5 times the
- * mean (geno/codes5.c, blocks_make): with CPU workers only, the workers pull the blocks in that order, one
- * at a time (tg_geno_mul_submit), so the short last ones even out the workers' ends. For the
+ * products 12% (Z·Λ) and 22% (Zᵀ·Λ̃) slower than the 19 / 10 blocks those bounds give there
+ * (docs/PERFORMANCE.md). Blocks are whole units of 512 rows, the rows of one CUDA thread block
+ * at k = 10, so no GPU row tile is partial, and they shrink along the product from about 1.5 to
+ * 0.5 times the mean (geno/codes5.c, blocks_make): with CPU workers only, the workers pull the
+ * blocks in that order, one at a time (tg_geno_mul_submit), so the short last ones even out the
+ * workers' ends. For the
  * paper's n = 102,000 × m = 50,241: Z·Λ 64 tasks of 5 to 1 units (0.5 to 2.6 GFLOP at k = 10),
  * Zᵀ·Λ̃ 48 of 3 to 1. Measured on the H100 node's 16 cores (bench/snpmm's recorded product):
  * with equal blocks all submitted at once the cores were busy 75–81% of the product's span (the
