@@ -6,6 +6,7 @@
  * task and worker 1 gets none. The probe's prior is saved with the model: a second runtime does
  * not probe again. Then tg_probe_keep's rule on the rates of a node's kinds: a worker type
  * that would add under 1% of the node's rate is left out of the codelet's tasks. */
+#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,9 +138,23 @@ static void check_keep(void) {
     }
 }
 
+/* tg_probe_fit_edge against e^(mean + 2 sd) of the samples' ln work, computed here from them */
+static void check_edge(void) {
+    const double lnx[] = {10, 12, 14}; /* mean 12, variance 8/3 */
+    double s = 0, s2 = 0;
+    for (int i = 0; i < 3; i++) s += lnx[i], s2 += lnx[i] * lnx[i];
+    const double want = exp(12 + 2 * sqrt(8.0 / 3)), got = tg_probe_fit_edge(s, s2, 3);
+    ok(fabs(got / want - 1) < 1e-12, "fit edge: samples at e^10, e^12, e^14: %.6g (expected %.6g)",
+       got, want);
+    ok(fabs(tg_probe_fit_edge(3 * 15.0, 3 * 225.0, 3) / exp(15) - 1) < 1e-12,
+       "fit edge: three samples of one size: that size");
+    ok(isinf(tg_probe_fit_edge(15, 225, 1)), "fit edge: one sample: no edge");
+}
+
 int main(void) {
-    tap_plan(15);
+    tap_plan(18);
     check_keep();
+    check_edge();
     char home[] = "/tmp/tg-probe-XXXXXX", path[512];
     if (!mkdtemp(home)) tap_skip_all("no temporary directory");
     setenv("STARPU_HOME", home, 1);

@@ -226,12 +226,27 @@ static void set_prior(struct starpu_codelet *cl, const struct kind *k, double us
     set_regression(cl, k, &r);
 }
 
-/* The time in µs the model of @p cl predicts on kind @p k for @p work units (NAN: none). */
+double tg_probe_fit_edge(double sumlnx, double sumlnx2, unsigned n) {
+    if (n < 2) return INFINITY;
+    const double m = sumlnx / n, v = sumlnx2 / n - m * m;
+    return exp(m + 2 * sqrt(v > 0 ? v : 0));
+}
+
+/* The time in µs the model of @p cl predicts on kind @p k for @p work units (NAN: none); past
+ * the sizes of a fit flatter than linear (tg_probe_fit_edge), linear in work from its edge. */
 static double predicted(struct starpu_codelet *cl, const struct kind *k, double work) {
-    struct starpu_task *t = paper_task(cl, work);
+    const struct starpu_perfmodel_per_arch *pa =
+        starpu_perfmodel_get_model_per_arch(cl->model, k->arch, k->impl);
+    double at = work;
+    if (pa && pa->regression.valid && pa->regression.beta < 1) {
+        const double edge = tg_probe_fit_edge(pa->regression.sumlnx, pa->regression.sumlnx2,
+                                              pa->regression.nsample);
+        if (work > edge) at = edge;
+    }
+    struct starpu_task *t = paper_task(cl, at);
     double us = starpu_task_expected_length(t, k->arch, k->impl);
     starpu_task_destroy(t);
-    return us;
+    return us * (work / at);
 }
 
 static double median(double *v, int n) {

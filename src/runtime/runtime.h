@@ -213,6 +213,13 @@ void tg_probe_reset(void);
  * starpu_task.where mask) worth considering for the codelet's tasks, 0 for all of them
  * (tg_probe_keep). */
 unsigned tg_models_ensure(const struct starpu_task *task);
+/** Where a power-law model time = α·work^β fitted on @p n tasks with Σ ln work = @p sumlnx and
+ * Σ (ln work)² = @p sumlnx2 stops being trusted: e^(mean + 2 sd) of ln work (INFINITY under 2
+ * tasks). tg_models_ensure's predictions past it grow linearly in work from it when β < 1: a
+ * flatter fit reflects the fixed costs of small tasks (a profile's epistasis rounds on the
+ * cores, calibrated on small rounds) and would promise a task 100 times larger in a fraction
+ * of its time, keeping slow workers that then take the run's last tasks. */
+double tg_probe_fit_edge(double sumlnx, double sumlnx2, unsigned n);
 /** Which worker types a codelet's tasks go to, from each kind's type, worker count and
  * predicted time for the same task (µs; NAN or ≤ 0: unknown): a type whose workers together
  * would deliver under TG_PROBE_KEEP_SHARE of the node's rate is left out (its only effect
