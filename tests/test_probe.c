@@ -5,7 +5,8 @@
  * every kind (worker 1 gets some); with the probe, the models predict the 100× from the first
  * task and worker 1 gets none. The probe's prior is saved with the model: a second runtime does
  * not probe again. Then tg_probe_keep's rule on the rates of a node's kinds: a worker type
- * that would add under 1% of the node's rate is left out of the codelet's tasks. */
+ * that would add under 1% of the node's rate is left out of the codelet's tasks; and
+ * tg_probe_fit_edge, past which the rule's predictions from a flat fit grow linearly. */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
