@@ -133,12 +133,13 @@ __device__ void row_planes(const Round &rd, const Side &sd, int64_t r, int c, co
 }
 
 // Rows r0 .. r0+nr of a side, both classes: a CTA per row at a time, its threads along words.
-// With `tot` (left rows of complete data) each row's bit count goes to tot[c][row · ldc]: the
-// column of the right side's all-ones row, which the GEMM leaves out.
+// With `tot` (left rows of complete data) each row's bit count goes to tot[(c·nr + row)·ldc]: C's
+// column of the right side's all-ones row, which the GEMM leaves out (C's class 1 rows follow
+// its nr class 0 rows, as the rows here do).
 constexpr int ROW_THREADS = 256;
 __global__ void __launch_bounds__(ROW_THREADS, 8)
     build_rows(Round rd, int left, int64_t r0, int64_t nr, uint64_t *out0, uint64_t *out1,
-               int32_t *tot0, int32_t *tot1, int64_t ldc) {
+               int32_t *tot, int64_t ldc) {
     __shared__ int part[ROW_THREADS / 32];
     const Side &sd = left ? rd.L : rd.R;
     for (int64_t r = blockIdx.x; r < 2 * nr; r += gridDim.x) {
@@ -153,14 +154,14 @@ __global__ void __launch_bounds__(ROW_THREADS, 8)
             out[w] = v;
             n += __popcll(v);
         }
-        if (!tot0) continue;
+        if (!tot) continue;
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) n += __shfl_xor_sync(0xffffffffu, n, o);
         if (threadIdx.x % 32 == 0) part[threadIdx.x / 32] = n;
         __syncthreads();
         if (threadIdx.x == 0) {
             for (int i = 1; i < ROW_THREADS / 32; i++) n += part[i];
-            (c ? tot1 : tot0)[row * ldc] = n;
+            tot[r * ldc] = n;
         }
         __syncthreads(); // part is rewritten for the next row
     }
@@ -787,10 +788,9 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
         auto rows = [&](int left, int64_t r0, int64_t n, uint64_t *out, int32_t *c) {
             if (n == 0) return;
             profile.mark(st, 0, true);
-            int32_t *tot = rd.complete && c ? c + rd.R.nrows : nullptr;
             build_rows<<<(unsigned)(2 * n < 8192 ? 2 * n : 8192), ROW_THREADS, 0, st>>>(
-                rd, left, r0, n, out, out + n * a->words[0], tot, tot ? tot + n * ldc : nullptr,
-                ldc);
+                rd, left, r0, n, out, out + n * a->words[0],
+                rd.complete && c ? c + rd.R.nrows : nullptr, ldc);
             TG_CUDA_CHECK(cudaGetLastError());
             profile.mark(st, 0, false);
         };
