@@ -137,10 +137,12 @@ static double largest_block(int64_t total, int64_t target) {
 
 void tg_geno_device_bytes(int64_t n, int64_t m, int64_t k, size_t es, double *all,
                           double *task) {
+    int64_t row_blocks, snp_blocks;
+    default_blocks(&row_blocks, &snp_blocks);
     /* k columns go through products of at most TG_FC_MAXK */
     const double dn = (double)n, dm = (double)m, de = (double)es,
                  dk = (double)(k < TG_FC_MAXK ? k : TG_FC_MAXK),
-                 rows = largest_block(n, ROW_BLOCKS), cols = largest_block(m, SNP_BLOCKS);
+                 rows = largest_block(n, row_blocks), cols = largest_block(m, snp_blocks);
     /* the two 5codes copies, a byte per five genotypes each; the columns in and out */
     *all = 0.4 * dn * dm + de * dk * (dn + dm);
     const double zl = 0.2 * rows * dm + de * dk * (dm + rows),
