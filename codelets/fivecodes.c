@@ -27,12 +27,13 @@ static const char *const fc_symbols[2][2] = {{"tg_fivecodes_zl_fp64", "tg_fiveco
 #define FC_PACK_BYTES (128 * 1024) /* a tile of packed rows of in, for the missing calls */
 
 /* An entry (a table's row, an accumulator row) is nw 64-byte vectors and, where the last
- * columns fill at most half of one, a 32-byte tail: k = 10 doubles take one zmm and one ymm (96
- * bytes a table row, where 256-bit vectors alone need three loads and adds per lookup). Wide
- * parts and tails are kept in separate arrays, so that each is aligned to its width. */
+ * columns fill at most half of one, a tail of ht 16-byte vectors (ht <= 2): k = 10 doubles take
+ * one zmm and one xmm (80 bytes a table row; the lookups' table lines come from L2, so a tail
+ * wider than its columns costs time). Wide parts and tails are kept in separate arrays, so that
+ * each is aligned to its width. */
 #define FC_DEFINE(T, SFX)                                                                          \
     typedef T fc_v_##SFX __attribute__((vector_size(64)));                                         \
-    typedef T fc_h_##SFX __attribute__((vector_size(32)));                                         \
+    typedef T fc_h_##SFX __attribute__((vector_size(16)));                                         \
     enum { FC_L_##SFX = 64 / sizeof(T), FC_MAXW_##SFX = TG_FC_MAXK / FC_L_##SFX };                \
                                                                                                    \
     /* tab[c] = base + sum_t d_t(c)*A_t, adding one base-3 digit at a time (242 vector adds) */    \
@@ -46,10 +47,10 @@ static const char *const fc_symbols[2][2] = {{"tg_fivecodes_zl_fp64", "tg_fiveco
                     tw[(c + p) * nw + v] = x;                                                      \
                     tw[(c + 2 * p) * nw + v] = x + Aw[t * nw + v];                                 \
                 }                                                                                  \
-                if (ht) {                                                                          \
-                    fc_h_##SFX y = th[c] + Ah[t];                                                  \
-                    th[c + p] = y;                                                                 \
-                    th[c + 2 * p] = y + Ah[t];                                                     \
+                for (int h = 0; h < ht; h++) {                                                     \
+                    fc_h_##SFX y = th[c * ht + h] + Ah[t * ht + h];                                \
+                    th[(c + p) * ht + h] = y;                                                      \
+                    th[(c + 2 * p) * ht + h] = y + Ah[t * ht + h];                                 \
                 }                                                                                  \
             }                                                                                      \
     }                                                                                              \
@@ -61,7 +62,7 @@ static const char *const fc_symbols[2][2] = {{"tg_fivecodes_zl_fp64", "tg_fiveco
         const double *coef, int nw, int ht, fc_v_##SFX *tw, fc_h_##SFX *th) {                      \
         T s[6][TG_FC_MAXK] __attribute__((aligned(64)));                                           \
         fc_v_##SFX Aw[5 * FC_MAXW_##SFX];                                                          \
-        fc_h_##SFX Ah[5];                                                                          \
+        fc_h_##SFX Ah[5 * 2];                                                                      \
         const size_t wb = (size_t)nw * sizeof *Aw, eb = wb + (size_t)ht * sizeof *Ah;              \
         for (int t = 0; t < 6; t++) memset(s[t], 0, eb);                                           \
         for (int t = 0; t < 5; t++) {                                                              \
@@ -76,10 +77,10 @@ static const char *const fc_symbols[2][2] = {{"tg_fivecodes_zl_fp64", "tg_fiveco
         }                                                                                          \
         for (int t = 0; t < 5; t++) {                                                              \
             memcpy(Aw + t * nw, s[t], wb);                                                         \
-            if (ht) memcpy(Ah + t, (char *)s[t] + wb, sizeof *Ah);                                 \
+            memcpy(Ah + t * ht, (char *)s[t] + wb, (size_t)ht * sizeof *Ah);                       \
         }                                                                                          \
         memcpy(tw, s[5], wb);                                                                      \
-        if (ht) memcpy(th, (char *)s[5] + wb, sizeof *th);                                         \
+        memcpy(th, (char *)s[5] + wb, (size_t)ht * sizeof *th);                                    \
         fc_table_##SFX(tw, th, nw, ht, Aw, Ah);                                                    \
     }                                                                                              \
                                                                                                    \
@@ -91,17 +92,17 @@ static const char *const fc_symbols[2][2] = {{"tg_fivecodes_zl_fp64", "tg_fiveco
         const size_t sw = (size_t)TG_FC_NCODES * nw;                                               \
         for (size_t r = 0; r < nr; r++) {                                                          \
             fc_v_##SFX x[FC_MAXW_##SFX];                                                           \
-            fc_h_##SFX y = {0};                                                                    \
+            fc_h_##SFX y[2];                                                                       \
             for (int v = 0; v < nw; v++) x[v] = accw[r * nw + v];                                  \
-            if (ht) y = acch[r];                                                                   \
+            for (int h = 0; h < ht; h++) y[h] = acch[r * ht + h];                                  \
             const uint8_t *cq = c0 + r;                                                            \
             _Pragma("GCC unroll 8") for (int q = 0; q < P; q++, cq += ldc) {                       \
                 size_t c = *cq;                                                                    \
                 for (int v = 0; v < nw; v++) x[v] += tw[q * sw + c * nw + v];                      \
-                if (ht) y += th[q * TG_FC_NCODES + c];                                             \
+                for (int h = 0; h < ht; h++) y[h] += th[(q * TG_FC_NCODES + c) * ht + h];          \
             }                                                                                      \
             for (int v = 0; v < nw; v++) accw[r * nw + v] = x[v];                                  \
-            if (ht) acch[r] = y;                                                                   \
+            for (int h = 0; h < ht; h++) acch[r * ht + h] = y[h];                                  \
         }                                                                                          \
     }                                                                                              \
                                                                                                    \
@@ -137,7 +138,7 @@ static const char *const fc_symbols[2][2] = {{"tg_fivecodes_zl_fp64", "tg_fiveco
             for (int col = 0; col < a->k; col++) {                                                 \
                 const T *x = in + t0 + (size_t)col * ldin;                                         \
                 T *o = col < nw * L ? (T *)pw + col : (T *)ph + (col - nw * L);                    \
-                size_t st = col < nw * L ? (size_t)nw * L : (size_t)L / 2;                         \
+                size_t st = col < nw * L ? (size_t)nw * L : (size_t)ht * L / 4;                    \
                 for (size_t i = 0; i < n; i++)                                                     \
                     o[i * st] = a->trans ? x[i] : (T)coef[2 * (t0 + i) + 1] * x[i];                \
             }                                                                                      \
@@ -146,7 +147,7 @@ static const char *const fc_symbols[2][2] = {{"tg_fivecodes_zl_fp64", "tg_fiveco
                 for (; e < end && (size_t)tl[e] < t0 + n; e++) {                                   \
                     size_t i = (size_t)tl[e] - t0;                                                 \
                     for (int v = 0; v < nw; v++) mw[r * nw + v] += pw[i * nw + v];                 \
-                    if (ht) mh[r] += ph[i];                                                        \
+                    for (int h = 0; h < ht; h++) mh[r * ht + h] += ph[i * ht + h];                 \
                 }                                                                                  \
                 cur[r] = e;                                                                        \
             }                                                                                      \
@@ -159,8 +160,8 @@ static const char *const fc_symbols[2][2] = {{"tg_fivecodes_zl_fp64", "tg_fiveco
                    const double *coef, const int32_t *miss, T *out, size_t ldout) {                \
         typedef fc_v_##SFX V;                                                                      \
         typedef fc_h_##SFX H;                                                                      \
-        const int k = a->k, L = FC_L_##SFX, rem = k % L, ht = rem > 0 && rem <= L / 2;             \
-        const int nw = k / L + (rem > L / 2);                                                      \
+        const int k = a->k, L = FC_L_##SFX, rem = k % L;                                           \
+        const int nw = k / L + (rem > L / 2), ht = rem > L / 2 ? 0 : (rem + L / 4 - 1) / (L / 4);  \
         const size_t eb = (size_t)nw * sizeof(V) + (size_t)ht * sizeof(H); /* entry bytes */       \
         size_t rb = FC_ACC_BYTES / eb;                                                             \
         if (rb > rows) rb = rows;                                                                  \
@@ -185,13 +186,16 @@ static const char *const fc_symbols[2][2] = {{"tg_fivecodes_zl_fp64", "tg_fiveco
                 int p = pmax;                                                                      \
                 while ((size_t)p > groups - g) p /= 2;                                             \
                 /* constants for the usual k (<= 24 doubles, 48 floats): unrolled loops */         \
-                switch (2 * nw + ht) {                                                             \
+                switch (3 * nw + ht) {                                                             \
                 case 1: FC_ROWS(SFX, 0, 1); break;                                                 \
-                case 2: FC_ROWS(SFX, 1, 0); break;                                                 \
-                case 3: FC_ROWS(SFX, 1, 1); break;                                                 \
-                case 4: FC_ROWS(SFX, 2, 0); break;                                                 \
-                case 5: FC_ROWS(SFX, 2, 1); break;                                                 \
-                case 6: FC_ROWS(SFX, 3, 0); break;                                                 \
+                case 2: FC_ROWS(SFX, 0, 2); break;                                                 \
+                case 3: FC_ROWS(SFX, 1, 0); break;                                                 \
+                case 4: FC_ROWS(SFX, 1, 1); break;                                                 \
+                case 5: FC_ROWS(SFX, 1, 2); break;                                                 \
+                case 6: FC_ROWS(SFX, 2, 0); break;                                                 \
+                case 7: FC_ROWS(SFX, 2, 1); break;                                                 \
+                case 8: FC_ROWS(SFX, 2, 2); break;                                                 \
+                case 9: FC_ROWS(SFX, 3, 0); break;                                                 \
                 default: FC_ROWS(SFX, nw, ht);                                                     \
                 }                                                                                  \
                 g += (size_t)p;                                                                    \
@@ -204,10 +208,8 @@ static const char *const fc_symbols[2][2] = {{"tg_fivecodes_zl_fp64", "tg_fiveco
                 const size_t wb = (size_t)nw * sizeof(V);                                          \
                 memcpy(x, accw + r * nw, wb);                                                      \
                 memcpy(y, mw + r * nw, wb);                                                        \
-                if (ht) {                                                                          \
-                    memcpy((char *)x + wb, acch + r, sizeof(H));                                   \
-                    memcpy((char *)y + wb, mh + r, sizeof(H));                                     \
-                }                                                                                  \
+                memcpy((char *)x + wb, acch + r * ht, (size_t)ht * sizeof(H));                     \
+                memcpy((char *)y + wb, mh + r * ht, (size_t)ht * sizeof(H));                       \
                 int64_t j = a->r0 + (int64_t)(r0 + r);                                             \
                 T w = a->trans ? (T)coef[2 * j] : (T)1, c = a->trans ? (T)coef[2 * j + 1] : (T)0;  \
                 for (int col = 0; col < k; col++)                                                  \

@@ -148,12 +148,13 @@ typedef struct {
 static void run_all(const char *workers, tg_rng *r) {
     /* the last four: default blocks (one; three of 1536, 1024 and 940 samples; the same of
      * SNPs), several CUDA thread blocks and splits; 3500 × 11 also passes the CPU kernel's
-     * accumulator chunk of 1,024 rows at k = 64 in FP64. k = 20: the CPU kernel's entries of
-     * two 64-byte vectors and a 32-byte tail (FP64), one of each (FP32). */
+     * accumulator chunk of 1,024 rows at k = 64 in FP64. The CPU kernel's entries (64-byte
+     * vectors, 16-byte tail vectors) in FP64: k = 1 (0, 1), 3 (0, 2), 10 (1, 1), 12 (1, 2),
+     * 18 (2, 1), 20 (2, 2), 64 (8, 0). */
     static const shape shapes[] = {{1, 7, 0, 0},         {37, 23, 0, 0},     {203, 157, 64, 33},
                                    {131, 611, 40, 101},  {1037, 1203, 0, 0}, {3500, 300, 0, 0},
                                    {300, 3500, 0, 0},    {3500, 11, 0, 0}};
-    static const int ks[] = {1, 3, 10, 20, 64};
+    static const int ks[] = {1, 3, 10, 12, 18, 20, 64};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int scale = 0; scale < 2; scale++) {
             const shape *sh = &shapes[s];
