@@ -603,7 +603,9 @@ tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err);
 void tg_runtime_stop(void);
 /** Initialises MPI in a build with MPI (MPI_THREAD_MULTIPLE, once per process, finalised at
  * exit) so that the rank and the rank count are known before the runtime starts; a program run
- * under mpiexec calls it first. tg_runtime_start() calls it too. Nothing without MPI.
+ * under mpiexec calls it first. tg_runtime_start() calls it too. Nothing without MPI, nor in a
+ * process that no MPI launcher started (no PMI_RANK, PMIX_RANK or OMPI_COMM_WORLD_RANK in its
+ * environment) unless the caller initialised MPI: such a process is one rank.
  * Collective at its first call with several ranks: they agree on the thread level MPI gives
  * (or gave the user who initialised it), and every rank fails with TG_ERR_RUNTIME when one
  * has less than MPI_THREAD_MULTIPLE. */

@@ -1,6 +1,7 @@
 /* The runtime's sums right after StarPU-MPI transfers, on any number of MPI ranks
  * (tests/mpi_matrix.sh runs this on 2 ranks; `make check` runs it on one):
  *  - with several ranks, MPI runs MPI_THREAD_MULTIPLE;
+ *  - MPI is started only where a launcher (mpiexec, srun) started the process;
  *  - ROUNDS times, rank 0 sends a 512 KiB buffer (a 256 × 256 FP64 tile: a rendezvous send
  *    under UCX) to every other rank, which receives it, then every rank sums an integer and a
  *    double over the ranks (tg_runtime_sum_int64, tg_runtime_sum) and gets the right totals.
@@ -31,14 +32,20 @@ int main(void) {
         return 1;
     }
     const int rank = tg_runtime_rank(), nr = tg_runtime_nranks();
-    tap_plan(5);
+    tap_plan(6);
     diag("rank %d of %d", rank, nr);
 #ifdef TG_USE_MPI
-    int level;
-    MPI_Query_thread(&level);
+    int up, level = -1;
+    MPI_Initialized(&up);
+    if (up) MPI_Query_thread(&level);
     ok(nr == 1 || level == MPI_THREAD_MULTIPLE, "MPI runs MPI_THREAD_MULTIPLE (level %d)", level);
+    const char *launcher = getenv("PMI_RANK") ? "PMI_RANK" : getenv("PMIX_RANK") ? "PMIX_RANK"
+                           : getenv("OMPI_COMM_WORLD_RANK") ? "OMPI_COMM_WORLD_RANK" : NULL;
+    ok(up == (launcher != NULL), "MPI %s, the launcher's %s", up ? "started" : "not started",
+       launcher ? launcher : "rank not in the environment");
 #else
     ok(1, "no MPI in this build");
+    ok(nr == 1, "no MPI in this build: one rank");
 #endif
     double *buf = calloc(LEN, sizeof *buf);
     if (!buf) {
@@ -82,7 +89,8 @@ int main(void) {
         cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
     hwloc_topology_destroy(topo);
     int *all = calloc((size_t)nr, sizeof *all), same = 0;
-    MPI_Allgather(&mine, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
+    all[0] = mine;
+    if (nr > 1) MPI_Allgather(&mine, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
     for (int a = 0; a < nr; a++)
         for (int b = a + 1; b < nr; b++) same += all[a] == all[b];
     ok(nr > cores || !same, "%d ranks on %d cores: rank %d's CPU worker on place %d, %d pairs of "
@@ -93,7 +101,7 @@ int main(void) {
 #endif
     int threads = tg_parallel_threads(), sum = threads, ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
 #ifdef TG_USE_MPI
-    MPI_Allreduce(&threads, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (nr > 1) MPI_Allreduce(&threads, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 #endif
     ok(sum <= (nr > ncpu ? nr : ncpu), "%d ranks on %d CPUs: %d host-loop threads in all (rank "
        "%d: %d)", nr, ncpu, sum, rank, threads);

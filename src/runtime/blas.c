@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "base/parallel.h"
-#include "runtime/runtime.h"
+#include "runtime/internal.h"
 
 /* OpenBLAS's name for its kernels in use and its build options (cblas.h of OpenBLAS declares
  * them) */
@@ -64,11 +64,8 @@ void tg_blas_restart_if_generic(char **argv) {
     const char *better = tg_blas_better_core(core, cpu_features());
     if (!better) return;
     /* under mpiexec or srun every rank restarts: the first one says so */
-    static const char *const rank_vars[] = {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK",
-                                            "SLURM_PROCID"};
-    const char *rank = NULL;
-    for (size_t i = 0; !rank && i < sizeof rank_vars / sizeof *rank_vars; i++)
-        rank = getenv(rank_vars[i]);
+    const char *rank = tg_runtime_launcher_rank();
+    if (!rank) rank = getenv("SLURM_PROCID"); /* srun without MPI */
     const int speak = !rank || !strcmp(rank, "0");
     if (speak)
         fprintf(stderr,

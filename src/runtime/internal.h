@@ -12,6 +12,10 @@ int tg_mpi_starpu_init(struct starpu_conf *conf);
 void tg_mpi_started(int grid_p, int grid_q);
 /** Stops StarPU-MPI or StarPU, whichever tg_mpi_starpu_init started. */
 void tg_mpi_starpu_shutdown(void);
+/** The rank an MPI launcher gave this process in its environment (mpiexec's hydra and PMI-2
+ * launchers: PMI_RANK; PMIx ones, as srun --mpi=pmix: PMIX_RANK; OpenMPI's mpirun:
+ * OMPI_COMM_WORLD_RANK), NULL when none started it. */
+const char *tg_runtime_launcher_rank(void);
 
 /* ---- The ranks of a node (node.c) */
 typedef struct {

@@ -38,11 +38,21 @@ static const char *thread_level_name(int level) {
 }
 #endif
 
+const char *tg_runtime_launcher_rank(void) {
+    static const char *const vars[] = {"PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK"};
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
+        if (getenv(vars[i])) return getenv(vars[i]);
+    return NULL;
+}
+
 tg_status tg_runtime_init_mpi(tg_error *err) {
 #ifdef TG_USE_MPI
     /* MPI can be initialised once per process, StarPU many times: we own MPI's lifetime. */
     int mpi_up, provided;
     MPI_Initialized(&mpi_up);
+    /* A process that no launcher started is one rank: MPI's singleton start (its process
+     * manager, UCX's transports, hwloc's PCI scan) would only lengthen every short command. */
+    if (!mpi_up && !tg_runtime_launcher_rank()) return TG_OK;
     if (!mpi_up) {
         /* MULTIPLE, not the SERIALIZED StarPU-MPI asks for itself: this thread's collectives
          * (tg_runtime_sum, ...) run while StarPU-MPI's progression thread may still be in
