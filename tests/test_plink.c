@@ -428,6 +428,30 @@ static void bad_inputs(tg_rng *r) {
     expect_fail(variant("dup", fam, NULL), TG_ERR_FORMAT, in_tmp("dup.fam"),
                 "line 7: duplicate sample ID 'f1 i1' (FID IID), first on line 2",
                 "duplicate sample ID");
+    /* the first error in line order: a repeated ID (line 7) before a bad line (12), and a bad
+     * line (3) before it */
+    char *dup_bad = malloc(strlen(fam) + 64), *bad_dup = malloc(strlen(fam) + 64);
+    strcpy(dup_bad, fam);
+    strcat(dup_bad, "f10 i10 0 0 1\n");
+    strcpy(bad_dup, fam);
+    char *third = strstr(bad_dup, "f2 i2 0 0 1 -9");
+    memcpy(third, "f2 i2 0 0 1   ", 14); /* five columns */
+    expect_fail(variant("dupbad", dup_bad, NULL), TG_ERR_FORMAT, in_tmp("dupbad.fam"),
+                "line 7: duplicate sample ID", "a repeated ID before a bad line is the error");
+    expect_fail(variant("baddup", bad_dup, NULL), TG_ERR_FORMAT, in_tmp("baddup.fam"),
+                "line 3: expected 6 columns", "a bad line before a repeated ID is the error");
+    free(dup_bad);
+    free(bad_dup);
+    /* 3,000 samples, sample 2,900 (line 2,901) repeating sample 17: far past the slots fetched
+     * ahead */
+    char *big = malloc(3000 * 32);
+    big[0] = 0;
+    for (int i = 0, at = 0; i < 3000; i++)
+        at += sprintf(big + at, "f%d i%d 0 0 2 -9\n", i == 2900 ? 17 : i, i == 2900 ? 17 : i);
+    expect_fail(variant("dupfar", big, NULL), TG_ERR_FORMAT, in_tmp("dupfar.fam"),
+                "line 2901: duplicate sample ID 'f17 i17' (FID IID), first on line 18",
+                "a repeated ID far apart");
+    free(big);
     /* the same IID in two families is not a duplicate */
     char *same_iid = strdup(fam);
     char *at = strstr(same_iid, "\nf1 i1") + 1;

@@ -31,6 +31,7 @@ tg_status tg_idmap_init(tg_idmap *m, const tg_sample *samples, int64_t n, tg_err
     uint64_t cap = 2;
     while (cap < 2 * (uint64_t)(n > 0 ? n : 1)) cap *= 2;
     m->samples = samples;
+    m->n = n;
     m->mask = cap - 1;
     m->slots = tg_malloc_n((int64_t)cap, 1, sizeof *m->slots, err);
     if (!m->slots) return TG_ERR_NOMEM;
@@ -48,9 +49,8 @@ static tg_idmap_slot *id_slot(const tg_idmap *m, const char *fid, const char *ii
     }
 }
 
-int64_t tg_idmap_insert(tg_idmap *m, int64_t i) {
+static int64_t insert_hashed(tg_idmap *m, int64_t i, uint64_t h) {
     const tg_sample *x = &m->samples[i];
-    uint64_t h = id_hash(x->fid, x->iid);
     tg_idmap_slot *e = id_slot(m, x->fid, x->iid, h);
     if (e->idx >= 0) return e->idx;
     e->hash = h;
@@ -58,16 +58,35 @@ int64_t tg_idmap_insert(tg_idmap *m, int64_t i) {
     return -1;
 }
 
-tg_status tg_idmap_add_line(tg_idmap *m, int64_t i, int64_t *line_of, const char *path,
-                            int64_t line, tg_error *err) {
-    line_of[i] = line;
-    int64_t d = tg_idmap_insert(m, i);
-    if (d < 0) return TG_OK;
+int64_t tg_idmap_insert(tg_idmap *m, int64_t i) {
+    return insert_hashed(m, i, id_hash(m->samples[i].fid, m->samples[i].iid));
+}
+
+/* Adds samples 0 .. n−1 in order, each slot fetched AHEAD samples before it is probed (a map of
+ * many samples outgrows the caches); stops at the first sample that repeats an earlier one's
+ * FID+IID and returns its index (*dup: the earlier one's), or -1. */
+static int64_t insert_all(tg_idmap *m, int64_t n, int64_t *dup) {
+    enum { AHEAD = 16 };
+    uint64_t h[AHEAD];
+    for (int64_t i = 0; i < n + AHEAD - 1; i++) {
+        if (i < n) {
+            h[i % AHEAD] = id_hash(m->samples[i].fid, m->samples[i].iid);
+            __builtin_prefetch(&m->slots[h[i % AHEAD] & m->mask], 1);
+        }
+        const int64_t j = i - (AHEAD - 1);
+        if (j >= 0 && (*dup = insert_hashed(m, j, h[j % AHEAD])) >= 0) return j;
+    }
+    return -1;
+}
+
+tg_status tg_idmap_add_lines(tg_idmap *m, int64_t n, const int64_t *line_of, const char *path,
+                             tg_status later, tg_error *err) {
+    int64_t d, j = insert_all(m, n, &d);
+    if (j < 0) return later;
     return tg_error_set(err, TG_ERR_FORMAT,
-                        "%s line %lld: duplicate sample ID '%s %s' (FID IID), first on line "
-                        "%lld",
-                        path, (long long)line, TG_ESC(m->samples[i].fid), TG_ESC(m->samples[i].iid),
-                        (long long)line_of[d]);
+                        "%s line %lld: duplicate sample ID '%s %s' (FID IID), first on line %lld",
+                        path, (long long)line_of[j], TG_ESC(m->samples[j].fid),
+                        TG_ESC(m->samples[j].iid), (long long)line_of[d]);
 }
 
 void tg_fam_case_control(tg_sample *s, int64_t n) {
@@ -83,6 +102,13 @@ int64_t tg_idmap_find(const tg_idmap *m, const char *fid, const char *iid) {
     return id_slot(m, fid, iid, id_hash(fid, iid))->idx;
 }
 
+int64_t tg_idmap_find_near(const tg_idmap *m, const char *fid, const char *iid, int64_t hint) {
+    if (hint >= 0 && hint < m->n && strcmp(m->samples[hint].iid, iid) == 0 &&
+        strcmp(m->samples[hint].fid, fid) == 0)
+        return hint;
+    return tg_idmap_find(m, fid, iid);
+}
+
 void tg_idmap_free(tg_idmap *m) {
     free(m->slots);
     m->slots = NULL;
@@ -92,15 +118,13 @@ tg_status tg_idlookup_init(tg_idlookup *m, const char *path, const tg_sample *sa
                            int iid_only, tg_error *err) {
     tg_status st = tg_idmap_init(&m->full, samples, n, err);
     if (st) return st;
-    for (int64_t i = 0; i < n; i++) {
-        int64_t d = tg_idmap_insert(&m->full, i);
-        if (d >= 0)
-            return tg_error_set(err, TG_ERR_ARG,
-                                "reading %s: the sample list has sample '%s %s' (FID IID) "
-                                "twice (samples %lld and %lld)",
-                                path, TG_ESC(samples[i].fid), TG_ESC(samples[i].iid), (long long)d,
-                                (long long)i);
-    }
+    int64_t first, again = insert_all(&m->full, n, &first);
+    if (again >= 0)
+        return tg_error_set(err, TG_ERR_ARG,
+                            "reading %s: the sample list has sample '%s %s' (FID IID) twice "
+                            "(samples %lld and %lld)",
+                            path, TG_ESC(samples[again].fid), TG_ESC(samples[again].iid),
+                            (long long)first, (long long)again);
     if (!iid_only) return TG_OK;
     m->iid_keys = tg_malloc_n(n, 1, sizeof *m->iid_keys, err);
     m->twin = tg_malloc_n(n, 1, sizeof *m->twin, err);

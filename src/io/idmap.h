@@ -19,6 +19,7 @@ typedef struct {
 
 typedef struct {
     const tg_sample *samples;
+    int64_t n; /* the samples it has room for */
     tg_idmap_slot *slots;
     uint64_t mask; /* slot count − 1 (a power of two) */
 } tg_idmap;
@@ -29,15 +30,22 @@ tg_status tg_idmap_init(tg_idmap *m, const tg_sample *samples, int64_t n, tg_err
 /** Adds samples[i]; returns -1, or the index of an earlier sample with the same FID+IID (then
  * nothing is added). At most the @p n given to tg_idmap_init may be added. */
 int64_t tg_idmap_insert(tg_idmap *m, int64_t i);
-/** tg_idmap_insert for sample @p i of a sample file being read, at line @p line of @p path
- * (kept in line_of[i]): a repeated FID IID is TG_ERR_FORMAT naming both lines. */
-tg_status tg_idmap_add_line(tg_idmap *m, int64_t i, int64_t *line_of, const char *path,
-                            int64_t line, tg_error *err);
+/** Adds samples 0 .. n−1 in order (their slots fetched ahead), read from lines line_of[i] of
+ * the sample file @p path. A repeated FID IID is TG_ERR_FORMAT naming both lines; without one,
+ * returns @p later: the status of an error at a later line of the file (its message in @p
+ * err), or TG_OK. */
+tg_status tg_idmap_add_lines(tg_idmap *m, int64_t n, const int64_t *line_of, const char *path,
+                             tg_status later, tg_error *err);
 /** PLINK's rule for a phenotype column read from a .fam (or a .psam): when every value that is
  * not missing is 0, 1 or 2 the column is case/control (1 control, 2 case) and 0 is missing. */
 void tg_fam_case_control(tg_sample *s, int64_t n);
 /** Index of the sample with this FID and IID, or -1. */
 int64_t tg_idmap_find(const tg_idmap *m, const char *fid, const char *iid);
+/** tg_idmap_find in a map of all its n samples without repeated keys, trying sample @p hint
+ * first: rows in the
+ * sample list's order, as most phenotype files are, are found there without the map's memory
+ * latency. */
+int64_t tg_idmap_find_near(const tg_idmap *m, const char *fid, const char *iid, int64_t hint);
 void tg_idmap_free(tg_idmap *m);
 
 /* ---- Sample lookup for the files that name samples (phenotypes, covariates, relatives): by

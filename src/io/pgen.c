@@ -177,7 +177,8 @@ static tg_status fill_psam(const char *path, const psam_cols *c, tg_bed *b, tg_e
         goto done;
     st = TG_OK;
     while ((line = tg_text_next_line(&t)) && t.line_no < c->data_line) continue;
-    for (int64_t i = 0; line; line = tg_text_next_line(&t), i++) {
+    int64_t i = 0; /* the lines read without error */
+    for (; line; line = tg_text_next_line(&t), i++) {
         tg_text_split(line, f, 256);
         tg_sample *s = &b->samples[i];
 #define FIELD(col) ((col) < 0 ? zero : tg_fileset_str(b, f[col], strlen(f[col]), err))
@@ -194,11 +195,13 @@ static tg_status fill_psam(const char *path, const psam_cols *c, tg_bed *b, tg_e
                               "%s line %lld: phenotype '%s' (column %d) is not a number or a "
                               "missing code (-9, NA)",
                               path, (long long)t.line_no, TG_ESC(f[c->pheno]), c->pheno + 1);
-            goto done;
+            break;
         }
-        if ((st = tg_idmap_add_line(&map, i, line_of, path, t.line_no, err))) goto done;
+        line_of[i] = t.line_no;
     }
-    tg_fam_case_control(b->samples, c->n);
+    /* a repeated ID before the first bad line is the first error */
+    if (!(st = tg_idmap_add_lines(&map, i, line_of, path, st, err)))
+        tg_fam_case_control(b->samples, c->n);
 done:
     tg_text_free(&t);
     tg_idmap_free(&map);

@@ -262,10 +262,12 @@ static tg_status read_levels(const char *path, const tg_sample *samples, int64_t
         (st = tg_idlookup_init(&map, path, samples, n, iid_only, err)) ||
         (sh.header && (st = tg_lines_next(&r, &line, err))))
         goto done;
+    int64_t next = 0; /* where a file in the sample list's order has its next row */
     for (int split = !sh.header; line; split = 0) {
         if (!split) tg_text_split(line, sh.f, sh.nf);
         int64_t i = iid_only ? tg_idmap_find(&map.by_iid, "", sh.f[0])
-                             : tg_idmap_find(&map.full, sh.f[0], sh.f[1]);
+                             : tg_idmap_find_near(&map.full, sh.f[0], sh.f[1], next);
+        next = i + 1;
         for (int c = 0; c < p->n_cols && i >= 0; c++) {
             double v;
             const char *cell = sh.f[cols[c]];
@@ -323,7 +325,7 @@ tg_status tg_pheno_read_opts(const char *path, const tg_sample *samples, int64_t
     }
     if ((st = tg_idlookup_init(&map, path, samples, n_samples, iid_only, err))) goto cleanup;
     for (int64_t k = 0; k < n_samples * p.n_cols; k++) p.values[k] = NAN;
-    int64_t rows = 0;
+    int64_t rows = 0, next = 0; /* next: where a file in the sample list's order has its row */
     int split = !sh.header; /* a first line of data is split already */
     if (sh.header && (st = tg_lines_next(&r, &line, err))) goto cleanup;
     char **f = sh.f;
@@ -338,7 +340,8 @@ tg_status tg_pheno_read_opts(const char *path, const tg_sample *samples, int64_t
             goto cleanup;
         }
         int64_t i = iid_only ? tg_idmap_find(&map.by_iid, "", f[0])
-                             : tg_idmap_find(&map.full, f[0], f[1]);
+                             : tg_idmap_find_near(&map.full, f[0], f[1], next);
+        next = i + 1;
         if (i < 0) { /* not genotyped: skipped, as plink2 does */
             if (!p.n_skipped++) {
                 row_id(first_skipped, f, iid_only);

@@ -98,14 +98,15 @@ static tg_status read_fam(const char *path, tg_bed *b, tg_error *err) {
         goto cleanup;
     }
     char *line, *f[6];
-    for (int64_t i = 0; (line = tg_text_next_line(&t)); i++) {
+    int64_t i = 0; /* the lines read without error */
+    for (; (line = tg_text_next_line(&t)); i++) {
         int k = tg_text_split(line, f, 6);
         if (k != 6) {
             st = tg_error_set(err, TG_ERR_FORMAT,
                               "%s line %lld: expected 6 columns (FID IID father mother sex "
                               "phenotype), found %d",
                               path, (long long)t.line_no, k);
-            goto cleanup;
+            break;
         }
         s[i] = (tg_sample){.fid = f[0], .iid = f[1], .father = f[2], .mother = f[3]};
         s[i].sex = strcmp(f[4], "1") == 0 ? 1 : strcmp(f[4], "2") == 0 ? 2 : 0;
@@ -114,10 +115,12 @@ static tg_status read_fam(const char *path, tg_bed *b, tg_error *err) {
                               "%s line %lld: phenotype '%s' (column 6) is not a number or a "
                               "missing code (-9, NA)",
                               path, (long long)t.line_no, TG_ESC(f[5]));
-            goto cleanup;
+            break;
         }
-        if ((st = tg_idmap_add_line(&map, i, line_of, path, t.line_no, err))) goto cleanup;
+        line_of[i] = t.line_no;
     }
+    /* a repeated ID before the first bad line is the first error */
+    if ((st = tg_idmap_add_lines(&map, i, line_of, path, st, err))) goto cleanup;
     tg_fam_case_control(s, n);
     b->samples = s;
     b->n_samples = n;
