@@ -176,6 +176,19 @@ static void column_offset(void *ctx, int64_t c) {
     jb->offset[c] = s;
 }
 
+/* Columns of a matrix copied between leading dimensions (elements), one column a call. */
+typedef struct {
+    char *dst;
+    const char *src;
+    size_t ldd, lds, rows, es;
+} cols_copy;
+
+static void copy_column(void *ctx, int64_t c) {
+    const cols_copy *x = ctx;
+    memcpy(x->dst + (size_t)c * x->ldd * x->es, x->src + (size_t)c * x->lds * x->es,
+           x->rows * x->es);
+}
+
 tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const void *in,
                            int64_t ldin, void *out, int64_t ldout, tg_error *err) {
     if (!tg_runtime_started())
@@ -196,19 +209,39 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
                                 (long long)(trans ? g->i0 + r : r), (long long)c,
                                 tg_prec_load(prec, in, (size_t)(r + c * ldin)));
         }
-    const int64_t nblk = tg_geno_nblocks(g, trans);
+    const int64_t nblk = tg_geno_nblocks(g, trans), nr = trans ? g->m : g->nl;
     const blocks *bl = trans ? &g->sbl : &g->rbl;
     tg_handle hin, *hout = tg_calloc_n(nblk, 1, sizeof *hout, err);
     if (!hout) return TG_ERR_NOMEM;
-    tg_handle_matrix(&hin, in, (uint32_t)ldin, (uint32_t)nt, (uint32_t)k, es);
+    /* Λ and the result through the pinned staging buffer where GPUs run and the caller's memory
+     * is pageable: a copy on the host's cores and a DMA transfer each way, where CUDA's own
+     * staging of pageable memory is several times slower */
+    const size_t bin = (size_t)(nt * k) * es;
+    char *stage = tg_host_pinned(in) && tg_host_pinned(out)
+                      ? NULL
+                      : tg_host_stage_take(bin + (size_t)(nr * k) * es);
+    const void *pin = in;
+    void *pout = out;
+    int64_t lin = ldin, lout = ldout;
+    if (stage) {
+        cols_copy cc = {stage, in, (size_t)nt, (size_t)ldin, (size_t)nt, es};
+        tg_parallel_for(k, copy_column, &cc);
+        pin = stage, pout = stage + bin, lin = nt, lout = nr;
+    }
+    tg_handle_matrix(&hin, pin, (uint32_t)lin, (uint32_t)nt, (uint32_t)k, es);
     for (int64_t b = 0; b < nblk; b++)
-        tg_handle_matrix(&hout[b], (char *)out + (size_t)bl->start[b] * es, (uint32_t)ldout,
+        tg_handle_matrix(&hout[b], (char *)pout + (size_t)bl->start[b] * es, (uint32_t)lout,
                          (uint32_t)block_len(bl, b), (uint32_t)k, es);
     /* pulled by the workers where they are CPUs only (tg_runtime_submit_set) */
     tg_status st = tg_geno_mul_submit(g, trans, (int)k, prec, offset, hin, hout, 1, err);
     for (int64_t b = 0; b < nblk; b++) tg_handle_free(hout[b]); /* waits, copies back */
     tg_handle_free(hin);
     free(hout);
+    if (stage) {
+        cols_copy cc = {out, pout, (size_t)ldout, (size_t)nr, (size_t)nr, es};
+        tg_parallel_for(k, copy_column, &cc);
+        tg_host_stage_give();
+    }
     if (!st && trans) st = sum_over_ranks(g, k, prec, out, ldout, err);
     return st;
 }

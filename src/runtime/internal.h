@@ -17,6 +17,10 @@ void tg_mpi_starpu_shutdown(void);
  * OMPI_COMM_WORLD_RANK), NULL when none started it. */
 const char *tg_runtime_launcher_rank(void);
 
+/* ---- Host memory (host.c) */
+/** Frees the staging buffer (before StarPU stops). */
+void tg_host_stage_release(void);
+
 /* ---- The ranks of a node (node.c) */
 typedef struct {
     int nranks, index;   /* the ranks on this node, and this rank's place among them */

@@ -161,6 +161,7 @@ void tg_runtime_close(void) {
     tg_runtime_wait_all();
     tg_homes_stop();
     tg_cuda_handles_destroy();
+    tg_host_stage_release();
     tg_mpi_starpu_shutdown();
     rt.started = 0;
 }

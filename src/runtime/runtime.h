@@ -368,4 +368,13 @@ void *tg_host_alloc_large(size_t bytes, tg_error *err);
 int tg_host_pin(void *p, size_t bytes);
 /** Unpins what tg_host_pin pinned. Thread-safe. */
 void tg_host_unpin(void *p, size_t bytes);
+/** Whether @p p is in pinned (page-locked or registered) host memory: 0 without CUDA. */
+int tg_host_pinned(const void *p);
+/** The process's pinned staging buffer of at least @p bytes, for copies between a caller's
+ * pageable memory and GPUs (a memcpy on the host and a DMA transfer instead of CUDA's pageable
+ * path); NULL without CUDA workers, past 256 MiB, out of memory, or while another caller holds
+ * it. Kept for later calls until the runtime stops. */
+void *tg_host_stage_take(size_t bytes);
+/** Returns the buffer tg_host_stage_take gave. */
+void tg_host_stage_give(void);
 #endif
