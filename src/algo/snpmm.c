@@ -213,11 +213,13 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
     const blocks *bl = trans ? &g->sbl : &g->rbl;
     tg_handle hin, *hout = tg_calloc_n(nblk, 1, sizeof *hout, err);
     if (!hout) return TG_ERR_NOMEM;
-    /* Λ and the result through the pinned staging buffer where GPUs run and the caller's memory
-     * is pageable: a copy on the host's cores and a DMA transfer each way, where CUDA's own
-     * staging of pageable memory is several times slower */
+    /* FP64 products (the tensor cores' short kernels) take Λ and the result through the pinned
+     * staging buffer where GPUs run and the caller's memory is pageable: a copy on the host's
+     * cores and a DMA transfer each way, where CUDA's own staging of pageable memory is several
+     * times slower. FP32 products' longer kernels hide CUDA's copies, and the buffer's copies
+     * before and after them would only add. */
     const size_t bin = (size_t)(nt * k) * es;
-    char *stage = tg_host_pinned(in) && tg_host_pinned(out)
+    char *stage = prec != TG_FP64 || (tg_host_pinned(in) && tg_host_pinned(out))
                       ? NULL
                       : tg_host_stage_take(bin + (size_t)(nr * k) * es);
     const void *pin = in;
