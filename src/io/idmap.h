@@ -42,9 +42,8 @@ void tg_fam_case_control(tg_sample *s, int64_t n);
 /** Index of the sample with this FID and IID, or -1. */
 int64_t tg_idmap_find(const tg_idmap *m, const char *fid, const char *iid);
 /** tg_idmap_find in a map of all its n samples without repeated keys, trying sample @p hint
- * first: rows in the
- * sample list's order, as most phenotype files are, are found there without the map's memory
- * latency. */
+ * first: rows in the sample list's order, as most phenotype files are, are found there without
+ * the map's memory latency. */
 int64_t tg_idmap_find_near(const tg_idmap *m, const char *fid, const char *iid, int64_t hint);
 void tg_idmap_free(tg_idmap *m);
 
