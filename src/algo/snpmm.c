@@ -128,27 +128,42 @@ tg_status tg_geno_mul(tg_geno *g, int trans, int64_t k, tg_prec prec, const void
     return st;
 }
 
+/* Columns of a matrix copied between leading dimensions (elements), one column a call. */
+typedef struct {
+    char *dst;
+    const char *src;
+    size_t ldd, lds, rows, es;
+} cols_copy;
+
+static void copy_column(void *ctx, int64_t c) {
+    const cols_copy *x = ctx;
+    memcpy(x->dst + (size_t)c * x->ldd * x->es, x->src + (size_t)c * x->lds * x->es,
+           x->rows * x->es);
+}
+
 /* The m × k @p out (leading dimension ld) summed over the ranks, packed when ld > m. */
 static tg_status sum_over_ranks(const tg_geno *g, int64_t k, tg_prec prec, void *out, int64_t ld,
                                 tg_error *err) {
     if (tg_runtime_nranks() == 1) return TG_OK;
-    const size_t es = tg_prec_size(prec), col = (size_t)g->m * es;
+    const size_t es = tg_prec_size(prec), m = (size_t)g->m;
     if (ld == g->m) {
         tg_runtime_sum(out, g->m * k, prec);
         return TG_OK;
     }
     char *buf = tg_malloc_n(g->m, k, es, err);
     if (!buf) return TG_ERR_NOMEM;
-    for (int64_t c = 0; c < k; c++) memcpy(buf + c * col, (char *)out + (size_t)(c * ld) * es, col);
+    cols_copy pack = {buf, out, m, (size_t)ld, m, es}, unpack = {out, buf, (size_t)ld, m, m, es};
+    tg_parallel_for(k, copy_column, &pack);
     tg_runtime_sum(buf, g->m * k, prec);
-    for (int64_t c = 0; c < k; c++) memcpy((char *)out + (size_t)(c * ld) * es, buf + c * col, col);
+    tg_parallel_for(k, copy_column, &unpack);
     free(buf);
     return TG_OK;
 }
 
 /* The task argument's offsets (codelets/fivecodes.h) and the check that the input is finite: a
  * column per call, on all cores, typed loops: done per product, so it must stay well under the
- * product itself (n·k values for Zᵀ·Λ̃). */
+ * product itself (n·k values for Zᵀ·Λ̃). With @p copy, each column is also copied there (the
+ * staging buffer, packed) while it is in cache. */
 typedef struct {
     const tg_geno *g;
     int trans;
@@ -157,6 +172,7 @@ typedef struct {
     int64_t ldin, nt;
     double *offset;
     int64_t *bad; /* per column: the first row that is not finite, or -1 */
+    char *copy;
 } offset_job;
 
 static void column_offset(void *ctx, int64_t c) {
@@ -174,19 +190,11 @@ static void column_offset(void *ctx, int64_t c) {
         s += jb->trans ? x : jb->g->coef[2 * r + 1] * x;
     }
     jb->offset[c] = s;
-}
-
-/* Columns of a matrix copied between leading dimensions (elements), one column a call. */
-typedef struct {
-    char *dst;
-    const char *src;
-    size_t ldd, lds, rows, es;
-} cols_copy;
-
-static void copy_column(void *ctx, int64_t c) {
-    const cols_copy *x = ctx;
-    memcpy(x->dst + (size_t)c * x->ldd * x->es, x->src + (size_t)c * x->lds * x->es,
-           x->rows * x->es);
+    if (jb->copy) {
+        const size_t es = tg_prec_size(jb->prec);
+        memcpy(jb->copy + (size_t)(c * jb->nt) * es,
+               (const char *)jb->in + (size_t)(c * jb->ldin) * es, (size_t)jb->nt * es);
+    }
 }
 
 tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const void *in,
@@ -194,48 +202,47 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
     if (!tg_runtime_started())
         return tg_error_set(err, TG_ERR_RUNTIME, "tg_geno_mul: the runtime is not started");
     const size_t es = tg_prec_size(prec);
-    const int64_t nt = trans ? g->nl : g->m;
-    double offset[TG_FC_MAXK];
-    int64_t bad[TG_FC_MAXK];
-    offset_job jb = {g, trans, prec, in, ldin, nt, offset, bad};
-    tg_parallel_for(k, column_offset, &jb);
-    for (int64_t c = 0; c < k; c++)
-        if (bad[c] >= 0) {
-            int64_t r = bad[c];
-            return tg_error_set(err, TG_ERR_ARG,
-                                "tg_geno_mul: input row %lld (%s %lld), column %lld is %g: "
-                                "expected a finite number",
-                                (long long)(trans ? g->i0 + r : r), trans ? "sample" : "SNP",
-                                (long long)(trans ? g->i0 + r : r), (long long)c,
-                                tg_prec_load(prec, in, (size_t)(r + c * ldin)));
-        }
-    const int64_t nblk = tg_geno_nblocks(g, trans), nr = trans ? g->m : g->nl;
-    const blocks *bl = trans ? &g->sbl : &g->rbl;
-    tg_handle hin, *hout = tg_calloc_n(nblk, 1, sizeof *hout, err);
-    if (!hout) return TG_ERR_NOMEM;
+    const int64_t nt = trans ? g->nl : g->m, nr = trans ? g->m : g->nl;
     /* FP64 products (the tensor cores' short kernels) take Λ and the result through the pinned
      * staging buffer where GPUs run and the caller's memory is pageable: a copy on the host's
      * cores and a DMA transfer each way, where CUDA's own staging of pageable memory is several
      * times slower. FP32 products' longer kernels hide CUDA's copies, and the buffer's copies
-     * before and after them would only add. */
+     * before and after them would only add. Λ is copied by the pass that checks it. */
     const size_t bin = (size_t)(nt * k) * es;
     char *stage = prec != TG_FP64 || (tg_host_pinned(in) && tg_host_pinned(out))
                       ? NULL
                       : tg_host_stage_take(bin + (size_t)(nr * k) * es);
-    const void *pin = in;
-    void *pout = out;
-    int64_t lin = ldin, lout = ldout;
-    if (stage) {
-        cols_copy cc = {stage, in, (size_t)nt, (size_t)ldin, (size_t)nt, es};
-        tg_parallel_for(k, copy_column, &cc);
-        pin = stage, pout = stage + bin, lin = nt, lout = nr;
+    double offset[TG_FC_MAXK];
+    int64_t bad[TG_FC_MAXK];
+    offset_job jb = {g, trans, prec, in, ldin, nt, offset, bad, stage};
+    tg_parallel_for(k, column_offset, &jb);
+    tg_status st = TG_OK;
+    for (int64_t c = 0; c < k && !st; c++)
+        if (bad[c] >= 0) {
+            int64_t r = bad[c];
+            st = tg_error_set(err, TG_ERR_ARG,
+                              "tg_geno_mul: input row %lld (%s %lld), column %lld is %g: "
+                              "expected a finite number",
+                              (long long)(trans ? g->i0 + r : r), trans ? "sample" : "SNP",
+                              (long long)(trans ? g->i0 + r : r), (long long)c,
+                              tg_prec_load(prec, in, (size_t)(r + c * ldin)));
+        }
+    const int64_t nblk = tg_geno_nblocks(g, trans);
+    const blocks *bl = trans ? &g->sbl : &g->rbl;
+    tg_handle hin, *hout = st ? NULL : tg_calloc_n(nblk, 1, sizeof *hout, err);
+    if (!hout) {
+        if (stage) tg_host_stage_give();
+        return st ? st : TG_ERR_NOMEM;
     }
+    const void *pin = stage ? stage : in;
+    void *pout = stage ? stage + bin : out;
+    const int64_t lin = stage ? nt : ldin, lout = stage ? nr : ldout;
     tg_handle_matrix(&hin, pin, (uint32_t)lin, (uint32_t)nt, (uint32_t)k, es);
     for (int64_t b = 0; b < nblk; b++)
         tg_handle_matrix(&hout[b], (char *)pout + (size_t)bl->start[b] * es, (uint32_t)lout,
                          (uint32_t)block_len(bl, b), (uint32_t)k, es);
     /* pulled by the workers where they are CPUs only (tg_runtime_submit_set) */
-    tg_status st = tg_geno_mul_submit(g, trans, (int)k, prec, offset, hin, hout, 1, err);
+    st = tg_geno_mul_submit(g, trans, (int)k, prec, offset, hin, hout, 1, err);
     for (int64_t b = 0; b < nblk; b++) tg_handle_free(hout[b]); /* waits, copies back */
     tg_handle_free(hin);
     free(hout);
