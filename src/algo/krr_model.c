@@ -601,8 +601,9 @@ static tg_status read_model_text(int file, const char *path, uint64_t sum, tg_kr
     st = nomem ? TG_ERR_NOMEM : TG_OK;
     for (int c = 0; c < nf && !st; c++) want[c] = c < 2 || file != F_WEIGHTS ? heads[file][c]
                                                                              : m->names[c - 2];
-    for (int64_t i = 0; file == F_TRAIN && !st && i < m->bed.n_samples; i++)
-        tg_idmap_insert(&map, i); /* the .fam's IDs are unique (tg_bed_open) */
+    int64_t dup, next = 0; /* next: where rows in the .fam's order have the next one */
+    if (file == F_TRAIN && !st) /* the .fam's IDs are unique (tg_bed_open) */
+        tg_idmap_insert_all(&map, m->bed.n_samples, &dup);
     if (!st) st = model_header(&t, f, want, nf, err);
     for (int64_t i = 0; i < nlines && !st; i++) {
         if ((st = model_line(&t, f, nf, err))) break;
@@ -611,7 +612,9 @@ static tg_status read_model_text(int file, const char *path, uint64_t sum, tg_kr
         const tg_snp *snp = file == F_SNPS ? &m->bed.snps[i] : NULL;
         switch (file) {
         case F_TRAIN:
-            if ((m->rows[i] = tg_idmap_find(&map, f[0], f[1])) < 0)
+            m->rows[i] = tg_idmap_find_near(&map, f[0], f[1], next);
+            next = m->rows[i] + 1;
+            if (m->rows[i] < 0)
                 st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: sample '%s %s' (FID IID) "
                                   "is not in %s.fam", path, ln, TG_ESC(f[0]), TG_ESC(f[1]),
                                   m->bed.prefix);

@@ -58,14 +58,7 @@ static int64_t insert_hashed(tg_idmap *m, int64_t i, uint64_t h) {
     return -1;
 }
 
-int64_t tg_idmap_insert(tg_idmap *m, int64_t i) {
-    return insert_hashed(m, i, id_hash(m->samples[i].fid, m->samples[i].iid));
-}
-
-/* Adds samples 0 .. n−1 in order, each slot fetched AHEAD samples before it is probed (a map of
- * many samples outgrows the caches); stops at the first sample that repeats an earlier one's
- * FID+IID and returns its index (*dup: the earlier one's), or -1. */
-static int64_t insert_all(tg_idmap *m, int64_t n, int64_t *dup) {
+int64_t tg_idmap_insert_all(tg_idmap *m, int64_t n, int64_t *dup) {
     enum { AHEAD = 16 };
     uint64_t h[AHEAD];
     for (int64_t i = 0; i < n + AHEAD - 1; i++) {
@@ -81,7 +74,7 @@ static int64_t insert_all(tg_idmap *m, int64_t n, int64_t *dup) {
 
 tg_status tg_idmap_add_lines(tg_idmap *m, int64_t n, const int64_t *line_of, const char *path,
                              tg_status later, tg_error *err) {
-    int64_t d, j = insert_all(m, n, &d);
+    int64_t d, j = tg_idmap_insert_all(m, n, &d);
     if (j < 0) return later;
     return tg_error_set(err, TG_ERR_FORMAT,
                         "%s line %lld: duplicate sample ID '%s %s' (FID IID), first on line %lld",
@@ -118,7 +111,7 @@ tg_status tg_idlookup_init(tg_idlookup *m, const char *path, const tg_sample *sa
                            int iid_only, tg_error *err) {
     tg_status st = tg_idmap_init(&m->full, samples, n, err);
     if (st) return st;
-    int64_t first, again = insert_all(&m->full, n, &first);
+    int64_t first, again = tg_idmap_insert_all(&m->full, n, &first);
     if (again >= 0)
         return tg_error_set(err, TG_ERR_ARG,
                             "reading %s: the sample list has sample '%s %s' (FID IID) twice "
@@ -133,7 +126,7 @@ tg_status tg_idlookup_init(tg_idlookup *m, const char *path, const tg_sample *sa
     for (int64_t i = 0; i < n; i++) {
         m->iid_keys[i] = (tg_sample){.fid = "", .iid = samples[i].iid};
         m->twin[i] = -1;
-        int64_t d = tg_idmap_insert(&m->by_iid, i);
+        int64_t d = insert_hashed(&m->by_iid, i, id_hash("", samples[i].iid));
         if (d >= 0 && m->twin[d] < 0) m->twin[d] = i;
     }
     return TG_OK;

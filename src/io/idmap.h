@@ -25,13 +25,14 @@ typedef struct {
 } tg_idmap;
 
 /** Creates an empty map with room for @p n samples of @p samples (entries are added by
- * tg_idmap_insert, so the array may still be filling up). */
+ * tg_idmap_insert_all or tg_idmap_add_lines, once the samples are in the array). */
 tg_status tg_idmap_init(tg_idmap *m, const tg_sample *samples, int64_t n, tg_error *err);
-/** Adds samples[i]; returns -1, or the index of an earlier sample with the same FID+IID (then
- * nothing is added). At most the @p n given to tg_idmap_init may be added. */
-int64_t tg_idmap_insert(tg_idmap *m, int64_t i);
-/** Adds samples 0 .. n−1 in order (their slots fetched ahead), read from lines line_of[i] of
- * the sample file @p path. A repeated FID IID is TG_ERR_FORMAT naming both lines; without one,
+/** Adds samples 0 .. n−1 in order, each slot fetched some samples before it is probed (a map of
+ * many samples outgrows the caches); stops at the first sample that repeats an earlier one's
+ * FID+IID and returns its index (*dup: the earlier one's), or -1. At most the @p n given to
+ * tg_idmap_init. */
+int64_t tg_idmap_insert_all(tg_idmap *m, int64_t n, int64_t *dup);
+/** tg_idmap_insert_all for samples read from lines line_of[i] of the sample file @p path. A repeated FID IID is TG_ERR_FORMAT naming both lines; without one,
  * returns @p later: the status of an error at a later line of the file (its message in @p
  * err), or TG_OK. */
 tg_status tg_idmap_add_lines(tg_idmap *m, int64_t n, const int64_t *line_of, const char *path,

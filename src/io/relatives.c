@@ -187,7 +187,7 @@ static tg_status read_grm_id(const char *path, const tg_sample *samples, int64_t
                              int64_t **row, int64_t *nrow, tg_error *err) {
     tg_lines r = {0};
     tg_idlookup map = {0};
-    int64_t cap = 0, *seen = tg_calloc_n(n, 1, sizeof *seen, err);
+    int64_t cap = 0, next = 0, *seen = tg_calloc_n(n, 1, sizeof *seen, err);
     char *line, *f[2];
     tg_status st = seen ? tg_lines_open(&r, path, err) : TG_ERR_NOMEM;
     if (!st) st = tg_idlookup_init(&map, path, samples, n, 0, err);
@@ -199,7 +199,8 @@ static tg_status read_grm_id(const char *path, const tg_sample *samples, int64_t
                               "%d column(s)", path, (long long)r.line_no, got);
             break;
         }
-        const int64_t i = tg_idmap_find(&map.full, f[0], f[1]);
+        const int64_t i = tg_idmap_find_near(&map.full, f[0], f[1], next);
+        next = i + 1;
         if (i >= 0 && seen[i]) {
             st = tg_error_set(err, TG_ERR_FORMAT, "%s line %lld: sample '%s %s' (FID IID) "
                               "again, first on line %lld", path, (long long)r.line_no,

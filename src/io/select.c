@@ -96,7 +96,8 @@ tg_status tg_sample_list_mark(const char *path, const tg_bed *bed, uint8_t *hit,
     tg_status st = tg_lines_open(&t, path, err);
     if (st) goto done;
     if ((st = tg_idmap_init(&map, bed->samples, bed->n_samples, err))) goto done;
-    for (int64_t i = 0; i < bed->n_samples; i++) tg_idmap_insert(&map, i);
+    int64_t dup, next = 0; /* next: where a list in the .fam's order has its next sample */
+    tg_idmap_insert_all(&map, bed->n_samples, &dup); /* the .fam's IDs are unique */
     int mode = IDS_PER_LINE, header_seen = 0;
     for (char *line; !(st = tg_lines_next(&t, &line, err)) && line;) {
         char *f[2];
@@ -125,8 +126,10 @@ tg_status tg_sample_list_mark(const char *path, const tg_bed *bed, uint8_t *hit,
             goto done;
         }
         int iid_only = mode == IDS_IID || (mode == IDS_PER_LINE && nf == 1);
-        int64_t i = iid_only ? tg_idmap_find(&map, "0", f[0]) : tg_idmap_find(&map, f[0], f[1]);
+        int64_t i = iid_only ? tg_idmap_find_near(&map, "0", f[0], next)
+                             : tg_idmap_find_near(&map, f[0], f[1], next);
         if (i >= 0) hit[i] = 1;
+        next = i + 1;
     }
 done:
     tg_idmap_free(&map);
