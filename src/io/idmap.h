@@ -32,9 +32,9 @@ tg_status tg_idmap_init(tg_idmap *m, const tg_sample *samples, int64_t n, tg_err
  * FID+IID and returns its index (*dup: the earlier one's), or -1. At most the @p n given to
  * tg_idmap_init. */
 int64_t tg_idmap_insert_all(tg_idmap *m, int64_t n, int64_t *dup);
-/** tg_idmap_insert_all for samples read from lines line_of[i] of the sample file @p path. A repeated FID IID is TG_ERR_FORMAT naming both lines; without one,
- * returns @p later: the status of an error at a later line of the file (its message in @p
- * err), or TG_OK. */
+/** tg_idmap_insert_all for samples read from lines line_of[i] of the sample file @p path: a
+ * repeated FID IID is TG_ERR_FORMAT naming both lines; without one, returns @p later, the
+ * status of an error at a later line of the file (its message in @p err), or TG_OK. */
 tg_status tg_idmap_add_lines(tg_idmap *m, int64_t n, const int64_t *line_of, const char *path,
                              tg_status later, tg_error *err);
 /** PLINK's rule for a phenotype column read from a .fam (or a .psam): when every value that is
