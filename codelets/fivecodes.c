@@ -239,7 +239,7 @@ void tg_fivecodes_cpu(void *buffers[], void *cl_arg) {
     struct tg_fivecodes_arg a;
     starpu_codelet_unpack_args(cl_arg, &a);
     const uint8_t *codes = (const uint8_t *)STARPU_MATRIX_GET_PTR(buffers[0]);
-    size_t rows = STARPU_MATRIX_GET_NX(buffers[0]), groups = STARPU_MATRIX_GET_NY(buffers[0]),
+    size_t rows = STARPU_MATRIX_GET_NX(buffers[4]), groups = STARPU_MATRIX_GET_NY(buffers[0]),
            ldc = STARPU_MATRIX_GET_LD(buffers[0]);
     const void *in = (const void *)STARPU_MATRIX_GET_PTR(buffers[1]);
     size_t nt = STARPU_MATRIX_GET_NX(buffers[1]), ldin = STARPU_MATRIX_GET_LD(buffers[1]);

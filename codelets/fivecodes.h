@@ -9,8 +9,9 @@
  *   Zᵀ·Λ̃ (trans 1): output rows = SNPs of the block, table rows = samples (all n), in = Λ̃ (n×k).
  *
  * Buffers (modes R, R, R, R, W):
- *  0 codes: matrix of uint8, NX = block rows, NY = groups (ceil(table rows / 5)); byte (r, g)
- *           holds table rows 5g..5g+4 of output row r (rows contiguous within a group);
+ *  0 codes: matrix of uint8, NX ≥ block rows (the genotypes pad it to 16: rows past out's NX
+ *           are never output), NY = groups (ceil(table rows / 5)); byte (r, g) holds table
+ *           rows 5g..5g+4 of output row r (rows contiguous within a group);
  *  1 in:    matrix of double or float (the precision), NX = table rows, NY = k;
  *  2 coef:  vector of double, 2m: coef[2j] = w_j (1, or 1/sqrt(2p_j(1−p_j)) when scaled),
  *           coef[2j+1] = c_j = 2p_j·w_j; both 0 for an excluded SNP;

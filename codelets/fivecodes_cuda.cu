@@ -774,7 +774,7 @@ extern "C" void tg_fivecodes_cuda(void *buffers[], void *cl_arg) {
     params p;
     p.trans = a.trans;
     p.codes = (const uint8_t *)STARPU_MATRIX_GET_PTR(buffers[0]);
-    p.rows = STARPU_MATRIX_GET_NX(buffers[0]);
+    p.rows = STARPU_MATRIX_GET_NX(buffers[4]);
     p.groups = STARPU_MATRIX_GET_NY(buffers[0]);
     p.ldc = STARPU_MATRIX_GET_LD(buffers[0]);
     p.in = (const void *)STARPU_MATRIX_GET_PTR(buffers[1]);

@@ -286,7 +286,7 @@ static void check_codes5(const tg_geno_source *src, const sel *s) {
                 int code = 0;
                 for (int64_t t = 4; t >= 0; t--)
                     code = 3 * code + (5 * q + t < s->m ? d[i0 + i + (5 * q + t) * s->n] : 0);
-                bad += g->rcodes[b][q * rows + i] != code;
+                bad += g->rcodes[b][q * block_ld(&g->rbl, b) + i] != code;
             }
             int32_t at = a[i]; /* row i's missing calls of used SNPs, ascending */
             for (int64_t j = 0; j < s->m; j++)
@@ -303,7 +303,7 @@ static void check_codes5(const tg_geno_source *src, const sel *s) {
                 int code = 0;
                 for (int64_t u = 4; u >= 0; u--)
                     code = 3 * code + (5 * h + u < s->n ? d[5 * h + u + (j0 + t) * s->n] : 0);
-                bad += g->tcodes[b][h * cols + t] != code;
+                bad += g->tcodes[b][h * block_ld(&g->sbl, b) + t] != code;
             }
             int32_t at = a[t];
             for (int64_t i = 0; i < s->n; i++)

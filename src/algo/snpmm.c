@@ -85,13 +85,13 @@ static void register_blocks(tg_geno *g) {
     int64_t ng = cdiv(g->m, 5), nh = cdiv(g->nl, 5);
     tg_handle_vector(&g->hcoef, g->coef, 2 * (uint32_t)g->m, sizeof(double));
     for (int64_t b = 0; b < g->rbl.count; b++) {
-        uint32_t rows = (uint32_t)block_len(&g->rbl, b);
-        tg_handle_matrix(&g->hr[b], g->rcodes[b], rows, rows, (uint32_t)ng, 1);
+        uint32_t ld = (uint32_t)block_ld(&g->rbl, b);
+        tg_handle_matrix(&g->hr[b], g->rcodes[b], ld, ld, (uint32_t)ng, 1);
         tg_handle_vector(&g->hrm[b], g->rmiss[b].a, (uint32_t)g->rmiss[b].len, sizeof(int32_t));
     }
     for (int64_t b = 0; b < g->sbl.count; b++) {
-        uint32_t cols = (uint32_t)block_len(&g->sbl, b);
-        tg_handle_matrix(&g->ht[b], g->tcodes[b], cols, cols, (uint32_t)nh, 1);
+        uint32_t ld = (uint32_t)block_ld(&g->sbl, b);
+        tg_handle_matrix(&g->ht[b], g->tcodes[b], ld, ld, (uint32_t)nh, 1);
         tg_handle_vector(&g->htm[b], g->tmiss[b].a, (uint32_t)g->tmiss[b].len, sizeof(int32_t));
     }
     g->registered = 1;

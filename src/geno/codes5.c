@@ -177,13 +177,13 @@ static tg_status alloc_geno(int64_t n, int64_t m, int64_t rb, int64_t sb, tg_gen
     for (int64_t b = 0; ok && b < g->rbl.count; b++) {
         int64_t rows = block_len(&g->rbl, b);
         g->rmiss[b].len = (size_t)rows + 1;
-        ok = (g->rcodes[b] = tg_calloc_n(rows, ng, 1, NULL)) &&
+        ok = (g->rcodes[b] = tg_calloc_n(block_ld(&g->rbl, b), ng, 1, NULL)) &&
              (g->rmiss[b].a = tg_calloc_n(rows + 1, 1, sizeof(int32_t), NULL));
     }
     for (int64_t b = 0; ok && b < g->sbl.count; b++) {
         int64_t cols = block_len(&g->sbl, b);
         g->tmiss[b].len = (size_t)cols + 1;
-        ok = (g->tcodes[b] = tg_calloc_n(cols, nh, 1, NULL)) &&
+        ok = (g->tcodes[b] = tg_calloc_n(block_ld(&g->sbl, b), nh, 1, NULL)) &&
              (g->tmiss[b].a = tg_calloc_n(cols + 1, 1, sizeof(int32_t), NULL));
     }
     if (!ok) {
@@ -251,7 +251,7 @@ static void chunk_encode(tg_geno *g, int64_t j0, int64_t nj, const int8_t *d) {
         int64_t grp = (j0 + q) / 5, w = nj - q < 5 ? nj - q : 5;
         for (int64_t b = 0; b < g->rbl.count; b++) {
             int64_t i0 = g->rbl.start[b], rows = block_len(&g->rbl, b);
-            uint8_t *dst = g->rcodes[b] + grp * rows;
+            uint8_t *dst = g->rcodes[b] + grp * block_ld(&g->rbl, b);
             const uint8_t *col = u + q * n + i0;
             if (w == 5) {
                 group_codes(col, col + n, col + 2 * n, col + 3 * n, col + 4 * n, rows, dst);
@@ -267,18 +267,18 @@ static void chunk_encode(tg_geno *g, int64_t j0, int64_t nj, const int8_t *d) {
     for (int64_t h0 = 0; h0 < nh; h0 += GROUP_TILE) { /* SNPs: sample groups */
         const int64_t h1 = h0 + GROUP_TILE < nh ? h0 + GROUP_TILE : nh;
         for (int64_t t = 0; t < nj; t++) {
-            int64_t j = j0 + t, b = block_of(&g->sbl, j), cols = block_len(&g->sbl, b);
+            int64_t j = j0 + t, b = block_of(&g->sbl, j), ld = block_ld(&g->sbl, b);
             const uint8_t *col = u + t * n;
             uint8_t *dst = g->tcodes[b] + (j - g->sbl.start[b]);
             const int64_t hf = h1 < full ? h1 : full;
             for (int64_t h = h0; h < hf; h++) {
                 const uint8_t *c = col + 5 * h;
-                dst[h * cols] = code5(c[0], c[1], c[2], c[3], c[4]);
+                dst[h * ld] = code5(c[0], c[1], c[2], c[3], c[4]);
             }
             for (int64_t h = hf > h0 ? hf : h0; h < h1; h++) { /* the last, partial group */
                 int code = 0;
                 for (int64_t v = n - 5 * h - 1; v >= 0; v--) code = 3 * code + col[5 * h + v];
-                dst[h * cols] = (uint8_t)code;
+                dst[h * ld] = (uint8_t)code;
             }
         }
     }

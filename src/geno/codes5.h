@@ -27,7 +27,7 @@ struct tg_geno {
     double *freq;   /* m; NAN for an all-missing SNP */
     double *coef;   /* 2m: w_j, c_j = 2p_j·w_j */
     blocks rbl, sbl;            /* blocks of this rank's samples (Z·Λ), of SNPs (Zᵀ·Λ̃) */
-    uint8_t **rcodes, **tcodes; /* per block: rows × ceil(m/5), cols × ceil(n/5) */
+    uint8_t **rcodes, **tcodes; /* per block: block_ld × ceil(m/5), block_ld × ceil(n/5) */
     miss_rows *rmiss, *tmiss;
     int registered;
     tg_handle hcoef, *hr, *ht, *hrm, *htm;
@@ -37,6 +37,10 @@ static inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static inline int64_t block_len(const blocks *bl, int64_t b) {
     return bl->start[b + 1] - bl->start[b];
 }
+/* The leading dimension of block b's codes: its rows padded to 16 (zero codes past the rows),
+ * so that the GPU kernels copy each group's rows in 16-byte pieces: a block of rows not a
+ * multiple of 16 took their byte-by-byte path, about 4× slower (docs/PERFORMANCE.md). */
+static inline int64_t block_ld(const blocks *bl, int64_t b) { return (block_len(bl, b) + 15) & ~15; }
 static inline int64_t block_of(const blocks *bl, int64_t row) {
     return bl->of_unit[row / bl->unit];
 }
