@@ -16,12 +16,15 @@
  * 48). With fewer than 16 CPU workers and no GPU, 4 and 3 blocks a worker (within the bounds
  * below): each block rebuilds every group's tables, and 64 / 48 blocks on 2 cores made the
  * products 12% (Z·Λ) and 22% (Zᵀ·Λ̃) slower than the 19 / 10 blocks those bounds give there
- * (docs/PERFORMANCE.md). Blocks are whole units of 512 rows, the rows of one CUDA thread block
- * at k = 10, so no GPU row tile is partial, and they shrink along the product from about 1.5 to
- * 0.5 times the mean (geno/codes5.c, blocks_make): with CPU workers only, the workers pull the
- * blocks in that order, one at a time (tg_geno_mul_submit), so the short last ones even out the
- * workers' ends. For the
- * paper's n = 102,000 × m = 50,241: Z·Λ 64 tasks of 5 to 1 units (0.5 to 2.6 GFLOP at k = 10),
+ * (docs/PERFORMANCE.md). With GPUs, 8 blocks of samples and 6 of SNPs a GPU, without the
+ * bound on their size below (smaller if five blocks would not fit in half a GPU): a GPU runs a
+ * block in tens of microseconds, and each task's fixed costs made 64 / 48 blocks take 1.3–1.5×
+ * the time of 8 / 6 at the paper's sizes; CPU workers beside the GPUs get few of them, if any.
+ * Blocks are whole units of 512 rows, the rows of one CUDA thread block at k = 10, so no GPU
+ * row tile is partial, and they shrink along the product from about 1.5 to 0.5 times the mean
+ * (geno/codes5.c, blocks_make): with CPU workers only, the workers pull the blocks in that
+ * order, one at a time (tg_geno_mul_submit), so the short last ones even out the workers' ends.
+ * For the paper's n = 102,000 × m = 50,241 on 16 CPU workers: Z·Λ 64 tasks of 5 to 1 units (0.5 to 2.6 GFLOP at k = 10),
  * Zᵀ·Λ̃ 48 of 3 to 1. Measured on the H100 node's 16 cores (bench/snpmm's recorded product):
  * with equal blocks all submitted at once the cores were busy 75–81% of the product's span (the
  * busiest one 25–33% above the mean: dmdas places every task at submission from the models,

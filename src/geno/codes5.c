@@ -21,32 +21,49 @@ typedef struct {
 } miss_list;
 
 /* The products' default block counts: the rationale is algo/snpmm.c's header. */
-enum { ROW_BLOCKS = 64, SNP_BLOCKS = 48, ROW_BLOCKS_PER_CPU = 4, SNP_BLOCKS_PER_CPU = 3 };
+enum {
+    ROW_BLOCKS = 64,
+    SNP_BLOCKS = 48,
+    ROW_BLOCKS_PER_CPU = 4,
+    SNP_BLOCKS_PER_CPU = 3,
+    ROW_BLOCKS_PER_GPU = 8,
+    SNP_BLOCKS_PER_GPU = 6
+};
 
-/* The default block counts for this rank's workers: ROW_BLOCKS and SNP_BLOCKS with GPUs, with
- * 16 CPU workers or more, or before the runtime starts; with fewer CPU workers only, so many a
- * worker. */
-static void default_blocks(int64_t *rows, int64_t *snps) {
-    const int cpus = tg_runtime_ncpu();
-    const int few = tg_runtime_ngpu() == 0 && cpus > 0 && cpus * ROW_BLOCKS_PER_CPU < ROW_BLOCKS;
-    *rows = few ? cpus * ROW_BLOCKS_PER_CPU : ROW_BLOCKS;
-    *snps = few ? cpus * SNP_BLOCKS_PER_CPU : SNP_BLOCKS;
+/* The default block counts of @p n samples × @p m SNPs for this rank's workers. With GPUs, so
+ * many a GPU, the blocks as large as that makes them (*large 1), unless five of the largest
+ * blocks' codes (1.5 times the mean: blocks_plan) would take over half of a GPU's memory
+ * (tg_cli_gpu_memory's rule for the data StarPU holds at once). Otherwise ROW_BLOCKS and
+ * SNP_BLOCKS with 16 CPU workers or more, or before the runtime starts, and so many a worker
+ * with fewer. */
+static void default_blocks(int64_t n, int64_t m, int64_t *rows, int64_t *snps, int *large) {
+    const int cpus = tg_runtime_ncpu(), gpus = tg_runtime_ngpu();
+    const int few = gpus == 0 && cpus > 0 && cpus * ROW_BLOCKS_PER_CPU < ROW_BLOCKS;
+    *large = gpus > 0;
+    *rows = *large ? gpus * ROW_BLOCKS_PER_GPU : few ? cpus * ROW_BLOCKS_PER_CPU : ROW_BLOCKS;
+    *snps = *large ? gpus * SNP_BLOCKS_PER_GPU : few ? cpus * SNP_BLOCKS_PER_CPU : SNP_BLOCKS;
+    const double mem = *large ? (double)tg_runtime_gpu_memory() : 0;
+    if (mem > 0) { /* 5 · 1.5 · 0.2·n·m / count ≤ mem / 2 */
+        const int64_t least = (int64_t)ceil(3.0 * (double)n * (double)m / mem);
+        if (*rows < least) *rows = least;
+        if (*snps < least) *snps = least;
+    }
 }
 
 static int64_t clamp64(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : x > hi ? hi : x; }
 
 
 /* Cuts @p total rows into blocks: of @p size rows each when given (the last one shorter), else
- * about @p target blocks of whole units of 512 rows, 2 units on average at least, at most 16,
- * shrinking from about 1.5 to 0.5 times the mean: block b of c takes the units up to
- * units·b(3c − b)/(2c²), so that the last tasks of a product, when workers are freed at
+ * about @p target blocks of whole units of 512 rows, 2 units on average at least, at most 16
+ * unless @p large, shrinking from about 1.5 to 0.5 times the mean: block b of c takes the units
+ * up to units·b(3c − b)/(2c²), so that the last tasks of a product, when workers are freed at
  * different times, are the short ones. 0 or -1 out of memory. */
-static void blocks_plan(int64_t total, int64_t size, int64_t target, int64_t *unit,
+static void blocks_plan(int64_t total, int64_t size, int64_t target, int large, int64_t *unit,
                         int64_t *units, int64_t *count) {
     *unit = size > 0 ? (size < total ? size : total) : 512;
     *units = cdiv(total, *unit);
     const int64_t most = *units / 2 > 1 ? *units / 2 : 1; /* 2 units on average at least */
-    *count = size > 0 ? *units : clamp64(target, cdiv(3 * *units, 32), most);
+    *count = size > 0 ? *units : clamp64(target, large ? 1 : cdiv(3 * *units, 32), most);
 }
 
 /* The units before block b + 1 of blocks_make's cut. */
@@ -56,9 +73,9 @@ static int64_t blocks_end(int64_t units, int64_t count, int64_t size, int64_t b)
                                 (2 * (__int128)count * count));
 }
 
-static int blocks_make(blocks *bl, int64_t total, int64_t size, int64_t target) {
+static int blocks_make(blocks *bl, int64_t total, int64_t size, int64_t target, int large) {
     int64_t unit, units, count;
-    blocks_plan(total, size, target, &unit, &units, &count);
+    blocks_plan(total, size, target, large, &unit, &units, &count);
     bl->unit = unit;
     bl->count = count;
     bl->start = tg_malloc_n(count + 1, 1, sizeof *bl->start, NULL);
@@ -128,9 +145,9 @@ void tg_geno_codes_release(tg_geno *g) {
 }
 
 /* The rows of the first (the largest) block of blocks_make's default cut of @p total rows. */
-static double largest_block(int64_t total, int64_t target) {
+static double largest_block(int64_t total, int64_t target, int large) {
     int64_t unit, units, count;
-    blocks_plan(total, 0, target, &unit, &units, &count);
+    blocks_plan(total, 0, target, large, &unit, &units, &count);
     const int64_t rows = blocks_end(units, count, 0, 0) * unit;
     return (double)(rows < total ? rows : total);
 }
@@ -138,11 +155,13 @@ static double largest_block(int64_t total, int64_t target) {
 void tg_geno_device_bytes(int64_t n, int64_t m, int64_t k, size_t es, double *all,
                           double *task) {
     int64_t row_blocks, snp_blocks;
-    default_blocks(&row_blocks, &snp_blocks);
+    int large;
+    default_blocks(n, m, &row_blocks, &snp_blocks, &large);
     /* k columns go through products of at most TG_FC_MAXK */
     const double dn = (double)n, dm = (double)m, de = (double)es,
                  dk = (double)(k < TG_FC_MAXK ? k : TG_FC_MAXK),
-                 rows = largest_block(n, row_blocks), cols = largest_block(m, snp_blocks);
+                 rows = largest_block(n, row_blocks, large),
+                 cols = largest_block(m, snp_blocks, large);
     /* the two 5codes copies, a byte per five genotypes each; the columns in and out */
     *all = 0.4 * dn * dm + de * dk * (dn + dm);
     const double zl = 0.2 * rows * dm + de * dk * (dm + rows),
@@ -161,9 +180,10 @@ static tg_status alloc_geno(int64_t n, int64_t m, int64_t rb, int64_t sb, tg_gen
     g->nl = n;
     g->m = m;
     int64_t row_blocks, snp_blocks;
-    default_blocks(&row_blocks, &snp_blocks);
-    int ok = !blocks_make(&g->rbl, n, rb, row_blocks) &&
-             !blocks_make(&g->sbl, m, sb, snp_blocks);
+    int large;
+    default_blocks(n, m, &row_blocks, &snp_blocks, &large);
+    int ok = !blocks_make(&g->rbl, n, rb, row_blocks, large) &&
+             !blocks_make(&g->sbl, m, sb, snp_blocks, large);
     int64_t ng = cdiv(m, 5), nh = cdiv(n, 5);
     ok = ok && (g->coef = tg_malloc_n(2, m, sizeof *g->coef, NULL)) &&
              (g->rcodes = tg_calloc_n(g->rbl.count, 1, sizeof *g->rcodes, NULL)) &&
