@@ -24,13 +24,13 @@
  * row tile is partial, and they shrink along the product from about 1.5 to 0.5 times the mean
  * (geno/codes5.c, blocks_make): with CPU workers only, the workers pull the blocks in that
  * order, one at a time (tg_geno_mul_submit), so the short last ones even out the workers' ends.
- * For the paper's n = 102,000 × m = 50,241 on 16 CPU workers: Z·Λ 64 tasks of 5 to 1 units (0.5 to 2.6 GFLOP at k = 10),
- * Zᵀ·Λ̃ 48 of 3 to 1. Measured on the H100 node's 16 cores (bench/snpmm's recorded product):
- * with equal blocks all submitted at once the cores were busy 75–81% of the product's span (the
- * busiest one 25–33% above the mean: dmdas places every task at submission from the models,
- * and a core slowed by its neighbours kept its share); with shrinking blocks and two tasks per
- * worker in flight, still placed by dmdas, 70–91%; pulled one at a time, 87–88%, the idle time
- * all after the cores' last tasks (docs/PERFORMANCE.md).
+ * For the paper's n = 102,000 × m = 50,241 on 16 CPU workers: Z·Λ 64 tasks of 5 to 1 units
+ * (0.5 to 2.6 GFLOP at k = 10), Zᵀ·Λ̃ 48 of 3 to 1. Measured on the H100 node's 16 cores
+ * (bench/snpmm's recorded product): with equal blocks all submitted at once the cores were busy
+ * 75–81% of the product's span (the busiest one 25–33% above the mean: dmdas places every task
+ * at submission from the models, and a core slowed by its neighbours kept its share); with
+ * shrinking blocks and two tasks per worker in flight, still placed by dmdas, 70–91%; pulled
+ * one at a time, 87–88%, the idle time all after the cores' last tasks (docs/PERFORMANCE.md).
  *
  * Several MPI ranks: each holds the codes of its own samples only (tg_runtime_split: an even,
  * contiguous share of the rows), in blocks sized as above for its share, and decodes only those

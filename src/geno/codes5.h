@@ -40,7 +40,9 @@ static inline int64_t block_len(const blocks *bl, int64_t b) {
 /* The leading dimension of block b's codes: its rows padded to 16 (zero codes past the rows),
  * so that the GPU kernels copy each group's rows in 16-byte pieces: a block of rows not a
  * multiple of 16 took their byte-by-byte path, about 4× slower (docs/PERFORMANCE.md). */
-static inline int64_t block_ld(const blocks *bl, int64_t b) { return (block_len(bl, b) + 15) & ~15; }
+static inline int64_t block_ld(const blocks *bl, int64_t b) {
+    return (block_len(bl, b) + 15) & ~(int64_t)15;
+}
 static inline int64_t block_of(const blocks *bl, int64_t row) {
     return bl->of_unit[row / bl->unit];
 }
