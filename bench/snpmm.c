@@ -83,9 +83,12 @@ static void start(int ncpu, int ngpu) {
 
 /* Where one product's time goes (its tasks recorded): the tasks' summed run time, the span
  * from the first start to the last end, the busiest worker's run time, and the workers' idle
- * time before their first task and after their last, summed over the workers that ran one. */
+ * time before their first task and after their last, summed over the workers that ran one;
+ * and from the call's start, when its first task was submitted, when the first started, when
+ * the last ended and when the call returned. */
 typedef struct {
     double task_sum, span, busiest, idle_before, idle_after;
+    double first_submit, first_start, last_end, call_end;
     size_t ntask;
     int nworkers;
 } task_stats;
@@ -113,9 +116,12 @@ static double time_mul(tg_geno *g, int trans, int k, tg_prec prec, int reps, int
     if (best) *best = fastest;
     if (ts) {
         tg_record_start(0);
+        /* the records' times count from a moment within tg_record_start, a few µs earlier */
+        const double call0 = starpu_timing_now();
         if (tg_geno_mul(g, trans, k, prec, in, nt, out, nr, &err)) die("product", &err);
+        const double call1 = starpu_timing_now();
         tg_task_record *rec = tg_record_stop(&ts->ntask);
-        double first = INFINITY, last = 0, per[STARPU_NMAXWORKERS] = {0},
+        double first = INFINITY, last = 0, submit = INFINITY, per[STARPU_NMAXWORKERS] = {0},
                w_first[STARPU_NMAXWORKERS], w_last[STARPU_NMAXWORKERS] = {0};
         for (int w = 0; w < STARPU_NMAXWORKERS; w++) w_first[w] = INFINITY;
         ts->task_sum = ts->busiest = ts->idle_before = ts->idle_after = 0;
@@ -124,6 +130,7 @@ static double time_mul(tg_geno *g, int trans, int k, tg_prec prec, int reps, int
             const int w = rec[i].worker;
             if (w < 0 || w >= STARPU_NMAXWORKERS) continue; /* no worker known: not counted */
             ts->task_sum += rec[i].end - rec[i].start;
+            submit = fmin(submit, rec[i].submit);
             per[w] += rec[i].end - rec[i].start;
             ts->busiest = fmax(ts->busiest, per[w]);
             first = fmin(first, rec[i].start);
@@ -138,6 +145,8 @@ static double time_mul(tg_geno *g, int trans, int k, tg_prec prec, int reps, int
                 ts->idle_after += last - w_last[w];
             }
         ts->span = last - first;
+        ts->call_end = (call1 - call0) * 1e-6;
+        ts->first_submit = submit, ts->first_start = first, ts->last_end = last;
         free(rec);
     }
     if (pinned) {
@@ -229,12 +238,19 @@ static void gpu_part(const int8_t *geno, int64_t n, int64_t m, int k, int reps, 
         for (int trans = 0; trans < 2; trans++)
             for (int mode = 0; mode < 3; mode++) { /* pageable, pinned, resident */
                 tg_prec prec = pi ? TG_FP32 : TG_FP64;
+                task_stats ts = {0};
                 double t = mode == 2 ? time_resident(g, trans, k, prec, reps)
-                                     : time_mul(g, trans, k, prec, reps, mode, NULL, NULL);
+                                     : time_mul(g, trans, k, prec, reps, mode, NULL, &ts);
                 const char *how = mode == 2 ? "resident" : mode ? "tg_geno_mul_pinned" : "tg_geno_mul";
                 printf("gpu\t%s\t%s\t%s\t%.2f\t%.2f\t%.2f\t%.0f\t%.3f\n", trans ? "Z'L" : "ZL",
                        tg_prec_name(prec), how, 1e3 * t,
                        flops / t / 1e12, flops / t / gemm[pi], bytes / t / 1e9, bytes / t / copy);
+                if (ts.ntask) /* one more product, its tasks recorded (profiling on) */
+                    printf("# %s %s %s, one product in µs from its call: first task submitted "
+                           "%.0f, started %.0f; last ended %.0f (%zu tasks, %.0f summed); "
+                           "returned %.0f\n", trans ? "Z'L" : "ZL", tg_prec_name(prec), how,
+                           1e6 * ts.first_submit, 1e6 * ts.first_start, 1e6 * ts.last_end,
+                           ts.ntask, 1e6 * ts.task_sum, 1e6 * ts.call_end);
             }
     tg_geno_free(g);
     tg_runtime_stop();
