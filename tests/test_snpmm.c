@@ -146,14 +146,16 @@ typedef struct {
 } shape;
 
 static void run_all(const char *workers, tg_rng *r) {
-    /* the last four: default blocks (one; three of 1536, 1024 and 940 samples; the same of
+    /* shapes 5 to 8: default blocks (one; three of 1536, 1024 and 940 samples; the same of
      * SNPs), several CUDA thread blocks and splits; 3500 × 11 also passes the CPU kernel's
      * accumulator chunk of 1,024 rows at k = 64 in FP64. The CPU kernel's entries (64-byte
      * vectors, 16-byte tail vectors) in FP64: k = 1 (0, 1), 3 (0, 2), 10 (1, 1), 12 (1, 2),
-     * 18 (2, 1), 20 (2, 2), 64 (8, 0). */
+     * 18 (2, 1), 20 (2, 2), 64 (8, 0). The last two: Λ's offsets summed over chunks of 8,192
+     * rows in either orientation. */
     static const shape shapes[] = {{1, 7, 0, 0},         {37, 23, 0, 0},     {203, 157, 64, 33},
                                    {131, 611, 40, 101},  {1037, 1203, 0, 0}, {3500, 300, 0, 0},
-                                   {300, 3500, 0, 0},    {3500, 11, 0, 0}};
+                                   {300, 3500, 0, 0},    {3500, 11, 0, 0},
+                                   {19, 16500, 0, 0},    {16500, 19, 0, 0}};
     static const int ks[] = {1, 3, 10, 12, 18, 20, 64};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int scale = 0; scale < 2; scale++) {
@@ -269,7 +271,7 @@ static void check_bed_and_repeat(tg_rng *r) {
 
 static void check_bad_input(tg_rng *r) {
     data d;
-    make_data(&d, 20, 130, 0, r);
+    make_data(&d, 20, 16400, 0, r); /* Λ's offsets: two chunks of 8,192 rows and a part */
     tg_geno *g = NULL;
     tg_error err = {0};
     /* bad values in several chunks of SNPs, prepared in parallel: the first in SNP order named */
@@ -288,23 +290,30 @@ static void check_bad_input(tg_rng *r) {
         free_data(&d);
         return;
     }
-    double in[130 * 2] = {0}, out[20 * 2];
-    ok(tg_geno_mul(g, 0, 0, TG_FP64, in, 130, out, 20, &err) == TG_ERR_ARG &&
+    double *in = calloc((size_t)d.m * 2, sizeof *in), out[20 * 2];
+    const int64_t ld = d.m;
+    ok(tg_geno_mul(g, 0, 0, TG_FP64, in, ld, out, 20, &err) == TG_ERR_ARG &&
            strstr(err.msg, "0 columns"),
        "k = 0 refused: %s", err.msg);
-    ok(tg_geno_mul(g, 0, 65, TG_FP64, in, 130, out, 20, &err) == TG_ERR_ARG, "k = 65 refused: %s",
+    ok(tg_geno_mul(g, 0, 65, TG_FP64, in, ld, out, 20, &err) == TG_ERR_ARG, "k = 65 refused: %s",
        err.msg);
-    ok(tg_geno_mul(g, 0, 2, TG_FP16, in, 130, out, 20, &err) == TG_ERR_ARG &&
+    ok(tg_geno_mul(g, 0, 2, TG_FP16, in, ld, out, 20, &err) == TG_ERR_ARG &&
            strstr(err.msg, "fp16"),
        "fp16 refused: %s", err.msg);
-    ok(tg_geno_mul(g, 0, 2, TG_FP64, in, 129, out, 20, &err) == TG_ERR_ARG, "ldin < m refused: %s",
+    ok(tg_geno_mul(g, 0, 2, TG_FP64, in, ld - 1, out, 20, &err) == TG_ERR_ARG,
+       "ldin < m refused: %s", err.msg);
+    ok(tg_geno_mul(g, 2, 2, TG_FP64, in, ld, out, 20, &err) == TG_ERR_ARG, "trans 2 refused: %s",
        err.msg);
-    ok(tg_geno_mul(g, 2, 2, TG_FP64, in, 130, out, 20, &err) == TG_ERR_ARG, "trans 2 refused: %s",
-       err.msg);
-    in[3 + 1 * 130] = NAN;
-    ok(tg_geno_mul(g, 0, 2, TG_FP64, in, 130, out, 20, &err) == TG_ERR_ARG &&
+    in[3 + 1 * ld] = NAN;
+    in[16390 + 0 * ld] = INFINITY;
+    ok(tg_geno_mul(g, 0, 2, TG_FP64, in, ld, out, 20, &err) == TG_ERR_ARG &&
+           strstr(err.msg, "row 16390") && strstr(err.msg, "column 0"),
+       "infinity in the first column's last chunk named first: %s", err.msg);
+    in[16390] = 0;
+    ok(tg_geno_mul(g, 0, 2, TG_FP64, in, ld, out, 20, &err) == TG_ERR_ARG &&
            strstr(err.msg, "row 3") && strstr(err.msg, "column 1"),
        "NaN in the input names its row and column: %s", err.msg);
+    free(in);
     tg_geno_free(g);
     free_data(&d);
 }

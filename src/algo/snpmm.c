@@ -163,41 +163,77 @@ static tg_status sum_over_ranks(const tg_geno *g, int64_t k, tg_prec prec, void 
     return TG_OK;
 }
 
-/* The task argument's offsets (codelets/fivecodes.h) and the check that the input is finite: a
- * column per call, on all cores, typed loops: done per product, so it must stay well under the
- * product itself (n·k values for Zᵀ·Λ̃). With @p copy, each column is also copied there (the
- * staging buffer, packed) while it is in cache. */
+/* The task argument's offsets (codelets/fivecodes.h) and the check that the input is finite:
+ * typed loops over chunks of a column's rows on all cores, done per product, so it must stay
+ * well under the product itself (n·k values for Zᵀ·Λ̃). Chunks of a fixed size, so that the
+ * offsets' sums are the same on every machine, and small enough to keep 16 cores busy at
+ * k = 10. With @p copy, each chunk is also copied there (the staging buffer, packed) while it
+ * is in cache. */
+enum { OFFSET_ROWS = 8192 };
+
 typedef struct {
     const tg_geno *g;
     int trans;
     tg_prec prec;
     const void *in;
-    int64_t ldin, nt;
-    double *offset;
-    int64_t *bad; /* per column: the first row that is not finite, or -1 */
+    int64_t ldin, nt, nchunk; /* chunks a column */
+    double *part;             /* per chunk (column-major, nchunk a column): the sum */
+    int64_t *bad;             /* per chunk: the first row that is not finite, or -1 */
     char *copy;
 } offset_job;
 
-static void column_offset(void *ctx, int64_t c) {
+static void chunk_offset(void *ctx, int64_t i) {
     const offset_job *jb = ctx;
+    const int64_t c = i / jb->nchunk, r0 = i % jb->nchunk * OFFSET_ROWS,
+                  r1 = r0 + OFFSET_ROWS < jb->nt ? r0 + OFFSET_ROWS : jb->nt;
     const double *xd = jb->prec == TG_FP64 ? (const double *)jb->in + c * jb->ldin : NULL;
     const float *xf = jb->prec == TG_FP64 ? NULL : (const float *)jb->in + c * jb->ldin;
     double s = 0;
-    jb->bad[c] = -1;
-    for (int64_t r = 0; r < jb->nt; r++) {
+    jb->bad[i] = -1;
+    for (int64_t r = r0; r < r1; r++) {
         double x = xd ? xd[r] : xf[r];
         if (!isfinite(x)) {
-            jb->bad[c] = r;
+            jb->bad[i] = r;
             return;
         }
         s += jb->trans ? x : jb->g->coef[2 * r + 1] * x;
     }
-    jb->offset[c] = s;
+    jb->part[i] = s;
     if (jb->copy) {
         const size_t es = tg_prec_size(jb->prec);
-        memcpy(jb->copy + (size_t)(c * jb->nt) * es,
-               (const char *)jb->in + (size_t)(c * jb->ldin) * es, (size_t)jb->nt * es);
+        memcpy(jb->copy + (size_t)(c * jb->nt + r0) * es,
+               (const char *)jb->in + (size_t)(c * jb->ldin + r0) * es, (size_t)(r1 - r0) * es);
     }
+}
+
+/* Λ's offsets into @p offset, and Λ copied to @p copy (packed) unless NULL; TG_ERR_ARG at its
+ * first value that is not finite. */
+static tg_status offsets(const tg_geno *g, int trans, int64_t k, tg_prec prec, const void *in,
+                         int64_t ldin, double *offset, char *copy, tg_error *err) {
+    const int64_t nt = trans ? g->nl : g->m, nchunk = (nt + OFFSET_ROWS - 1) / OFFSET_ROWS;
+    double *part = tg_malloc_n(k * nchunk, 1, sizeof(double) + sizeof(int64_t), err);
+    if (!part) return TG_ERR_NOMEM;
+    offset_job jb = {g, trans, prec, in, ldin, nt, nchunk, part, (int64_t *)(part + k * nchunk),
+                     copy};
+    tg_parallel_for(k * nchunk, chunk_offset, &jb);
+    tg_status st = TG_OK;
+    for (int64_t c = 0; c < k && !st; c++) {
+        offset[c] = 0;
+        for (int64_t j = c * nchunk; j < (c + 1) * nchunk && !st; j++) {
+            const int64_t r = jb.bad[j];
+            if (r >= 0)
+                st = tg_error_set(err, TG_ERR_ARG,
+                                  "tg_geno_mul: input row %lld (%s %lld), column %lld is %g: "
+                                  "expected a finite number",
+                                  (long long)(trans ? g->i0 + r : r), trans ? "sample" : "SNP",
+                                  (long long)(trans ? g->i0 + r : r), (long long)c,
+                                  tg_prec_load(prec, in, (size_t)(r + c * ldin)));
+            else
+                offset[c] += part[j];
+        }
+    }
+    free(part);
+    return st;
 }
 
 tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const void *in,
@@ -216,20 +252,7 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
                       ? NULL
                       : tg_host_stage_take(bin + (size_t)(nr * k) * es);
     double offset[TG_FC_MAXK];
-    int64_t bad[TG_FC_MAXK];
-    offset_job jb = {g, trans, prec, in, ldin, nt, offset, bad, stage};
-    tg_parallel_for(k, column_offset, &jb);
-    tg_status st = TG_OK;
-    for (int64_t c = 0; c < k && !st; c++)
-        if (bad[c] >= 0) {
-            int64_t r = bad[c];
-            st = tg_error_set(err, TG_ERR_ARG,
-                              "tg_geno_mul: input row %lld (%s %lld), column %lld is %g: "
-                              "expected a finite number",
-                              (long long)(trans ? g->i0 + r : r), trans ? "sample" : "SNP",
-                              (long long)(trans ? g->i0 + r : r), (long long)c,
-                              tg_prec_load(prec, in, (size_t)(r + c * ldin)));
-        }
+    tg_status st = offsets(g, trans, k, prec, in, ldin, offset, stage, err);
     const int64_t nblk = tg_geno_nblocks(g, trans);
     const blocks *bl = trans ? &g->sbl : &g->rbl;
     tg_handle hin, *hout = st ? NULL : tg_calloc_n(nblk, 1, sizeof *hout, err);
