@@ -269,14 +269,20 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
                          (uint32_t)block_len(bl, b), (uint32_t)k, es);
     /* pulled by the workers where they are CPUs only (tg_runtime_submit_set) */
     st = tg_geno_mul_submit(g, trans, (int)k, prec, offset, hin, hout, 1, err);
-    for (int64_t b = 0; b < nblk; b++) tg_handle_free(hout[b]); /* waits, copies back */
+    for (int64_t b = 0; b < nblk; b++) {
+        tg_handle_free(hout[b]); /* waits, copies back */
+        if (!stage) continue;
+        /* each block leaves the staging buffer as it lands, while later blocks compute: on
+         * every core (one core copies several times slower than a block computes), though the
+         * pool's loop pauses StarPU's workers meanwhile; kernels already queued go on */
+        const size_t r0 = (size_t)bl->start[b];
+        cols_copy cc = {(char *)out + r0 * es, (char *)pout + r0 * es, (size_t)ldout,
+                        (size_t)nr, (size_t)block_len(bl, b), es};
+        tg_parallel_for(k, copy_column, &cc);
+    }
     tg_handle_free(hin);
     free(hout);
-    if (stage) {
-        cols_copy cc = {out, pout, (size_t)ldout, (size_t)nr, (size_t)nr, es};
-        tg_parallel_for(k, copy_column, &cc);
-        tg_host_stage_give();
-    }
+    if (stage) tg_host_stage_give();
     if (!st && trans) st = sum_over_ranks(g, k, prec, out, ldout, err);
     return st;
 }
