@@ -2,12 +2,13 @@
  * memory (tg_geno_from_int8, 2 in 256 calls missing unless --missing says otherwise), against
  * ceilings measured in the same run.
  *
- * GPU (one CUDA worker; --ngpu G: G of them, the ceilings taken G times): per product, end to end through tg_geno_mul (Λ sent, result fetched:
- * the API as a caller sees it; Λ and the result in malloc's memory, then in tg_host_alloc's,
- * pinned) and "resident" (Λ and the result in StarPU handles that stay on
- * the GPU, as a solver keeping its vectors there would see it); rates: 2nmk flops/s against
- * cuBLAS DGEMM (SGEMM for fp32) on 8192² × 8192 and the 5codes bytes read per second against a
- * cudaMemcpy device-to-device copy (read + write).
+ * GPU (one CUDA worker; --ngpu G: G of them, the ceilings taken G times): per product, end to
+ * end through tg_geno_mul (Λ sent, result fetched: the API as a caller sees it; Λ and the result
+ * in malloc's memory, then in tg_host_alloc's, pinned), the mean of --reps and the fastest (one
+ * stall of a shared machine moves the mean), and "resident" (Λ and the result in StarPU handles
+ * that stay on the GPU, as a solver keeping its vectors there would see it; products back to
+ * back); rates: 2nmk flops/s against cuBLAS DGEMM (SGEMM for fp32) on 8192² × 8192 and the
+ * 5codes bytes read per second against a cudaMemcpy device-to-device copy (read + write).
  * CPU (--cpu-n samples, default 20,400, so one core finishes in seconds): 5codes on one core
  * against every core in --pairs P pairs (one product on one core, the mean of --reps on every
  * core, then the fma loop's speedup, bench/cpuloops.h, as the ceiling of the same moment); then
@@ -233,18 +234,20 @@ static void gpu_part(const int8_t *geno, int64_t n, int64_t m, int k, int reps, 
            "SGEMM %.1f TFLOP/s (8192^3), on one GPU; the ratios below are to %d times them\n",
            copy / 1e9, gemm[0] / 1e12, gemm[1] / 1e12, tg_runtime_ngpu());
     copy *= tg_runtime_ngpu(), gemm[0] *= tg_runtime_ngpu(), gemm[1] *= tg_runtime_ngpu();
-    printf("device\tproduct\tprec\tmode\tms\tTFLOP/s\tof_gemm\tGB/s_codes\tof_copy\n");
+    printf("device\tproduct\tprec\tmode\tms\tTFLOP/s\tof_gemm\tGB/s_codes\tof_copy\t"
+           "fastest_ms\n");
     for (int pi = 0; pi < 2; pi++)
         for (int trans = 0; trans < 2; trans++)
             for (int mode = 0; mode < 3; mode++) { /* pageable, pinned, resident */
                 tg_prec prec = pi ? TG_FP32 : TG_FP64;
                 task_stats ts = {0};
+                double best = NAN; /* resident: products back to back, no single one timed */
                 double t = mode == 2 ? time_resident(g, trans, k, prec, reps)
-                                     : time_mul(g, trans, k, prec, reps, mode, NULL, &ts);
+                                     : time_mul(g, trans, k, prec, reps, mode, &best, &ts);
                 const char *how = mode == 2 ? "resident" : mode ? "tg_geno_mul_pinned" : "tg_geno_mul";
-                printf("gpu\t%s\t%s\t%s\t%.2f\t%.2f\t%.2f\t%.0f\t%.3f\n", trans ? "Z'L" : "ZL",
-                       tg_prec_name(prec), how, 1e3 * t,
-                       flops / t / 1e12, flops / t / gemm[pi], bytes / t / 1e9, bytes / t / copy);
+                printf("gpu\t%s\t%s\t%s\t%.2f\t%.2f\t%.2f\t%.0f\t%.3f\t%.2f\n",
+                       trans ? "Z'L" : "ZL", tg_prec_name(prec), how, 1e3 * t, flops / t / 1e12,
+                       flops / t / gemm[pi], bytes / t / 1e9, bytes / t / copy, 1e3 * best);
                 if (ts.ntask) /* one more product, its tasks recorded (profiling on) */
                     printf("# %s %s %s, one product in µs from its call: first task submitted "
                            "%.0f, started %.0f; last ended %.0f (%zu tasks, %.0f summed); "
