@@ -273,8 +273,8 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
         tg_handle_free(hout[b]); /* waits, copies back */
         if (!stage) continue;
         /* each block leaves the staging buffer as it lands, while later blocks compute: on
-         * every core (one core copies several times slower than a block computes), though the
-         * pool's loop pauses StarPU's workers meanwhile; kernels already queued go on */
+         * every core (one core copies a block more slowly than the GPU computes the next),
+         * though the pool's loop pauses StarPU's workers meanwhile; queued kernels go on */
         const size_t r0 = (size_t)bl->start[b];
         cols_copy cc = {(char *)out + r0 * es, (char *)pout + r0 * es, (size_t)ldout,
                         (size_t)nr, (size_t)block_len(bl, b), es};
