@@ -94,14 +94,14 @@ void tg_parallel_hooks(void (*enter)(void), void (*leave)(void)) {
     hook_leave = leave;
 }
 
-void tg_parallel_for(int64_t n, void (*fn)(void *ctx, int64_t c), void *ctx) {
+static void parallel_for(int64_t n, void (*fn)(void *ctx, int64_t c), void *ctx, int hooks) {
     if (n <= 1 || in_loop) {
         for (int64_t c = 0; c < n; c++) fn(ctx, c);
         return;
     }
     pthread_once(&pool_once, pool_init);
     pthread_mutex_lock(&pool.lock);
-    if (hook_enter) hook_enter();
+    if (hooks && hook_enter) hook_enter();
     pthread_mutex_lock(&pool.m);
     pool.fn = fn, pool.ctx = ctx, pool.n = n, pool.next = 0;
     pool.busy = pool.active;
@@ -112,8 +112,16 @@ void tg_parallel_for(int64_t n, void (*fn)(void *ctx, int64_t c), void *ctx) {
     pthread_mutex_lock(&pool.m);
     while (pool.busy) pthread_cond_wait(&pool.done, &pool.m);
     pthread_mutex_unlock(&pool.m);
-    if (hook_leave) hook_leave();
+    if (hooks && hook_leave) hook_leave();
     pthread_mutex_unlock(&pool.lock);
+}
+
+void tg_parallel_for(int64_t n, void (*fn)(void *ctx, int64_t c), void *ctx) {
+    parallel_for(n, fn, ctx, 1);
+}
+
+void tg_parallel_for_running(int64_t n, void (*fn)(void *ctx, int64_t c), void *ctx) {
+    parallel_for(n, fn, ctx, 0);
 }
 
 /* tg_parallel_for_scratch: one worker per thread takes the chunks in turn with its buffer */

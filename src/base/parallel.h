@@ -9,6 +9,11 @@
  * usable count: one thread each, the caller included; chunks handed out one at a time) and
  * returns when all are done. fn must be safe to run concurrently on distinct chunks. */
 void tg_parallel_for(int64_t n, void (*fn)(void *ctx, int64_t c), void *ctx);
+/** tg_parallel_for without the hooks (tg_parallel_hooks): the runtime's workers keep running,
+ * for a short loop beside its work, such as a product's next part checked and staged while a
+ * GPU computes the previous one (paused, the GPU's worker would launch nothing meanwhile). With
+ * CPU workers the loop's threads share the cores with them. */
+void tg_parallel_for_running(int64_t n, void (*fn)(void *ctx, int64_t c), void *ctx);
 /** tg_parallel_for with a scratch buffer of @p bytes for each thread, made once per loop:
  * a large buffer made per chunk costs the kernel a freshly zeroed mapping each time
  * (docs/DESIGN-NOTES.md, "Genotype preparation"). Returns 0, or -1 when no buffer could be
