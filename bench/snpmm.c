@@ -20,8 +20,10 @@
  * product's tail; on a shared machine it does not count the time others held the cores) and
  * the cores' busy time (the tasks' summed run time): the side of a comparison with another
  * program run alternately with it on the same cores.
+ * --part-rows R: end-to-end products split along their inner dimension in parts of R table rows
+ * (tg_geno_set_part_rows; 0, the default: the library's choice).
  * usage: bench/snpmm [--n N] [--m M] [--k K] [--reps R] [--pairs P] [--cpu-n N] [--missing F]
- *                    [--ngpu G] [--ncpu C] [--no-gpu] [--no-cpu]
+ *                    [--part-rows R] [--ngpu G] [--ncpu C] [--no-gpu] [--no-cpu]
  * (defaults: the paper's small set, n 102,000 × m 50,241, k 10, 10 reps, 3 pairs) */
 #include <cblas.h>
 #include <math.h>
@@ -182,7 +184,8 @@ static double time_resident(tg_geno *g, int trans, int k, tg_prec prec, int reps
         int n = pass ? reps : 2;
         double t0 = tg_now();
         for (int r = 0; r < n; r++)
-            if (tg_geno_mul_submit(g, trans, k, prec, off, in, out, 0, &err)) die("submit", &err);
+            if (tg_geno_mul_submit(g, trans, k, prec, 0, off, in, out, 0, &err))
+                die("submit", &err);
         starpu_task_wait_for_all();
         t = (tg_now() - t0) / n;
     }
@@ -210,7 +213,8 @@ static double gpu_copy_ceiling(void) {
 }
 #endif
 
-static void gpu_part(const int8_t *geno, int64_t n, int64_t m, int k, int reps, int ngpu) {
+static void gpu_part(const int8_t *geno, int64_t n, int64_t m, int k, int reps, int ngpu,
+                     int64_t part_rows) {
 #ifdef TG_USE_CUDA
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
@@ -222,11 +226,13 @@ static void gpu_part(const int8_t *geno, int64_t n, int64_t m, int k, int reps, 
     tg_geno *g;
     double t0 = tg_now();
     if (tg_geno_from_int8(geno, n, m, n, 0, &g, &err)) die("prepare", &err);
+    tg_geno_set_part_rows(g, part_rows);
     printf("# GPU: n %lld x m %lld, k %d: 5codes prepared in %.1f s; %lld blocks of samples "
-           "(first %lld), %lld blocks of SNPs (first %lld)\n",
+           "(first %lld), %lld blocks of SNPs (first %lld); end to end, parts of %lld table rows "
+           "(0: the default)\n",
            (long long)n, (long long)m, k, tg_now() - t0, (long long)tg_geno_nblocks(g, 0),
            (long long)tg_geno_block_start(g, 0, 1), (long long)tg_geno_nblocks(g, 1),
-           (long long)tg_geno_block_start(g, 1, 1));
+           (long long)tg_geno_block_start(g, 1, 1), (long long)part_rows);
     double copy = gpu_copy_ceiling(), bytes = 0.2 * (double)n * (double)m,
            flops = 2.0 * (double)n * (double)m * k;
     double gemm[2] = {bench_gpu_gemm_rate(TG_FP64), bench_gpu_gemm_rate(TG_FP32)};
@@ -258,7 +264,7 @@ static void gpu_part(const int8_t *geno, int64_t n, int64_t m, int k, int reps, 
     tg_geno_free(g);
     tg_runtime_stop();
 #else
-    (void)geno, (void)n, (void)m, (void)k, (void)reps, (void)ngpu;
+    (void)geno, (void)n, (void)m, (void)k, (void)reps, (void)ngpu, (void)part_rows;
     printf("# built without CUDA: GPU part skipped\n");
 #endif
 }
@@ -482,7 +488,7 @@ static void cpu_products(const int8_t *geno, int64_t ld, int64_t n, int64_t m, i
 
 int main(int argc, char **argv) {
     tg_blas_restart_if_generic(argv);
-    int64_t n = 102000, m = 50241, cpu_n = 20400;
+    int64_t n = 102000, m = 50241, cpu_n = 20400, part_rows = 0;
     int k = 10, reps = 10, pairs = 3, gpu = 1, cpu = 1, ngpu = 1, ncpu = 0;
     double missing = 2.0 / 256;
     for (int i = 1; i < argc; i++) {
@@ -500,6 +506,8 @@ int main(int argc, char **argv) {
             cpu_n = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--missing") && i + 1 < argc)
             missing = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--part-rows") && i + 1 < argc)
+            part_rows = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--ngpu") && i + 1 < argc)
             ngpu = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--ncpu") && i + 1 < argc)
@@ -510,14 +518,14 @@ int main(int argc, char **argv) {
             cpu = 0;
         else {
             fprintf(stderr,
-                    "usage: %s [--n N] [--m M] [--k K] [--reps R] [--pairs P] [--cpu-n N] [--missing F] "
-                    "[--ngpu G] [--ncpu C] [--no-gpu] [--no-cpu]\n",
+                    "usage: %s [--n N] [--m M] [--k K] [--reps R] [--pairs P] [--cpu-n N] "
+                    "[--missing F] [--part-rows R] [--ngpu G] [--ncpu C] [--no-gpu] [--no-cpu]\n",
                     argv[0]);
             return 2;
         }
     }
     if (n < 1 || m < 1 || k < 1 || k > 64 || reps < 1 || pairs < 1 || pairs > MAX_PAIRS ||
-        cpu_n < 1 || !(missing >= 0) || missing > 1 || ngpu < 1 || ncpu < 0) {
+        cpu_n < 1 || !(missing >= 0) || missing > 1 || ngpu < 1 || ncpu < 0 || part_rows < 0) {
         fprintf(stderr, "bench/snpmm: sizes must be positive, k at most 64, --pairs at most %d, "
                         "--missing in [0, 1]\n", MAX_PAIRS);
         return 2;
@@ -533,7 +541,7 @@ int main(int argc, char **argv) {
     random_genotypes(geno, (size_t)n * (size_t)m, 42, miss256);
     printf("# random genotypes n %lld x m %lld, %u in 256 calls missing, in %.1f s\n",
            (long long)n, (long long)m, miss256, tg_now() - t0);
-    if (gpu) gpu_part(geno, n, m, k, reps, ngpu);
+    if (gpu) gpu_part(geno, n, m, k, reps, ngpu, part_rows);
     if (cpu && ncpu)
         cpu_products(geno, n, cpu_n, m, k, reps, ncpu);
     else if (cpu)

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct starpu_codelet tg_cl_fivecodes[2][2];
+struct starpu_codelet tg_cl_fivecodes[2][2][2];
 static struct starpu_perfmodel fc_models[2][2];
 static const char *const fc_symbols[2][2] = {{"tg_fivecodes_zl_fp64", "tg_fivecodes_zl_fp32"},
                                              {"tg_fivecodes_ztl_fp64", "tg_fivecodes_ztl_fp32"}};
@@ -25,6 +25,18 @@ static const char *const fc_symbols[2][2] = {{"tg_fivecodes_zl_fp64", "tg_fiveco
 #define FC_TAB_BYTES (192 * 1024)
 #define FC_MAXP 8 /* groups applied per pass over a row chunk */
 #define FC_PACK_BYTES (128 * 1024) /* a tile of packed rows of in, for the missing calls */
+
+/* The first of the calls tl[lo .. hi) (ascending) at table row t0 or later: hi if none (at
+ * once where the part starts at or before the row's first call: one part, every product). */
+static inline int32_t fc_first_call(const int32_t *tl, int32_t lo, int32_t hi, int64_t t0) {
+    if (lo == hi || tl[lo] >= t0) return lo;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (tl[mid] < t0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
 
 /* An entry (a table's row, an accumulator row) is nw 64-byte vectors and, where the last
  * columns fill at most half of one, a tail of ht 16-byte vectors (ht <= 2): k = 10 doubles take
@@ -118,10 +130,11 @@ static const char *const fc_symbols[2][2] = {{"tg_fivecodes_zl_fp64", "tg_fiveco
         fc_rows_##SFX(accw, acch, tw, th, codes + g * ldc + r0, ldc, nr, nw, ht, P);               \
     }                                                                                              \
                                                                                                    \
-    /* The missing calls of output rows r0 .. r0+nr-1: m[r] = sum over the row's calls t of        \
-     * s_t*in_t (s_t = c_t for trans 0, 1 for trans 1), in tiles of mt table rows: the tile's      \
-     * rows of in packed as entries (pw, ph; from the column-major in, a call read k lines),       \
-     * then each row's calls inside the tile, from its cursor (the lists are ascending). */        \
+    /* The missing calls of output rows r0 .. r0+nr-1 in the part: m[r] = sum over the row's      \
+     * calls t of s_t*in_t (s_t = c_t for trans 0, 1 for trans 1), in tiles of mt table rows: the  \
+     * tile's rows of in packed as entries (pw, ph; from the column-major in, a call read k        \
+     * lines), then each row's calls inside the tile, from its cursor (the lists are ascending,   \
+     * in the product's table rows: the part's start at a->t0). */                                 \
     static inline __attribute__((always_inline)) void fc_missing_##SFX(                            \
         const struct tg_fivecodes_arg *a, const T *in, size_t nt, size_t ldin,                     \
         const double *coef, const int32_t *miss, size_t rows, size_t r0, size_t nr, int nw,        \
@@ -132,7 +145,8 @@ static const char *const fc_symbols[2][2] = {{"tg_fivecodes_zl_fp64", "tg_fiveco
         memset(mw, 0, nr * nw * sizeof *mw);                                                       \
         memset(mh, 0, nr * ht * sizeof *mh);                                                       \
         if (miss[r0 + nr] == miss[r0]) return;                                                     \
-        memcpy(cur, miss + r0, nr * sizeof *cur);                                                  \
+        for (size_t r = 0; r < nr; r++)                                                            \
+            cur[r] = fc_first_call(tl, miss[r0 + r], miss[r0 + r + 1], a->t0);                     \
         for (size_t t0 = 0; t0 < nt; t0 += mt) {                                                   \
             size_t n = nt - t0 < mt ? nt - t0 : mt;                                                \
             for (int col = 0; col < a->k; col++) {                                                 \
@@ -144,8 +158,8 @@ static const char *const fc_symbols[2][2] = {{"tg_fivecodes_zl_fp64", "tg_fiveco
             }                                                                                      \
             for (size_t r = 0; r < nr; r++) {                                                      \
                 int32_t e = cur[r], end = miss[r0 + r + 1];                                        \
-                for (; e < end && (size_t)tl[e] < t0 + n; e++) {                                   \
-                    size_t i = (size_t)tl[e] - t0;                                                 \
+                for (; e < end && (size_t)(tl[e] - a->t0) < t0 + n; e++) {                         \
+                    size_t i = (size_t)(tl[e] - a->t0) - t0;                                       \
                     for (int v = 0; v < nw; v++) mw[r * nw + v] += pw[i * nw + v];                 \
                     for (int h = 0; h < ht; h++) mh[r * ht + h] += ph[i * ht + h];                 \
                 }                                                                                  \
@@ -212,10 +226,12 @@ static const char *const fc_symbols[2][2] = {{"tg_fivecodes_zl_fp64", "tg_fiveco
                 memcpy((char *)y + wb, mh + r * ht, (size_t)ht * sizeof(H));                       \
                 int64_t j = a->r0 + (int64_t)(r0 + r);                                             \
                 T w = a->trans ? (T)coef[2 * j] : (T)1, c = a->trans ? (T)coef[2 * j + 1] : (T)0;  \
-                for (int col = 0; col < k; col++)                                                  \
-                    out[r0 + r + (size_t)col * ldout] =                                            \
-                        a->trans ? w * x[col] - c * (T)a->offset[col] + c * y[col]                 \
-                                 : x[col] + y[col];                                                \
+                T *o = out + r0 + r;                                                               \
+                for (int col = 0; col < k; col++) {                                                \
+                    T v = a->trans ? w * x[col] - c * (T)a->offset[col] + c * y[col]               \
+                                   : x[col] + y[col];                                              \
+                    o[(size_t)col * ldout] = a->t0 ? o[(size_t)col * ldout] + v : v;               \
+                }                                                                                  \
             }                                                                                      \
         }                                                                                          \
         free(tw);                                                                                  \
@@ -238,12 +254,15 @@ FC_DEFINE(float, fp32)
 void tg_fivecodes_cpu(void *buffers[], void *cl_arg) {
     struct tg_fivecodes_arg a;
     starpu_codelet_unpack_args(cl_arg, &a);
-    const uint8_t *codes = (const uint8_t *)STARPU_MATRIX_GET_PTR(buffers[0]);
-    size_t rows = STARPU_MATRIX_GET_NX(buffers[4]), groups = STARPU_MATRIX_GET_NY(buffers[0]),
-           ldc = STARPU_MATRIX_GET_LD(buffers[0]);
+    /* the part's groups and table rows; the coefficients by table row from the part's first
+     * for trans 0, by output row (the SNPs of the block) for trans 1 */
+    size_t rows = STARPU_MATRIX_GET_NX(buffers[4]), ldc = STARPU_MATRIX_GET_LD(buffers[0]);
+    const uint8_t *codes = (const uint8_t *)STARPU_MATRIX_GET_PTR(buffers[0]) + a.t0 / 5 * ldc;
     const void *in = (const void *)STARPU_MATRIX_GET_PTR(buffers[1]);
-    size_t nt = STARPU_MATRIX_GET_NX(buffers[1]), ldin = STARPU_MATRIX_GET_LD(buffers[1]);
-    const double *coef = (const double *)STARPU_VECTOR_GET_PTR(buffers[2]);
+    size_t nt = STARPU_MATRIX_GET_NX(buffers[1]), ldin = STARPU_MATRIX_GET_LD(buffers[1]),
+           groups = (nt + 4) / 5;
+    const double *coef =
+        (const double *)STARPU_VECTOR_GET_PTR(buffers[2]) + (a.trans ? 0 : 2 * a.t0);
     const int32_t *miss = (const int32_t *)STARPU_VECTOR_GET_PTR(buffers[3]);
     void *out = (void *)STARPU_MATRIX_GET_PTR(buffers[4]);
     size_t ldout = STARPU_MATRIX_GET_LD(buffers[4]);
@@ -254,13 +273,15 @@ void tg_fivecodes_cpu(void *buffers[], void *cl_arg) {
 }
 
 void tg_fivecodes_init(void) {
-    static const enum starpu_data_access_mode modes[5] = {STARPU_R, STARPU_R, STARPU_R, STARPU_R,
-                                                          STARPU_W};
+    static const enum starpu_data_access_mode modes[2][5] = {
+        {STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_W},
+        {STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_RW}};
     for (int t = 0; t < 2; t++)
         for (int p = 0; p < 2; p++)
-            tg_codelet_fill(&tg_cl_fivecodes[t][p], &fc_models[t][p], fc_symbols[t][p],
-                            tg_fivecodes_cpu, TG_CUDA_FN(tg_fivecodes_cuda), 5, modes,
-                            (struct tg_codelet_hints){TG_B_GENO, 0});
+            for (int add = 0; add < 2; add++)
+                tg_codelet_fill(&tg_cl_fivecodes[t][p][add], &fc_models[t][p], fc_symbols[t][p],
+                                tg_fivecodes_cpu, TG_CUDA_FN(tg_fivecodes_cuda), 5, modes[add],
+                                (struct tg_codelet_hints){TG_B_GENO, 0});
 }
 
 int tg_insert_fivecodes(const struct tg_fivecodes_arg *a, starpu_data_handle_t codes,
@@ -269,9 +290,11 @@ int tg_insert_fivecodes(const struct tg_fivecodes_arg *a, starpu_data_handle_t c
                         int worker, void (*done)(void *), void *done_arg) {
     /* plain StarPU even with several MPI ranks: a genotype matrix is node-local, each rank
      * that holds one computes its products on its own workers */
-    struct starpu_task *t = starpu_task_build(&tg_cl_fivecodes[a->trans][a->prec == TG_FP32],
+    struct starpu_task *t = starpu_task_build(&tg_cl_fivecodes[a->trans][a->prec == TG_FP32]
+                                                              [a->t0 > 0],
                                               STARPU_R, codes, STARPU_R, in, STARPU_R, coef,
-                                              STARPU_R, miss, STARPU_W, out, STARPU_VALUE, a,
+                                              STARPU_R, miss, a->t0 > 0 ? STARPU_RW : STARPU_W,
+                                              out, STARPU_VALUE, a,
                                               sizeof *a, STARPU_FLOPS, flops, 0);
     if (t && worker >= 0) {
         t->execute_on_a_specific_worker = 1;

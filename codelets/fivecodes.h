@@ -1,25 +1,31 @@
 /* Genotype matrix product codelets (5codes): the interface between the product (src/algo/snpmm.c),
  * the CPU kernel (codelets/fivecodes.c) and the CUDA kernel (codelets/fivecodes_cuda.cu).
  *
- * One task computes a block of output rows. The genotypes of the block are 5codes (Freudenberg
- * et al. 2023, section 2.2.2): five consecutive "table rows" share one byte, the base-3 number
- * code = Σ_t d_t·3^t (t = 0..4), d_t ∈ {0, 1, 2} the A1 count, 0 for a missing call, an excluded
- * SNP or a table row past the end. Both products have the same form:
+ * One task computes a block of output rows over a part of the table rows (all of them, or a
+ * range of whole groups: a product split along its inner dimension, so that the first part's
+ * tasks start while the later parts of in are still checked and sent). The genotypes of the
+ * block are 5codes (Freudenberg et al. 2023, section 2.2.2): five consecutive "table rows"
+ * share one byte, the base-3 number code = Σ_t d_t·3^t (t = 0..4), d_t ∈ {0, 1, 2} the A1
+ * count, 0 for a missing call, an excluded SNP or a table row past the end. Both products
+ * have the same form:
  *   Z·Λ   (trans 0): output rows = samples of the block, table rows = SNPs (all m), in = Λ (m×k);
  *   Zᵀ·Λ̃ (trans 1): output rows = SNPs of the block, table rows = samples (all n), in = Λ̃ (n×k).
  *
- * Buffers (modes R, R, R, R, W):
+ * Buffers (modes R, R, R, R, W or RW):
  *  0 codes: matrix of uint8, NX ≥ block rows (the genotypes pad it to 16: rows past out's NX
  *           are never output), NY = groups (ceil(table rows / 5)); byte (r, g) holds table
- *           rows 5g..5g+4 of output row r (rows contiguous within a group);
- *  1 in:    matrix of double or float (the precision), NX = table rows, NY = k;
+ *           rows 5g..5g+4 of output row r (rows contiguous within a group); a part reads
+ *           its groups t0/5 ..;
+ *  1 in:    matrix of double or float (the precision), NX = the part's table rows (from
+ *           t0, a multiple of 5), NY = k;
  *  2 coef:  vector of double, 2m: coef[2j] = w_j (1, or 1/sqrt(2p_j(1−p_j)) when scaled),
  *           coef[2j+1] = c_j = 2p_j·w_j; both 0 for an excluded SNP;
  *  3 miss:  vector of int32, rows + 1 + count: offsets o_0 = 0 ≤ … ≤ o_rows = count, then the
  *           table rows t of the missing calls of output row r at rows + 1 + [o_r, o_(r+1)),
- *           ascending;
- *  4 out:   matrix of the precision, NX = block rows, NY = k.
- * Result (j the SNP of the term: j = t for trans 0, j = r0 + r for trans 1):
+ *           ascending, over all the table rows (a part takes those in its range);
+ *  4 out:   matrix of the precision, NX = block rows, NY = k; written by the part at t0 = 0
+ *           (mode W), added to by the others (RW: tg_cl_fivecodes[..][..][1]).
+ * Result (j the SNP of the term: j = t for trans 0, j = r0 + r for trans 1; t over the part):
  *   trans 0: out_r = Σ_t (d_rt·w_t − c_t)·in_t + Σ_{(r,t) missing} c_t·in_t
  *   trans 1: out_r = w_j·Σ_t d_rt·in_t − c_j·S + Σ_{(r,t) missing} c_j·in_t,  S = Σ_t in_t
  * i.e. Z·in with Z_ij = (x_ij − 2p_j)·w_j and 0 for a missing call: the centering term of a
@@ -27,8 +33,8 @@
  * folded into the table (entry 0 of a group is −Σ_t c_t·in_t), as in the paper; for trans 1 it
  * depends on the output row, so it is applied once per row with S from the task argument. The
  * GPU computes D·A (FP64: on the INT8 tensor cores, A cut into exact 8-bit slices; FP32: FMA),
- * applies both centerings once per output row, and adds a missing call as the digit 2p_j (the
- * centering term it then loses is c_j = 2p_j·w_j). */
+ * scaled by w_j for trans 1, adds the missing calls' c_j·in_t, then applies the centering once
+ * per output row. */
 #ifndef TG_CODELETS_FIVECODES_H
 #define TG_CODELETS_FIVECODES_H
 #include <stdint.h>
@@ -47,14 +53,16 @@ struct tg_fivecodes_arg {
     tg_prec prec; /* TG_FP64 or TG_FP32: the arrays and the accumulation */
     int k;
     int64_t r0; /* first output row of the block (trans 1: its first SNP) */
-    uint64_t product; /* the call's serial: its blocks share in, so a GPU slices it once */
-    /* in double: trans 0: Σ_t c_t·in_t (the GPU subtracts it at the end; the CPU folds it into
-     * its tables instead), trans 1: S = Σ_t in_t */
+    int64_t t0; /* the part's first table row (a multiple of 5); 0: out written, else added to */
+    uint64_t product; /* the part's serial: its blocks share in, so a GPU slices it once */
+    /* in double, over the part's table rows: trans 0: Σ_t c_t·in_t (the GPU subtracts it at
+     * the end; the CPU folds it into its tables instead), trans 1: S = Σ_t in_t */
     double offset[TG_FC_MAXK];
 };
 
-/* [trans][prec index: 0 fp64, 1 fp32]; perfmodels tg_fivecodes_{zl,ztl}_{fp64,fp32} */
-extern struct starpu_codelet tg_cl_fivecodes[2][2];
+/* [trans][prec index: 0 fp64, 1 fp32][0: the first part (out W), 1: a later one (out RW)];
+ * perfmodels tg_fivecodes_{zl,ztl}_{fp64,fp32}, one for both parts' codelets */
+extern struct starpu_codelet tg_cl_fivecodes[2][2][2];
 void tg_fivecodes_init(void);
 void tg_fivecodes_cpu(void *buffers[], void *cl_arg);
 void tg_fivecodes_cuda(void *buffers[], void *cl_arg);

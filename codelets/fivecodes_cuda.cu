@@ -6,12 +6,13 @@
 // FMA:
 //   P = D·A,  D the 0/1/2 digits (0 for a missing call), A_t = a_t·in_t (a_t = w_t for Z·Λ, 1
 //   for Zᵀ·Λ̃), accumulated in FP32;
-// then one epilogue per output row applies the centering and scaling (Z·Λ: P − Σ_t c_t·in_t;
-// Zᵀ·Λ̃: w_j·P_j − c_j·S). A missing call counts as the digit 2p_j, which gives back the
-// centering term c_j·in_t = 2p_j·w_j·in_t it must not lose: each thread walks its rows' lists of
-// missing calls (sorted by table row) beside the shared-memory tiles, so the correction costs a
-// compare per row and tile plus k FMAs per call. (A separate pass of atomics over the lists took
-// 7 ms of Z·Λ's 13.5 and 20 ms of Zᵀ·Λ̃'s 26 at 0.8% missing calls, n 102,000 × m 50,241.)
+// added to out (scaled by w_j for Zᵀ·Λ̃), then one epilogue per output row adds the centering
+// (Z·Λ: −Σ_t c_t·in_t; Zᵀ·Λ̃: −c_j·S), all over the task's part of the table rows. A missing
+// call counts as the digit 2p_j, which gives back the centering term c_j·in_t = 2p_j·w_j·in_t
+// it must not lose: each thread walks its rows' lists of missing calls (sorted by table row)
+// beside the shared-memory tiles, so the correction costs a compare per row and tile plus k
+// FMAs per call. (A separate pass of atomics over the lists took 7 ms of Z·Λ's 13.5 and 20 ms
+// of Zᵀ·Λ̃'s 26 at 0.8% missing calls, n 102,000 × m 50,241.)
 //
 // Kernel layout: a thread owns RT output rows (strided by the block size, so each byte load of a
 // warp is 32 consecutive bytes) and KC columns in registers; a thread block stages 32 groups
@@ -43,7 +44,8 @@ template <typename T, int KC> __host__ __device__ constexpr int fill_groups() {
 struct params {
     int trans;
     int64_t r0;
-    const uint8_t *codes;
+    int64_t t0;          // the part's first table row: the calls' lists are in the product's
+    const uint8_t *codes; // the part's groups
     const int32_t *miss; // rows + 1 offsets, then the table rows (codelets/fivecodes.h)
     size_t nmiss;        // the missing calls listed
     size_t rows, groups, ldc;
@@ -137,7 +139,7 @@ __global__ void __launch_bounds__(THREADS, 3) product_kernel(params p, int c0, s
         len[q] = end[q] - cur[q];
         f[q] = p.trans && r < p.rows ? mean_digit<T>(p.coef, (size_t)p.r0 + r) : (T)0;
     }
-    const int first = (int)(5 * g0); // table rows are below 2^31
+    const int first = (int)(p.t0 + 5 * g0); // table rows are below 2^31
     for (int more = 1; more;) {
         more = 0;
 #pragma unroll
@@ -153,7 +155,7 @@ __global__ void __launch_bounds__(THREADS, 3) product_kernel(params p, int c0, s
     }
     for (size_t gt = g0; gt < g1; gt += FG) {
         const int ng = (int)(g1 - gt < FG ? g1 - gt : FG);
-        const int tbeg = (int)(5 * gt), tend = (int)(5 * (gt + ng));
+        const int tbeg = (int)(p.t0 + 5 * gt), tend = (int)(p.t0 + 5 * (gt + ng));
         int w[RT][W];
 #pragma unroll
         for (int q = 0; q < RT; q++)
@@ -216,29 +218,26 @@ __global__ void __launch_bounds__(THREADS, 3) product_kernel(params p, int c0, s
 #pragma unroll
     for (int q = 0; q < RT; q++) {
         size_t r = rbase + (size_t)q * THREADS;
-        if (r < p.rows)
+        if (r >= p.rows) continue;
+        const T w = p.trans ? (T)p.coef[2 * (p.r0 + r)] : (T)1; // w_j·(its digit 2p_j) = c_j
 #pragma unroll
-            for (int c = 0; c < KC; c++) atomicAdd(&out[r + (size_t)(c0 + c) * p.ldout], acc[q][c]);
+        for (int c = 0; c < KC; c++) atomicAdd(&out[r + (size_t)(c0 + c) * p.ldout], w * acc[q][c]);
     }
 }
 
-// Passed by value to the epilogue: Σ_t c_t·in_t (trans 0) or S (trans 1).
+// Passed by value to the epilogue: the part's Σ_t c_t·in_t (trans 0) or S (trans 1).
 struct offsets {
     double v[TG_FC_MAXK];
 };
 
+// The part's centering, added to out: every term of a part is added, so that the parts' tasks
+// may run on either kind of worker.
 template <typename T> __global__ void epilogue_kernel(params p, offsets off) {
     T *out = (T *)p.out;
     for (size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x; e < p.rows * p.k;
          e += (size_t)gridDim.x * blockDim.x) {
         size_t r = e % p.rows, c = e / p.rows;
-        T *o = &out[r + c * p.ldout];
-        if (p.trans) {
-            size_t j = (size_t)p.r0 + r;
-            *o = (T)p.coef[2 * j] * *o - (T)p.coef[2 * j + 1] * (T)off.v[c];
-        } else {
-            *o -= (T)off.v[c];
-        }
+        out[r + c * p.ldout] -= (p.trans ? (T)p.coef[2 * (p.r0 + r) + 1] : (T)1) * (T)off.v[c];
     }
 }
 
@@ -486,8 +485,9 @@ __device__ __forceinline__ void tc_decode_tiles(const uint8_t (*sc)[ROWS + TC_PA
             tc_decode<ROWS>(sc, m0[mt] + (lane >> 2) + 8 * h, lane & 3, wa[mt][h]);
 }
 
-// The integer products of columns c0 .. c0 + NT − 1 scaled back and added to out by atomicAdd
-// (other blocks hold the same rows' other groups), m16 tile mt starting at row m0[mt].
+// The integer products of columns c0 .. c0 + NT − 1 scaled back (and by w_j for Zᵀ·Λ̃) and added
+// to out by atomicAdd (other blocks hold the same rows' other groups), m16 tile mt starting at
+// row m0[mt].
 template <int NT, int MT>
 __device__ __forceinline__ void tc_store(const params &p, int c0, const unsigned long long *mx,
                                          size_t r0, const int (&m0)[MT],
@@ -510,7 +510,9 @@ __device__ __forceinline__ void tc_store(const params &p, int c0, const unsigned
                 v[h] += __shfl_xor_sync(~0u, v[h], 2);
             }
             const size_t r = r0 + m0[mt] + gid + 8 * (t4 & 1);
-            if (t4 < 2 && r < p.rows) atomicAdd(&out[r + (size_t)c * p.ldout], v[t4]);
+            if (t4 < 2 && r < p.rows)
+                atomicAdd(&out[r + (size_t)c * p.ldout],
+                          (p.trans ? p.coef[2 * (p.r0 + r)] : 1.0) * v[t4]);
         }
     }
 }
@@ -649,17 +651,34 @@ void launch_tensor_kc(const params &p, int c0, int kc, dim3 grid, size_t gpc, co
 // out by atomicAdd (the tensor kernel has finished: one stream). A block's few thousand rows
 // make too few warps to keep enough loads in flight without the split.
 constexpr int TC_MU = 4; // steps a lane has in flight
+
+// The first of the calls tl[lo .. hi) (ascending) at table row t or later: hi if none. A part
+// that holds all of a row's calls (one part: every product) costs a load or two, not a search
+// of dependent loads.
+__device__ __forceinline__ int first_call(const int32_t *tl, int lo, int hi, int64_t t) {
+    if (lo == hi || tl[lo] >= t) return lo;
+    if (tl[hi - 1] < t) return hi;
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (tl[mid] < t) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
 __global__ void missing_kernel(params p, const double2 *rows_of, int split) {
     const int lane = threadIdx.x & 31, sub = lane >> 3;
     const size_t w = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32, r = w / split;
     if (r >= p.rows) return;
     const int32_t *tl = p.miss + p.rows + 1;
-    const int64_t i0 = p.miss[r], len = p.miss[r + 1] - i0, part = (int64_t)(w % split);
-    const int ib = (int)(i0 + len * part / split), ie = (int)(i0 + len * (part + 1) / split);
+    // the row's calls in the part (its table rows from p.t0, those of rows_of)
+    const int lo = first_call(tl, p.miss[r], p.miss[r + 1], p.t0),
+              hi = first_call(tl, lo, p.miss[r + 1], p.t0 + (int64_t)p.nt);
+    const int64_t len = hi - lo, part = (int64_t)(w % split);
+    const int ib = (int)(lo + len * part / split), ie = (int)(lo + len * (part + 1) / split);
     if (ib == ie) return;
     const int ld2 = tc_ld(p.k) / 2;
-    // Zᵀ·Λ̃: the row's SNP gives the digit, the table row (a sample) the column
-    const double f = p.trans ? mean_digit<double>(p.coef, (size_t)p.r0 + r) : 1.0;
+    // Zᵀ·Λ̃: the row's SNP gives c_j, the table row (a sample) the column
+    const double f = p.trans ? p.coef[2 * ((size_t)p.r0 + r) + 1] : 1.0;
     double *out = (double *)p.out;
     for (int c0 = 0; c0 < p.k; c0 += 16) {
         const int c = c0 + 2 * (lane & 7);
@@ -669,7 +688,7 @@ __global__ void missing_kernel(params p, const double2 *rows_of, int split) {
                 double2 v[TC_MU];
 #pragma unroll
                 for (int u = 0; u < TC_MU; u++)
-                    v[u] = i + 4 * u < ie ? rows_of[(size_t)tl[i + 4 * u] * ld2 + c / 2]
+                    v[u] = i + 4 * u < ie ? rows_of[(size_t)(tl[i + 4 * u] - p.t0) * ld2 + c / 2]
                                           : make_double2(0, 0);
 #pragma unroll
                 for (int u = 0; u < TC_MU; u++) acc.x += v[u].x, acc.y += v[u].y;
@@ -684,17 +703,17 @@ __global__ void missing_kernel(params p, const double2 *rows_of, int split) {
 }
 
 // What a worker's scratch slot 3 (this file's alone) holds: the column maxima, the slices and
-// the row-major copy of one product's in. Its size does not depend on the block (the copy's
-// room is kept without missing calls too), so no block of a product reallocates it.
+// the row-major copy of one part's in. Its size does not depend on the block (the copy's room
+// is kept without missing calls too), so no block of a part reallocates it.
 static struct {
     uint64_t product;
     const void *base;
     bool rows;
 } tc_made[STARPU_NMAXWORKERS];
 
-// D·A of every column into out (zeroed before), by the tensor cores, then the missing calls;
-// the epilogue is epilogue_kernel's. The slices of in are made by the first block of @p product
-// on this worker and kept for its other blocks (one stream: in order).
+// D·A of every column added to out by the tensor cores, then the missing calls; the epilogue is
+// epilogue_kernel's. The slices of in are made by the first block of @p product (a part's
+// serial) on this worker and kept for its other blocks (one stream: in order).
 void launch_tensor(const params &p, uint64_t product, cudaStream_t s) {
     const size_t chunks = (p.groups + TC_G - 1) / TC_G, fbytes = chunks * p.k * 5 * 256,
                  tbytes = p.nt * tc_ld(p.k) * sizeof(double);
@@ -755,7 +774,8 @@ void launch_tensor(const params &p, uint64_t product, cudaStream_t s) {
 }
 
 template <typename T> void run(const params &p, const tg_fivecodes_arg &a, cudaStream_t s) {
-    TG_CUDA_CHECK(cudaMemset2DAsync(p.out, p.ldout * sizeof(T), 0, p.rows * sizeof(T), p.k, s));
+    if (a.t0 == 0) // the first part: out is written
+        TG_CUDA_CHECK(cudaMemset2DAsync(p.out, p.ldout * sizeof(T), 0, p.rows * sizeof(T), p.k, s));
     if constexpr (std::is_same<T, double>::value)
         launch_tensor(p, a.product, s);
     else
@@ -773,14 +793,17 @@ extern "C" void tg_fivecodes_cuda(void *buffers[], void *cl_arg) {
     starpu_codelet_unpack_args(cl_arg, &a);
     params p;
     p.trans = a.trans;
-    p.codes = (const uint8_t *)STARPU_MATRIX_GET_PTR(buffers[0]);
-    p.rows = STARPU_MATRIX_GET_NX(buffers[4]);
-    p.groups = STARPU_MATRIX_GET_NY(buffers[0]);
+    p.t0 = a.t0;
+    // the part's groups and table rows; the coefficients by table row from the part's first for
+    // trans 0, by output row for trans 1
     p.ldc = STARPU_MATRIX_GET_LD(buffers[0]);
+    p.codes = (const uint8_t *)STARPU_MATRIX_GET_PTR(buffers[0]) + a.t0 / 5 * p.ldc;
+    p.rows = STARPU_MATRIX_GET_NX(buffers[4]);
     p.in = (const void *)STARPU_MATRIX_GET_PTR(buffers[1]);
     p.nt = STARPU_MATRIX_GET_NX(buffers[1]);
+    p.groups = (p.nt + 4) / 5;
     p.ldin = STARPU_MATRIX_GET_LD(buffers[1]);
-    p.coef = (const double *)STARPU_VECTOR_GET_PTR(buffers[2]);
+    p.coef = (const double *)STARPU_VECTOR_GET_PTR(buffers[2]) + (a.trans ? 0 : 2 * a.t0);
     p.miss = (const int32_t *)STARPU_VECTOR_GET_PTR(buffers[3]);
     p.nmiss = STARPU_VECTOR_GET_NX(buffers[3]) - p.rows - 1;
     p.r0 = a.r0;

@@ -198,7 +198,7 @@ static size_t like_rows(const struct starpu_task *like, int i, size_t dflt) {
  * 128 rows (at most its rows), a block being a core's tens of milliseconds. */
 static int probe_fivecodes(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
                            const struct starpu_task *like, tg_probe_task *out) {
-    const int trans = cl >= tg_cl_fivecodes[1], fp32 = (int)(cl - tg_cl_fivecodes[trans]);
+    const int trans = cl >= tg_cl_fivecodes[1][0], fp32 = cl == tg_cl_fivecodes[trans][1];
     const int gpu = type == STARPU_CUDA_WORKER;
     const int64_t real = (int64_t)like_rows(like, 4, 4096), table = (int64_t)like_rows(like, 1, 40960),
                   groups = (table + 4) / 5,
@@ -309,7 +309,10 @@ void tg_codelets_probes_register(void) {
     for (int k = 0; k < TG_EPI_MAX_ORDER - 1; k++)
         tg_probe_register(&tg_cl_epi_round[k], probe_round, NULL);
     for (int t = 0; t < 2; t++)
-        for (int p = 0; p < 2; p++) tg_probe_register(&tg_cl_fivecodes[t][p], probe_fivecodes, NULL);
+        for (int p = 0; p < 2; p++) { /* a later part's tasks share the first part's model */
+            tg_probe_register(&tg_cl_fivecodes[t][p][0], probe_fivecodes, NULL);
+            tg_probe_register(&tg_cl_fivecodes[t][p][1], NULL, &tg_cl_fivecodes[t][p][0]);
+        }
     tg_probe_register(&tg_cl_gram, probe_gram, NULL);
     tg_probe_register(&tg_cl_gram_sym, NULL, &tg_cl_gram);
     /* a GRM's first block row is its diagonal tile: the block tiles (the same FP64 products,

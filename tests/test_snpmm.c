@@ -214,6 +214,21 @@ static void run_all(const char *workers, tg_rng *r) {
                                  pi ? "fp32" : "fp64", scale ? " scaled" : "");
                         check_product(g, &d, trans, ks[ki], pi ? TG_FP32 : TG_FP64, r, what);
                     }
+            /* the products split along their inner dimension (the default only with GPUs):
+             * parts of 320 table rows (two of the GPU kernels' chunks), any kind of worker
+             * taking any part of a block */
+            tg_geno_set_part_rows(g, 320);
+            for (int trans = 0; trans < 2; trans++)
+                for (int ki = 0; ki < 3; ki++)
+                    for (int pi = 0; pi < 2; pi++) {
+                        const int kp = (int[]){1, 10, 20}[ki];
+                        char what[160];
+                        snprintf(what, sizeof what, "%s: %s %" PRId64 "x%" PRId64 " k=%d %s%s, "
+                                 "%" PRId64 " parts", workers, trans ? "Z'L" : "ZL", d.n, d.m,
+                                 kp, pi ? "fp32" : "fp64", scale ? " scaled" : "",
+                                 ((trans ? d.n : d.m) + 319) / 320);
+                        check_product(g, &d, trans, kp, pi ? TG_FP32 : TG_FP64, r, what);
+                    }
             tg_geno_free(g);
             free_data(&d);
         }
@@ -313,6 +328,13 @@ static void check_bad_input(tg_rng *r) {
     ok(tg_geno_mul(g, 0, 2, TG_FP64, in, ld, out, 20, &err) == TG_ERR_ARG &&
            strstr(err.msg, "row 3") && strstr(err.msg, "column 1"),
        "NaN in the input names its row and column: %s", err.msg);
+    /* in parts: a bad value in the third part is found after the first two were submitted */
+    tg_geno_set_part_rows(g, 1600);
+    in[3 + 1 * ld] = 0;
+    in[4000 + 1 * ld] = -INFINITY;
+    ok(tg_geno_mul(g, 0, 2, TG_FP64, in, ld, out, 20, &err) == TG_ERR_ARG &&
+           strstr(err.msg, "row 4000") && strstr(err.msg, "column 1"),
+       "in parts of 1,600 rows, -inf in the third part named: %s", err.msg);
     free(in);
     tg_geno_free(g);
     free_data(&d);

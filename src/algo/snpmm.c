@@ -32,6 +32,13 @@
  * shrinking blocks and two tasks per worker in flight, still placed by dmdas, 70–91%; pulled
  * one at a time, 87–88%, the idle time all after the cores' last tasks (docs/PERFORMANCE.md).
  *
+ * With GPUs and a large Λ a product is also split along its inner dimension (part_rows): a
+ * task reads all of its Λ before it starts, and Λ is checked (and copied to the staging buffer)
+ * on the host and then sent, so with one part none of that overlaps the GPU's work. Each
+ * part's tasks (one per block, the first part writing the block, the others adding to it) are
+ * submitted as soon as its rows are checked, the next part checked beside them (StarPU not
+ * paused); the blocks' results leave one by one during the last part.
+ *
  * Several MPI ranks: each holds the codes of its own samples only (tg_runtime_split: an even,
  * contiguous share of the rows), in blocks sized as above for its share, and decodes only those
  * rows of the .bed. The frequencies come from integer counts summed over the ranks, so every
@@ -165,10 +172,10 @@ static tg_status sum_over_ranks(const tg_geno *g, int64_t k, tg_prec prec, void 
 
 /* The task argument's offsets (codelets/fivecodes.h) and the check that the input is finite:
  * typed loops over chunks of a column's rows on all cores, done per product, so it must stay
- * well under the product itself (n·k values for Zᵀ·Λ̃). Chunks of a fixed size, so that the
- * offsets' sums are the same on every machine, and small enough to keep 16 cores busy at
- * k = 10. With @p copy, each chunk is also copied there (the staging buffer, packed) while it
- * is in cache. */
+ * well under the product itself (n·k values for Zᵀ·Λ̃). Chunks of a fixed size from the part's
+ * first row, so that the offsets' sums are the same on every machine with the same parts, and
+ * small enough to keep 16 cores busy at k = 10. With @p copy, each chunk is also copied there
+ * (the staging buffer, packed) while it is in cache. */
 enum { OFFSET_ROWS = 8192 };
 
 typedef struct {
@@ -176,16 +183,16 @@ typedef struct {
     int trans;
     tg_prec prec;
     const void *in;
-    int64_t ldin, nt, nchunk; /* chunks a column */
-    double *part;             /* per chunk (column-major, nchunk a column): the sum */
-    int64_t *bad;             /* per chunk: the first row that is not finite, or -1 */
+    int64_t ldin, nt, t0, t1, nchunk; /* table rows, the part's, chunks a column */
+    double *part;                     /* per chunk (column-major, nchunk a column): the sum */
+    int64_t *bad;                     /* per chunk: the first row that is not finite, or -1 */
     char *copy;
 } offset_job;
 
 static void chunk_offset(void *ctx, int64_t i) {
     const offset_job *jb = ctx;
-    const int64_t c = i / jb->nchunk, r0 = i % jb->nchunk * OFFSET_ROWS,
-                  r1 = r0 + OFFSET_ROWS < jb->nt ? r0 + OFFSET_ROWS : jb->nt;
+    const int64_t c = i / jb->nchunk, r0 = jb->t0 + i % jb->nchunk * OFFSET_ROWS,
+                  r1 = r0 + OFFSET_ROWS < jb->t1 ? r0 + OFFSET_ROWS : jb->t1;
     const double *xd = jb->prec == TG_FP64 ? (const double *)jb->in + c * jb->ldin : NULL;
     const float *xf = jb->prec == TG_FP64 ? NULL : (const float *)jb->in + c * jb->ldin;
     double s = 0;
@@ -206,16 +213,20 @@ static void chunk_offset(void *ctx, int64_t i) {
     }
 }
 
-/* Λ's offsets into @p offset, and Λ copied to @p copy (packed) unless NULL; TG_ERR_ARG at its
- * first value that is not finite. */
+/* The offsets of Λ's table rows [t0, t1) into @p offset, and those rows copied to @p copy
+ * (packed, all the table rows a column) unless NULL; TG_ERR_ARG at the first value that is not
+ * finite. */
 static tg_status offsets(const tg_geno *g, int trans, int64_t k, tg_prec prec, const void *in,
-                         int64_t ldin, double *offset, char *copy, tg_error *err) {
-    const int64_t nt = trans ? g->nl : g->m, nchunk = (nt + OFFSET_ROWS - 1) / OFFSET_ROWS;
+                         int64_t ldin, int64_t t0, int64_t t1, double *offset, char *copy,
+                         tg_error *err) {
+    const int64_t nchunk = (t1 - t0 + OFFSET_ROWS - 1) / OFFSET_ROWS;
     double *part = tg_malloc_n(k * nchunk, 1, sizeof(double) + sizeof(int64_t), err);
     if (!part) return TG_ERR_NOMEM;
-    offset_job jb = {g, trans, prec, in, ldin, nt, nchunk, part, (int64_t *)(part + k * nchunk),
-                     copy};
-    tg_parallel_for(k * nchunk, chunk_offset, &jb);
+    offset_job jb = {g,  trans, prec, in,   ldin, trans ? g->nl : g->m, t0, t1, nchunk,
+                     part, (int64_t *)(part + k * nchunk), copy};
+    /* the first part's pass has nothing beside it: StarPU's CPU workers paused, as in any
+     * loop; a later part's runs beside the tasks of the earlier ones */
+    (t0 ? tg_parallel_for_running : tg_parallel_for)(k * nchunk, chunk_offset, &jb);
     tg_status st = TG_OK;
     for (int64_t c = 0; c < k && !st; c++) {
         offset[c] = 0;
@@ -236,6 +247,32 @@ static tg_status offsets(const tg_geno *g, int trans, int64_t k, tg_prec prec, c
     return st;
 }
 
+void tg_geno_set_part_rows(tg_geno *g, int64_t rows) { g->part_rows = rows; }
+
+/* The table rows of each part of a product (the last part may be shorter). With GPUs a product
+ * is split along its inner dimension when Λ is large, so that the first part's tasks start
+ * while the later parts of Λ are checked, copied and sent (a task reads all of its Λ before it
+ * starts). Each part costs a task per block, whose kernels add to every output row (atomics
+ * and epilogue over the block, each GPU task's fixed costs): on the H200 node parts of 25,600
+ * rows made the paper's small products 0.3–0.6 ms slower and its medium Z·Λ 2 ms slower,
+ * while four parts of 188,000 rows made the medium Zᵀ·Λ̃ (751,000 samples) 1.3 ms faster
+ * (docs/PERFORMANCE.md). Hence parts of at least PART_ROWS rows and twice the output's rows,
+ * at most MAX_PARTS, a multiple of PART_UNIT (the table rows of a GPU kernel's chunk of 32
+ * groups). CPU workers read Λ where it is: no parts without GPUs. */
+enum { PART_ROWS = 131072, MAX_PARTS = 4, PART_UNIT = 160 };
+
+static int64_t part_rows(const tg_geno *g, int64_t nt, int64_t nr) {
+    int64_t rows = g->part_rows;
+    if (!rows) {
+        const int64_t least = 2 * nr > PART_ROWS ? 2 * nr : PART_ROWS,
+                      parts = nt / least < MAX_PARTS ? nt / least : MAX_PARTS;
+        if (tg_runtime_ngpu() == 0 || parts < 2) return nt;
+        rows = cdiv(nt, parts);
+    }
+    rows = cdiv(rows, PART_UNIT) * PART_UNIT;
+    return rows < nt ? rows : nt;
+}
+
 tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const void *in,
                            int64_t ldin, void *out, int64_t ldout, tg_error *err) {
     if (!tg_runtime_started())
@@ -251,27 +288,36 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
     char *stage = prec != TG_FP64 || (tg_host_pinned(in) && tg_host_pinned(out))
                       ? NULL
                       : tg_host_stage_take(bin + (size_t)(nr * k) * es);
-    double offset[TG_FC_MAXK];
-    tg_status st = offsets(g, trans, k, prec, in, ldin, offset, stage, err);
-    const int64_t nblk = tg_geno_nblocks(g, trans);
+    const int64_t nblk = tg_geno_nblocks(g, trans), prow = part_rows(g, nt, nr),
+                  nparts = nt ? cdiv(nt, prow) : 1;
     const blocks *bl = trans ? &g->sbl : &g->rbl;
-    tg_handle hin, *hout = st ? NULL : tg_calloc_n(nblk, 1, sizeof *hout, err);
+    tg_handle *hout = tg_calloc_n(nblk + nparts, 1, sizeof *hout, err), *hin = hout + nblk;
     if (!hout) {
         if (stage) tg_host_stage_give();
-        return st ? st : TG_ERR_NOMEM;
+        return TG_ERR_NOMEM;
     }
-    const void *pin = stage ? stage : in;
+    const char *pin = stage ? stage : in;
     void *pout = stage ? stage + bin : out;
     const int64_t lin = stage ? nt : ldin, lout = stage ? nr : ldout;
-    tg_handle_matrix(&hin, pin, (uint32_t)lin, (uint32_t)nt, (uint32_t)k, es);
     for (int64_t b = 0; b < nblk; b++)
         tg_handle_matrix(&hout[b], (char *)pout + (size_t)bl->start[b] * es, (uint32_t)lout,
                          (uint32_t)block_len(bl, b), (uint32_t)k, es);
-    /* pulled by the workers where they are CPUs only (tg_runtime_submit_set) */
-    st = tg_geno_mul_submit(g, trans, (int)k, prec, offset, hin, hout, 1, err);
+    /* each part's tasks submitted once its rows are checked (and staged): pulled by the
+     * workers where they are CPUs only (tg_runtime_submit_set) */
+    tg_status st = TG_OK;
+    int64_t sent = 0;
+    for (int64_t t0 = 0; sent < nparts && !st; t0 += prow) {
+        const int64_t t1 = t0 + prow < nt ? t0 + prow : nt;
+        double offset[TG_FC_MAXK];
+        st = offsets(g, trans, k, prec, in, ldin, t0, t1, offset, stage, err);
+        if (st) break;
+        tg_handle_matrix(&hin[sent], pin + (size_t)t0 * es, (uint32_t)lin, (uint32_t)(t1 - t0),
+                         (uint32_t)k, es);
+        st = tg_geno_mul_submit(g, trans, (int)k, prec, t0, offset, hin[sent++], hout, 1, err);
+    }
     for (int64_t b = 0; b < nblk; b++) {
         tg_handle_free(hout[b]); /* waits, copies back */
-        if (!stage) continue;
+        if (!stage || st) continue;
         /* each block leaves the staging buffer as it lands, while later blocks compute: on
          * every core (one core copies a block more slowly than the GPU computes the next),
          * though the pool's loop pauses StarPU's workers meanwhile; queued kernels go on */
@@ -280,7 +326,7 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
                         (size_t)nr, (size_t)block_len(bl, b), es};
         tg_parallel_for(k, copy_column, &cc);
     }
-    tg_handle_free(hin);
+    for (int64_t p = 0; p < sent; p++) tg_handle_free(hin[p]);
     free(hout);
     if (stage) tg_host_stage_give();
     if (!st && trans) st = sum_over_ranks(g, k, prec, out, ldout, err);
@@ -309,16 +355,16 @@ static int submit_block(void *ctx, int64_t b, int worker, void (*done)(void *), 
                                worker, done, done_arg);
 }
 
-tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, const double *offset,
-                             tg_handle in, const tg_handle *out_blocks,
+tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, int64_t t0,
+                             const double *offset, tg_handle in, const tg_handle *out_blocks,
                              int pull, tg_error *err) {
     static _Atomic uint64_t serial;
     if (!g->registered) register_blocks(g);
     product p = {.g = g,
-                 .a = {.trans = trans, .prec = prec, .k = k, .product = ++serial},
+                 .a = {.trans = trans, .prec = prec, .k = k, .t0 = t0, .product = ++serial},
                  .in = in,
                  .out = out_blocks,
-                 .nt = trans ? g->nl : g->m};
+                 .nt = (int64_t)starpu_matrix_get_nx(in)};
     memcpy(p.a.offset, offset, (size_t)k * sizeof *offset);
     int ret = tg_runtime_submit_set(tg_geno_nblocks(g, trans), pull, submit_block, &p);
     if (ret)

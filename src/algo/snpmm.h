@@ -24,12 +24,19 @@ int64_t tg_geno_missing(const tg_geno *g);
  * the public product. */
 tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const void *in,
                            int64_t ldin, void *out, int64_t ldout, tg_error *err);
-/** Inserts the tasks of one product on this rank's blocks without waiting, on handles the
- * caller registered: @p in (matrix, table rows × k: m SNPs for trans 0, this rank's samples
- * for trans 1) and out_blocks[b] (matrix, rows of block b × k), so that vectors may stay on
- * the devices across products. @p offset[k] is tg_fivecodes_arg.offset (trans 0: Σ_j c_j·in_j;
- * trans 1: Σ_i in_i over this rank's samples; codelets/fivecodes.h). No argument checks, no
- * sum over the ranks. @p pull, where the workers are CPUs only (tg_runtime_submit_set): they
+/** The table rows of each part of a product on @p g (a multiple of 160; the last part may be
+ * shorter), 0 for the default (tg_geno_mul_rows: parts only with GPUs): tests split products
+ * on any worker. */
+void tg_geno_set_part_rows(tg_geno *g, int64_t rows);
+
+/** Inserts the tasks of one product, or of one part of it, on this rank's blocks without
+ * waiting, on handles the caller registered: @p in (matrix, the table rows from @p t0 × k:
+ * table rows are the m SNPs for trans 0, this rank's samples for trans 1; t0 a multiple of 5)
+ * and out_blocks[b] (matrix, rows of block b × k), so that vectors may stay on the devices
+ * across products. The part at t0 = 0 writes the blocks, the others add to them: submit the
+ * first part first. @p offset[k] is tg_fivecodes_arg.offset over the part's rows (trans 0:
+ * Σ_j c_j·in_j; trans 1: Σ_i in_i; codelets/fivecodes.h). No argument checks, no sum over the
+ * ranks. @p pull, where the workers are CPUs only (tg_runtime_submit_set): they
  * pull the blocks, largest first, each taking its next one as its task ends, so that a core
  * slower than its model takes fewer; the call then returns when every block's task has run.
  * With pull the caller must not hold anything those tasks wait for (an acquired handle, a
@@ -37,7 +44,7 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
  * or with StarPU's submission limits set (STARPU_LIMIT_*_SUBMITTED_TASKS: a callback's
  * submission would have to wait), it returns once every task is submitted, placed by the
  * scheduler. */
-tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, const double *offset,
-                             tg_handle in, const tg_handle *out_blocks,
+tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, int64_t t0,
+                             const double *offset, tg_handle in, const tg_handle *out_blocks,
                              int pull, tg_error *err);
 #endif

@@ -31,6 +31,7 @@ struct tg_geno {
     miss_rows *rmiss, *tmiss;
     int registered;
     tg_handle hcoef, *hr, *ht, *hrm, *htm;
+    int64_t part_rows; /* a product's table rows per part (tg_geno_set_part_rows); 0: default */
 };
 
 static inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
