@@ -364,7 +364,7 @@ tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, int64_t
                  .a = {.trans = trans, .prec = prec, .k = k, .t0 = t0, .product = ++serial},
                  .in = in,
                  .out = out_blocks,
-                 .nt = (int64_t)starpu_matrix_get_nx(in)};
+                 .nt = tg_handle_rows(in)};
     memcpy(p.a.offset, offset, (size_t)k * sizeof *offset);
     int ret = tg_runtime_submit_set(tg_geno_nblocks(g, trans), pull, submit_block, &p);
     if (ret)

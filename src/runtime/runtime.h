@@ -98,6 +98,8 @@ static inline void tg_handle_variable(tg_handle *h, const void *ptr, size_t size
 }
 /** The number of columns of matrix handle @p h. */
 static inline uint32_t tg_handle_cols(tg_handle h) { return starpu_matrix_get_ny(h); }
+/** The number of rows of matrix handle @p h. */
+static inline uint32_t tg_handle_rows(tg_handle h) { return starpu_matrix_get_nx(h); }
 /** Waits for the tasks submitted on @p h, brings its data back to where it was registered
  * from, and forgets the handle. */
 static inline void tg_handle_free(tg_handle h) { starpu_data_unregister(h); }
