@@ -44,10 +44,10 @@ template <typename T, int KC> __host__ __device__ constexpr int fill_groups() {
 struct params {
     int trans;
     int64_t r0;
-    int64_t t0;          // the part's first table row: the calls' lists are in the product's
+    int64_t t0;           // the part's first table row (the calls' lists hold the product's)
     const uint8_t *codes; // the part's groups
-    const int32_t *miss; // rows + 1 offsets, then the table rows (codelets/fivecodes.h)
-    size_t nmiss;        // the missing calls listed
+    const int32_t *miss;  // rows + 1 offsets, then the table rows (codelets/fivecodes.h)
+    size_t nmiss;         // the missing calls listed
     size_t rows, groups, ldc;
     const void *in;
     size_t nt, ldin;
@@ -644,14 +644,6 @@ void launch_tensor_kc(const params &p, int c0, int kc, dim3 grid, size_t gpc, co
         launch_tensor_kc<NT - 1>(p, c0, kc, grid, gpc, frag, mx, s);
 }
 
-// The missing calls, counted as digit 0 above, added as the digit 2p_j: @p split warps a row, each
-// over its share of the row's calls, four calls a step, each call's line of rows_of read by eight
-// lanes (two columns each, one 16-byte load), so that a load touches four lines rather than one
-// line a lane for each column. The four partial sums of a warp meet by shuffles, the warps' in
-// out by atomicAdd (the tensor kernel has finished: one stream). A block's few thousand rows
-// make too few warps to keep enough loads in flight without the split.
-constexpr int TC_MU = 4; // steps a lane has in flight
-
 // The first of the calls tl[lo .. hi) (ascending) at table row t or later: hi if none. A part
 // that holds all of a row's calls (one part: every product) costs a load or two, not a search
 // of dependent loads.
@@ -665,6 +657,15 @@ __device__ __forceinline__ int first_call(const int32_t *tl, int lo, int hi, int
     }
     return lo;
 }
+
+// The missing calls, counted as digit 0 above, added back as c_j·in_t (the digit 2p_j times w_j):
+// @p split warps a row, each over its share of the row's calls in the part, four calls a step,
+// each call's line of rows_of read by eight lanes (two columns each, one 16-byte load), so that
+// a load touches four lines rather than one line a lane for each column. The four partial sums
+// of a warp meet by shuffles, the warps' in out by atomicAdd (the tensor kernel has finished:
+// one stream). A block's few thousand rows make too few warps to keep enough loads in flight
+// without the split.
+constexpr int TC_MU = 4; // steps a lane has in flight
 __global__ void missing_kernel(params p, const double2 *rows_of, int split) {
     const int lane = threadIdx.x & 31, sub = lane >> 3;
     const size_t w = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32, r = w / split;

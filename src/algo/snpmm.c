@@ -255,7 +255,7 @@ void tg_geno_set_part_rows(tg_geno *g, int64_t rows) { g->part_rows = rows; }
  * starts). Each part costs a task per block, whose kernels add to every output row (atomics
  * and epilogue over the block, each GPU task's fixed costs): on the H200 node parts of 25,600
  * rows made the paper's small products 0.3–0.6 ms slower and its medium Z·Λ 2 ms slower,
- * while four parts of 188,000 rows made the medium Zᵀ·Λ̃ (751,000 samples) 1.3 ms faster
+ * while four parts of 188,000 rows made the medium Zᵀ·Λ̃ (751,000 samples) 1.3–1.9 ms faster
  * (docs/PERFORMANCE.md). Hence parts of at least PART_ROWS rows and twice the output's rows,
  * at most MAX_PARTS, a multiple of PART_UNIT (the table rows of a GPU kernel's chunk of 32
  * groups). CPU workers read Λ where it is: no parts without GPUs. */
