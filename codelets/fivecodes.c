@@ -26,18 +26,6 @@ static const char *const fc_symbols[2][2] = {{"tg_fivecodes_zl_fp64", "tg_fiveco
 #define FC_MAXP 8 /* groups applied per pass over a row chunk */
 #define FC_PACK_BYTES (128 * 1024) /* a tile of packed rows of in, for the missing calls */
 
-/* The first of the calls tl[lo .. hi) (ascending) at table row t0 or later: hi if none (at
- * once where the part starts at or before the row's first call: one part, every product). */
-static inline int32_t fc_first_call(const int32_t *tl, int32_t lo, int32_t hi, int64_t t0) {
-    if (lo == hi || tl[lo] >= t0) return lo;
-    while (lo < hi) {
-        int32_t mid = lo + (hi - lo) / 2;
-        if (tl[mid] < t0) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
 /* An entry (a table's row, an accumulator row) is nw 64-byte vectors and, where the last
  * columns fill at most half of one, a tail of ht 16-byte vectors (ht <= 2): k = 10 doubles take
  * one zmm and one xmm (80 bytes a table row; the lookups' table lines come from L2, so a tail
@@ -146,7 +134,7 @@ static inline int32_t fc_first_call(const int32_t *tl, int32_t lo, int32_t hi, i
         memset(mh, 0, nr * ht * sizeof *mh);                                                       \
         if (miss[r0 + nr] == miss[r0]) return;                                                     \
         for (size_t r = 0; r < nr; r++)                                                            \
-            cur[r] = fc_first_call(tl, miss[r0 + r], miss[r0 + r + 1], a->t0);                     \
+            cur[r] = tg_fc_first_call(tl, miss[r0 + r], miss[r0 + r + 1], a->t0);                  \
         for (size_t t0 = 0; t0 < nt; t0 += mt) {                                                   \
             size_t n = nt - t0 < mt ? nt - t0 : mt;                                                \
             for (int col = 0; col < a->k; col++) {                                                 \

@@ -74,6 +74,25 @@ int tg_insert_fivecodes(const struct tg_fivecodes_arg *a, starpu_data_handle_t c
                         starpu_data_handle_t miss, starpu_data_handle_t out, double flops,
                         int worker, void (*done)(void *), void *done_arg);
 
+/** The first of a row's missing calls tl[lo .. hi) (ascending table rows) at table row @p t or
+ * later, hi if none: where a part's calls start and end. A part that holds all of the row's
+ * calls (one part: every product) costs a load or two, not a search of dependent loads. The
+ * one rule of the CPU and the CUDA kernels. */
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+static inline int32_t tg_fc_first_call(const int32_t *tl, int32_t lo, int32_t hi,
+                                       int64_t t) {
+    if (lo == hi || tl[lo] >= t) return lo;
+    if (tl[hi - 1] < t) return hi;
+    while (lo < hi) {
+        const int32_t mid = lo + (hi - lo) / 2;
+        if (tl[mid] < t) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
 #ifdef __cplusplus
 }
 #endif

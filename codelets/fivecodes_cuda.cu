@@ -644,20 +644,6 @@ void launch_tensor_kc(const params &p, int c0, int kc, dim3 grid, size_t gpc, co
         launch_tensor_kc<NT - 1>(p, c0, kc, grid, gpc, frag, mx, s);
 }
 
-// The first of the calls tl[lo .. hi) (ascending) at table row t or later: hi if none. A part
-// that holds all of a row's calls (one part: every product) costs a load or two, not a search
-// of dependent loads.
-__device__ __forceinline__ int first_call(const int32_t *tl, int lo, int hi, int64_t t) {
-    if (lo == hi || tl[lo] >= t) return lo;
-    if (tl[hi - 1] < t) return hi;
-    while (lo < hi) {
-        const int mid = lo + (hi - lo) / 2;
-        if (tl[mid] < t) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
 // The missing calls, counted as digit 0 above, added back as c_j·in_t (the digit 2p_j times w_j):
 // @p split warps a row, each over its share of the row's calls in the part, four calls a step,
 // each call's line of rows_of read by eight lanes (two columns each, one 16-byte load), so that
@@ -672,8 +658,8 @@ __global__ void missing_kernel(params p, const double2 *rows_of, int split) {
     if (r >= p.rows) return;
     const int32_t *tl = p.miss + p.rows + 1;
     // the row's calls in the part (its table rows from p.t0, those of rows_of)
-    const int lo = first_call(tl, p.miss[r], p.miss[r + 1], p.t0),
-              hi = first_call(tl, lo, p.miss[r + 1], p.t0 + (int64_t)p.nt);
+    const int lo = tg_fc_first_call(tl, p.miss[r], p.miss[r + 1], p.t0),
+              hi = tg_fc_first_call(tl, lo, p.miss[r + 1], p.t0 + (int64_t)p.nt);
     const int64_t len = hi - lo, part = (int64_t)(w % split);
     const int ib = (int)(lo + len * part / split), ie = (int)(lo + len * (part + 1) / split);
     if (ib == ie) return;
