@@ -20,8 +20,9 @@
  * product's tail; on a shared machine it does not count the time others held the cores) and
  * the cores' busy time (the tasks' summed run time): the side of a comparison with another
  * program run alternately with it on the same cores.
- * --part-rows R: end-to-end products split along their inner dimension in parts of R table rows
- * (tg_geno_set_part_rows; 0, the default: the library's choice).
+ * --part-rows R: products split along their inner dimension in parts of R table rows, end to
+ * end (tg_geno_set_part_rows; 0, the default: the library's choice) and resident (each part its
+ * own handle of Λ; 0: one part).
  * usage: bench/snpmm [--n N] [--m M] [--k K] [--reps R] [--pairs P] [--cpu-n N] [--missing F]
  *                    [--part-rows R] [--ngpu G] [--ncpu C] [--no-gpu] [--no-cpu]
  * (defaults: the paper's small set, n 102,000 × m 50,241, k 10, 10 reps, 3 pairs) */
@@ -162,17 +163,28 @@ static double time_mul(tg_geno *g, int trans, int k, tg_prec prec, int reps, int
     return t;
 }
 
-/* Seconds per product with Λ and the result kept in StarPU handles (resident on the GPU). */
-static double time_resident(tg_geno *g, int trans, int k, tg_prec prec, int reps) {
+/* Seconds per product with Λ and the result kept in StarPU handles (resident on the GPU); Λ in
+ * parts of @p part_rows table rows, each its own handle, when that is above 0 (the GPU's side
+ * of the parts that tg_geno_mul makes, without the host's). */
+static double time_resident(tg_geno *g, int trans, int k, tg_prec prec, int reps,
+                            int64_t part_rows) {
     tg_error err = {0};
     int64_t nt = trans ? tg_geno_n(g) : tg_geno_m(g), nb = tg_geno_nblocks(g, trans);
+    if (part_rows <= 0 || part_rows > nt) part_rows = nt;
+    const int64_t nparts = (nt + part_rows - 1) / part_rows;
     size_t es = tg_prec_size(prec);
-    starpu_data_handle_t in, *out = malloc((size_t)nb * sizeof *out);
-    starpu_matrix_data_register(&in, -1, 0, (uint32_t)nt, (uint32_t)nt, (uint32_t)k, es);
-    starpu_data_acquire(in, STARPU_W);
-    void *p = (void *)starpu_matrix_get_local_ptr(in);
-    for (int64_t e = 0; e < nt * k; e++) tg_prec_store(prec, p, (size_t)e, sin((double)e));
-    starpu_data_release(in);
+    starpu_data_handle_t *in = malloc((size_t)(nb + nparts) * sizeof *in), *out = in + nparts;
+    for (int64_t q = 0; q < nparts; q++) {
+        const int64_t t0 = q * part_rows, rows = nt - t0 < part_rows ? nt - t0 : part_rows;
+        starpu_matrix_data_register(&in[q], -1, 0, (uint32_t)rows, (uint32_t)rows, (uint32_t)k,
+                                    es);
+        starpu_data_acquire(in[q], STARPU_W);
+        void *p = (void *)starpu_matrix_get_local_ptr(in[q]);
+        for (int64_t c = 0; c < k; c++)
+            for (int64_t t = 0; t < rows; t++)
+                tg_prec_store(prec, p, (size_t)(c * rows + t), sin((double)(c * nt + t0 + t)));
+        starpu_data_release(in[q]);
+    }
     for (int64_t b = 0; b < nb; b++) {
         uint32_t rows = (uint32_t)(tg_geno_block_start(g, trans, b + 1) -
                                    tg_geno_block_start(g, trans, b));
@@ -184,14 +196,15 @@ static double time_resident(tg_geno *g, int trans, int k, tg_prec prec, int reps
         int n = pass ? reps : 2;
         double t0 = tg_now();
         for (int r = 0; r < n; r++)
-            if (tg_geno_mul_submit(g, trans, k, prec, 0, off, in, out, 0, &err))
-                die("submit", &err);
+            for (int64_t q = 0; q < nparts; q++)
+                if (tg_geno_mul_submit(g, trans, k, prec, q * part_rows, off, in[q], out, 0,
+                                       &err))
+                    die("submit", &err);
         starpu_task_wait_for_all();
         t = (tg_now() - t0) / n;
     }
-    for (int64_t b = 0; b < nb; b++) starpu_data_unregister_no_coherency(out[b]);
-    starpu_data_unregister_no_coherency(in);
-    free(out);
+    for (int64_t h = 0; h < nb + nparts; h++) starpu_data_unregister_no_coherency(in[h]);
+    free(in);
     return t;
 }
 
@@ -248,7 +261,7 @@ static void gpu_part(const int8_t *geno, int64_t n, int64_t m, int k, int reps, 
                 tg_prec prec = pi ? TG_FP32 : TG_FP64;
                 task_stats ts = {0};
                 double best = NAN; /* resident: products back to back, no single one timed */
-                double t = mode == 2 ? time_resident(g, trans, k, prec, reps)
+                double t = mode == 2 ? time_resident(g, trans, k, prec, reps, part_rows)
                                      : time_mul(g, trans, k, prec, reps, mode, &best, &ts);
                 const char *how = mode == 2 ? "resident" : mode ? "tg_geno_mul_pinned" : "tg_geno_mul";
                 printf("gpu\t%s\t%s\t%s\t%.2f\t%.2f\t%.2f\t%.0f\t%.3f\t%.2f\n",
