@@ -234,6 +234,29 @@ static void run_all(const char *workers, tg_rng *r) {
         }
 }
 
+/* Zᵀ·Λ̃ over enough samples that the library splits it with a GPU running (snpmm.c, part_end:
+ * a first part of 131,200 table rows, then 168,800, the later part the longer), FP64 and FP32:
+ * one part with CPU workers only. */
+static void check_default_parts(const char *workers, tg_rng *r) {
+    data d;
+    make_data(&d, 300000, 24, 1, r);
+    tg_geno *g;
+    tg_error err = {0};
+    if (!ok(tg_geno_from_int8(d.g, d.n, d.m, d.n, 1, &g, &err) == TG_OK, "%s: prepared: %s",
+            workers, err.msg)) {
+        free_data(&d);
+        return;
+    }
+    for (int pi = 0; pi < 2; pi++) {
+        char what[160];
+        snprintf(what, sizeof what, "%s: Z'L 300000x24 k=10 %s, the library's parts", workers,
+                 pi ? "fp32" : "fp64");
+        check_product(g, &d, 1, 10, pi ? TG_FP32 : TG_FP64, r, what);
+    }
+    tg_geno_free(g);
+    free_data(&d);
+}
+
 /* The same product twice gives identical bits (the handles are reused), and a .bed gives what
  * the int8 array gives. */
 static void check_bed_and_repeat(tg_rng *r) {
@@ -378,6 +401,7 @@ int main(void) {
             continue;
         }
         run_all(configs[c].name, &r);
+        check_default_parts(configs[c].name, &r);
         if (c == 0) {
             check_bed_and_repeat(&r);
             check_bad_input(&r);

@@ -249,28 +249,28 @@ static tg_status offsets(const tg_geno *g, int trans, int64_t k, tg_prec prec, c
 
 void tg_geno_set_part_rows(tg_geno *g, int64_t rows) { g->part_rows = rows; }
 
-/* The table rows of each part of a product (the last part may be shorter). With GPUs a product
- * is split along its inner dimension when Λ is large, so that the first part's tasks start
- * while the later parts of Λ are checked, copied and sent (a task reads all of its Λ before it
- * starts). Each part costs a task per block, whose kernels add to every output row (atomics
- * and epilogue over the block, each GPU task's fixed costs): on the H200 node parts of 25,600
- * rows made the paper's small products 0.3–0.6 ms slower and its medium Z·Λ 2 ms slower,
- * while four parts of 188,000 rows made the medium Zᵀ·Λ̃ (751,000 samples) 1.3–1.9 ms faster
- * (docs/PERFORMANCE.md). Hence parts of at least PART_ROWS rows and twice the output's rows,
- * at most MAX_PARTS, a multiple of PART_UNIT (the table rows of a GPU kernel's chunk of 32
- * groups). CPU workers read Λ where it is: no parts without GPUs. */
-enum { PART_ROWS = 131072, MAX_PARTS = 4, PART_UNIT = 160 };
+/* The end of the part of a product's table rows that starts at t0. With GPUs a product is
+ * split along its inner dimension when Λ is large, so that the first part's tasks start while
+ * the rest of Λ is checked, copied and sent (a task reads all of its Λ before it starts). Each
+ * part costs a task per block, whose kernels add to every output row of the block: on the H200
+ * node the medium Zᵀ·Λ̃'s (751,000 samples) GPU time grew from 13.5 to 14.5 ms in four parts
+ * instead of one (18 more tasks), and parts of 25,600 rows made the paper's small products
+ * 0.3–0.6 ms slower (docs/PERFORMANCE.md). Hence two parts: the first a quarter of Λ, whose
+ * tasks outlast the pass and transfer of the other three quarters, and at least PART_ROWS
+ * rows and twice the output's rows; the second the rest. Parts are whole multiples of
+ * PART_UNIT rows (a GPU kernel's chunk of 32 groups), but for the last. CPU workers read Λ
+ * where it is: no parts without GPUs. tg_geno_set_part_rows's parts are all of its size. */
+enum { PART_ROWS = 131072, PART_UNIT = 160 };
 
-static int64_t part_rows(const tg_geno *g, int64_t nt, int64_t nr) {
+static int64_t part_end(const tg_geno *g, int64_t nt, int64_t nr, int64_t t0) {
     int64_t rows = g->part_rows;
     if (!rows) {
-        const int64_t least = 2 * nr > PART_ROWS ? 2 * nr : PART_ROWS,
-                      parts = nt / least < MAX_PARTS ? nt / least : MAX_PARTS;
-        if (tg_runtime_ngpu() == 0 || parts < 2) return nt;
-        rows = cdiv(nt, parts);
+        const int64_t least = 2 * nr > PART_ROWS ? 2 * nr : PART_ROWS;
+        if (tg_runtime_ngpu() == 0 || t0 > 0 || nt < 2 * least) return nt;
+        rows = nt / 4 > least ? nt / 4 : least;
     }
     rows = cdiv(rows, PART_UNIT) * PART_UNIT;
-    return rows < nt ? rows : nt;
+    return nt - t0 > rows ? t0 + rows : nt;
 }
 
 tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const void *in,
@@ -288,8 +288,9 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
     char *stage = prec != TG_FP64 || (tg_host_pinned(in) && tg_host_pinned(out))
                       ? NULL
                       : tg_host_stage_take(bin + (size_t)(nr * k) * es);
-    const int64_t nblk = tg_geno_nblocks(g, trans), prow = part_rows(g, nt, nr),
-                  nparts = nt ? cdiv(nt, prow) : 1;
+    const int64_t nblk = tg_geno_nblocks(g, trans);
+    int64_t nparts = 0; /* one, empty, where this rank has no samples */
+    for (int64_t t = 0; t < nt || !nparts; t = part_end(g, nt, nr, t)) nparts++;
     const blocks *bl = trans ? &g->sbl : &g->rbl;
     tg_handle *hout = tg_calloc_n(nblk + nparts, 1, sizeof *hout, err), *hin = hout + nblk;
     if (!hout) {
@@ -306,8 +307,8 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
      * workers where they are CPUs only (tg_runtime_submit_set) */
     tg_status st = TG_OK;
     int64_t sent = 0;
-    for (int64_t t0 = 0; sent < nparts && !st; t0 += prow) {
-        const int64_t t1 = t0 + prow < nt ? t0 + prow : nt;
+    for (int64_t t0 = 0, t1; sent < nparts && !st; t0 = t1) {
+        t1 = part_end(g, nt, nr, t0);
         double offset[TG_FC_MAXK];
         st = offsets(g, trans, k, prec, in, ldin, t0, t1, offset, stage, err);
         if (st) break;
