@@ -77,10 +77,7 @@ int tg_insert_fivecodes(const struct tg_fivecodes_arg *a, starpu_data_handle_t c
 /** The first of a row's missing calls tl[lo .. hi) (ascending table rows) at table row @p t or
  * later, hi if none: where a part's calls start and end. A part that holds all of the row's
  * calls (one part: every product) costs a load or two, not a search of dependent loads. The
- * one rule of the CPU and the CUDA kernels. */
-#ifdef __CUDACC__
-__host__ __device__
-#endif
+ * CPU kernel's; the CUDA kernel's warps search together (warp_first_call, the same result). */
 static inline int32_t tg_fc_first_call(const int32_t *tl, int32_t lo, int32_t hi,
                                        int64_t t) {
     if (lo == hi || tl[lo] >= t) return lo;

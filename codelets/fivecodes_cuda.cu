@@ -652,14 +652,32 @@ void launch_tensor_kc(const params &p, int c0, int kc, dim3 grid, size_t gpc, co
 // one stream). A block's few thousand rows make too few warps to keep enough loads in flight
 // without the split.
 constexpr int TC_MU = 4; // steps a lane has in flight
+// tg_fc_first_call by the 32 lanes of a warp together: each step compares 32 evenly spaced
+// calls, ~3 dependent loads for a row's thousands of calls where a binary search takes ~13
+// (each later part's task searched every row so, ~13 µs a task at the medium set).
+__device__ int warp_first_call(const int32_t *tl, int lo, int hi, int64_t t) {
+    if (lo == hi || tl[lo] >= t) return lo;
+    if (tl[hi - 1] < t) return hi;
+    const int lane = threadIdx.x & 31;
+    while (hi - lo > 32) { // the first call not below t is in [lo, hi]
+        const int step = (hi - lo + 31) / 32, at = lo + lane * step;
+        const int below = __popc(__ballot_sync(~0u, at < hi && tl[at] < t));
+        if (below == 0) return lo;
+        const int top = lo + below * step;
+        lo += (below - 1) * step + 1;
+        hi = top < hi ? top : hi;
+    }
+    return lo + __popc(__ballot_sync(~0u, lo + lane < hi && tl[lo + lane] < t));
+}
+
 __global__ void missing_kernel(params p, const double2 *rows_of, int split) {
     const int lane = threadIdx.x & 31, sub = lane >> 3;
     const size_t w = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32, r = w / split;
     if (r >= p.rows) return;
     const int32_t *tl = p.miss + p.rows + 1;
     // the row's calls in the part (its table rows from p.t0, those of rows_of)
-    const int lo = tg_fc_first_call(tl, p.miss[r], p.miss[r + 1], p.t0),
-              hi = tg_fc_first_call(tl, lo, p.miss[r + 1], p.t0 + (int64_t)p.nt);
+    const int lo = warp_first_call(tl, p.miss[r], p.miss[r + 1], p.t0),
+              hi = warp_first_call(tl, lo, p.miss[r + 1], p.t0 + (int64_t)p.nt);
     const int64_t len = hi - lo, part = (int64_t)(w % split);
     const int ib = (int)(lo + len * part / split), ie = (int)(lo + len * (part + 1) / split);
     if (ib == ie) return;
