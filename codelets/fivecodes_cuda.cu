@@ -644,17 +644,9 @@ void launch_tensor_kc(const params &p, int c0, int kc, dim3 grid, size_t gpc, co
         launch_tensor_kc<NT - 1>(p, c0, kc, grid, gpc, frag, mx, s);
 }
 
-// The missing calls, counted as digit 0 above, added back as c_j·in_t (the digit 2p_j times w_j):
-// @p split warps a row, each over its share of the row's calls in the part, four calls a step,
-// each call's line of rows_of read by eight lanes (two columns each, one 16-byte load), so that
-// a load touches four lines rather than one line a lane for each column. The four partial sums
-// of a warp meet by shuffles, the warps' in out by atomicAdd (the tensor kernel has finished:
-// one stream). A block's few thousand rows make too few warps to keep enough loads in flight
-// without the split.
-constexpr int TC_MU = 4; // steps a lane has in flight
 // tg_fc_first_call by the 32 lanes of a warp together: each step compares 32 evenly spaced
-// calls, ~3 dependent loads for a row's thousands of calls where a binary search takes ~13
-// (each later part's task searched every row so, ~13 µs a task at the medium set).
+// calls, ~3 dependent loads for a row's thousands of calls where a binary search takes ~13 (in
+// every row of each later part's task: 0.1–0.2 ms of the medium Zᵀ·Λ̃).
 __device__ int warp_first_call(const int32_t *tl, int lo, int hi, int64_t t) {
     if (lo == hi || tl[lo] >= t) return lo;
     if (tl[hi - 1] < t) return hi;
@@ -670,6 +662,14 @@ __device__ int warp_first_call(const int32_t *tl, int lo, int hi, int64_t t) {
     return lo + __popc(__ballot_sync(~0u, lo + lane < hi && tl[lo + lane] < t));
 }
 
+// The missing calls, counted as digit 0 above, added back as c_j·in_t (the digit 2p_j times w_j):
+// @p split warps a row, each over its share of the row's calls in the part, four calls a step,
+// each call's line of rows_of read by eight lanes (two columns each, one 16-byte load), so that
+// a load touches four lines rather than one line a lane for each column. The four partial sums
+// of a warp meet by shuffles, the warps' in out by atomicAdd (the tensor kernel has finished:
+// one stream). A block's few thousand rows make too few warps to keep enough loads in flight
+// without the split.
+constexpr int TC_MU = 4; // steps a lane has in flight
 __global__ void missing_kernel(params p, const double2 *rows_of, int split) {
     const int lane = threadIdx.x & 31, sub = lane >> 3;
     const size_t w = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32, r = w / split;
