@@ -32,7 +32,7 @@
  * shrinking blocks and two tasks per worker in flight, still placed by dmdas, 70–91%; pulled
  * one at a time, 87–88%, the idle time all after the cores' last tasks (docs/PERFORMANCE.md).
  *
- * With GPUs and a large Λ a product is also split along its inner dimension (part_rows): a
+ * With GPUs and a large Λ a product is also split along its inner dimension (part_end): a
  * task reads all of its Λ before it starts, and Λ is checked (and copied to the staging buffer)
  * on the host and then sent, so with one part none of that overlaps the GPU's work. Each
  * part's tasks (one per block, the first part writing the block, the others adding to it) are
