@@ -278,11 +278,9 @@ int tg_insert_fivecodes(const struct tg_fivecodes_arg *a, starpu_data_handle_t c
                         int worker, void (*done)(void *), void *done_arg) {
     /* plain StarPU even with several MPI ranks: a genotype matrix is node-local, each rank
      * that holds one computes its products on its own workers */
-    struct starpu_task *t = starpu_task_build(&tg_cl_fivecodes[a->trans][a->prec == TG_FP32]
-                                                              [a->t0 > 0],
-                                              STARPU_R, codes, STARPU_R, in, STARPU_R, coef,
-                                              STARPU_R, miss, a->t0 > 0 ? STARPU_RW : STARPU_W,
-                                              out, STARPU_VALUE, a,
+    struct starpu_codelet *cl = &tg_cl_fivecodes[a->trans][a->prec == TG_FP32][a->t0 > 0];
+    struct starpu_task *t = starpu_task_build(cl, STARPU_R, codes, STARPU_R, in, STARPU_R, coef,
+                                              STARPU_R, miss, cl->modes[4], out, STARPU_VALUE, a,
                                               sizeof *a, STARPU_FLOPS, flops, 0);
     if (t && worker >= 0) {
         t->execute_on_a_specific_worker = 1;

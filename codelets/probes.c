@@ -198,7 +198,8 @@ static size_t like_rows(const struct starpu_task *like, int i, size_t dflt) {
  * 128 rows (at most its rows), a block being a core's tens of milliseconds. */
 static int probe_fivecodes(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
                            const struct starpu_task *like, tg_probe_task *out) {
-    const int trans = cl >= tg_cl_fivecodes[1][0], fp32 = cl == tg_cl_fivecodes[trans][1];
+    const int trans = cl >= &tg_cl_fivecodes[1][0][0],
+              fp32 = cl == &tg_cl_fivecodes[trans][1][0];
     const int gpu = type == STARPU_CUDA_WORKER;
     const int64_t real = (int64_t)like_rows(like, 4, 4096), table = (int64_t)like_rows(like, 1, 40960),
                   groups = (table + 4) / 5,

@@ -224,8 +224,8 @@ static tg_status offsets(const tg_geno *g, int trans, int64_t k, tg_prec prec, c
     if (!part) return TG_ERR_NOMEM;
     offset_job jb = {g,  trans, prec, in,   ldin, trans ? g->nl : g->m, t0, t1, nchunk,
                      part, (int64_t *)(part + k * nchunk), copy};
-    /* the first part's pass has nothing beside it: StarPU's CPU workers paused, as in any
-     * loop; a later part's runs beside the tasks of the earlier ones */
+    /* the first part's pass has nothing beside it: StarPU paused, as in any loop; a later
+     * part's runs beside the tasks of the earlier ones */
     (t0 ? tg_parallel_for_running : tg_parallel_for)(k * nchunk, chunk_offset, &jb);
     tg_status st = TG_OK;
     for (int64_t c = 0; c < k && !st; c++) {
