@@ -663,14 +663,17 @@ __device__ int warp_first_call(const int32_t *tl, int lo, int hi, int64_t t) {
 }
 
 // The missing calls, counted as digit 0 above, added back as c_j·in_t (the digit 2p_j times w_j):
-// @p split warps a row, each over its share of the row's calls in the part, four calls a step,
-// each call's line of rows_of read by eight lanes (two columns each, one 16-byte load), so that
-// a load touches four lines rather than one line a lane for each column. The four partial sums
-// of a warp meet by shuffles, the warps' in out by atomicAdd (the tensor kernel has finished:
-// one stream). A block's few thousand rows make too few warps to keep enough loads in flight
-// without the split.
-constexpr int TC_MU = 4; // steps a lane has in flight
-__global__ void missing_kernel(params p, const double2 *rows_of, int split) {
+// @p split warps a row, each over its share of the row's calls in the part, 32 calls a step
+// (their table rows loaded one a lane during the step before, so that a step waits for one
+// load, not two), each call's line of rows_of read by eight lanes (two columns each, one 16-byte
+// load), so that a load touches four lines rather than one line a lane for each column. The
+// four partial sums of a warp meet by shuffles, the warps' in out by atomicAdd (the tensor kernel
+// has finished: one stream). A block's few thousand rows make too few warps to keep enough loads
+// in flight without the split.
+constexpr int TC_MU = 8; // calls a lane has in flight: a step is 32 calls a warp
+// four blocks an SM (64 registers; unbounded it takes 72, which leaves room for three)
+__global__ void __launch_bounds__(256, 4)
+    missing_kernel(params p, const double2 *rows_of, int split) {
     const int lane = threadIdx.x & 31, sub = lane >> 3;
     const size_t w = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32, r = w / split;
     if (r >= p.rows) return;
@@ -688,16 +691,21 @@ __global__ void missing_kernel(params p, const double2 *rows_of, int split) {
     for (int c0 = 0; c0 < p.k; c0 += 16) {
         const int c = c0 + 2 * (lane & 7);
         double2 acc = {0, 0};
-        if (c < p.k) // k = 10: three lanes of the eight have no columns
-            for (int i = ib + sub; i < ie; i += 4 * TC_MU) {
-                double2 v[TC_MU];
+        int tn = ib + lane < ie ? tl[ib + lane] : 0;
+        for (int i0 = ib; i0 < ie; i0 += 4 * TC_MU) {
+            const int tc = tn;
+            tn = i0 + 4 * TC_MU + lane < ie ? tl[i0 + 4 * TC_MU + lane] : 0;
+            double2 v[TC_MU];
 #pragma unroll
-                for (int u = 0; u < TC_MU; u++)
-                    v[u] = i + 4 * u < ie ? rows_of[(size_t)(tl[i + 4 * u] - p.t0) * ld2 + c / 2]
-                                          : make_double2(0, 0);
-#pragma unroll
-                for (int u = 0; u < TC_MU; u++) acc.x += v[u].x, acc.y += v[u].y;
+            for (int u = 0; u < TC_MU; u++) {
+                const int call = 4 * u + sub, t = __shfl_sync(~0u, tc, call);
+                // k = 10: three lanes of the eight have no columns
+                v[u] = c < p.k && i0 + call < ie ? rows_of[(size_t)(t - p.t0) * ld2 + c / 2]
+                                                 : make_double2(0, 0);
             }
+#pragma unroll
+            for (int u = 0; u < TC_MU; u++) acc.x += v[u].x, acc.y += v[u].y;
+        }
         for (int o = 8; o < 32; o <<= 1) {
             acc.x += __shfl_xor_sync(~0u, acc.x, o);
             acc.y += __shfl_xor_sync(~0u, acc.y, o);
