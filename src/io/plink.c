@@ -294,12 +294,22 @@ double tg_a1_freq(int64_t a1, int64_t calls) {
     return calls ? (double)a1 / (2.0 * (double)calls) : NAN;
 }
 
-void tg_bed_stats(const tg_bed *bed, tg_snp_stats *stats) {
-    const int64_t n = bed->n_samples, full = n / 4;
+/* SNPs of tg_bed_stats a loop iteration */
+enum { STATS_SNPS = 64 };
+typedef struct {
+    const tg_bed *bed;
+    tg_snp_stats *stats;
+} stats_job;
+
+static void stats_chunk(void *ctx, int64_t c) {
+    const stats_job *jb = ctx;
+    const tg_bed *bed = jb->bed;
+    const int64_t n = bed->n_samples, full = n / 4,
+                  j1 = (c + 1) * STATS_SNPS < bed->n_snps ? (c + 1) * STATS_SNPS : bed->n_snps;
     const int rem = (int)(n % 4);
     /* ones in the padding codes of the last byte: they read as 11, adding nothing */
     const uint8_t pad = rem ? (uint8_t)(0xff << (2 * rem)) : 0;
-    for (int64_t j = 0; j < bed->n_snps; j++) {
+    for (int64_t j = c * STATS_SNPS; j < j1; j++) {
         const uint8_t *p = bed->geno + (size_t)j * bed->bytes_per_snp;
         uint64_t a1 = 0, miss = 0;
         for (int64_t k = 0; k < full; k++) {
@@ -312,10 +322,16 @@ void tg_bed_stats(const tg_bed *bed, tg_snp_stats *stats) {
             miss += miss_table[last];
         }
         int64_t obs = n - (int64_t)miss;
-        stats[j].n_obs = obs;
-        stats[j].freq = tg_a1_freq((int64_t)a1, obs);
-        stats[j].missing = (double)miss / (double)n;
+        jb->stats[j].n_obs = obs;
+        jb->stats[j].freq = tg_a1_freq((int64_t)a1, obs);
+        jb->stats[j].missing = (double)miss / (double)n;
     }
+}
+
+/* On every thread: a pass over the whole .bed, as long as the products' own at large sizes. */
+void tg_bed_stats(const tg_bed *bed, tg_snp_stats *stats) {
+    stats_job jb = {bed, stats};
+    tg_parallel_for((bed->n_snps + STATS_SNPS - 1) / STATS_SNPS, stats_chunk, &jb);
 }
 
 void tg_snp_key_write(FILE *f, const tg_snp *s) {
