@@ -79,7 +79,7 @@ static tg_status read_row(const char *path, int64_t ln, char **f, tg_values *t, 
     for (int c = 0; c < t->k; c++) {
         const char *s = f[t->nid + c];
         double x;
-        if (!is_number(s) || !tg_text_parse_double(s, &x))
+        if (!tg_text_parse_double(s, &x)) /* refuses what is_number does, and non-finite */
             return tg_error_set(err, TG_ERR_FORMAT,
                                 "%s line %lld, column %d (%s): '%s' is not a finite number%s",
                                 path, (long long)ln, t->nid + c + 1, t->names[c], s,
