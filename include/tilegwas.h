@@ -952,7 +952,7 @@ void tg_epi_report_free(tg_epi_report *rep);
  * call; a GPU holds the same.
  * Several MPI ranks: the samples are split evenly over the ranks in contiguous ranges
  * (tg_geno_local; at least one per rank), and each rank decodes and holds only its own rows:
- * 0.4 bytes per genotype of its samples, 16 per missing call among them, 24 bytes per SNP.
+ * 0.4 bytes per genotype of its samples, 16 per missing call among them, 32 bytes per SNP.
  * The constructors and the products are then collective (every rank calls them in the same
  * order with the same arguments); p is computed from integer counts summed over the ranks,
  * identical to one rank's. A rank that fails returns before the ranks meet: the caller must
@@ -977,6 +977,9 @@ int64_t tg_geno_excluded(const tg_geno *g);
 void tg_geno_local(const tg_geno *g, int64_t *first, int64_t *count);
 /* p_j, the A1 allele frequency over non-missing calls (array of m). */
 const double *tg_geno_freq(const tg_geno *g);
+/** Each SNP's A1 frequency, missing-call rate and calls over every sample (every rank's), as
+ * tg_bed_stats gives them, from the counts the preparation made: stats[0 .. m). */
+void tg_geno_stats(const tg_geno *g, tg_snp_stats *stats);
 /* trans = 0: out (n×k) = Z·in (in is m×k); trans = 1: out (m×k) = Zᵀ·in (in is n×k).
  * Column-major, leading dimensions ldin / ldout; prec TG_FP64 (double arrays) or TG_FP32
  * (float arrays, FP32 accumulation). Needs a started runtime (tg_runtime_start); runs as

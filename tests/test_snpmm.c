@@ -283,6 +283,25 @@ static void check_bed_and_repeat(tg_rng *r) {
     ok(!memcmp(tg_geno_freq(ga), tg_geno_freq(gb), (size_t)d.m * sizeof(double)) &&
            tg_geno_excluded(ga) == tg_geno_excluded(gb),
        ".bed and int8 array: same frequencies and exclusions");
+    /* the keyed rows' A1_FREQ, missing rate and N, from the preparation's counts: the
+     * definition's, counted here from the array */
+    tg_snp_stats *st = malloc((size_t)d.m * sizeof *st);
+    tg_geno_stats(gb, st);
+    int64_t stats_bad = 0;
+    for (int64_t j = 0; j < d.m; j++) {
+        int64_t obs = 0, a1 = 0;
+        for (int64_t i = 0; i < d.n; i++) {
+            const int8_t x = d.g[i + j * d.n];
+            obs += x >= 0;
+            a1 += x > 0 ? x : 0;
+        }
+        const double p = tg_a1_freq(a1, obs);
+        stats_bad += st[j].n_obs != obs || st[j].missing != (double)(d.n - obs) / (double)d.n ||
+                     !(st[j].freq == p || (isnan(p) && isnan(st[j].freq)));
+    }
+    ok(stats_bad == 0, "tg_geno_stats: A1 frequency, missing rate and calls of every SNP "
+                       "(%lld wrong of %lld)", (long long)stats_bad, (long long)d.m);
+    free(st);
     for (int trans = 0; trans < 2; trans++) {
         int64_t nt = trans ? d.n : d.m, rows = trans ? d.m : d.n, k = 5;
         double *in = malloc((size_t)(nt * k) * sizeof *in),

@@ -75,15 +75,15 @@ static int parse_options(int argc, char **argv, mm_opts *o, tg_error *err) {
     return TG_OK;
 }
 
-static tg_status write_output(const mm_opts *o, const tg_bed *bed, const tg_values *mx,
-                              const void *res, tg_prec prec, tg_error *err) {
+static tg_status write_output(const mm_opts *o, const tg_bed *bed, const tg_geno *g,
+                              const tg_values *mx, const void *res, tg_prec prec, tg_error *err) {
     FILE *f;
     char *path;
     tg_snp_stats *stats = NULL; /* the A1_FREQ and N of Z'L's rows: those that centred Z */
     if (o->transpose) {
         if (!(stats = tg_malloc_n(bed->n_snps, 1, sizeof *stats, err)))
             return TG_ERR_NOMEM;
-        tg_bed_stats(bed, stats);
+        tg_geno_stats(g, stats);
     }
     tg_status st = tg_out_open(o->c.out, ".snpmm.tsv", &f, &path, err);
     if (st) {
@@ -234,7 +234,7 @@ int tg_cmd_snpmm(int argc, char **argv) {
     t = tg_now();
     if (tg_runtime_rank() == 0 &&
         ((st = check_finite(&o, &bed, &mx, res, prec, nr, &err)) ||
-         (st = write_output(&o, &bed, &mx, res, prec, &err))))
+         (st = write_output(&o, &bed, g, &mx, res, prec, &err))))
         goto fail;
     tg_log_printf(log, "wrote %s.snpmm.tsv%s (%.2f s)", o.c.out, o.c.zst ? ".zst" : "",
                   tg_now() - t); /* rank 0 */

@@ -137,6 +137,7 @@ void tg_geno_codes_release(tg_geno *g) {
     free(g->hrm);
     free(g->htm);
     free(g->freq);
+    free(g->obs);
     free(g->coef);
     free(g->rbl.start);
     free(g->rbl.of_unit);
@@ -525,8 +526,10 @@ tg_status tg_geno_from_source_blocks(const tg_geno_source *s, int scale, int64_t
     const tg_geno_encoder enc = {codes_chunk, &jb, CHUNK};
     tg_geno_counts cnt;
     if (!st && !(st = tg_geno_pass(s, &mine, 1, 1, NULL, &enc, &cnt, err))) {
-        g->freq = cnt.freq; /* the one pass's frequencies, kept */
+        g->freq = cnt.freq; /* the one pass's frequencies and calls, kept */
+        g->obs = cnt.obs;
         cnt.freq = NULL;
+        cnt.obs = NULL;
         tg_geno_counts_free(&cnt);
         for (int64_t j = 0; j < m; j++) g->excluded += g->coef[2 * j] == 0;
         st = merge_missing(g, jb.cmiss, nchunks, what, err);

@@ -25,6 +25,7 @@ struct tg_geno {
     int64_t n, m, excluded;
     int64_t i0, nl; /* this rank's samples [i0, i0 + nl): the rows of its blocks */
     double *freq;   /* m; NAN for an all-missing SNP */
+    int64_t *obs;   /* m: called genotypes, every rank's */
     double *coef;   /* 2m: w_j, c_j = 2p_j·w_j */
     blocks rbl, sbl;            /* blocks of this rank's samples (Z·Λ), of SNPs (Zᵀ·Λ̃) */
     uint8_t **rcodes, **tcodes; /* per block: block_ld × ceil(m/5), block_ld × ceil(n/5) */
