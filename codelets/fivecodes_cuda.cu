@@ -645,8 +645,8 @@ void launch_tensor_kc(const params &p, int c0, int kc, dim3 grid, size_t gpc, co
 }
 
 // tg_fc_first_call by the 32 lanes of a warp together: each step compares 32 evenly spaced
-// calls, ~3 dependent loads for a row's thousands of calls where a binary search takes ~13 (in
-// every row of each later part's task: 0.1–0.2 ms of the medium Zᵀ·Λ̃).
+// calls, ~3 dependent loads for a row's thousands of calls where a binary search takes ~13, in
+// every row of each later part's task.
 __device__ int warp_first_call(const int32_t *tl, int lo, int hi, int64_t t) {
     if (lo == hi || tl[lo] >= t) return lo;
     if (tl[hi - 1] < t) return hi;
