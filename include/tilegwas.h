@@ -666,8 +666,9 @@ void tg_host_free(void *p);
 int tg_have_cuda(void);
 int tg_have_mpi(void);
 /** Debian's OpenBLAS falls back to slow generic kernels on CPUs it does not know: then
- * restarts the process once (execv) with OPENBLAS_CORETYPE set from the CPU's features,
- * saying so on stderr; returns otherwise. A program calls it first, before any thread starts. */
+ * restarts the process once (execv) with OPENBLAS_CORETYPE set from the CPU's features and
+ * TG_BLAS_RESTARTED naming the kernels OpenBLAS had chosen (the runtime's description says
+ * both); returns otherwise. A program calls it first, before any thread starts. */
 void tg_blas_restart_if_generic(char **argv);
 
 /** Task traces (--trace): tg_trace_start records every task from then on (collective with

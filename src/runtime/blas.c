@@ -63,21 +63,18 @@ void tg_blas_restart_if_generic(char **argv) {
     const char *core = getenv("TG_TEST_BLAS_CORE") ? getenv("TG_TEST_BLAS_CORE") : tg_blas_core();
     const char *better = tg_blas_better_core(core, cpu_features());
     if (!better) return;
-    /* under mpiexec or srun every rank restarts: the first one says so */
-    const char *rank = tg_runtime_launcher_rank();
-    if (!rank) rank = getenv("SLURM_PROCID"); /* srun without MPI */
-    const int speak = !rank || !strcmp(rank, "0");
-    if (speak)
-        fprintf(stderr,
-            "%s: OpenBLAS chose its %s kernels on a CPU with %s; restarting with "
-            "OPENBLAS_CORETYPE=%s (set OPENBLAS_CORETYPE to choose otherwise)\n",
-            argv[0], core ? core : "default", strcmp(better, "Haswell") ? "AVX-512" : "AVX2",
-            better);
-    fflush(NULL);
+    /* quietly: the log's runtime line says it (tg_runtime_describe), where a notice on stderr
+     * at every run would stand beside the run's own messages */
+    setenv("TG_BLAS_RESTARTED", core ? core : "default", 1);
     setenv("OPENBLAS_CORETYPE", better, 1);
+    fflush(NULL);
     execv("/proc/self/exe", argv);
     /* no restart (no /proc): carry on with the slower kernels */
-    if (speak)
+    unsetenv("TG_BLAS_RESTARTED");
+    unsetenv("OPENBLAS_CORETYPE");
+    const char *rank = tg_runtime_launcher_rank();
+    if (!rank) rank = getenv("SLURM_PROCID"); /* srun without MPI */
+    if (!rank || !strcmp(rank, "0"))
         fprintf(stderr, "%s: could not restart; OpenBLAS keeps its %s kernels\n", argv[0],
                 core ? core : "default");
 }

@@ -226,8 +226,11 @@ void tg_runtime_describe(char *buf, size_t len) {
                               tg_parallel_threads(), tg_parallel_threads() == 1 ? "" : "s");
     if (l < len)
         l += (size_t)snprintf(buf + l, len - l, "; OpenBLAS kernels %s", tg_blas_core());
-    const char *forced = getenv("OPENBLAS_CORETYPE"); /* the user's, or tg_blas_restart's */
+    const char *forced = getenv("OPENBLAS_CORETYPE"), /* the user's, or the restart's */
+        *chosen = getenv("TG_BLAS_RESTARTED");
     if (l < len && forced && *forced)
-        l += (size_t)snprintf(buf + l, len - l, " (OPENBLAS_CORETYPE=%s)", forced);
+        l += (size_t)snprintf(buf + l, len - l, " (OPENBLAS_CORETYPE=%s%s%s%s)", forced,
+                              chosen ? ", set by tilegwas: OpenBLAS chose its " : "",
+                              chosen ? chosen : "", chosen ? " kernels on this CPU" : "");
     if (l < len) snprintf(buf + l, len - l, "; performance models: %s", rt.models);
 }

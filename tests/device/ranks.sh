@@ -8,9 +8,6 @@
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/../tap.sh"
 skip_without_mpi
-# the tests expect one error line: no notice of tilegwas restarting with OpenBLAS's kernels
-# chosen (tests/blas_restart.sh tests that notice)
-export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell}
 here=$(mktemp -d)
 trap 'rm -rf "$here"' EXIT
 for t in mpi_snpmm mpi_krr mpi_epistasis; do
