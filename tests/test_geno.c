@@ -187,7 +187,7 @@ static void check_kpanels(const tg_geno_source *src, const sel *s, tg_kernel kin
     int8_t *other = enc[1];
     if (given) enc[1] = NULL;
     tg_kpanels kp = {kind, s->n, enc_pad, NB, np, enc, off};
-    const tg_geno_encoder e = {tg_kpanels_chunk, &kp, TG_KPANELS_SNPS};
+    const tg_geno_encoder e = {tg_kpanels_chunk, &kp, TG_KPANELS_SNPS, 1};
     tg_geno_counts c;
     tg_error err;
     tg_status st = tg_geno_pass(src, r, nr, !given, given, &e, &c, &err);
@@ -385,8 +385,8 @@ static void check_planes(const tg_bed *bed, const sel *s, const int8_t *cls, con
 int main(void) {
     tg_rng r;
     tg_rng_seed(&r, tap_seed());
-    tap_plan(3 * 11 + 4 + 4); /* per selection: 11 results (check_read and check_codes5 give
-                               * two); planes: 4 */
+    tap_plan(6 * 11 + 4 + 4); /* per selection and tiling: 11 results (check_read and
+                               * check_codes5 give two); planes: 4 */
     static int8_t geno[N * M];
     for (int j = 0; j < M; j++) {
         const double p = 0.05 + 0.9 * tg_rng_uniform(&r);
@@ -435,8 +435,16 @@ int main(void) {
     const sel sels[3] = {{"every sample and SNP", NULL, NULL, N, M},
                          {"scattered samples, selected SNPs", scat, cols, ns, nc},
                          {"runs of samples, selected SNPs", runs, cols, nr, nc}};
-    for (int k = 0; k < 3; k++) {
-        const sel *s = &sels[k];
+    /* each selection read by the pass in one tile (its default at these sizes), then in tiles
+     * of 6–10 rows (encoders of 64 and 40 SNPs), which cross the ranges' ends */
+    const int64_t one_tile = tg_geno_pass_tile_bytes(400);
+    for (int k = 0; k < 6; k++) {
+        sel tiled = sels[k % 3];
+        char name[96];
+        snprintf(name, sizeof name, "%s%s", tiled.name, k < 3 ? "" : ", tiles of a few rows");
+        tiled.name = name;
+        tg_geno_pass_tile_bytes(k < 3 ? one_tile : 400);
+        const sel *s = &tiled;
         tg_geno_source *src = open_sel(&bed, s);
         check_read(src, s);
         check_pass(src, s);

@@ -226,7 +226,7 @@ tg_status tg_kgeno_create(const tg_bed *bed, const int64_t *rows, int64_t n, tg_
      * counted and encoded at once; several ranks count their panels' samples first, then
      * encode (integer sums over the ranks: every rank's p is one rank's, bit for bit) */
     tg_kpanels kp = {kind, n, g->enc_pad, nb, g->np, g->enc, first};
-    const tg_geno_encoder enc = {tg_kpanels_chunk, &kp, TG_KPANELS_SNPS};
+    const tg_geno_encoder enc = {tg_kpanels_chunk, &kp, TG_KPANELS_SNPS, 1};
     tg_geno_counts cnt;
     if ((st = tg_geno_pass(src, ranges, nr, 1, freq, &enc, &cnt, err))) goto fail;
     g->freq = cnt.freq;

@@ -142,17 +142,18 @@ static int64_t grm_rows(const struct grm *g, int64_t p) {
     return p == g->np - 1 ? g->n - p * g->nb : g->nb;
 }
 
-static tg_status grm_encode(void *ctx, const double *freq, int64_t j0, int64_t nj, int8_t *x,
-                            int64_t ld, tg_error *err) {
+static tg_status grm_encode(void *ctx, const double *freq, int64_t j0, int64_t nj, int64_t i0,
+                            int64_t ni, int8_t *x, int64_t ld, tg_error *err) {
     const struct grm *g = ctx;
     (void)err;
     for (int64_t j = 0; j < nj; j++) {
         const double p = freq[j0 + j];
         const int8_t shift = isnan(p) ? 0 : (int8_t)floor(2 * p + 0.5);
         const int8_t *xj = x + j * ld;
-        for (int64_t i = 0; i < g->n; i++) {
+        for (int64_t r = 0; r < ni; r++) {
+            const int64_t i = i0 + r;
             int8_t *e = g->enc[i / g->nb] + (i % g->nb) * g->pad + j0 + j;
-            *e = xj[i] == TG_GENO_MISSING ? TG_GRM_MISS : (int8_t)(xj[i] - shift);
+            *e = xj[r] == TG_GENO_MISSING ? TG_GRM_MISS : (int8_t)(xj[r] - shift);
         }
     }
     return TG_OK;
@@ -230,7 +231,7 @@ static tg_status grm_prepare(const tg_bed *bed, const tg_grm_opts *o, struct grm
         if (!(g->enc[p] = grm_panel(g, p, err))) return TG_ERR_NOMEM;
     tg_geno_source *src = NULL;
     tg_geno_range all = {0, g->n};
-    const tg_geno_encoder enc = {grm_encode, g, 64};
+    const tg_geno_encoder enc = {grm_encode, g, 64, 1};
     tg_geno_counts cnt = {0};
     tg_status st = tg_geno_source_bed(bed, &src, err);
     if (!st && o->snps) st = tg_geno_source_select(src, NULL, g->n, o->snps, o->nsnps, err);

@@ -223,24 +223,24 @@ static tg_status alloc_geno(int64_t n, int64_t m, int64_t rb, int64_t sb, tg_gen
  * group in the SNP-block copy. */
 #define CHUNK 40
 
-/* Rows [i0, i1) of SNPs j0.. of buf become digits 0/1/2; the missing calls of SNPs not excluded
- * are appended to @p cm as (sample, SNP). */
-static tg_status chunk_prepare(tg_geno *g, int64_t j0, int64_t nj, int64_t i0, int64_t i1,
-                               int8_t *buf, miss_list *cm, const char *what, tg_error *err) {
-    const int64_t n = g->nl;
+/* Rows [i0, i0 + ni) of SNPs j0.. (the tile @p x, leading dimension ld) become digits 0/1/2; the
+ * missing calls of SNPs not excluded are appended to @p cm as (sample, SNP). */
+static tg_status chunk_prepare(tg_geno *g, int64_t j0, int64_t nj, int64_t i0, int64_t ni,
+                               int8_t *x, int64_t ld, miss_list *cm, const char *what,
+                               tg_error *err) {
     for (int64_t t = 0; t < nj; t++) {
         const int64_t j = j0 + t;
-        int8_t *col = buf + t * n, *end = col + i1;
+        int8_t *col = x + t * ld, *end = col + ni;
         if (g->coef[2 * j] == 0) { /* excluded (w_j is positive for every other SNP): all 0s,
                                     * no codes, no corrections */
-            memset(col + i0, 0, (size_t)(i1 - i0));
+            memset(col, 0, (size_t)ni);
             continue;
         }
         /* memchr's vector scan: missing calls are few */
-        for (int8_t *p = memchr(col + i0, (uint8_t)TG_GENO_MISSING, (size_t)(i1 - i0)); p;
+        for (int8_t *p = memchr(col, (uint8_t)TG_GENO_MISSING, (size_t)ni); p;
              p = p + 1 < end ? memchr(p + 1, (uint8_t)TG_GENO_MISSING, (size_t)(end - p - 1))
                              : NULL) {
-            int e = miss_push(cm, p - col, j);
+            int e = miss_push(cm, i0 + (p - col), j);
             if (e) return miss_error(e, what, err);
             *p = 0;
         }
@@ -262,16 +262,14 @@ __attribute__((optimize("tree-vectorize"))) static void group_codes(
 }
 
 /* Rows of SNP-block copies written a tile of sample groups at a time, so that the tile's
- * lines (one per group, written at every SNP of the chunk) stay in L1 across the SNPs. A
- * chunk is encoded by tiles of samples, whole group tiles: CHUNK × SAMPLE_TILE bytes, 1.3 MB,
- * stay in L2 across the three sweeps. */
-enum { GROUP_TILE = 256, SAMPLE_TILE = 25 * 5 * GROUP_TILE };
+ * lines (one per group, written at every SNP of the chunk) stay in L1 across the SNPs. */
+enum { GROUP_TILE = 256 };
 
-/* 5codes of rows [i0, i1) (i0 a multiple of 5) of SNPs j0..j0+nj−1 (j0 a multiple of 5) into
- * both copies. */
-static void chunk_encode(tg_geno *g, int64_t j0, int64_t nj, int64_t i0, int64_t i1,
-                         const int8_t *d) {
-    const int64_t n = g->nl, full = n / 5, nh = cdiv(n, 5);
+/* 5codes of rows [i0, i0 + ni) (i0 a multiple of 5: the tile @p d, leading dimension ld) of
+ * SNPs j0..j0+nj−1 (j0 a multiple of 5) into both copies. */
+static void chunk_encode(tg_geno *g, int64_t j0, int64_t nj, int64_t i0, int64_t ni,
+                         const int8_t *d, int64_t ld) {
+    const int64_t n = g->nl, full = n / 5, nh = cdiv(n, 5), i1 = i0 + ni;
     const uint8_t *u = (const uint8_t *)d;
     for (int64_t q = 0; q < nj; q += 5) { /* SNP groups: samples in row blocks */
         int64_t grp = (j0 + q) / 5, w = nj - q < 5 ? nj - q : 5;
@@ -279,14 +277,14 @@ static void chunk_encode(tg_geno *g, int64_t j0, int64_t nj, int64_t i0, int64_t
             const int64_t s0 = g->rbl.start[b], s1 = g->rbl.start[b + 1],
                           lo = s0 > i0 ? s0 : i0, rows = (s1 < i1 ? s1 : i1) - lo;
             uint8_t *dst = g->rcodes[b] + grp * block_ld(&g->rbl, b) + (lo - s0);
-            const uint8_t *col = u + q * n + lo;
+            const uint8_t *col = u + q * ld + (lo - i0);
             if (w == 5) {
-                group_codes(col, col + n, col + 2 * n, col + 3 * n, col + 4 * n, rows, dst);
+                group_codes(col, col + ld, col + 2 * ld, col + 3 * ld, col + 4 * ld, rows, dst);
                 continue;
             }
             for (int64_t i = 0; i < rows; i++) {
                 int code = 0;
-                for (int64_t t = w - 1; t >= 0; t--) code = 3 * code + col[t * n + i];
+                for (int64_t t = w - 1; t >= 0; t--) code = 3 * code + col[t * ld + i];
                 dst[i] = (uint8_t)code;
             }
         }
@@ -295,18 +293,18 @@ static void chunk_encode(tg_geno *g, int64_t j0, int64_t nj, int64_t i0, int64_t
     for (int64_t h0 = hb; h0 < he; h0 += GROUP_TILE) { /* SNPs: sample groups */
         const int64_t h1 = h0 + GROUP_TILE < he ? h0 + GROUP_TILE : he;
         for (int64_t t = 0; t < nj; t++) {
-            int64_t j = j0 + t, b = block_of(&g->sbl, j), ld = block_ld(&g->sbl, b);
-            const uint8_t *col = u + t * n;
+            int64_t j = j0 + t, b = block_of(&g->sbl, j), bld = block_ld(&g->sbl, b);
+            const uint8_t *col = u + t * ld;
             uint8_t *dst = g->tcodes[b] + (j - g->sbl.start[b]);
             const int64_t hf = h1 < full ? h1 : full;
             for (int64_t h = h0; h < hf; h++) {
-                const uint8_t *c = col + 5 * h;
-                dst[h * ld] = code5(c[0], c[1], c[2], c[3], c[4]);
+                const uint8_t *c = col + (5 * h - i0);
+                dst[h * bld] = code5(c[0], c[1], c[2], c[3], c[4]);
             }
             for (int64_t h = hf > h0 ? hf : h0; h < h1; h++) { /* the last, partial group */
                 int code = 0;
-                for (int64_t v = n - 5 * h - 1; v >= 0; v--) code = 3 * code + col[5 * h + v];
-                dst[h * ld] = (uint8_t)code;
+                for (int64_t v = n - 5 * h - 1; v >= 0; v--) code = 3 * code + col[5 * h - i0 + v];
+                dst[h * bld] = (uint8_t)code;
             }
         }
     }
@@ -321,28 +319,22 @@ typedef struct {
     miss_list *cmiss;
 } codes_job;
 
-/* Per chunk: the centring coefficients of its SNPs (each chunk owns its SNPs), then the codes. */
-static tg_status codes_chunk(void *ctx, const double *freq, int64_t j0, int64_t nj, int8_t *x,
-                             int64_t ld, tg_error *err) {
+/* Per chunk: the centring coefficients of its SNPs at its first tile (each chunk owns its
+ * SNPs), then each tile's codes. */
+static tg_status codes_chunk(void *ctx, const double *freq, int64_t j0, int64_t nj, int64_t i0,
+                             int64_t ni, int8_t *x, int64_t ld, tg_error *err) {
     codes_job *jb = ctx;
     tg_geno *g = jb->g;
-    (void)ld; /* the pass reads this rank's rows: ld is g->nl */
-    for (int64_t j = j0; j < j0 + nj; j++) {
+    for (int64_t j = j0; i0 == 0 && j < j0 + nj; j++) {
         const double p = freq[j];
         const int used = tg_geno_polymorphic(p);
         const double w = !used ? 0 : jb->scale ? 1 / sqrt(2 * p * (1 - p)) : 1;
         g->coef[2 * j] = w;
         g->coef[2 * j + 1] = used ? 2 * p * w : 0;
     }
-    /* tiles of samples, so that the three sweeps (the missing calls, both copies) find the
-     * chunk's bytes in the cache rather than in memory */
-    for (int64_t i0 = 0; i0 < g->nl; i0 += SAMPLE_TILE) {
-        const int64_t i1 = g->nl - i0 < SAMPLE_TILE ? g->nl : i0 + SAMPLE_TILE;
-        tg_status st = chunk_prepare(g, j0, nj, i0, i1, x, &jb->cmiss[j0 / CHUNK], jb->what, err);
-        if (st) return st;
-        chunk_encode(g, j0, nj, i0, i1, x);
-    }
-    return TG_OK;
+    tg_status st = chunk_prepare(g, j0, nj, i0, ni, x, ld, &jb->cmiss[j0 / CHUNK], jb->what, err);
+    if (!st) chunk_encode(g, j0, nj, i0, ni, x, ld);
+    return st;
 }
 
 /* The merge of the chunks' missing calls into the block lists (merge_missing). */
@@ -523,7 +515,7 @@ tg_status tg_geno_from_source_blocks(const tg_geno_source *s, int scale, int64_t
     for (int64_t c = 0; ok && c < nchunks; c++) ok = !miss_init(&jb.cmiss[c]);
     if (!ok) st = tg_error_set(err, TG_ERR_NOMEM, "%s: out of memory", what);
     const tg_geno_range mine = {i0, i0 + nl};
-    const tg_geno_encoder enc = {codes_chunk, &jb, CHUNK};
+    const tg_geno_encoder enc = {codes_chunk, &jb, CHUNK, 5};
     tg_geno_counts cnt;
     if (!st && !(st = tg_geno_pass(s, &mine, 1, 1, NULL, &enc, &cnt, err))) {
         g->freq = cnt.freq; /* the one pass's frequencies and calls, kept */

@@ -10,8 +10,8 @@
 
 double tg_geno_nearest_2p(double p) { return floor(2 * p + 0.5); }
 
-tg_status tg_kpanels_chunk(void *ctx, const double *freq, int64_t j0, int64_t nj, int8_t *x,
-                           int64_t ld, tg_error *err) {
+tg_status tg_kpanels_chunk(void *ctx, const double *freq, int64_t j0, int64_t nj, int64_t i0,
+                           int64_t ni, int8_t *x, int64_t ld, tg_error *err) {
     const tg_kpanels *k = ctx;
     const int64_t w = k->kind == TG_KERNEL_IBS ? 2 : 1;
     (void)err;
@@ -28,9 +28,12 @@ tg_status tg_kpanels_chunk(void *ctx, const double *freq, int64_t j0, int64_t nj
     for (int p = 0; p < k->np; p++) {
         if (!k->enc[p]) continue;
         const int64_t r0 = (int64_t)p * k->nb, rows = p == k->np - 1 ? k->n - r0 : k->nb;
+        /* the panel's rows in the tile [i0, i0 + ni) of the pass's rows */
+        const int64_t lo = k->off[p] > i0 ? k->off[p] : i0,
+                      hi = k->off[p] + rows < i0 + ni ? k->off[p] + rows : i0 + ni;
         /* sample by sample: each writes its chunk of one panel column contiguously */
-        for (int64_t r = 0; r < rows; r++) {
-            const int8_t *xr = x + k->off[p] + r;
+        for (int64_t r = lo - k->off[p]; r < hi - k->off[p]; r++) {
+            const int8_t *xr = x + (k->off[p] + r - i0);
             int8_t *e = k->enc[p] + r * k->enc_pad + j0 * w;
             for (int64_t j = 0; j < nj; j++) {
                 int8_t v = xr[j * ld];

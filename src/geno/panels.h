@@ -24,8 +24,8 @@ typedef struct {
 } tg_kpanels;
 
 /** The tg_geno_encoder.chunk of a tg_kpanels (its SNPs per chunk: TG_KPANELS_SNPS). */
-tg_status tg_kpanels_chunk(void *ctx, const double *freq, int64_t j0, int64_t nj, int8_t *x,
-                           int64_t ld, tg_error *err);
+tg_status tg_kpanels_chunk(void *ctx, const double *freq, int64_t j0, int64_t nj, int64_t i0,
+                           int64_t ni, int8_t *x, int64_t ld, tg_error *err);
 enum { TG_KPANELS_SNPS = 64 };
 
 /** The ridge panel of SNPs [j0, j0 + nbj) of @p s, every selected sample (tg_ridge_chol_bed):

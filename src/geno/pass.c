@@ -1,6 +1,8 @@
-/* The one pass (geno/pass.h): chunks of SNPs on every core, each decoded once for the rows
- * read, its values checked and counted, its frequencies set, then handed to the encoder. A
- * chunk owns its SNPs' counts, so no two threads write one counter. */
+/* The one pass (geno/pass.h): chunks of SNPs on every core, each read by tiles of samples that
+ * stay in the cache: decoded and counted, its frequencies set, then decoded again tile by tile
+ * for the encoder. A chunk whole in memory (12 MB at 300,000 samples) was written, counted and
+ * swept by the encoder from memory: decoding twice costs less than that traffic. A chunk owns
+ * its SNPs' counts, so no two threads write one counter. */
 #include "geno/pass.h"
 
 #include <math.h>
@@ -17,6 +19,7 @@ typedef struct {
     const tg_geno_range *ranges;
     int nranges;
     int64_t nl, chunk, nchunks;
+    int64_t tile;               /* rows a tile */
     int count;                  /* count (and check) the chunk's values */
     int set_freq;               /* the frequencies follow from this chunk's counts */
     const tg_geno_encoder *enc; /* NULL: count only */
@@ -61,6 +64,14 @@ __attribute__((optimize("tree-vectorize"))) int tg_geno_count_column(const int8_
     return bad;
 }
 
+static int64_t tile_bytes = 1 << 20; /* a chunk's tile in L2 */
+
+int64_t tg_geno_pass_tile_bytes(int64_t bytes) {
+    const int64_t was = tile_bytes;
+    if (bytes > 0) tile_bytes = bytes;
+    return was;
+}
+
 static void lower_to(int64_t *at, int64_t c) {
     int64_t cur = __atomic_load_n(at, __ATOMIC_RELAXED);
     while (c < cur &&
@@ -68,13 +79,39 @@ static void lower_to(int64_t *at, int64_t c) {
         ;
 }
 
-static void read_rows(const pass_job *jb, int64_t j0, int64_t nj, int8_t *x) {
-    int64_t off = 0;
-    for (int r = 0; r < jb->nranges; r++) {
+/* Rows [i0, i0 + ni) of the rows the pass reads (its ranges end to end), SNPs [j0, j0 + nj). */
+static void read_rows(const pass_job *jb, int64_t j0, int64_t nj, int64_t i0, int64_t ni,
+                      int8_t *x, int64_t ld) {
+    int64_t at = 0;
+    for (int r = 0; r < jb->nranges && ni > 0; r++) {
         const int64_t len = jb->ranges[r].hi - jb->ranges[r].lo;
-        tg_geno_source_read(jb->s, jb->ranges[r].lo, len, j0, nj, x + off, jb->nl);
-        off += len;
+        if (i0 < at + len) {
+            const int64_t k = i0 - at < 0 ? 0 : i0 - at, take = len - k < ni ? len - k : ni;
+            tg_geno_source_read(jb->s, jb->ranges[r].lo + k, take, j0, nj, x, ld);
+            x += take, i0 += take, ni -= take;
+        }
+        at += len;
     }
+}
+
+/* The chunk's counts, tile by tile; nonzero on a value that is not a genotype. */
+static int count_chunk(pass_job *jb, int64_t j0, int64_t nj, int8_t *x) {
+    int64_t *obs = jb->c->obs + j0, *a1 = jb->c->a1 + j0;
+    memset(obs, 0, (size_t)nj * sizeof *obs);
+    memset(a1, 0, (size_t)nj * sizeof *a1);
+    for (int64_t i0 = 0; i0 < jb->nl; i0 += jb->tile) {
+        const int64_t ni = jb->nl - i0 < jb->tile ? jb->nl - i0 : jb->tile;
+        read_rows(jb, j0, nj, i0, ni, x, ni);
+        for (int64_t t = 0; t < nj; t++) {
+            int64_t o, a, two;
+            if (tg_geno_count_column(x + t * ni, ni, &o, &a, &two)) return 1;
+            obs[t] += o;
+            a1[t] += a;
+        }
+    }
+    for (int64_t t = 0; jb->set_freq && t < nj; t++)
+        jb->c->freq[j0 + t] = tg_a1_freq(a1[t], obs[t]);
+    return 0;
 }
 
 static void pass_chunk(void *ctx, int64_t c, void *scratch) {
@@ -83,20 +120,18 @@ static void pass_chunk(void *ctx, int64_t c, void *scratch) {
     const int64_t n = jb->nl, j0 = c * jb->chunk, m = jb->s->m;
     const int64_t nj = m - j0 < jb->chunk ? m - j0 : jb->chunk;
     if (c > __atomic_load_n(&jb->bad, __ATOMIC_RELAXED)) return; /* the error is known */
-    read_rows(jb, j0, nj, x);
-    for (int64_t t = 0; jb->count && t < nj; t++) {
-        const int8_t *col = x + t * n;
-        int64_t obs, a1, two;
-        if (tg_geno_count_column(col, n, &obs, &a1, &two)) {
-            lower_to(&jb->bad, c);
-            return;
-        }
-        jb->c->obs[j0 + t] = obs;
-        jb->c->a1[j0 + t] = a1;
-        if (jb->set_freq) jb->c->freq[j0 + t] = tg_a1_freq(a1, obs);
+    if (jb->count && count_chunk(jb, j0, nj, x)) {
+        lower_to(&jb->bad, c);
+        return;
     }
     tg_error e;
-    if (jb->enc && jb->enc->chunk(jb->enc->ctx, jb->c->freq, j0, nj, x, n, &e)) {
+    tg_status st = TG_OK;
+    for (int64_t i0 = 0; jb->enc && !st && i0 < n; i0 += jb->tile) {
+        const int64_t ni = n - i0 < jb->tile ? n - i0 : jb->tile;
+        if (!jb->count || n > jb->tile) read_rows(jb, j0, nj, i0, ni, x, ni); /* else still in x */
+        st = jb->enc->chunk(jb->enc->ctx, jb->c->freq, j0, nj, i0, ni, x, ni, &e);
+    }
+    if (st) {
         pthread_mutex_lock(&jb->lock);
         if (c < jb->failed) {
             jb->failed = c;
@@ -113,7 +148,7 @@ static tg_status bad_value(const pass_job *jb, int64_t c, tg_error *err) {
     if (!col) return TG_ERR_NOMEM;
     tg_status st = TG_OK;
     for (int64_t j = c * jb->chunk, k = -1; k < 0 && j < jb->s->m; j++) {
-        read_rows(jb, j, 1, col);
+        read_rows(jb, j, 1, 0, jb->nl, col, jb->nl);
         if ((k = first_bad(col, jb->nl)) < 0) continue;
         int64_t i = k; /* the k-th row read: row lo + i of a range */
         int r = 0;
@@ -134,7 +169,7 @@ static tg_status run(pass_job *jb, tg_error *err) {
     jb->phase = tg_phase_open_host("genotypes", "SNPs", jb->s->m);
     pthread_mutex_init(&jb->lock, NULL);
     const int nomem =
-        tg_parallel_for_scratch(jb->nchunks, (size_t)(jb->nl * jb->chunk), pass_chunk, jb);
+        tg_parallel_for_scratch(jb->nchunks, (size_t)(jb->tile * jb->chunk), pass_chunk, jb);
     tg_phase_close(jb->phase);
     pthread_mutex_destroy(&jb->lock);
     if (nomem)
@@ -176,6 +211,10 @@ tg_status tg_geno_pass(const tg_geno_source *s, const tg_geno_range *ranges, int
     pass_job jb = {.s = s, .ranges = ranges, .nranges = nranges, .c = c,
                    .chunk = enc ? enc->snps : 64};
     for (int r = 0; r < nranges; r++) jb.nl += ranges[r].hi - ranges[r].lo;
+    /* tiles of about tile_bytes, whole units of the encoder */
+    const int64_t unit = enc ? enc->unit : 1, units = tile_bytes / jb.chunk / unit;
+    jb.tile = unit * (units > 1 ? units : 1);
+    if (jb.tile > jb.nl) jb.tile = jb.nl > 0 ? jb.nl : 1;
     jb.nchunks = (m + jb.chunk - 1) / jb.chunk;
     if (!(c->obs = tg_calloc_n(2, m, sizeof *c->obs, err)) ||
         !(c->freq = tg_malloc_n(m, 1, sizeof *c->freq, err))) {

@@ -11,16 +11,18 @@ typedef struct {
     int64_t lo, hi;
 } tg_geno_range;
 
-/** An encoder: chunk() receives SNPs [j0, j0 + nj) of the rows the pass reads (column-major
- * @p x, leading dimension @p ld = those rows' count, in the order of the pass's ranges; missing
- * calls as TG_GENO_MISSING; it may overwrite @p x) once freq[j0 .. j0 + nj) are final. It runs
- * on every core, concurrently on distinct chunks; an error it returns (filled into @p err)
- * stops the pass, which reports the error of the lowest chunk that failed. */
+/** An encoder: chunk() receives rows [i0, i0 + ni) of SNPs [j0, j0 + nj) of the rows the pass
+ * reads (column-major @p x, leading dimension @p ld; rows numbered in the order of the pass's
+ * ranges; missing calls as TG_GENO_MISSING; it may overwrite @p x) once freq[j0 .. j0 + nj) are
+ * final. A chunk's rows come in tiles of a multiple of @p unit rows (the last shorter), in
+ * order, on one thread; chunks run on every core, concurrently. An error it returns (filled
+ * into @p err) stops the pass, which reports the error of the lowest chunk that failed. */
 typedef struct {
-    tg_status (*chunk)(void *ctx, const double *freq, int64_t j0, int64_t nj, int8_t *x,
-                       int64_t ld, tg_error *err);
+    tg_status (*chunk)(void *ctx, const double *freq, int64_t j0, int64_t nj, int64_t i0,
+                       int64_t ni, int8_t *x, int64_t ld, tg_error *err);
     void *ctx;
     int64_t snps; /**< SNPs per chunk (an encoder's unit: 5codes want multiples of 5) */
+    int64_t unit; /**< a tile's rows are a multiple of it (5codes: whole groups of samples) */
 } tg_geno_encoder;
 
 /** What the pass counted, per SNP over the rows read (every rank's with several). */
@@ -46,6 +48,9 @@ tg_status tg_geno_pass(const tg_geno_source *s, const tg_geno_range *ranges, int
                        int collective, const double *freq, const tg_geno_encoder *enc,
                        tg_geno_counts *c, tg_error *err);
 void tg_geno_counts_free(tg_geno_counts *c);
+/** Sets the bytes of a chunk's tile (@p bytes > 0; 1 MiB: in L2) and returns the previous value:
+ * tests cut small inputs into many tiles with it. Not during a pass. */
+int64_t tg_geno_pass_tile_bytes(int64_t bytes);
 /** One column of @p n values: its calls, A1 alleles and genotypes 2 (so 1s and 0s too); returns
  * nonzero when a value lies outside −1..2. One vectorised sweep (the pass's, and the CG's
  * Jacobi counts'). */
