@@ -7,6 +7,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "base/parallel.h"
 #include "codelets/fivecodes.h"
@@ -261,6 +264,43 @@ __attribute__((optimize("tree-vectorize"))) static void group_codes(
     for (int64_t i = 0; i < rows; i++) dst[i] = code5(a[i], b[i], c[i], d[i], e[i]);
 }
 
+/* The SNP-block copy's codes of one SNP, whole groups [0, groups) of its digits @p c, to dst[0],
+ * dst[ld], ... */
+static void snp_groups_scalar(const uint8_t *c, int64_t groups, uint8_t *dst, int64_t ld) {
+    for (int64_t h = 0; h < groups; h++, c += 5) dst[h * ld] = code5(c[0], c[1], c[2], c[3], c[4]);
+}
+
+#if defined(__x86_64__)
+/* Two groups at a time from 16 bytes (their 10 digits and 6 more): digit d at place k is looked
+ * up as d·3^k, and each group's five summed by psadbw. A third of the scalar loop's
+ * instructions, which were a third of the pass on the 5codes. */
+__attribute__((target("ssse3"))) static void snp_groups_ssse3(const uint8_t *c, int64_t groups,
+                                                              uint8_t *dst, int64_t ld) {
+    const __m128i spread = _mm_setr_epi8(0, 1, 2, 3, 4, -1, -1, -1, 5, 6, 7, 8, 9, -1, -1, -1);
+    const __m128i place = _mm_setr_epi8(0, 3, 6, 9, 12, 15, 15, 15, 0, 3, 6, 9, 12, 15, 15, 15);
+    const __m128i value = _mm_setr_epi8(0, 1, 2, 0, 3, 6, 0, 9, 18, 0, 27, 54, 0, 81, (char)162,
+                                        0);
+    int64_t h = 0;
+    for (; h + 4 <= groups; h += 2) { /* the 16 bytes stay within the groups' digits */
+        __m128i d = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(c + 5 * h)), spread);
+        d = _mm_sad_epu8(_mm_shuffle_epi8(value, _mm_add_epi8(d, place)), _mm_setzero_si128());
+        dst[h * ld] = (uint8_t)_mm_cvtsi128_si32(d);
+        dst[(h + 1) * ld] = (uint8_t)_mm_extract_epi16(d, 4);
+    }
+    snp_groups_scalar(c + 5 * h, groups - h, dst + h * ld, ld);
+}
+#endif
+
+typedef void (*snp_groups_fn)(const uint8_t *c, int64_t groups, uint8_t *dst, int64_t ld);
+
+static snp_groups_fn snp_groups_pick(void) {
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("ssse3")) return snp_groups_ssse3;
+#endif
+    return snp_groups_scalar;
+}
+
 /* Rows of SNP-block copies written a tile of sample groups at a time, so that the tile's
  * lines (one per group, written at every SNP of the chunk) stay in L1 across the SNPs. */
 enum { GROUP_TILE = 256 };
@@ -268,7 +308,7 @@ enum { GROUP_TILE = 256 };
 /* 5codes of rows [i0, i0 + ni) (i0 a multiple of 5: the tile @p d, leading dimension ld) of
  * SNPs j0..j0+nj−1 (j0 a multiple of 5) into both copies. */
 static void chunk_encode(tg_geno *g, int64_t j0, int64_t nj, int64_t i0, int64_t ni,
-                         const int8_t *d, int64_t ld) {
+                         const int8_t *d, int64_t ld, snp_groups_fn groups) {
     const int64_t n = g->nl, full = n / 5, nh = cdiv(n, 5), i1 = i0 + ni;
     const uint8_t *u = (const uint8_t *)d;
     for (int64_t q = 0; q < nj; q += 5) { /* SNP groups: samples in row blocks */
@@ -297,10 +337,7 @@ static void chunk_encode(tg_geno *g, int64_t j0, int64_t nj, int64_t i0, int64_t
             const uint8_t *col = u + t * ld;
             uint8_t *dst = g->tcodes[b] + (j - g->sbl.start[b]);
             const int64_t hf = h1 < full ? h1 : full;
-            for (int64_t h = h0; h < hf; h++) {
-                const uint8_t *c = col + (5 * h - i0);
-                dst[h * bld] = code5(c[0], c[1], c[2], c[3], c[4]);
-            }
+            if (hf > h0) groups(col + (5 * h0 - i0), hf - h0, dst + h0 * bld, bld);
             for (int64_t h = hf > h0 ? hf : h0; h < h1; h++) { /* the last, partial group */
                 int code = 0;
                 for (int64_t v = n - 5 * h - 1; v >= 0; v--) code = 3 * code + col[5 * h - i0 + v];
@@ -317,6 +354,7 @@ typedef struct {
     int scale;
     const char *what;
     miss_list *cmiss;
+    snp_groups_fn groups;
 } codes_job;
 
 /* Per chunk: the centring coefficients of its SNPs at its first tile (each chunk owns its
@@ -333,7 +371,7 @@ static tg_status codes_chunk(void *ctx, const double *freq, int64_t j0, int64_t 
         g->coef[2 * j + 1] = used ? 2 * p * w : 0;
     }
     tg_status st = chunk_prepare(g, j0, nj, i0, ni, x, ld, &jb->cmiss[j0 / CHUNK], jb->what, err);
-    if (!st) chunk_encode(g, j0, nj, i0, ni, x, ld);
+    if (!st) chunk_encode(g, j0, nj, i0, ni, x, ld, jb->groups);
     return st;
 }
 
@@ -509,7 +547,7 @@ tg_status tg_geno_from_source_blocks(const tg_geno_source *s, int scale, int64_t
     g->n = n;
     g->i0 = i0;
     const int64_t nchunks = cdiv(m, CHUNK);
-    codes_job jb = {.g = g, .scale = scale, .what = what,
+    codes_job jb = {.g = g, .scale = scale, .what = what, .groups = snp_groups_pick(),
                     .cmiss = tg_calloc_n(nchunks, 1, sizeof *jb.cmiss, err)};
     int ok = jb.cmiss != NULL;
     for (int64_t c = 0; ok && c < nchunks; c++) ok = !miss_init(&jb.cmiss[c]);
