@@ -1,9 +1,26 @@
-/* tg_mem_available (tilegwas.h): what bounds the memory a run may take, from /proc and /sys. */
+/* tg_mem_available (tilegwas.h): what bounds the memory a run may take, from /proc and /sys;
+ * tg_calloc_huge (base/mem.h). */
+#include "base/mem.h"
+
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 
-#include "tilegwas.h"
+void *tg_calloc_huge(int64_t n1, int64_t n2, size_t size, tg_error *err) {
+    enum { HUGE_PAGE = 2 << 20 };
+    size_t bytes = 0;
+    if (tg_size_mul(n1, n2, size, &bytes, err)) return NULL;
+    /* calloc maps a large block fresh (zero) without writing it: nothing touched yet */
+    uint8_t *p = tg_calloc(bytes ? bytes : 1, 1, err);
+#ifdef MADV_HUGEPAGE
+    const uintptr_t lo = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1),
+                    hi = ((uintptr_t)p + bytes) & ~(uintptr_t)(HUGE_PAGE - 1);
+    if (p && hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* a request only */
+#endif
+    return p;
+}
 
 /* The number after @p key in the "Key: N kB" file @p path, in bytes (-1: not found). */
 static int64_t proc_kb(const char *path, const char *key) {

@@ -11,6 +11,7 @@
 #include <immintrin.h>
 #endif
 
+#include "base/mem.h"
 #include "base/parallel.h"
 #include "codelets/fivecodes.h"
 #include "geno/pass.h"
@@ -202,13 +203,13 @@ static tg_status alloc_geno(int64_t n, int64_t m, int64_t rb, int64_t sb, tg_gen
     for (int64_t b = 0; ok && b < g->rbl.count; b++) {
         int64_t rows = block_len(&g->rbl, b);
         g->rmiss[b].len = (size_t)rows + 1;
-        ok = (g->rcodes[b] = tg_calloc_n(block_ld(&g->rbl, b), ng, 1, NULL)) &&
+        ok = (g->rcodes[b] = tg_calloc_huge(block_ld(&g->rbl, b), ng, 1, NULL)) &&
              (g->rmiss[b].a = tg_calloc_n(rows + 1, 1, sizeof(int32_t), NULL));
     }
     for (int64_t b = 0; ok && b < g->sbl.count; b++) {
         int64_t cols = block_len(&g->sbl, b);
         g->tmiss[b].len = (size_t)cols + 1;
-        ok = (g->tcodes[b] = tg_calloc_n(block_ld(&g->sbl, b), nh, 1, NULL)) &&
+        ok = (g->tcodes[b] = tg_calloc_huge(block_ld(&g->sbl, b), nh, 1, NULL)) &&
              (g->tmiss[b].a = tg_calloc_n(cols + 1, 1, sizeof(int32_t), NULL));
     }
     if (!ok) {

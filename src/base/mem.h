@@ -1,0 +1,10 @@
+/* Large allocations: zeroed memory on huge pages where the kernel gives them. */
+#ifndef TG_BASE_MEM_H
+#define TG_BASE_MEM_H
+#include "tilegwas.h"
+
+/** tg_calloc_n whose 2 MiB-aligned interior asks for transparent huge pages (madvise), before
+ * any page is touched: a first write from many threads then takes one fault per 2 MiB instead
+ * of one per 4 KiB, where the faults' page-table locks cost more than the writes. */
+void *tg_calloc_huge(int64_t n1, int64_t n2, size_t size, tg_error *err);
+#endif
