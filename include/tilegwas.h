@@ -463,6 +463,8 @@ typedef struct {
                    * (the SNP key, then A1_FREQ N), checked against the fileset but the last 2 */
     char **names; /**< the k column names: the header's, or COL1..COLk */
     double *v;    /**< rows × k, column-major */
+    int pieces;   /**< the data lines were read in this many pieces on every core; 0: line by
+                   * line (a file the pieces could not read is read so, to name its error) */
 } tg_values;
 
 /** Reads @p path: whitespace-separated finite numbers, one line per SNP of @p bed in .bim

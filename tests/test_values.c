@@ -50,8 +50,8 @@ static void good_files(tg_rng *r) {
     const double v1[8] = {1, -2.5, 3e-3, 4, 0.5, 6, -7, 1e10};
     tg_status st = tg_values_read(put("1 0.5\r\n-2.5\t6\n\n3e-3   -7\n4 1e10\n"), &bed, 0, &t, &err);
     ok(!st && same_values(&t, v1, 4, 2) && t.nid == 0 && !strcmp(t.names[0], "COL1") &&
-           !strcmp(t.names[1], "COL2"),
-       "no header: 4 SNP rows x 2 columns read, names COL1 COL2 %s", err.msg);
+           !strcmp(t.names[1], "COL2") && t.pieces == 1,
+       "no header: 4 SNP rows x 2 columns read (one piece), names COL1 COL2 %s", err.msg);
     tg_values_free(&t);
     ok(zeroed(&t), "tg_values_free zeroes");
 
@@ -103,6 +103,62 @@ static void good_files(tg_rng *r) {
     tg_values_free(&t);
 }
 
+/* A file long enough to be read in pieces on every core (1.4 MB: pieces of 64 KiB at least):
+ * its values, then an error deep in it, named by line as the line-by-line reading names it. */
+static void long_files(tg_rng *r) {
+    enum { M = 30000, K = 3 };
+    tg_snp *many = calloc(M, sizeof *many);
+    char (*ids)[16] = calloc(M, sizeof *ids);
+    double *want = malloc(sizeof(double) * M * K);
+    for (int64_t j = 0; j < M; j++) {
+        snprintf(ids[j], sizeof ids[j], "s%lld", (long long)j + 1);
+        many[j].id = ids[j];
+        for (int c = 0; c < K; c++) want[j + c * M] = tg_rng_uniform(r) - 0.5;
+    }
+    const tg_bed big = {.prefix = "big", .n_samples = 3, .n_snps = M, .samples = samples,
+                        .snps = many};
+    const int64_t bad_row = 21345; /* its line: the header, the rows before, the blank lines */
+    const int64_t bad_line = 1 + bad_row + 1 + bad_row / 1000;
+    for (int form = 0; form < 4; form++) { /* IDs + header, values only; then a bad value, then
+                                            * one line too many */
+        snprintf(path, sizeof path, "%s/long.txt", tmpdir);
+        FILE *f = fopen(path, "w");
+        if (form != 1) fprintf(f, "SNP a b c\n");
+        for (int64_t j = 0; j < M + (form == 3); j++) {
+            if (j % 1000 == 999) fprintf(f, " \t\n"); /* blank lines, skipped */
+            if (form != 1) fprintf(f, "%s ", j < M ? ids[j] : "extra");
+            for (int c = 0; c < K; c++)
+                if (form == 2 && j == bad_row && c == 1)
+                    fprintf(f, "x%s", c + 1 < K ? " " : "");
+                else
+                    fprintf(f, "%.17g%s", j < M ? want[j + c * M] : 0.0, c + 1 < K ? " " : "");
+            fprintf(f, j % 7 ? "\n" : "\r\n");
+        }
+        fclose(f);
+        tg_values t;
+        tg_error err = {0};
+        tg_status st = tg_values_read(path, &big, 0, &t, &err);
+        char line[64];
+        snprintf(line, sizeof line, "line %lld, column 3 (b)", (long long)bad_line);
+        if (form < 2)
+            ok(!st && same_values(&t, want, M, K) && t.nid == (form == 0) && t.pieces > 1,
+               "%d rows read in %d pieces %s, CRLF and blank lines among them: the values "
+               "written (%s)", M, t.pieces, form ? "without a header" : "with IDs",
+               st ? err.msg : "ok");
+        else if (form == 2)
+            ok(st == TG_ERR_FORMAT && strstr(err.msg, line) && zeroed(&t),
+               "a bad value at data row %lld of %d: %s", (long long)bad_row + 1, M, err.msg);
+        else
+            ok(st == TG_ERR_FORMAT && strstr(err.msg, "more data lines than the 30000 SNPs") &&
+                   zeroed(&t), "one data line too many: %s", err.msg);
+        if (!st) tg_values_free(&t);
+    }
+    unlink(path);
+    free(want);
+    free(ids);
+    free(many);
+}
+
 static void bad_files(void) {
     bad("empty file", 0, "empty file", "\n\n");
     bad("a short line", 0, "line 3: 1 fields, expected 2", "1 2\n3 4\n5\n6 7\n");
@@ -143,8 +199,9 @@ int main(void) {
     tg_rng_seed(&r, tap_seed());
     snprintf(tmpdir, sizeof tmpdir, "/tmp/tg_values_XXXXXX");
     if (!mkdtemp(tmpdir)) return 1;
-    tap_plan(22);
+    tap_plan(26);
     good_files(&r);
+    long_files(&r);
     bad_files();
     unlink(path);
     snprintf(path, sizeof path, "%s/values.txt", tmpdir);

@@ -1,10 +1,12 @@
 /* Dense matrices in text files whose rows follow a fileset: one line per SNP (.bim order) or
  * per sample (.fam order), an optional header naming the columns, optional ID columns checked
- * line by line (snpmm --matrix). */
+ * line by line (snpmm --matrix). The data lines are read on every core, in pieces; a file
+ * they find wrong is read again line by line, which names its first error. */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "base/parallel.h"
 #include "io/idmap.h"
 
 enum { KEY_COLS = 6 }; /* #CHROM POS ID REF ALT A1 */
@@ -111,8 +113,70 @@ static tg_status read_header(const char *path, int64_t ln, char **f, int nf, int
     return TG_OK;
 }
 
+/* The data lines on every core: the text after the header cut into pieces at line ends, each
+ * piece's lines counted, then read into their rows. */
+typedef struct {
+    const char *path;
+    const tg_bed *bed;
+    int by_sample, nf;
+    tg_values *t;
+    char **start; /* pieces + 1 bounds, each piece whole lines */
+    int64_t *row; /* pieces + 1: a piece's first row, then the total */
+    int failed;   /* a piece found a line it could not read */
+} piece_job;
+
+static void piece_count(void *ctx, int64_t p) {
+    piece_job *jb = ctx;
+    const tg_text view = {.cur = jb->start[p], .end = jb->start[p + 1]};
+    jb->row[p + 1] = tg_text_count_lines(&view);
+}
+
+static void piece_read(void *ctx, int64_t p) {
+    piece_job *jb = ctx;
+    tg_text view = {.path = jb->path, .cur = jb->start[p], .end = jb->start[p + 1]};
+    char *f[MAX_FIELDS], *line;
+    tg_error err;
+    const int nid = jb->t->nid;
+    for (int64_t r = jb->row[p]; (line = tg_text_next_line(&view)); r++)
+        if (tg_text_split(line, f, MAX_FIELDS) != jb->nf ||
+            (nid && check_ids(jb->path, 0, f, nid, jb->bed, jb->by_sample, r, &err)) ||
+            read_row(jb->path, 0, f, jb->t, r, &err)) {
+            __atomic_store_n(&jb->failed, 1, __ATOMIC_RELAXED);
+            return;
+        }
+}
+
+/* Reads the data lines from txt's position, rows @p r0 .. @p want − 1, on every core; nonzero
+ * when they are not that many rows that read (the serial reading then says why). */
+static int read_pieces(tg_text *txt, const char *path, const tg_bed *bed, int by_sample, int nf,
+                       int64_t r0, int64_t want, tg_values *t) {
+    enum { PIECE = 1 << 16 }; /* bytes a piece at least */
+    const int64_t len = txt->end - txt->cur, threads = tg_parallel_threads();
+    int64_t np = len / PIECE < 4 * threads ? len / PIECE : 4 * threads;
+    if (np < 1) np = 1;
+    char *start[np + 1];
+    int64_t row[np + 1];
+    start[0] = txt->cur;
+    for (int64_t p = 1; p < np; p++) { /* each piece ends after a line end (or is empty) */
+        char *at = txt->cur + len * p / np, *nl;
+        if (at < start[p - 1]) at = start[p - 1];
+        nl = memchr(at, '\n', (size_t)(txt->end - at));
+        start[p] = nl ? nl + 1 : txt->end;
+    }
+    start[np] = txt->end;
+    piece_job jb = {path, bed, by_sample, nf, t, start, row, 0};
+    row[0] = r0;
+    tg_parallel_for(np, piece_count, &jb);
+    for (int64_t p = 0; p < np; p++) row[p + 1] += row[p];
+    if (row[np] != want) return 1;
+    tg_parallel_for(np, piece_read, &jb);
+    t->pieces = (int)np;
+    return jb.failed;
+}
+
+/* @p pieces: the data lines on every core (a wrong file is then read again without). */
 static tg_status read_values(tg_text *txt, const char *path, const tg_bed *bed, int by_sample,
-                             tg_values *t, tg_error *err) {
+                             int pieces, tg_values *t, tg_error *err) {
     const int64_t want = by_sample ? bed->n_samples : bed->n_snps;
     const char *unit = by_sample ? "sample" : "SNP";
     char *f[MAX_FIELDS];
@@ -127,6 +191,12 @@ static tg_status read_values(tg_text *txt, const char *path, const tg_bed *bed, 
     tg_status st = read_header(path, txt->line_no, f, nf, header, by_sample, t, err);
     if (st) return st;
     if (!(t->v = tg_malloc_n(want, t->k, sizeof *t->v, err))) return TG_ERR_NOMEM;
+    if (pieces) { /* a first line of data is row 0 */
+        if (!header && (want < 1 || read_row(path, txt->line_no, f, t, 0, err)))
+            return TG_ERR_FORMAT;
+        return read_pieces(txt, path, bed, by_sample, nf, !header, want, t) ? TG_ERR_FORMAT
+                                                                            : TG_OK;
+    }
     /* f holds the fields of the current line (the first one is split already) */
     int got = nf;
     if (header && (line = tg_text_next_line(txt))) got = tg_text_split(line, f, MAX_FIELDS);
@@ -155,12 +225,15 @@ static tg_status read_values(tg_text *txt, const char *path, const tg_bed *bed, 
 tg_status tg_values_read(const char *path, const tg_bed *bed, int by_sample, tg_values *t,
                          tg_error *err) {
     tg_text txt;
-    memset(t, 0, sizeof *t);
-    tg_status st = tg_text_read(&txt, path, err);
-    if (st) return st;
-    st = read_values(&txt, path, bed, by_sample, t, err);
-    tg_text_free(&txt);
-    if (st) tg_values_free(t);
+    tg_status st = TG_ERR_FORMAT;
+    /* on every core first; a file that does not read so is read again line by line */
+    for (int pieces = 1; pieces >= 0 && st == TG_ERR_FORMAT; pieces--) {
+        memset(t, 0, sizeof *t);
+        if ((st = tg_text_read(&txt, path, err))) return st;
+        st = read_values(&txt, path, bed, by_sample, pieces, t, err);
+        tg_text_free(&txt);
+        if (st) tg_values_free(t);
+    }
     return st;
 }
 
