@@ -91,7 +91,11 @@ int main(int argc, char **argv) {
         return tg_cli_fail(argv[1], NULL, &err);
     }
     for (size_t i = 0; i < NCOMMANDS; i++)
-        if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+        if (!strcmp(argv[1], commands[i].name)) {
+            const int rc = commands[i].run(argc - 1, argv + 1);
+            tg_runtime_prepare_wait(); /* a command that failed before the runtime started */
+            return rc;
+        }
     tg_error_set(&err, TG_ERR_ARG, "unknown command '%s' (tilegwas --help lists them)", argv[1]);
     return tg_cli_fail_options(NULL, &err);
 }

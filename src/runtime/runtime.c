@@ -66,6 +66,7 @@ tg_status tg_runtime_open(const tg_runtime_opts *opts, const tg_sched_buckets *b
     const double t0 = seconds_now();
     tg_runtime_opts o = opts ? *opts : tg_runtime_defaults();
     if (rt.started) return tg_error_set(err, TG_ERR_RUNTIME, "the runtime is already started");
+    tg_runtime_prepare_wait();
     if (o.ncpu < -1) return tg_error_set(err, TG_ERR_ARG, "--ncpu %d: must be ≥ 0", o.ncpu);
     if (o.ngpu < -1) return tg_error_set(err, TG_ERR_ARG, "--ngpu %d: must be ≥ 0", o.ngpu);
     tg_status st = tg_runtime_init_mpi(err);
