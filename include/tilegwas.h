@@ -604,10 +604,10 @@ tg_runtime_opts tg_runtime_defaults(void);
 tg_status tg_runtime_start(const tg_runtime_opts *opts, tg_error *err);
 void tg_runtime_stop(void);
 /** Creates, on a thread of its own, the contexts of the CUDA devices that tg_runtime_start with
- * @p opts will use (0.2-0.3 s on the H200 node), while the caller reads its inputs;
- * tg_runtime_start and tg_runtime_prepare_wait wait for it. Nothing with ngpu 0, with
- * STARPU_WORKERS_CUDAID set, under an MPI launcher (a rank's devices are chosen at its start),
- * once the runtime is started, or in a build without CUDA. */
+ * @p opts will use (tenths of a second at a process's first CUDA call), while the caller reads
+ * its inputs; tg_runtime_start and tg_runtime_prepare_wait wait for it. Nothing with ngpu 0,
+ * with STARPU_WORKERS_CUDAID set, under an MPI launcher (a rank's devices are chosen at its
+ * start), once the runtime is started, or in a build without CUDA. */
 void tg_runtime_prepare(const tg_runtime_opts *opts);
 /** Waits for tg_runtime_prepare's thread (a program that ends without starting the runtime
  * calls it before it exits, so that the thread is not inside CUDA then). */

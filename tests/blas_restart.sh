@@ -23,8 +23,9 @@ fi
 TG_TEST_BLAS_CORE=Prescott ranked 0 one info
 rc=$?
 if [ -n "$want" ]; then
-    [ $rc -eq 0 ] && [ ! -s one/err.txt ] && grep -q "OpenBLAS kernels $want (OPENBLAS_CORETYPE=$want, \
-set by tilegwas: OpenBLAS chose its Prescott kernels on this CPU);" one/out.txt
+    line="OpenBLAS kernels $want (OPENBLAS_CORETYPE=$want, set by tilegwas: OpenBLAS chose its"
+    [ $rc -eq 0 ] && [ ! -s one/err.txt ] &&
+        grep -qF "$line Prescott kernels on this CPU);" one/out.txt
     report $? "Prescott kernels on a CPU that calls for $want: restarted on $want, quietly, \
 the runtime line says why" one/err.txt
 else

@@ -273,8 +273,8 @@ static void snp_groups_scalar(const uint8_t *c, int64_t groups, uint8_t *dst, in
 
 #if defined(__x86_64__)
 /* Two groups at a time from 16 bytes (their 10 digits and 6 more): digit d at place k is looked
- * up as d·3^k, and each group's five summed by psadbw. A third of the scalar loop's
- * instructions, which were a third of the pass on the 5codes. */
+ * up as d·3^k, and each group's five summed by psadbw, where the scalar loop spends five loads
+ * and four multiply-adds a code. */
 __attribute__((target("ssse3"))) static void snp_groups_ssse3(const uint8_t *c, int64_t groups,
                                                               uint8_t *dst, int64_t ld) {
     const __m128i spread = _mm_setr_epi8(0, 1, 2, 3, 4, -1, -1, -1, 5, 6, 7, 8, 9, -1, -1, -1);

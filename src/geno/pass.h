@@ -1,5 +1,5 @@
 /* The one pass over a genotype source: decode → per-SNP counts → A1 frequencies → missing
- * calls, feeding the encoders (geno/panels.h, geno/codes5.h) with each decoded chunk. Every
+ * calls, feeding the encoders (geno/panels.h, geno/codes5.h) with each decoded tile. Every
  * workload's frequencies, exclusions and missing-call counts come from here, but epistasis's,
  * whose planes (geno/planes.h) come straight from the .bed's codes. */
 #ifndef TG_GENO_PASS_H

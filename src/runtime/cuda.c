@@ -29,7 +29,7 @@ uint64_t tg_cuda_devices_signature(void) {
 
 #ifdef TG_USE_CUDA
 /* tg_runtime_prepare's thread: each device's primary context, which StarPU's workers then find
- * made (CUDA's first call and a context cost 0.1-0.24 s and 0.12-0.13 s on the H200 node) */
+ * made (CUDA's first call and a context take tenths of a second: docs/PERFORMANCE.md) */
 static struct {
     pthread_t thread;
     int started, devices; /* devices: the first ones, or all (-1) */
