@@ -15,6 +15,7 @@
 
 #include "codelets/grm.h"
 #include "common.h"
+#include "geno/pass.h"
 #include "io/grm_out.h"
 #include "runtime/runtime.h"
 #include "tap.h"
@@ -291,6 +292,9 @@ int main(void) {
         return tap_done();
     }
     check_probe();
+    /* the pass in tiles of 5 samples, which cross the blocks of 7, 16 and 53 rows (the CLI's
+     * tests read in one tile: grm_vs_plink2.sh) */
+    tg_geno_pass_tile_bytes(64 * 5);
     all_sets(&r, 0);
     tg_runtime_stop();
     /* the CUDA workers alone, when there are any */
