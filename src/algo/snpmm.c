@@ -55,6 +55,7 @@
 #include "base/parallel.h"
 #include "codelets/fivecodes.h"
 #include "geno/codes5.h"
+#include "geno/pass.h"
 #include "runtime/runtime.h"
 
 void tg_geno_free(tg_geno *g) {
@@ -87,10 +88,7 @@ void tg_geno_local(const tg_geno *g, int64_t *first, int64_t *count) {
 }
 const double *tg_geno_freq(const tg_geno *g) { return g->freq; }
 void tg_geno_stats(const tg_geno *g, tg_snp_stats *stats) {
-    for (int64_t j = 0; j < g->m; j++)
-        stats[j] = (tg_snp_stats){.freq = g->freq[j],
-                                  .missing = (double)(g->n - g->obs[j]) / (double)g->n,
-                                  .n_obs = g->obs[j]};
+    tg_geno_counts_stats(g->freq, g->obs, g->n, g->m, stats);
 }
 int64_t tg_geno_block_start(const tg_geno *g, int trans, int64_t b) {
     return (trans ? &g->sbl : &g->rbl)->start[b];

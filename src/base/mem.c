@@ -8,17 +8,23 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 
-void *tg_calloc_huge(int64_t n1, int64_t n2, size_t size, tg_error *err) {
+void tg_advise_huge(void *p, size_t bytes) {
+#ifdef MADV_HUGEPAGE
     enum { HUGE_PAGE = 2 << 20 };
+    const uintptr_t lo = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1),
+                    hi = ((uintptr_t)p + bytes) & ~(uintptr_t)(HUGE_PAGE - 1);
+    if (p && hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+    (void)p, (void)bytes;
+#endif
+}
+
+void *tg_calloc_huge(int64_t n1, int64_t n2, size_t size, tg_error *err) {
     size_t bytes = 0;
     if (tg_size_mul(n1, n2, size, &bytes, err)) return NULL;
     /* calloc maps a large block fresh (zero) without writing it: nothing touched yet */
-    uint8_t *p = tg_calloc(bytes ? bytes : 1, 1, err);
-#ifdef MADV_HUGEPAGE
-    const uintptr_t lo = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1),
-                    hi = ((uintptr_t)p + bytes) & ~(uintptr_t)(HUGE_PAGE - 1);
-    if (p && hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* a request only */
-#endif
+    void *p = tg_calloc(bytes ? bytes : 1, 1, err);
+    tg_advise_huge(p, bytes);
     return p;
 }
 

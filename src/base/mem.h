@@ -7,4 +7,7 @@
  * any page is touched: a first write from many threads then takes one fault per 2 MiB instead
  * of one per 4 KiB, where the faults' page-table locks cost more than the writes. */
 void *tg_calloc_huge(int64_t n1, int64_t n2, size_t size, tg_error *err);
+/** Asks for transparent huge pages in the 2 MiB-aligned interior of [p, p + bytes) (madvise; a
+ * request only: where they are off, plain pages). Before the pages are touched. */
+void tg_advise_huge(void *p, size_t bytes);
 #endif

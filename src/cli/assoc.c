@@ -537,7 +537,6 @@ int tg_cmd_assoc(int argc, char **argv) {
     if ((st = tg_log_open(&log, o.rr.c.out, argc, argv, &err)))
         return tg_cli_fail("assoc", NULL, &err);
     tg_log_set_quiet(log, o.rr.c.quiet);
-    tg_runtime_prepare(&o.rr.c.rt); /* the GPUs' contexts while the inputs are read */
     char grid[256] = "none (--ignore-pred)";
     for (int h = 0, at = 0; h < o.nh2; h++)
         at += snprintf(grid + at, sizeof grid - (size_t)at, "%s%g", h ? "," : "", o.h2[h]);

@@ -140,7 +140,8 @@ tg_status tg_cli_input_option(tg_cli_common *c, int opt, const char *arg, char *
 /** After parsing: one genotype input was given, and the flags fit it. */
 tg_status tg_cli_input_check(const tg_cli_common *c, tg_error *err);
 /** Opens the genotype input into @p bed (tg_input_open) and logs what was read and what each
- * selection and QC step removed. */
+ * selection and QC step removed; first starts making the GPUs' contexts that the runtime @p c
+ * asks for (tg_runtime_prepare), which its start then finds made. */
 tg_status tg_cli_input_open(const tg_cli_common *c, tg_log *log, tg_bed *bed, tg_error *err);
 
 /** Opens the test cohort --test-bfile @p path and gives it the variants of @p train (the

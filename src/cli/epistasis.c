@@ -197,7 +197,6 @@ int tg_cmd_epistasis(int argc, char **argv) {
     if ((st = tg_log_open(&log, o.c.out, argc, argv, &err)))
         return tg_cli_fail("epistasis", NULL, &err);
     tg_log_set_quiet(log, o.c.quiet);
-    tg_runtime_prepare(&o.c.rt); /* the GPUs' contexts while the inputs are read */
     tg_log_file_only(log,
                      "options: --pheno %s --pheno-name %s --order %d --top %d "
                      "--score %s --block %d%s --p-threshold %g --set %s",

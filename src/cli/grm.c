@@ -271,7 +271,6 @@ int tg_cmd_grm(int argc, char **argv) {
     tg_log *log = NULL;
     if (tg_log_open(&log, c.out, argc, argv, &err)) return tg_cli_fail("grm", NULL, &err);
     tg_log_set_quiet(log, c.quiet);
-    tg_runtime_prepare(&c.rt); /* the GPUs' contexts while the inputs are read */
     int rc = run(&o, &f, &c, log);
     tg_log_close(log);
     return rc;

@@ -129,6 +129,9 @@ tg_status tg_cli_test_open(const tg_cli_common *c, tg_log *log, const char *path
 }
 
 tg_status tg_cli_input_open(const tg_cli_common *c, tg_log *log, tg_bed *bed, tg_error *err) {
+    /* every command that reads a fileset starts the runtime next: the GPUs' contexts are made
+     * while it reads */
+    tg_runtime_prepare(&c->rt);
     tg_input_opts o = c->in;
     tg_input_report rep;
     char *dir = out_dir(c, err);

@@ -329,7 +329,6 @@ int tg_cmd_krr(int argc, char **argv) {
         rc = tg_cli_fail("krr", NULL, &err);
     } else {
         tg_log_set_quiet(log, o.c.quiet);
-        tg_runtime_prepare(&o.c.rt); /* the GPUs' contexts while the inputs are read */
         char allowed[64] = "by the workers";
         if (o.allowed) tg_cli_precision_names(o.allowed, allowed, sizeof allowed);
         if (!o.load_model)

@@ -294,7 +294,6 @@ int tg_cmd_rr(int argc, char **argv) {
     if ((st = tg_cli_check_outputs(&o.c, &err))) return tg_cli_fail("rr", NULL, &err);
     if ((st = tg_log_open(&log, o.c.out, argc, argv, &err))) return tg_cli_fail("rr", NULL, &err);
     tg_log_set_quiet(log, o.c.quiet);
-    tg_runtime_prepare(&o.c.rt); /* the GPUs' contexts while the inputs are read */
     if (o.cholesky)
         tg_log_file_only(log, "options: solver cholesky, lambda %.17g, tile %lld, accuracy %g, "
                          "precisions %s, diag %s, %s", o.lambda, (long long)o.tile, o.accuracy,

@@ -180,7 +180,6 @@ int tg_cmd_snpmm(int argc, char **argv) {
     if ((st = tg_log_open(&log, o.c.out, argc, argv, &err)))
         return tg_cli_fail("snpmm", NULL, &err);
     tg_log_set_quiet(log, o.c.quiet);
-    tg_runtime_prepare(&o.c.rt); /* the GPUs' contexts while the inputs are read */
     const tg_prec prec = o.fp32 ? TG_FP32 : TG_FP64;
     double t = tg_now();
     if ((st = tg_cli_input_open(&o.c, log, &bed, &err))) goto fail;

@@ -249,15 +249,20 @@ tg_status tg_geno_pass(const tg_geno_source *s, const tg_geno_range *ranges, int
     return TG_OK;
 }
 
+void tg_geno_counts_stats(const double *freq, const int64_t *obs, int64_t n, int64_t m,
+                          tg_snp_stats *stats) {
+    for (int64_t j = 0; j < m; j++)
+        stats[j] = (tg_snp_stats){.freq = freq[j],
+                                  .missing = (double)(n - obs[j]) / (double)n,
+                                  .n_obs = obs[j]};
+}
+
 tg_status tg_geno_source_stats(const tg_geno_source *s, tg_snp_stats *stats, tg_error *err) {
     const tg_geno_range all = {0, s->n};
     tg_geno_counts c;
     tg_status st = tg_geno_pass(s, &all, 1, 0, NULL, NULL, &c, err);
     if (st) return st;
-    for (int64_t j = 0; j < s->m; j++)
-        stats[j] = (tg_snp_stats){.freq = c.freq[j],
-                                  .missing = (double)(s->n - c.obs[j]) / (double)s->n,
-                                  .n_obs = c.obs[j]};
+    tg_geno_counts_stats(c.freq, c.obs, s->n, s->m, stats);
     tg_geno_counts_free(&c);
     return TG_OK;
 }

@@ -48,6 +48,10 @@ tg_status tg_geno_pass(const tg_geno_source *s, const tg_geno_range *ranges, int
                        int collective, const double *freq, const tg_geno_encoder *enc,
                        tg_geno_counts *c, tg_error *err);
 void tg_geno_counts_free(tg_geno_counts *c);
+/** Each SNP's statistics over @p n samples from the pass's A1 frequencies and calls (the one
+ * rule of tg_geno_source_stats and tg_geno_stats): stats[0 .. m). */
+void tg_geno_counts_stats(const double *freq, const int64_t *obs, int64_t n, int64_t m,
+                          tg_snp_stats *stats);
 /** Sets the bytes of a chunk's tile (@p bytes > 0; 1 MiB: in L2) and returns the previous value:
  * tests cut small inputs into many tiles with it. Not during a pass. */
 int64_t tg_geno_pass_tile_bytes(int64_t bytes);

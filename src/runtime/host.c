@@ -2,8 +2,8 @@
  * workers), large buffers pinned once filled (tg_host_alloc_large), and the staging buffer. */
 #include <pthread.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 
+#include "base/mem.h"
 #include "runtime/internal.h"
 
 /* The largest staging buffer kept: pinned memory is taken from the host's for good. */
@@ -30,7 +30,7 @@ void *tg_host_alloc_large(size_t bytes, tg_error *err) {
         tg_error_set(err, TG_ERR_NOMEM, "out of memory: %zu bytes of host memory", bytes);
         return NULL;
     }
-    (void)madvise(p, len, MADV_HUGEPAGE); /* a request: where huge pages are off, plain pages */
+    tg_advise_huge(p, len);
     return p;
 }
 
