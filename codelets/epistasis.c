@@ -660,6 +660,7 @@ void tg_epi_round_cpu(void *buffers[], void *cl_arg) {
     struct round r;
     memset(&r, 0, sizeof r);
     memcpy(&r.a, cl_arg, sizeof r.a); /* passed as is (STARPU_CL_ARGS), not packed */
+    r.a.complete = tg_epi_round_complete(&r.a);
     const int k = r.a.order, last = k - 1;
     for (int i = 0; i < k; i++) r.blk[i] = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[i]);
     r.t = (const double *)STARPU_VECTOR_GET_PTR(buffers[k]);

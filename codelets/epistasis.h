@@ -59,7 +59,8 @@ enum tg_epi_score { TG_EPI_K2, TG_EPI_MI, TG_EPI_CHI2 };
 struct tg_epi_round_arg {
     int32_t order;    /* 2..4 */
     int32_t block;    /* B, SNPs per plane block */
-    int32_t complete; /* 1: no genotype missing anywhere (valid planes all ones on real samples) */
+    int32_t complete; /* 1: no genotype missing in the round's blocks (valid planes all ones on real
+                       * samples); see block_missing */
     int32_t score;    /* enum tg_epi_score */
     int32_t topk;
     int32_t nsnp[TG_EPI_MAX_ORDER];   /* real SNPs in each of the round's blocks (≤ B) */
@@ -72,7 +73,20 @@ struct tg_epi_round_arg {
     int32_t after_snp[TG_EPI_MAX_ORDER];
     double after_key;
     double pass_stat[81]; /* by df (0 .. 3^k − 1) */
+    /* per plane block (first[i] / block), 1 where a sample used has a missing call; NULL:
+     * `complete` as given. A search submits its first rounds before their blocks are built
+     * and writes each block's flag before the block's handle is released, so the round reads
+     * them when it runs (tg_epi_round_complete). */
+    const char *block_missing;
 };
+
+/* Whether the round's blocks hold no missing call: a->complete, or from a->block_missing. */
+static inline int tg_epi_round_complete(const struct tg_epi_round_arg *a) {
+    if (!a->block_missing) return a->complete;
+    for (int i = 0; i < a->order; i++)
+        if (a->block_missing[a->first[i] / a->block]) return 0;
+    return 1;
+}
 
 struct tg_epi_hit {
     double key;

@@ -685,7 +685,7 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
     tg_epi_result *res = (tg_epi_result *)STARPU_VECTOR_GET_PTR(buffers[k + 1]);
 
     Round rd{};
-    rd.complete = a->complete;
+    rd.complete = tg_epi_round_complete(a);
     rd.words[0] = a->words[0];
     rd.words[1] = a->words[1];
     rd.coff1 = (int64_t)a->block * 3 * a->words[0];

@@ -105,6 +105,12 @@ static inline uint32_t tg_handle_rows(tg_handle h) { return starpu_matrix_get_nx
 static inline void tg_handle_free(tg_handle h) { starpu_data_unregister(h); }
 /** Forgets @p h once the tasks submitted so far on it have run, without waiting. */
 static inline void tg_handle_free_later(tg_handle h) { starpu_data_unregister_submit(h); }
+/** Takes @p h for the host to write (no task submitted before; not from a task): tasks
+ * submitted from now on that read it wait until tg_handle_release, which may come from another
+ * thread, so that work can be submitted before its data are made. */
+static inline void tg_handle_hold(tg_handle h) { starpu_data_acquire(h, STARPU_W); }
+/** Gives back a handle held by tg_handle_hold: the tasks waiting on it may start. */
+static inline void tg_handle_release(tg_handle h) { starpu_data_release(h); }
 /** Tells the runtime that no task submitted from now on reads @p h for a while: a device copy
  * may be evicted first. */
 static inline void tg_handle_wont_use(tg_handle h) { starpu_data_wont_use(h); }
