@@ -916,6 +916,8 @@ typedef struct {
     uint64_t combinations;      /**< C(M, k), every one evaluated exactly once */
     uint64_t passed;            /**< p_threshold: the combinations given to emit */
     int64_t n_set;              /**< SNPs of the set (tg_epi_opts.set), 0 without one */
+    /** seconds_search: the whole search, from before the planes (its first rounds start as
+     * their blocks are built), so it includes seconds_planes */
     double seconds_planes, seconds_search;
     int nhit;
     tg_epi_hit_info *hits;      /**< best first (ties: lower SNP indices first) */

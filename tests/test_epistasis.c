@@ -34,8 +34,11 @@ typedef struct {
     int64_t count[5];
 } dataset;
 
+/* missing: the rate of missing calls, in every SNP, or with @p odd_blocks > 0 only in the SNPs
+ * of the odd blocks of that many SNPs (so that a search's rounds mix blocks with and without
+ * missing calls) */
 static void make_dataset(dataset *d, const char *name, int64_t n0, int64_t n1, int64_t nx,
-                         int64_t m, double missing, tg_rng *r) {
+                         int64_t m, double missing, int odd_blocks, tg_rng *r) {
     d->n = n0 + n1 + nx;
     d->m = m;
     d->g = malloc((size_t)(d->n * m));
@@ -51,7 +54,8 @@ static void make_dataset(dataset *d, const char *name, int64_t n0, int64_t n1, i
         double p = 0.1 + 0.4 * tg_rng_uniform(r);
         for (int64_t i = 0; i < d->n; i++) {
             double u = tg_rng_uniform(r);
-            d->g[i + j * d->n] = tg_rng_uniform(r) < missing
+            const int may = !odd_blocks || j / odd_blocks % 2;
+            d->g[i + j * d->n] = tg_rng_uniform(r) < missing && may
                                      ? TG_GENO_MISSING
                                      : (int8_t)((u < p * p) + (u < 1 - (1 - p) * (1 - p)));
         }
@@ -824,12 +828,13 @@ int main(void) {
     /* N = 300 (not a multiple of 64 or 256), 20 excluded; M = 37 with B = 8 (5 blocks, the last
      * one partial) for orders 2 and 3, M = 29 for order 4 (B = 8: 4 blocks, the last of 5; and
      * B = 16); 13 SNPs for order 4 with top = every combination and 19 cases */
-    dataset miss = {0}, full = {0}, miss4 = {0}, full4 = {0}, small = {0};
-    make_dataset(&miss, "miss", 140, 160, 20, 37, 0.05, &r);
-    make_dataset(&full, "full", 163, 137, 0, 37, 0.0, &r);
-    make_dataset(&miss4, "miss4", 150, 150, 7, 29, 0.05, &r);
-    make_dataset(&full4, "full4", 120, 180, 0, 29, 0.0, &r);
-    make_dataset(&small, "small", 71, 19, 5, 13, 0.05, &r);
+    dataset miss = {0}, full = {0}, miss4 = {0}, full4 = {0}, small = {0}, patchy = {0};
+    make_dataset(&miss, "miss", 140, 160, 20, 37, 0.05, 0, &r);
+    make_dataset(&full, "full", 163, 137, 0, 37, 0.0, 0, &r);
+    make_dataset(&miss4, "miss4", 150, 150, 7, 29, 0.05, 0, &r);
+    make_dataset(&full4, "full4", 120, 180, 0, 29, 0.0, 0, &r);
+    make_dataset(&small, "small", 71, 19, 5, 13, 0.05, 0, &r);
+    make_dataset(&patchy, "patchy", 130, 150, 10, 37, 0.05, 8, &r);
     check_bad_options(&miss);
     check_max_rounds(&miss);
     check_round_step(&miss, 2, 3);
@@ -880,6 +885,17 @@ int main(void) {
         check_topk_cuts(kernels[kn], &miss, &full);
     }
     tg_epi_popc_select(NULL);
+    /* missing calls in blocks 1 and 3 of 8 only: each round is complete or not by its own
+     * blocks, whatever the others */
+    for (int k = 2; k <= 4; k++) {
+        tg_epi_report rep;
+        if (check_search(&patchy, k, TG_EPI_K2, 40, 8, "missing calls in blocks 1 and 3", &rep) &&
+            gpu)
+            check_cuda(&patchy, k, TG_EPI_K2, 40, 8, &rep);
+        ok(!rep.complete && rep.missing_rate > 0, "order %d: missing calls reported (rate %g)", k,
+           rep.missing_rate);
+        tg_epi_report_free(&rep);
+    }
 
 #ifdef TG_USE_CUDA
     if (gpu) check_k2_screen(&r);
@@ -907,15 +923,15 @@ int main(void) {
      * with small top-k (1 to 50 of 1,770 or 19,900 pairs: the k-th key changes inside a group
      * of pairs the CPU round scores before it selects), with and without missing calls */
     dataset big2 = {0}, big3 = {0}, big4 = {0};
-    make_dataset(&big2, "big2", 333, 367, 0, 200, 0.0, &r);
-    make_dataset(&big3, "big3", 300, 280, 9, 60, 0.02, &r);
-    make_dataset(&big4, "big4", 260, 262, 0, 33, 0.0, &r);
+    make_dataset(&big2, "big2", 333, 367, 0, 200, 0.0, 0, &r);
+    make_dataset(&big3, "big3", 300, 280, 9, 60, 0.02, 0, &r);
+    make_dataset(&big4, "big4", 260, 262, 0, 33, 0.0, 0, &r);
     /* classes of 5,000 and 3,000 samples: GEMMs of more k stages than the GPU pipeline holds
      * (four of 1,024 bits), a different number in each class; with missing calls, planes of 52
      * and 84 words (a half step at the end of the AVX-512 pair counts) */
     dataset wide = {0}, wide_miss = {0};
-    make_dataset(&wide, "wide", 5000, 3000, 0, 16, 0.0, &r);
-    make_dataset(&wide_miss, "wide_miss", 3100, 5200, 40, 14, 0.03, &r);
+    make_dataset(&wide, "wide", 5000, 3000, 0, 16, 0.0, 0, &r);
+    make_dataset(&wide_miss, "wide_miss", 3100, 5200, 40, 14, 0.03, 0, &r);
     struct {
         dataset *d;
         int k, block, topk;
@@ -942,6 +958,7 @@ int main(void) {
     free_dataset(&small);
     free_dataset(&miss4);
     free_dataset(&full4);
+    free_dataset(&patchy);
     tg_runtime_stop();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);

@@ -319,19 +319,20 @@ static void check_codes5(const tg_geno_source *src, const sel *s) {
     tg_geno_free(g);
 }
 
-/* tg_planes_build's report of a block built: counted, and the block compared with the naive
- * planes then (it must be whole when reported). */
+/* tg_planes_build's report of a block built: counted, and the block and its missing calls
+ * compared with the naive ones then (it must be whole when reported). */
 typedef struct {
     const uint64_t *want, *got;
     int64_t block_words;
-    int64_t reports[NB], wrong_then[NB];
+    int64_t reports[NB], wrong_then[NB], want_missing[NB];
 } built_check;
 
-static void block_built(void *ctx, int64_t b) {
+static void block_built(void *ctx, int64_t b, int64_t missing) {
     built_check *c = ctx;
     __atomic_fetch_add(&c->reports[b], 1, __ATOMIC_RELAXED);
     for (int64_t w = b * c->block_words; w < (b + 1) * c->block_words; w++)
         c->wrong_then[b] += c->want[w] != c->got[w];
+    c->wrong_then[b] += missing != c->want_missing[b];
 }
 
 /* Bit planes of the SNPs of @p s (its samples unused: classes are by .fam sample, cls[i]), in a
@@ -349,12 +350,14 @@ static void check_planes(const tg_bed *bed, const sel *s, const int8_t *cls, con
     const int64_t nblk = (s->m + B - 1) / B;
     const size_t words = (size_t)(nblk * pl.block_words);
     uint64_t *want = calloc(words, sizeof *want); /* padding bits and SNPs past m: zeros */
+    built_check bc = {want, NULL, pl.block_words, {0}, {0}, {0}};
     for (int64_t j = 0; j < s->m; j++)
         for (int cl = 0; cl < 2; cl++)
             for (int64_t i = 0, t = 0; i < N; i++) {
                 if (cls[i] != cl) continue;
                 const int8_t v = naive(i, col_of(s, j));
                 want_missing += v == TG_GENO_MISSING;
+                bc.want_missing[j / B] += v == TG_GENO_MISSING;
                 for (int p = 0; p < 3; p++)
                     if (p == 2 ? v != TG_GENO_MISSING : v == p)
                         want[(j / B) * pl.block_words +
@@ -364,17 +367,17 @@ static void check_planes(const tg_bed *bed, const sel *s, const int8_t *cls, con
             }
     pl.planes = malloc(words * sizeof *pl.planes);
     memset(pl.planes, 0xa5, words * sizeof *pl.planes); /* garbage */
-    built_check bc = {want, pl.planes, pl.block_words, {0}, {0}};
+    bc.got = pl.planes;
     const int used = tg_planes_use_pext(pext);
     tg_error err;
-    tg_status st = tg_planes_build(bed, cls, s->cols, s->m, &pl, block_built, &bc, &missing,
+    tg_status st = tg_planes_build(bed, cls, s->cols, s->m, &pl, 0, block_built, &bc, &missing,
                                    &err);
     tg_planes_use_pext(-1);
     for (size_t w = 0; !st && w < words; w++) bad += __builtin_popcountll(want[w] ^ pl.planes[w]);
     for (int64_t b = 0; b < nblk; b++) reports += bc.reports[b] == 1 && !bc.wrong_then[b];
     ok(!st && !bad && missing == want_missing && reports == nblk, "%s, %s: bit planes of %lld "
        "controls and %lld cases, %lld SNPs, equal the naive ones, %lld missing calls, each of %lld "
-       "blocks reported once when whole (%lld wrong bits, %lld missing counted, %lld blocks "
+       "blocks reported once when whole with its missing calls (%lld wrong bits, %lld missing counted, %lld blocks "
        "reported right; %s)", s->name, what, (long long)n[0], (long long)n[1], (long long)s->m,
        (long long)want_missing, (long long)nblk, (long long)bad, (long long)missing,
        (long long)reports, used ? "PEXT" : "portable");

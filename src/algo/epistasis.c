@@ -110,14 +110,15 @@ static void round_done(void *arg) {
 /* Everything the search allocates, released at one place. */
 struct search {
     int64_t m, nb, words[2], n[2], block_words;
-    int B, k, complete;
+    int B, k;
     int topk;          /* hits kept per round: opts.topk, or a page of TG_EPI_MAX_TOPK */
     int rank, nranks;
     int64_t next, b[TG_EPI_MAX_ORDER]; /* the next round: its index and block tuple */
     int64_t step;                      /* rounds run: every step-th (tg_epi_opts.round_step) */
     int64_t id;                        /* this search, among the process's (tg_epi_round_arg) */
     uint64_t *planes;
-    char *pinned; /* per block: pinned (tg_host_pin) as soon as built */
+    char *pinned;  /* per block: pinned (tg_host_pin) as soon as built */
+    char *missing; /* per block: 1 where a sample used has a missing call (tg_epi_round_arg) */
     double *table;
     tg_handle *blk, th;
     struct slot *slots;
@@ -129,11 +130,14 @@ struct search {
     struct spill sp;
 };
 
-/* Each block is pinned as soon as it is built, while later ones are being built. */
-static void pin_block(void *ctx, int64_t b) {
+/* Each block as soon as it is built, while later ones are being built: its missing calls
+ * noted for the rounds, pinned, and given to the rounds already submitted on it. */
+static void block_built(void *ctx, int64_t b, int64_t missing) {
     struct search *s = ctx;
+    s->missing[b] = missing > 0;
     s->pinned[b] = (char)tg_host_pin(s->planes + b * s->block_words,
                                      (size_t)s->block_words * sizeof *s->planes);
+    tg_handle_release(s->blk[b]);
 }
 
 static void unpin_block(void *ctx, int64_t b) {
@@ -142,13 +146,24 @@ static void unpin_block(void *ctx, int64_t b) {
         tg_host_unpin(s->planes + b * s->block_words, (size_t)s->block_words * sizeof *s->planes);
 }
 
+/* Builds the planes into the held block handles (tg_handle_hold), releasing each as it is
+ * built; on failure releases them all unbuilt, so that the rounds waiting on them end (their
+ * results are not used). */
 static tg_status build_planes(const tg_bed *bed, const int8_t *cls, struct search *s,
                               tg_epi_report *rep, tg_error *err) {
     const tg_planes pl = {s->planes, s->B, {s->words[0], s->words[1]}, {s->n[0], s->n[1]},
                           s->block_words};
+    /* beside the rounds only without CPU workers: StarPU 1.3's idle workers spin (non-blocking
+     * drivers), and 14 left out of order-2 rounds made the build twice as long on the H200
+     * node (docs/PERFORMANCE.md); with them the rounds start after the build */
+    const int beside = tg_runtime_ncpu() == 0;
     int64_t missing;
-    tg_status st = tg_planes_build(bed, cls, s->perm, s->m, &pl, pin_block, s, &missing, err);
-    if (st) return st;
+    tg_status st = tg_planes_build(bed, cls, s->perm, s->m, &pl, beside, block_built, s, &missing,
+                                   err);
+    if (st) {
+        for (int64_t b = 0; b < s->nb; b++) tg_handle_release(s->blk[b]);
+        return st;
+    }
     rep->complete = missing == 0;
     rep->missing_rate = (double)missing / ((double)s->m * (double)(s->n[0] + s->n[1]));
     return TG_OK;
@@ -402,10 +417,10 @@ static tg_status pages(struct search *s, struct slot *sl, tg_error *err) {
 }
 
 /* Submits up to `wave` of this rank's rounds from round s->next on, below round `rounds`
- * (advancing s->next), waits for them and merges their results into s->best; *expected adds
- * their combinations. */
-static tg_status run_wave(struct search *s, const tg_epi_opts *o, struct progress *p,
-                          int64_t wave, int64_t rounds, uint64_t *expected, tg_error *err) {
+ * (advancing s->next); *expected adds their combinations, *nw counts the slots used. 0, or the
+ * runtime's negative errno of the submission that failed (its slot counted, for finish_wave). */
+static int submit_wave(struct search *s, const tg_epi_opts *o, struct progress *p, int64_t wave,
+                       int64_t rounds, uint64_t *expected, int64_t *nw) {
     const size_t rsize = tg_epi_result_size(s->topk);
     int64_t w = 0;
     int ret = 0;
@@ -425,7 +440,7 @@ static tg_status run_wave(struct search *s, const tg_epi_opts *o, struct progres
         }
         struct tg_epi_round_arg a = {.order = s->k,
                                      .block = s->B,
-                                     .complete = s->complete,
+                                     .block_missing = s->missing,
                                      .score = (int32_t)o->score,
                                      .topk = s->topk,
                                      .search = s->id,
@@ -471,11 +486,18 @@ static tg_status run_wave(struct search *s, const tg_epi_opts *o, struct progres
         sl->a = a;
         memcpy(sl->blocks, blocks, sizeof blocks);
         ret = tg_insert_epi_round(&a, blocks, s->th, sl->h, sl->work, round_done, sl);
-        w++; /* its handle is registered: unregistered below, submitted or not */
+        w++; /* its handle is registered: unregistered by finish_wave, submitted or not */
     }
+    *nw = w;
+    return ret;
+}
+
+/* Waits for the @p w rounds of submit_wave (@p ret: its return) and, unless @p st is an error
+ * already (returned as it is), merges their results into s->best. */
+static tg_status finish_wave(struct search *s, const tg_epi_opts *o, int64_t w, int ret,
+                             tg_status st, tg_error *err) {
     /* this rank's tasks only: other ranks run other numbers of waves */
     tg_runtime_wait_local();
-    tg_status st = TG_OK;
     for (int64_t x = 0; x < w; x++) {
         tg_handle_free(s->slots[x].h);
         if (ret || st) continue;
@@ -494,6 +516,13 @@ static tg_status run_wave(struct search *s, const tg_epi_opts *o, struct progres
     return TG_OK;
 }
 
+static tg_status run_wave(struct search *s, const tg_epi_opts *o, struct progress *p,
+                          int64_t wave, int64_t rounds, uint64_t *expected, tg_error *err) {
+    int64_t w;
+    const int ret = submit_wave(s, o, p, wave, rounds, expected, &w);
+    return finish_wave(s, o, w, ret, TG_OK, err);
+}
+
 static void search_free(struct search *s) {
     if (s->blk)
         for (int64_t b = 0; b < s->nb; b++)
@@ -502,6 +531,7 @@ static void search_free(struct search *s) {
     free(s->blk);
     if (s->pinned) tg_parallel_for(s->nb, unpin_block, s);
     free(s->pinned);
+    free(s->missing);
     free(s->planes);
     free(s->table);
     free(s->slots);
@@ -604,6 +634,36 @@ static tg_status plan(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *o
     return TG_OK;
 }
 
+/* The search's memory: the planes (not yet built), their flags, the score table, the handles,
+ * a wave's slots and results, the merged results and pass mode's spill. */
+static tg_status search_alloc(struct search *s, const tg_epi_opts *o, int64_t wave, int64_t nt,
+                              size_t rsize, tg_error *err) {
+    size_t bytes;
+    if (tg_size_mul(s->nb, s->block_words, sizeof *s->planes, &bytes, err)) return TG_ERR_NOMEM;
+    if (!(s->planes = tg_host_alloc_large(bytes, NULL)))
+        return tg_error_set(err, TG_ERR_NOMEM, "cannot allocate %.3g GiB of genotype planes",
+                            (double)bytes / (1 << 30));
+    if (!(s->pinned = tg_calloc_n(s->nb, 1, 1, err)) ||
+        !(s->missing = tg_calloc_n(s->nb, 1, 1, err)) ||
+        !(s->table = tg_malloc_n(nt, 1, sizeof *s->table, err)) ||
+        !(s->blk = tg_calloc_n(s->nb, 1, sizeof *s->blk, err)) ||
+        !(s->slots = tg_calloc_n(wave, 1, sizeof *s->slots, err)) ||
+        !(s->results = tg_malloc_n(wave, 1, rsize, err)) ||
+        !(s->best = tg_calloc(1, rsize, err)) ||
+        (s->rank == 0 && !(s->gathered = tg_malloc_n(s->nranks, 1, rsize, err))) ||
+        (o->p_threshold > 0 &&
+         !(s->sp.buf = tg_malloc_n(s->sp.run = o->p_run > 0 ? (size_t)o->p_run : RUN, 1,
+                                   sizeof *s->sp.buf, err))))
+        return TG_ERR_NOMEM;
+    if (o->p_threshold > 0) {
+        pass_stats(o->p_threshold, s->pass_stat);
+        if (!(s->sp.f = tmpfile()))
+            return tg_error_set(err, TG_ERR_IO, "cannot create a temporary file for the "
+                                "candidates of --p-threshold: %s", strerror(errno));
+    }
+    return TG_OK;
+}
+
 /* Rounds in flight: enough to feed every worker, their results bounded to about 256 MiB. */
 static int64_t wave_most(size_t rsize) {
     int64_t wave = (int64_t)(((size_t)256 << 20) / rsize),
@@ -655,26 +715,7 @@ tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *
     if (cut) rep->rounds = o->max_rounds;
     s.step = o->round_step < 1 ? 1 : o->round_step > rep->rounds ? rep->rounds : o->round_step;
 
-    double t0 = tg_now();
-    size_t bytes;
-    if (tg_size_mul(s.nb, s.block_words, sizeof *s.planes, &bytes, err)) {
-        st = TG_ERR_NOMEM;
-        goto done;
-    }
-    if (!(s.planes = tg_host_alloc_large(bytes, NULL))) {
-        st = tg_error_set(err, TG_ERR_NOMEM, "cannot allocate %.3g GiB of genotype planes",
-                          (double)bytes / (1 << 30));
-        goto done;
-    }
-    if (!(s.pinned = tg_calloc_n(s.nb, 1, 1, err))) {
-        st = TG_ERR_NOMEM;
-        goto done;
-    }
-    if ((st = build_planes(bed, cls, &s, rep, err))) goto done;
-    s.complete = rep->complete;
-    rep->seconds_planes = tg_now() - t0;
-
-    t0 = tg_now();
+    const double t0 = tg_now();
     const int64_t nt = s.n[0] + s.n[1] + 2;
     const size_t rsize = tg_epi_result_size(s.topk);
     /* this rank's rounds: of the rounds run (every step-th), every R-th from the rank's own
@@ -683,37 +724,26 @@ tg_status tg_epistasis(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *
                   own = run / s.nranks + (s.rank < run % s.nranks);
     int64_t wave = wave_most(rsize);
     if (wave > own) wave = own;
-    if (!(s.table = tg_malloc_n(nt, 1, sizeof *s.table, err)) ||
-        !(s.blk = tg_calloc_n(s.nb, 1, sizeof *s.blk, err)) ||
-        !(s.slots = tg_calloc_n(wave, 1, sizeof *s.slots, err)) ||
-        !(s.results = tg_malloc_n(wave, 1, rsize, err)) ||
-        !(s.best = tg_calloc(1, rsize, err)) ||
-        (s.rank == 0 && !(s.gathered = tg_malloc_n(s.nranks, 1, rsize, err))) ||
-        (o->p_threshold > 0 &&
-         !(s.sp.buf = tg_malloc_n(s.sp.run = o->p_run > 0 ? (size_t)o->p_run : RUN, 1,
-                                  sizeof *s.sp.buf, err)))) {
-        st = TG_ERR_NOMEM;
-        goto done;
-    }
-    if (o->p_threshold > 0) {
-        pass_stats(o->p_threshold, s.pass_stat);
-        if (!(s.sp.f = tmpfile())) {
-            st = tg_error_set(err, TG_ERR_IO, "cannot create a temporary file for the "
-                              "candidates of --p-threshold: %s", strerror(errno));
-            goto done;
-        }
-    }
+    if ((st = search_alloc(&s, o, wave, nt, rsize, err))) goto done;
     tg_epi_score_table((enum tg_epi_score)o->score, s.n[0] + s.n[1], s.table);
     tg_handle_vector(&s.th, s.table, (uint32_t)nt, sizeof *s.table);
-    for (int64_t b = 0; b < s.nb; b++)
+    for (int64_t b = 0; b < s.nb; b++) {
         tg_handle_vector(&s.blk[b], s.planes + b * s.block_words, (uint32_t)s.block_words,
                          sizeof *s.planes);
+        tg_handle_hold(s.blk[b]); /* released by build_planes */
+    }
     struct progress p = {.o = o,
                          .total = all,
                          .nranks = s.nranks,
                          .last_ms = (int64_t)(tg_now() * 1000)};
     uint64_t expected = 0;
-    for (int64_t left = own; left > 0 && !st; left -= wave)
+    /* the first wave before the planes: its rounds start as their blocks are built */
+    int64_t w;
+    const int ret = submit_wave(&s, o, &p, wave, rep->rounds, &expected, &w);
+    st = build_planes(bed, cls, &s, rep, err);
+    rep->seconds_planes = tg_now() - t0;
+    st = finish_wave(&s, o, w, ret, st, err);
+    for (int64_t left = own - wave; left > 0 && !st; left -= wave)
         st = run_wave(&s, o, &p, left < wave ? left : wave, rep->rounds, &expected, err);
     if (st) goto done;
     /* the rounds' own counts and the counts planned at their submission must agree */

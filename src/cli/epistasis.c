@@ -280,8 +280,8 @@ int tg_cmd_epistasis(int argc, char **argv) {
                       0.05 / (double)rep.combinations);
     double cs = (double)rep.combinations * (double)(rep.n_controls + rep.n_cases);
     tg_log_printf(log,
-                  "planes built in %.3f s; search %.3f s: %.4g combinations/s, %.4g "
-                  "combinations*samples/s",
+                  "planes built in %.3f s; search %.3f s with the planes: %.4g "
+                  "combinations/s, %.4g combinations*samples/s",
                   rep.seconds_planes, rep.seconds_search,
                   rep.seconds_search > 0 ? (double)rep.combinations / rep.seconds_search : 0,
                   rep.seconds_search > 0 ? cs / rep.seconds_search : 0);

@@ -101,9 +101,9 @@ typedef struct {
     int64_t m, slots, per_chunk, groups; /* slots: the SNPs of the blocks, m and the padding */
     const tg_planes *pl;
     const uint32_t *mask; /* [group][class]: the class's samples among the group's 32 */
-    int64_t missing;
-    int32_t *left; /* per block: its SNPs not yet written */
-    void (*built)(void *ctx, int64_t block);
+    int64_t *missing; /* per block: the missing calls of the samples used */
+    int32_t *left;    /* per block: its SNPs not yet written */
+    void (*built)(void *ctx, int64_t block, int64_t missing);
     void *built_ctx;
 } build_ctx;
 
@@ -141,9 +141,10 @@ static inline __attribute__((always_inline)) void build_snp(build_ctx *b, int64_
         memset(o[c].pv + o[c].w, 0, pad);
         miss += j < b->m ? pl->n[c] - o[c].valid : 0;
     }
-    if (miss) __atomic_fetch_add(&b->missing, miss, __ATOMIC_RELAXED);
-    if (__atomic_sub_fetch(&b->left[j / pl->B], 1, __ATOMIC_ACQ_REL) == 0 && b->built)
-        b->built(b->built_ctx, j / pl->B);
+    const int64_t blk_of = j / pl->B;
+    if (miss) __atomic_fetch_add(&b->missing[blk_of], miss, __ATOMIC_RELAXED);
+    if (__atomic_sub_fetch(&b->left[blk_of], 1, __ATOMIC_ACQ_REL) == 0 && b->built)
+        b->built(b->built_ctx, blk_of, __atomic_load_n(&b->missing[blk_of], __ATOMIC_RELAXED));
 }
 
 static void chunk_soft(void *ctx, int64_t ch) {
@@ -188,14 +189,17 @@ int tg_planes_use_pext(int use) {
 }
 
 tg_status tg_planes_build(const tg_bed *bed, const int8_t *cls, const int64_t *snps, int64_t m,
-                          const tg_planes *pl, void (*built)(void *ctx, int64_t block),
+                          const tg_planes *pl, int beside,
+                          void (*built)(void *ctx, int64_t block, int64_t missing),
                           void *built_ctx, int64_t *missing, tg_error *err) {
     const int64_t n = bed->n_samples, groups = (n + 31) / 32, nb = (m + pl->B - 1) / pl->B;
     uint32_t *mask = tg_calloc_n(groups, 2, sizeof *mask, err);
     int32_t *left = tg_malloc_n(nb, 1, sizeof *left, err);
-    if (!mask || !left) {
+    int64_t *bmiss = tg_calloc_n(nb, 1, sizeof *bmiss, err);
+    if (!mask || !left || !bmiss) {
         free(mask);
         free(left);
+        free(bmiss);
         return TG_ERR_NOMEM;
     }
     for (int64_t i = 0; i < n; i++)
@@ -204,15 +208,19 @@ tg_status tg_planes_build(const tg_bed *bed, const int8_t *cls, const int64_t *s
     const int64_t slots = pl->B * nb;
     int64_t per = slots / (4 * (int64_t)tg_parallel_threads()); /* 4 chunks a thread at least */
     per = per < 1 ? 1 : per > 8 ? 8 : per;
-    build_ctx b = {bed, snps, m, slots, per, groups, pl, mask, 0, left, built, built_ctx};
+    build_ctx b = {bed, snps, m, slots, per, groups, pl, mask, bmiss, left, built, built_ctx};
     if (use_pext < 0) tg_planes_use_pext(-1);
+    void (*loop)(int64_t, void (*)(void *, int64_t), void *) =
+        beside ? tg_parallel_for_running : tg_parallel_for;
 #if defined(__x86_64__)
-    tg_parallel_for((slots + per - 1) / per, use_pext ? chunk_hw : chunk_soft, &b);
+    loop((slots + per - 1) / per, use_pext ? chunk_hw : chunk_soft, &b);
 #else
-    tg_parallel_for((slots + per - 1) / per, chunk_soft, &b);
+    loop((slots + per - 1) / per, chunk_soft, &b);
 #endif
+    *missing = 0;
+    for (int64_t k = 0; k < nb; k++) *missing += bmiss[k];
     free(mask);
     free(left);
-    *missing = b.missing;
+    free(bmiss);
     return TG_OK;
 }

@@ -17,12 +17,15 @@ typedef struct {
 /** Writes every word of the blocks of SNPs [0, m) (the planes of the .bed's SNP snps[j], NULL:
  * SNP j; the padding bits and the SNPs past m in the last block zeros), the class of .fam sample
  * i being cls[i] (0 controls, 1 cases, −1 left out) and each class's samples in .fam order, on
- * every core, blocks in order. @p built (may be NULL) is called once for each block, on the
- * thread that wrote its last word, while later blocks are still being built. @p pl->n must be
- * the classes' sizes. *missing: the missing calls of the samples used, every SNP. TG_ERR_NOMEM,
- * or TG_OK. */
+ * every core, blocks in order; with @p beside the runtime's workers keep running meanwhile, so
+ * that tasks waiting for the blocks run as they are built (else they are paused, as in every
+ * host loop: tg_parallel_for). @p built (may be NULL) is called once for each block, with
+ * the block's missing calls of the samples used, on the thread that wrote its last word, while
+ * later blocks are still being built. @p pl->n must be the classes' sizes. *missing: the missing
+ * calls of the samples used, every SNP. TG_ERR_NOMEM (then @p built was not called), or TG_OK. */
 tg_status tg_planes_build(const tg_bed *bed, const int8_t *cls, const int64_t *snps, int64_t m,
-                          const tg_planes *pl, void (*built)(void *ctx, int64_t block),
+                          const tg_planes *pl, int beside,
+                          void (*built)(void *ctx, int64_t block, int64_t missing),
                           void *built_ctx, int64_t *missing, tg_error *err);
 
 /** Whether tg_planes_build compacts with the CPU's PEXT (BMI2, chosen where it is fast: Intel,
