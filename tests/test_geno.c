@@ -377,8 +377,8 @@ static void check_planes(const tg_bed *bed, const sel *s, const int8_t *cls, con
     for (int64_t b = 0; b < nblk; b++) reports += bc.reports[b] == 1 && !bc.wrong_then[b];
     ok(!st && !bad && missing == want_missing && reports == nblk, "%s, %s: bit planes of %lld "
        "controls and %lld cases, %lld SNPs, equal the naive ones, %lld missing calls, each of %lld "
-       "blocks reported once when whole with its missing calls (%lld wrong bits, %lld missing counted, %lld blocks "
-       "reported right; %s)", s->name, what, (long long)n[0], (long long)n[1], (long long)s->m,
+       "blocks reported once when whole with its missing calls (%lld wrong bits, %lld missing "
+       "counted, %lld blocks reported right; %s)", s->name, what, (long long)n[0], (long long)n[1], (long long)s->m,
        (long long)want_missing, (long long)nblk, (long long)bad, (long long)missing,
        (long long)reports, used ? "PEXT" : "portable");
     free(want);
