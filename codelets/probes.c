@@ -64,14 +64,16 @@ static int finish(struct scratch *s, struct starpu_task *t, tg_probe_task *out) 
  * kernels are then the run's own, moved ahead, where a probe on scratch data of that size paid
  * its own (on the H100 node the epistasis probe's 200 MB of random planes cost 0.12 s, the GRM's
  * borrowed FP64 GEMM 0.27 s, of first runs of 1.5–1.8 s). One rank only: under MPI a task's
- * inputs may be another rank's until it runs. Every probe's first step (tg_probe_set_first):
+ * inputs may be another rank's until it runs. Not while the host holds handles (an epistasis
+ * search's planes before they are built): the probe would wait for them inside the submission
+ * that comes before their release. Every probe's first step (tg_probe_set_first):
  * 0, or 1 when the task does not lend itself (the codelet's probe makes scratch data), or −1
  * without memory. */
 static int on_own_inputs(struct starpu_codelet *cl, int level, enum starpu_worker_archtype type,
                          const struct starpu_task *like, tg_probe_task *out) {
     const unsigned nbuf = like ? STARPU_TASK_GET_NBUFFERS(like) : 0;
     if (type != STARPU_CUDA_WORKER || !like || tg_runtime_nranks() > 1 || level > 0 ||
-        nbuf > STARPU_NMAXBUFS || like->dyn_handles)
+        nbuf > STARPU_NMAXBUFS || like->dyn_handles || tg_handles_held())
         return 1;
     struct scratch *s = calloc(1, sizeof *s);
     if (!s) return -1;

@@ -726,6 +726,45 @@ static void check_probe_own_inputs(void) {
     }
 }
 
+/* While the host holds a handle (tg_handle_hold: a search's planes before they are built, its
+ * first rounds already submitted on them), the GPU probe builds its round on scratch data, not
+ * on a first task's inputs, on which it would wait for the release; after the release, on
+ * them. Only built here, not run: no GPU is needed. */
+static void check_probe_held(void) {
+    struct starpu_codelet *cl = &tg_cl_epi_round[TG_EPI_MAX_ORDER - 2];
+    const int k = TG_EPI_MAX_ORDER;
+    tg_probe_task like = {0};
+    if (!ok(!tg_probe_build(cl, 0, STARPU_CUDA_WORKER, NULL, &like),
+            "order %d: the GPU probe's round, to stand in for a first task", k))
+        return;
+    static uint64_t word;
+    tg_handle h;
+    tg_handle_vector(&h, &word, 1, sizeof word);
+    int shared[2] = {-1, -1};
+    for (int held = 1; held >= 0; held--) {
+        if (held) tg_handle_hold(h);
+        tg_probe_task pt = {0};
+        const int held_now = tg_handles_held();
+        if (!tg_probe_build(cl, 0, STARPU_CUDA_WORKER, like.task, &pt)) {
+            shared[held] = 0;
+            for (int i = 0; i < k + 1; i++)
+                shared[held] += STARPU_TASK_GET_HANDLE(pt.task, i) ==
+                                STARPU_TASK_GET_HANDLE(like.task, i);
+            pt.release(pt.ctx);
+            pt.task->destroy = 0;
+            starpu_task_destroy(pt.task);
+        }
+        if (held) tg_handle_release(h);
+        ok(held_now == held && shared[held] == (held ? 0 : k + 1),
+           "order %d, a handle %s: the GPU probe reads %d of the first task's %d inputs",
+           k, held ? "held" : "released", shared[held], k + 1);
+    }
+    tg_handle_free(h);
+    like.release(like.ctx);
+    like.task->destroy = 0;
+    starpu_task_destroy(like.task);
+}
+
 #ifdef TG_USE_CUDA
 /* The epilogue's K2 screen (codelets/epistasis_k2screen.cuh) on the GPU against exact keys: its
  * lower bound must not exceed any table's key (random tables from 1 sample to the largest
@@ -805,6 +844,23 @@ static void check_k2_screen(tg_rng *r) {
 }
 #endif
 
+/* Missing calls in blocks 1 and 3 of 8 only: each round is complete or not by its own blocks,
+ * whatever the others (the search learns it as each block is built). */
+static void check_patchy(int gpu, tg_rng *r) {
+    dataset patchy = {0};
+    make_dataset(&patchy, "patchy", 130, 150, 10, 37, 0.05, 8, r);
+    for (int k = 2; k <= 4; k++) {
+        tg_epi_report rep;
+        if (check_search(&patchy, k, TG_EPI_K2, 40, 8, "missing calls in blocks 1 and 3", &rep) &&
+            gpu)
+            check_cuda(&patchy, k, TG_EPI_K2, 40, 8, &rep);
+        ok(!rep.complete && rep.missing_rate > 0, "order %d: missing calls reported (rate %g)", k,
+           rep.missing_rate);
+        tg_epi_report_free(&rep);
+    }
+    free_dataset(&patchy);
+}
+
 int main(void) {
     tg_rng r;
     tg_rng_seed(&r, tap_seed());
@@ -824,17 +880,17 @@ int main(void) {
     check_classes();
     check_probe_rounds(gpu);
     if (gpu) check_probe_own_inputs();
+    check_probe_held();
 
     /* N = 300 (not a multiple of 64 or 256), 20 excluded; M = 37 with B = 8 (5 blocks, the last
      * one partial) for orders 2 and 3, M = 29 for order 4 (B = 8: 4 blocks, the last of 5; and
      * B = 16); 13 SNPs for order 4 with top = every combination and 19 cases */
-    dataset miss = {0}, full = {0}, miss4 = {0}, full4 = {0}, small = {0}, patchy = {0};
+    dataset miss = {0}, full = {0}, miss4 = {0}, full4 = {0}, small = {0};
     make_dataset(&miss, "miss", 140, 160, 20, 37, 0.05, 0, &r);
     make_dataset(&full, "full", 163, 137, 0, 37, 0.0, 0, &r);
     make_dataset(&miss4, "miss4", 150, 150, 7, 29, 0.05, 0, &r);
     make_dataset(&full4, "full4", 120, 180, 0, 29, 0.0, 0, &r);
     make_dataset(&small, "small", 71, 19, 5, 13, 0.05, 0, &r);
-    make_dataset(&patchy, "patchy", 130, 150, 10, 37, 0.05, 8, &r);
     check_bad_options(&miss);
     check_max_rounds(&miss);
     check_round_step(&miss, 2, 3);
@@ -885,17 +941,7 @@ int main(void) {
         check_topk_cuts(kernels[kn], &miss, &full);
     }
     tg_epi_popc_select(NULL);
-    /* missing calls in blocks 1 and 3 of 8 only: each round is complete or not by its own
-     * blocks, whatever the others */
-    for (int k = 2; k <= 4; k++) {
-        tg_epi_report rep;
-        if (check_search(&patchy, k, TG_EPI_K2, 40, 8, "missing calls in blocks 1 and 3", &rep) &&
-            gpu)
-            check_cuda(&patchy, k, TG_EPI_K2, 40, 8, &rep);
-        ok(!rep.complete && rep.missing_rate > 0, "order %d: missing calls reported (rate %g)", k,
-           rep.missing_rate);
-        tg_epi_report_free(&rep);
-    }
+    check_patchy(gpu, &r);
 
 #ifdef TG_USE_CUDA
     if (gpu) check_k2_screen(&r);
@@ -958,7 +1004,6 @@ int main(void) {
     free_dataset(&small);
     free_dataset(&miss4);
     free_dataset(&full4);
-    free_dataset(&patchy);
     tg_runtime_stop();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);

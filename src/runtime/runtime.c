@@ -179,6 +179,20 @@ void tg_runtime_wait_all(void) {
 
 void tg_runtime_wait_local(void) { starpu_task_wait_for_all(); }
 
+static _Atomic int handles_held;
+
+void tg_handle_hold(tg_handle h) {
+    handles_held++;
+    starpu_data_acquire(h, STARPU_W);
+}
+
+void tg_handle_release(tg_handle h) {
+    starpu_data_release(h);
+    handles_held--;
+}
+
+int tg_handles_held(void) { return handles_held; }
+
 int tg_runtime_heteroprio(void) { return rt.started && !strcmp(rt.sched, "heteroprio"); }
 
 int tg_runtime_ncpu(void) { return (int)starpu_cpu_worker_get_count(); }

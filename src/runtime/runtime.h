@@ -108,9 +108,12 @@ static inline void tg_handle_free_later(tg_handle h) { starpu_data_unregister_su
 /** Takes @p h for the host to write (no task submitted before; not from a task): tasks
  * submitted from now on that read it wait until tg_handle_release, which may come from another
  * thread, so that work can be submitted before its data are made. */
-static inline void tg_handle_hold(tg_handle h) { starpu_data_acquire(h, STARPU_W); }
+void tg_handle_hold(tg_handle h);
 /** Gives back a handle held by tg_handle_hold: the tasks waiting on it may start. */
-static inline void tg_handle_release(tg_handle h) { starpu_data_release(h); }
+void tg_handle_release(tg_handle h);
+/** Whether the host holds a handle now (tg_handle_hold): a probe then leaves the first task's
+ * inputs alone, which may be among them and would make it wait for their release. */
+int tg_handles_held(void);
 /** Tells the runtime that no task submitted from now on reads @p h for a while: a device copy
  * may be evicted first. */
 static inline void tg_handle_wont_use(tg_handle h) { starpu_data_wont_use(h); }
