@@ -686,6 +686,13 @@ static void check_probe_rounds(int gpu) {
  * round it builds reads that task's planes and score table, writes a result of its own, and
  * evaluates the same combinations. The GPU probe's round on scratch data stands in for the
  * first task. */
+/* How many of the first @p n buffers of @p a are those of @p b. */
+static int same_handles(const struct starpu_task *a, const struct starpu_task *b, int n) {
+    int same = 0;
+    for (int i = 0; i < n; i++) same += STARPU_TASK_GET_HANDLE(a, i) == STARPU_TASK_GET_HANDLE(b, i);
+    return same;
+}
+
 static void check_probe_own_inputs(void) {
     for (int k = 2; k <= TG_EPI_MAX_ORDER; k++) {
         struct starpu_codelet *cl = &tg_cl_epi_round[k - 2];
@@ -697,10 +704,9 @@ static void check_probe_own_inputs(void) {
         int same = 0, built = !tg_probe_build(cl, 0, STARPU_CUDA_WORKER, like.task, &pt);
         uint64_t evaluated = 0;
         if (built) {
-            for (int i = 0; i < k + 1; i++)
-                same += STARPU_TASK_GET_HANDLE(pt.task, i) == STARPU_TASK_GET_HANDLE(like.task, i);
-            same -= STARPU_TASK_GET_HANDLE(pt.task, k + 1) ==
-                    STARPU_TASK_GET_HANDLE(like.task, k + 1);
+            same = same_handles(pt.task, like.task, k + 1) -
+                   (STARPU_TASK_GET_HANDLE(pt.task, k + 1) ==
+                    STARPU_TASK_GET_HANDLE(like.task, k + 1));
             pt.task->synchronous = 1;
             pt.task->destroy = 0;
             pt.task->where = STARPU_CUDA;
@@ -740,24 +746,21 @@ static void check_probe_held(void) {
     static uint64_t word;
     tg_handle h;
     tg_handle_vector(&h, &word, 1, sizeof word);
-    int shared[2] = {-1, -1};
     for (int held = 1; held >= 0; held--) {
         if (held) tg_handle_hold(h);
         tg_probe_task pt = {0};
         const int held_now = tg_handles_held();
+        int shared = -1;
         if (!tg_probe_build(cl, 0, STARPU_CUDA_WORKER, like.task, &pt)) {
-            shared[held] = 0;
-            for (int i = 0; i < k + 1; i++)
-                shared[held] += STARPU_TASK_GET_HANDLE(pt.task, i) ==
-                                STARPU_TASK_GET_HANDLE(like.task, i);
+            shared = same_handles(pt.task, like.task, k + 1);
             pt.release(pt.ctx);
             pt.task->destroy = 0;
             starpu_task_destroy(pt.task);
         }
         if (held) tg_handle_release(h);
-        ok(held_now == held && shared[held] == (held ? 0 : k + 1),
-           "order %d, a handle %s: the GPU probe reads %d of the first task's %d inputs",
-           k, held ? "held" : "released", shared[held], k + 1);
+        ok(held_now == held && shared == (held ? 0 : k + 1),
+           "order %d, a handle %s: the GPU probe reads %d of the first task's %d inputs", k,
+           held ? "held" : "released", shared, k + 1);
     }
     tg_handle_free(h);
     like.release(like.ctx);

@@ -154,8 +154,8 @@ static tg_status build_planes(const tg_bed *bed, const int8_t *cls, struct searc
     const tg_planes pl = {s->planes, s->B, {s->words[0], s->words[1]}, {s->n[0], s->n[1]},
                           s->block_words};
     /* beside the rounds only without CPU workers: StarPU 1.3's idle workers spin (non-blocking
-     * drivers), and 14 left out of order-2 rounds made the build twice as long on the H200
-     * node (docs/PERFORMANCE.md); with them the rounds start after the build */
+     * drivers) and would take the build's cores (docs/PERFORMANCE.md); with them the rounds
+     * start after the build */
     const int beside = tg_runtime_ncpu() == 0;
     int64_t missing;
     tg_status st = tg_planes_build(bed, cls, s->perm, s->m, &pl, beside, block_built, s, &missing,

@@ -145,9 +145,8 @@ static int64_t grm_rows(const struct grm *g, int64_t p) {
 /* SNPs a chunk of the pass (the encoder's) */
 enum { GRM_CHUNK = 64 };
 
-/* Sample by sample: each writes its chunk's bytes of one panel row contiguously. SNP by SNP,
- * every value was a write to another row, a page apart at 4,096 SNPs and more: a TLB miss a
- * value, 80% of the pass. */
+/* Sample by sample: each writes its chunk's bytes of one panel row contiguously, where SNP by
+ * SNP every value would be a write to another row, a page apart at 4,096 SNPs and more. */
 static tg_status grm_encode(void *ctx, const double *freq, int64_t j0, int64_t nj, int64_t i0,
                             int64_t ni, int8_t *x, int64_t ld, tg_error *err) {
     const struct grm *g = ctx;
