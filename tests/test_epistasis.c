@@ -689,7 +689,8 @@ static void check_probe_rounds(int gpu) {
 /* How many of the first @p n buffers of @p a are those of @p b. */
 static int same_handles(const struct starpu_task *a, const struct starpu_task *b, int n) {
     int same = 0;
-    for (int i = 0; i < n; i++) same += STARPU_TASK_GET_HANDLE(a, i) == STARPU_TASK_GET_HANDLE(b, i);
+    for (int i = 0; i < n; i++)
+        same += STARPU_TASK_GET_HANDLE(a, i) == STARPU_TASK_GET_HANDLE(b, i);
     return same;
 }
 
