@@ -52,6 +52,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/mem.h"
 #include "base/parallel.h"
 #include "codelets/fivecodes.h"
 #include "geno/codes5.h"
@@ -179,7 +180,7 @@ static tg_status sum_over_ranks(const tg_geno *g, int64_t k, tg_prec prec, void 
  * well under the product itself (n·k values for Zᵀ·Λ̃). Chunks of a fixed size from the part's
  * first row, so that the offsets' sums are the same on every machine with the same parts, and
  * small enough to keep 16 cores busy at k = 10. With @p copy, each chunk is also copied there
- * (the staging buffer, packed) while it is in cache. */
+ * (the staging buffer, packed) while it is in cache, past the caches: the GPU reads it next. */
 enum { OFFSET_ROWS = 8192 };
 
 typedef struct {
@@ -212,8 +213,9 @@ static void chunk_offset(void *ctx, int64_t i) {
     jb->part[i] = s;
     if (jb->copy) {
         const size_t es = tg_prec_size(jb->prec);
-        memcpy(jb->copy + (size_t)(c * jb->nt + r0) * es,
-               (const char *)jb->in + (size_t)(c * jb->ldin + r0) * es, (size_t)(r1 - r0) * es);
+        tg_copy_stream(jb->copy + (size_t)(c * jb->nt + r0) * es,
+                       (const char *)jb->in + (size_t)(c * jb->ldin + r0) * es,
+                       (size_t)(r1 - r0) * es);
     }
 }
 

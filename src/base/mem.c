@@ -1,7 +1,10 @@
 /* tg_mem_available (tilegwas.h): what bounds the memory a run may take, from /proc and /sys;
- * tg_calloc_huge (base/mem.h). */
+ * tg_calloc_huge, tg_copy_stream (base/mem.h). */
 #include "base/mem.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +19,26 @@ void tg_advise_huge(void *p, size_t bytes) {
     if (p && hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
 #else
     (void)p, (void)bytes;
+#endif
+}
+
+void tg_copy_stream(void *dst, const void *src, size_t bytes) {
+#ifdef __SSE2__
+    char *d = dst;
+    const char *s = src;
+    const size_t head = (16 - (uintptr_t)d % 16) % 16;
+    if (bytes < head + 64) {
+        memcpy(d, s, bytes);
+        return;
+    }
+    memcpy(d, s, head);
+    d += head, s += head, bytes -= head;
+    for (; bytes >= 16; d += 16, s += 16, bytes -= 16)
+        _mm_stream_si128((__m128i *)d, _mm_loadu_si128((const __m128i *)s));
+    memcpy(d, s, bytes);
+    _mm_sfence();
+#else
+    memcpy(dst, src, bytes);
 #endif
 }
 
