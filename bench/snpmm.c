@@ -8,7 +8,9 @@
  * stall of a shared machine moves the mean), and "resident" (Λ and the result in StarPU handles
  * that stay on the GPU, as a solver keeping its vectors there would see it; products back to
  * back); rates: 2nmk flops/s against cuBLAS DGEMM (SGEMM for fp32) on 8192² × 8192 and the
- * 5codes bytes read per second against a cudaMemcpy device-to-device copy (read + write).
+ * 5codes bytes read per second against a cudaMemcpy device-to-device copy (read + write); and
+ * the host-to-device rate of Λ̃ from pinned memory just written by the cores, with plain and
+ * with non-temporal stores (the staging copy's).
  * CPU (--cpu-n samples, default 20,400, so one core finishes in seconds): 5codes on one core
  * against every core in --pairs P pairs (one product on one core, the mean of --reps on every
  * core, then the fma loop's speedup, bench/cpuloops.h, as the ceiling of the same moment); then
@@ -34,6 +36,7 @@
 #include <sys/resource.h>
 
 #include "algo/snpmm.h"
+#include "base/mem.h"
 #include "base/parallel.h"
 #include "bench/common.h"
 #include "bench/cpuloops.h"
@@ -224,6 +227,50 @@ static double gpu_copy_ceiling(void) {
     cudaFree(b);
     return 2.0 * bytes * 10 / t;
 }
+
+/* The staging buffer's transfer: host to device from pinned memory just written by the pool's
+ * threads, with plain stores (@p stream 0: the lines dirty in the cores' caches when the DMA
+ * reads them) or non-temporal ones (tg_copy_stream, as tg_geno_mul's staging copy); bytes per
+ * second, the fastest of 5. */
+typedef struct {
+    char *dst;
+    const char *src;
+    size_t bytes;
+    int stream;
+} fill_job;
+
+enum { FILL_CHUNK = 64 * 1024 };
+
+static void fill_chunk(void *ctx, int64_t c) {
+    const fill_job *f = ctx;
+    const size_t o = (size_t)c * FILL_CHUNK;
+    const size_t n = f->bytes - o < FILL_CHUNK ? f->bytes - o : FILL_CHUNK;
+    if (f->stream)
+        tg_copy_stream(f->dst + o, f->src + o, n);
+    else
+        memcpy(f->dst + o, f->src + o, n);
+}
+
+static double h2d_rate(size_t bytes, int stream) {
+    tg_error err = {0};
+    char *src = malloc(bytes), *pin = tg_host_alloc(bytes, &err);
+    void *dev = NULL;
+    double best = INFINITY;
+    if (src && pin && !cudaMalloc(&dev, bytes)) {
+        memset(src, 1, bytes);
+        fill_job f = {pin, src, bytes, stream};
+        for (int r = 0; r < 6; r++) {
+            tg_parallel_for((int64_t)((bytes + FILL_CHUNK - 1) / FILL_CHUNK), fill_chunk, &f);
+            const double t0 = tg_now();
+            cudaMemcpy(dev, pin, bytes, cudaMemcpyHostToDevice);
+            if (r) best = fmin(best, tg_now() - t0); /* the first one warms up */
+        }
+    }
+    cudaFree(dev);
+    tg_host_free(pin);
+    free(src);
+    return bytes / best;
+}
 #endif
 
 static void gpu_part(const int8_t *geno, int64_t n, int64_t m, int k, int reps, int ngpu,
@@ -252,6 +299,11 @@ static void gpu_part(const int8_t *geno, int64_t n, int64_t m, int k, int reps, 
     printf("# ceilings: cudaMemcpy D2D %.0f GB/s (read + write); cuBLAS DGEMM %.1f TFLOP/s, "
            "SGEMM %.1f TFLOP/s (8192^3), on one GPU; the ratios below are to %d times them\n",
            copy / 1e9, gemm[0] / 1e12, gemm[1] / 1e12, tg_runtime_ngpu());
+    const size_t lbytes = (size_t)n * (size_t)k * sizeof(double); /* Λ̃ in FP64 */
+    printf("# staging: Λ̃'s %.1f MB host to device from pinned memory just written by %d "
+           "threads: %.1f GB/s with plain stores, %.1f GB/s with non-temporal ones (as staged)\n",
+           lbytes / 1e6, tg_parallel_threads(), h2d_rate(lbytes, 0) / 1e9,
+           h2d_rate(lbytes, 1) / 1e9);
     copy *= tg_runtime_ngpu(), gemm[0] *= tg_runtime_ngpu(), gemm[1] *= tg_runtime_ngpu();
     printf("device\tproduct\tprec\tmode\tms\tTFLOP/s\tof_gemm\tGB/s_codes\tof_copy\t"
            "fastest_ms\n");
