@@ -266,7 +266,7 @@ enum pass_op {
     PROJECT,    /* q ← q − Q_c·proj over O_c, 0 elsewhere (M_c q) */
     SHIFT,      /* wa += λ·pa, part0 = Σ pa·wa */
     STEP,       /* β += α·p, r −= α·wa, z = M⁻¹r, part0 = Σ r², part1 = Σ r·z (coef α) */
-    DIRECTION,  /* p = z + coef·p */
+    DIRECTION,  /* p = z + coef·p, and pa = p for the next product */
     RESIDUAL    /* part0 = Σ (b − wa)² */
 };
 
@@ -328,6 +328,7 @@ static void pass_chunk(void *ctx, int64_t u) {
         break;
     case DIRECTION:
         for (int64_t j = j0; j < j1; j++) pc[j] = zc[j] + k * pc[j];
+        memcpy(pa + j0, pc + j0, (size_t)(j1 - j0) * sizeof *pa);
         break;
     case RESIDUAL:
         for (int64_t j = j0; j < j1; j++) {
@@ -419,8 +420,9 @@ static tg_status check_args(tg_geno *g, int64_t nphen, int64_t ldy, const tg_cg_
  * tolerance leaves the active list. */
 static tg_status iterate(cg_state *s, int iter, tg_error *err) {
     const int64_t m = s->m;
-    for (int64_t a = 0; a < s->nact; a++)
-        memcpy(s->pa + a * m, s->p + s->act[a] * m, (size_t)m * sizeof *s->pa);
+    if (iter == 1) /* later, the previous iteration's DIRECTION pass wrote pa */
+        for (int64_t a = 0; a < s->nact; a++)
+            memcpy(s->pa + a * m, s->p + s->act[a] * m, (size_t)m * sizeof *s->pa);
     tg_status st = apply(s, s->act, s->nact, err);
     if (st) return st;
     for (int64_t a = 0; a < s->nact; a++) { /* coef: pᵀAp, then α */
