@@ -6,7 +6,8 @@
  * accumulator of every output row: one lookup per (row, group) instead of 5k multiply-adds.
  * The tables of up to eight groups are built at a time (in L2), and each output row's
  * accumulator stays in registers for their eight lookups; rows are processed in chunks whose
- * accumulators stay in L2. Missing calls are added after the lookups from packed tiles of in
+ * accumulators stay in L2. Wide products run in slices of columns (FC_SLICE_BYTES), each a
+ * pass of its own. Missing calls are added after the lookups from packed tiles of in
  * (fc_missing). One kernel for double and float (a macro over the type); docs/PERFORMANCE.md
  * ("CPU genotype products against miraculix") has the measurements behind the choices. */
 #include "codelets/fivecodes.h"
@@ -25,6 +26,12 @@ static const char *const fc_symbols[2][2] = {{"tg_fivecodes_zl_fp64", "tg_fiveco
 #define FC_TAB_BYTES (192 * 1024)
 #define FC_MAXP 8 /* groups applied per pass over a row chunk */
 #define FC_PACK_BYTES (128 * 1024) /* a tile of packed rows of in, for the missing calls */
+/* Columns a pass over the codes, as a table entry's bytes: 16 doubles, 32 floats (two
+ * vectors), the fastest slice of 8, 16, 24 and 32 doubles at k = 64. Wider entries leave room
+ * for fewer groups' tables in L2 (at 64 doubles, one), and beyond three vectors the loops have
+ * no constant width (gcc then copies a row's accumulators with memcpy at every lookup). */
+#define FC_SLICE_BYTES 128
+_Static_assert(FC_SLICE_BYTES == 2 * 64, "fc_block's switch takes entries of two vectors or less");
 
 /* An entry (a table's row, an accumulator row) is nw 64-byte vectors and, where the last
  * columns fill at most half of one, a tail of ht 16-byte vectors (ht <= 2): k = 10 doubles take
@@ -187,18 +194,14 @@ static const char *const fc_symbols[2][2] = {{"tg_fivecodes_zl_fp64", "tg_fiveco
             for (size_t g = 0; g < groups;) {                                                      \
                 int p = pmax;                                                                      \
                 while ((size_t)p > groups - g) p /= 2;                                             \
-                /* constants for the usual k (<= 24 doubles, 48 floats): unrolled loops */         \
+                /* the slice's shape (at most two vectors) as constants: unrolled loops */         \
                 switch (3 * nw + ht) {                                                             \
                 case 1: FC_ROWS(SFX, 0, 1); break;                                                 \
                 case 2: FC_ROWS(SFX, 0, 2); break;                                                 \
                 case 3: FC_ROWS(SFX, 1, 0); break;                                                 \
                 case 4: FC_ROWS(SFX, 1, 1); break;                                                 \
                 case 5: FC_ROWS(SFX, 1, 2); break;                                                 \
-                case 6: FC_ROWS(SFX, 2, 0); break;                                                 \
-                case 7: FC_ROWS(SFX, 2, 1); break;                                                 \
-                case 8: FC_ROWS(SFX, 2, 2); break;                                                 \
-                case 9: FC_ROWS(SFX, 3, 0); break;                                                 \
-                default: FC_ROWS(SFX, nw, ht);                                                     \
+                default: FC_ROWS(SFX, 2, 0);                                                       \
                 }                                                                                  \
                 g += (size_t)p;                                                                    \
             }                                                                                      \
@@ -254,10 +257,22 @@ void tg_fivecodes_cpu(void *buffers[], void *cl_arg) {
     const int32_t *miss = (const int32_t *)STARPU_VECTOR_GET_PTR(buffers[3]);
     void *out = (void *)STARPU_MATRIX_GET_PTR(buffers[4]);
     size_t ldout = STARPU_MATRIX_GET_LD(buffers[4]);
-    if (a.prec == TG_FP64)
-        fc_block_fp64(&a, codes, rows, groups, ldc, in, nt, ldin, coef, miss, out, ldout);
-    else
-        fc_block_fp32(&a, codes, rows, groups, ldc, in, nt, ldin, coef, miss, out, ldout);
+    /* the columns in slices of FC_SLICE_BYTES a table entry (columns are independent) */
+    const size_t es = tg_prec_size(a.prec);
+    const int slice = (int)(FC_SLICE_BYTES / es);
+    for (int c0 = 0; c0 < a.k; c0 += slice) {
+        struct tg_fivecodes_arg s = a;
+        s.k = a.k - c0 < slice ? a.k - c0 : slice;
+        memcpy(s.offset, a.offset + c0, (size_t)s.k * sizeof *s.offset);
+        const char *ic = (const char *)in + (size_t)c0 * ldin * es;
+        char *oc = (char *)out + (size_t)c0 * ldout * es;
+        if (a.prec == TG_FP64)
+            fc_block_fp64(&s, codes, rows, groups, ldc, (const double *)ic, nt, ldin, coef, miss,
+                          (double *)oc, ldout);
+        else
+            fc_block_fp32(&s, codes, rows, groups, ldc, (const float *)ic, nt, ldin, coef, miss,
+                          (float *)oc, ldout);
+    }
 }
 
 void tg_fivecodes_init(void) {
