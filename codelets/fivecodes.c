@@ -27,11 +27,10 @@ static const char *const fc_symbols[2][2] = {{"tg_fivecodes_zl_fp64", "tg_fiveco
 #define FC_MAXP 8 /* groups applied per pass over a row chunk */
 #define FC_PACK_BYTES (128 * 1024) /* a tile of packed rows of in, for the missing calls */
 /* Columns a pass over the codes, as a table entry's bytes: 16 doubles, 32 floats (two
- * vectors), the fastest slice of 8, 16, 24 and 32 doubles at k = 64. Wider entries leave room
- * for fewer groups' tables in L2 (at 64 doubles, one), and beyond three vectors the loops have
- * no constant width (gcc then copies a row's accumulators with memcpy at every lookup). */
+ * vectors). Wider entries leave room for fewer groups' tables in L2 (at 64 doubles, one), and
+ * loops without a constant width copy a row's accumulators with memcpy at every lookup. */
 #define FC_SLICE_BYTES 128
-_Static_assert(FC_SLICE_BYTES == 2 * 64, "fc_block's switch takes entries of two vectors or less");
+_Static_assert(FC_SLICE_BYTES == 2 * 64, "fc_block's switch takes entries of two vectors at most");
 
 /* An entry (a table's row, an accumulator row) is nw 64-byte vectors and, where the last
  * columns fill at most half of one, a tail of ht 16-byte vectors (ht <= 2): k = 10 doubles take

@@ -180,7 +180,8 @@ static tg_status sum_over_ranks(const tg_geno *g, int64_t k, tg_prec prec, void 
  * well under the product itself (n·k values for Zᵀ·Λ̃). Chunks of a fixed size from the part's
  * first row, so that the offsets' sums are the same on every machine with the same parts, and
  * small enough to keep 16 cores busy at k = 10. With @p copy, each chunk is also copied there
- * (the staging buffer, packed) while it is in cache, past the caches: the GPU reads it next. */
+ * (the staging buffer, packed) while it is in cache, with stores that bypass the caches: the
+ * GPU reads the buffer next, and lines left dirty in the cores' caches cross at half the rate. */
 enum { OFFSET_ROWS = 8192 };
 
 typedef struct {
