@@ -420,10 +420,7 @@ static tg_status check_args(tg_geno *g, int64_t nphen, int64_t ldy, const tg_cg_
  * tolerance leaves the active list. */
 static tg_status iterate(cg_state *s, int iter, tg_error *err) {
     const int64_t m = s->m;
-    if (iter == 1) /* later, the previous iteration's DIRECTION pass wrote pa */
-        for (int64_t a = 0; a < s->nact; a++)
-            memcpy(s->pa + a * m, s->p + s->act[a] * m, (size_t)m * sizeof *s->pa);
-    tg_status st = apply(s, s->act, s->nact, err);
+    tg_status st = apply(s, s->act, s->nact, err); /* pa: p's active columns, in act's order */
     if (st) return st;
     for (int64_t a = 0; a < s->nact; a++) { /* coef: pᵀAp, then α */
         const double pw = s->coef[a];
@@ -547,6 +544,7 @@ tg_status tg_ridge_cg(tg_geno *g, int64_t nphen, const double *y, int64_t ldy,
         precondition(&s, c, rc, zc);
         s.rz[c] = dot(m, rc, zc);
         memcpy(s.p + c * m, zc, (size_t)m * sizeof *s.p);
+        memcpy(s.pa + s.nact * m, zc, (size_t)m * sizeof *s.pa); /* then the DIRECTION pass */
         s.act[s.nact++] = c;
     }
     for (int iter = 1; s.nact > 0 && iter <= o->max_iter; iter++)
