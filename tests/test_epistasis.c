@@ -682,10 +682,6 @@ static void check_probe_rounds(int gpu) {
         }
 }
 
-/* On a GPU a probe runs the workload's first task on its own inputs (codelets/probes.c): the
- * round it builds reads that task's planes and score table, writes a result of its own, and
- * evaluates the same combinations. The GPU probe's round on scratch data stands in for the
- * first task. */
 /* How many of the first @p n buffers of @p a are those of @p b. */
 static int same_handles(const struct starpu_task *a, const struct starpu_task *b, int n) {
     int same = 0;
@@ -694,6 +690,10 @@ static int same_handles(const struct starpu_task *a, const struct starpu_task *b
     return same;
 }
 
+/* On a GPU a probe runs the workload's first task on its own inputs (codelets/probes.c): the
+ * round it builds reads that task's planes and score table, writes a result of its own, and
+ * evaluates the same combinations. The GPU probe's round on scratch data stands in for the
+ * first task. */
 static void check_probe_own_inputs(void) {
     for (int k = 2; k <= TG_EPI_MAX_ORDER; k++) {
         struct starpu_codelet *cl = &tg_cl_epi_round[k - 2];
