@@ -58,6 +58,7 @@ struct tg_fivecodes_arg {
     /* in double, over the part's table rows: trans 0: Σ_t c_t·in_t (the GPU subtracts it at
      * the end; the CPU folds it into its tables instead), trans 1: S = Σ_t in_t */
     double offset[TG_FC_MAXK];
+    double amax[TG_FC_MAXK]; /* max_t |a_t·in_t| over the part (the AMX slices' scale) */
 };
 
 /* [trans][prec index: 0 fp64, 1 fp32][0: the first part (out W), 1: a later one (out RW)];

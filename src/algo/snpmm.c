@@ -190,7 +190,8 @@ typedef struct {
     tg_prec prec;
     const void *in;
     int64_t ldin, nt, t0, t1, nchunk; /* table rows, the part's, chunks a column */
-    double *part;                     /* per chunk (column-major, nchunk a column): the sum */
+    double *part, *amax;              /* per chunk (column-major, nchunk a column): the sum, and
+                                       * the largest |a_t·in_t| (a_t = w_t for Z·Λ, 1 for Zᵀ·Λ̃) */
     int64_t *bad;                     /* per chunk: the first row that is not finite, or -1 */
     char *copy;
 } offset_job;
@@ -201,7 +202,7 @@ static void chunk_offset(void *ctx, int64_t i) {
                   r1 = r0 + OFFSET_ROWS < jb->t1 ? r0 + OFFSET_ROWS : jb->t1;
     const double *xd = jb->prec == TG_FP64 ? (const double *)jb->in + c * jb->ldin : NULL;
     const float *xf = jb->prec == TG_FP64 ? NULL : (const float *)jb->in + c * jb->ldin;
-    double s = 0;
+    double s = 0, m = 0;
     jb->bad[i] = -1;
     for (int64_t r = r0; r < r1; r++) {
         double x = xd ? xd[r] : xf[r];
@@ -210,8 +211,10 @@ static void chunk_offset(void *ctx, int64_t i) {
             return;
         }
         s += jb->trans ? x : jb->g->coef[2 * r + 1] * x;
+        m = fmax(m, fabs(jb->trans ? x : jb->g->coef[2 * r] * x));
     }
     jb->part[i] = s;
+    jb->amax[i] = m;
     if (jb->copy) {
         const size_t es = tg_prec_size(jb->prec);
         tg_copy_stream(jb->copy + (size_t)(c * jb->nt + r0) * es,
@@ -220,23 +223,23 @@ static void chunk_offset(void *ctx, int64_t i) {
     }
 }
 
-/* The offsets of Λ's table rows [t0, t1) into @p offset, and those rows copied to @p copy
- * (packed, all the table rows a column) unless NULL; TG_ERR_ARG at the first value that is not
- * finite. */
+/* The offsets of Λ's table rows [t0, t1) into @p offset, their largest |a_t·in_t| into
+ * @p amax, and those rows copied to @p copy (packed, all the table rows a column) unless NULL;
+ * TG_ERR_ARG at the first value that is not finite. */
 static tg_status offsets(const tg_geno *g, int trans, int64_t k, tg_prec prec, const void *in,
-                         int64_t ldin, int64_t t0, int64_t t1, double *offset, char *copy,
-                         tg_error *err) {
+                         int64_t ldin, int64_t t0, int64_t t1, double *offset, double *amax,
+                         char *copy, tg_error *err) {
     const int64_t nchunk = (t1 - t0 + OFFSET_ROWS - 1) / OFFSET_ROWS;
-    double *part = tg_malloc_n(k * nchunk, 1, sizeof(double) + sizeof(int64_t), err);
+    double *part = tg_malloc_n(k * nchunk, 1, 2 * sizeof(double) + sizeof(int64_t), err);
     if (!part) return TG_ERR_NOMEM;
-    offset_job jb = {g,  trans, prec, in,   ldin, trans ? g->nl : g->m, t0, t1, nchunk,
-                     part, (int64_t *)(part + k * nchunk), copy};
+    offset_job jb = {g,    trans, prec, in, ldin, trans ? g->nl : g->m, t0, t1, nchunk, part,
+                     part + k * nchunk, (int64_t *)(part + 2 * k * nchunk), copy};
     /* the first part's pass has nothing beside it: StarPU paused, as in any loop; a later
      * part's runs beside the tasks of the earlier ones */
     (t0 ? tg_parallel_for_running : tg_parallel_for)(k * nchunk, chunk_offset, &jb);
     tg_status st = TG_OK;
     for (int64_t c = 0; c < k && !st; c++) {
-        offset[c] = 0;
+        offset[c] = amax[c] = 0;
         for (int64_t j = c * nchunk; j < (c + 1) * nchunk && !st; j++) {
             const int64_t r = jb.bad[j];
             if (r >= 0)
@@ -246,8 +249,10 @@ static tg_status offsets(const tg_geno *g, int trans, int64_t k, tg_prec prec, c
                                   (long long)(trans ? g->i0 + r : r), trans ? "sample" : "SNP",
                                   (long long)(trans ? g->i0 + r : r), (long long)c,
                                   tg_prec_load(prec, in, (size_t)(r + c * ldin)));
-            else
+            else {
                 offset[c] += part[j];
+                amax[c] = fmax(amax[c], jb.amax[j]);
+            }
         }
     }
     free(part);
@@ -316,12 +321,13 @@ tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const
     int64_t sent = 0;
     for (int64_t t0 = 0, t1; sent < nparts && !st; t0 = t1) {
         t1 = part_end(g, nt, nr, t0);
-        double offset[TG_FC_MAXK];
-        st = offsets(g, trans, k, prec, in, ldin, t0, t1, offset, stage, err);
+        double offset[TG_FC_MAXK], amax[TG_FC_MAXK];
+        st = offsets(g, trans, k, prec, in, ldin, t0, t1, offset, amax, stage, err);
         if (st) break;
         tg_handle_matrix(&hin[sent], pin + (size_t)t0 * es, (uint32_t)lin, (uint32_t)(t1 - t0),
                          (uint32_t)k, es);
-        st = tg_geno_mul_submit(g, trans, (int)k, prec, t0, offset, hin[sent++], hout, 1, err);
+        st = tg_geno_mul_submit(g, trans, (int)k, prec, t0, offset, amax, hin[sent++], hout, 1,
+                                err);
     }
     for (int64_t b = 0; b < nblk; b++) {
         tg_handle_free(hout[b]); /* waits, copies back */
@@ -364,8 +370,8 @@ static int submit_block(void *ctx, int64_t b, int worker, void (*done)(void *), 
 }
 
 tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, int64_t t0,
-                             const double *offset, tg_handle in, const tg_handle *out_blocks,
-                             int pull, tg_error *err) {
+                             const double *offset, const double *amax, tg_handle in,
+                             const tg_handle *out_blocks, int pull, tg_error *err) {
     static _Atomic uint64_t serial;
     if (!g->registered) register_blocks(g);
     product p = {.g = g,
@@ -374,6 +380,7 @@ tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, int64_t
                  .out = out_blocks,
                  .nt = tg_handle_rows(in)};
     memcpy(p.a.offset, offset, (size_t)k * sizeof *offset);
+    memcpy(p.a.amax, amax, (size_t)k * sizeof *amax);
     int ret = tg_runtime_submit_set(tg_geno_nblocks(g, trans), pull, submit_block, &p);
     if (ret)
         return tg_error_set(err, TG_ERR_RUNTIME, "genotype product: task submission failed (%d)",

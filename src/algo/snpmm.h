@@ -35,7 +35,8 @@ void tg_geno_set_part_rows(tg_geno *g, int64_t rows);
  * and out_blocks[b] (matrix, rows of block b × k), so that vectors may stay on the devices
  * across products. The part at t0 = 0 writes the blocks, the others add to them: submit the
  * first part first. @p offset[k] is tg_fivecodes_arg.offset over the part's rows (trans 0:
- * Σ_j c_j·in_j; trans 1: Σ_i in_i; codelets/fivecodes.h). No argument checks, no sum over the
+ * Σ_j c_j·in_j; trans 1: Σ_i in_i; codelets/fivecodes.h), @p amax[k] its .amax (max |a_j·in_j|,
+ * a_j = w_j for trans 0, 1 for trans 1). No argument checks, no sum over the
  * ranks. @p pull, where the workers are CPUs only (tg_runtime_submit_set): they
  * pull the blocks, largest first, each taking its next one as its task ends, so that a core
  * slower than its model takes fewer; the call then returns when every block's task has run.
@@ -45,6 +46,6 @@ void tg_geno_set_part_rows(tg_geno *g, int64_t rows);
  * submission would have to wait), it returns once every task is submitted, placed by the
  * scheduler. */
 tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, int64_t t0,
-                             const double *offset, tg_handle in, const tg_handle *out_blocks,
-                             int pull, tg_error *err);
+                             const double *offset, const double *amax, tg_handle in,
+                             const tg_handle *out_blocks, int pull, tg_error *err);
 #endif
