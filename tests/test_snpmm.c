@@ -2,8 +2,10 @@
  * (Z_ij = (x_ij − 2p_j)·w_j, 0 when missing), on random genotypes with missing calls, sizes that
  * are not multiples of 4, 5 or 32, small blocks (many tasks, block edges) and default ones,
  * k = 1, 3, 10, 20, 64, both orientations, FP64 and FP32, scaled and not, with a monomorphic, an
- * all-missing and an all-heterozygous SNP. Runs once with CPU workers only and, where CUDA
- * workers exist, once with the GPU only and once with both (TG_REQUIRE_GPU=1: a GPU must exist).
+ * all-missing and an all-heterozygous SNP, and inputs whose columns are far apart in magnitude.
+ * Runs once with CPU workers only (twice where the CPU has AMX tiles: their products, then the
+ * lookup kernel's) and, where CUDA workers exist, once with the GPU only and once with both
+ * (TG_REQUIRE_GPU=1: a GPU must exist).
  *
  * Bounds: FP64: ‖out − ref‖_F ≤ 1e-12·‖ref‖_F. Both precisions, per element:
  *   |out − ref| ≤ (N + 10)·u·Σ_t w_t·(2 + 2p_t)·|in_t|   (N the inner dimension, u = 2^-53/2^-24)
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #include "algo/snpmm.h"
+#include "codelets/fivecodes_amx.h"
 #include "common.h"
 #include "runtime/runtime.h"
 #include "tap.h"
@@ -92,9 +95,17 @@ static void reference(const data *d, int trans, int k, const double *in, int64_t
         }
 }
 
-/* One product on the running workers, checked; returns 1 when good. */
-static int check_product(tg_geno *g, const data *d, int trans, int k, tg_prec prec, tg_rng *r,
-                         const char *what) {
+/* The scale of input value (t, c) in check_magnitudes: columns of tiny, huge and zero values,
+ * one whose values alternate between 1e-150 and 1e150, and a plain one */
+static double magnitude(int64_t t, int64_t c) {
+    static const double col[] = {1e-300, 1e300, 0, -1, 1};
+    return col[c % 5] >= 0 ? col[c % 5] : t % 2 ? 1e-150 : 1e150;
+}
+
+/* One product on the running workers, checked; returns 1 when good. With @p mags the input's
+ * values are scaled by magnitude(). */
+static int check_product_in(tg_geno *g, const data *d, int trans, int k, tg_prec prec,
+                            tg_rng *r, int mags, const char *what) {
     int64_t nt = trans ? d->n : d->m, rows = trans ? d->m : d->n;
     int64_t ldin = nt + 3, ldout = rows + 2;
     double *in = malloc((size_t)(ldin * k) * sizeof *in),
@@ -103,7 +114,8 @@ static int check_product(tg_geno *g, const data *d, int trans, int k, tg_prec pr
     size_t es = tg_prec_size(prec);
     void *inp = malloc((size_t)(ldin * k) * es), *out = malloc((size_t)(ldout * k) * es);
     for (int64_t e = 0; e < ldin * k; e++) {
-        tg_prec_store(prec, inp, (size_t)e, tg_rng_normal(r));
+        double x = tg_rng_normal(r) * (mags ? magnitude(e % ldin, e / ldin) : 1);
+        tg_prec_store(prec, inp, (size_t)e, x);
         in[e] = tg_prec_load(prec, inp, (size_t)e); /* the reference sees the rounded input */
     }
     for (int64_t e = 0; e < ldout * k; e++) tg_prec_store(prec, out, (size_t)e, -777.0);
@@ -130,7 +142,9 @@ static int check_product(tg_geno *g, const data *d, int trans, int k, tg_prec pr
             gap_bad += tg_prec_load(prec, out, (size_t)(i + c * ldout)) != -777.0;
     }
     double rel = den > 0 ? sqrt(num / den) : sqrt(num);
-    int good = st == TG_OK && bad == 0 && gap_bad == 0 && (prec != TG_FP64 || rel <= 1e-12);
+    /* with @p mags the norms overflow: the elements' bounds alone */
+    int good = st == TG_OK && bad == 0 && gap_bad == 0 &&
+               (prec != TG_FP64 || mags || rel <= 1e-12);
     ok(good, "%s: rel. error %.2e, worst error/bound %.2e%s%s", what, rel, worst, st ? ": " : "",
        st ? err.msg : "");
     free(in);
@@ -139,6 +153,33 @@ static int check_product(tg_geno *g, const data *d, int trans, int k, tg_prec pr
     free(inp);
     free(out);
     return good;
+}
+
+static int check_product(tg_geno *g, const data *d, int trans, int k, tg_prec prec, tg_rng *r,
+                         const char *what) {
+    return check_product_in(g, d, trans, k, prec, r, 0, what);
+}
+
+/* Columns far apart in magnitude, and one whose values are: the CPU's AMX products scale each
+ * column by its largest value (FP64 only: FP32 has no 1e300). */
+static void check_magnitudes(const char *workers, tg_rng *r) {
+    data d;
+    make_data(&d, 1037, 1203, 1, r);
+    tg_geno *g;
+    tg_error err = {0};
+    if (!ok(tg_geno_from_int8(d.g, d.n, d.m, d.n, 1, &g, &err) == TG_OK, "%s: prepared: %s",
+            workers, err.msg)) {
+        free_data(&d);
+        return;
+    }
+    for (int trans = 0; trans < 2; trans++) {
+        char what[160];
+        snprintf(what, sizeof what, "%s: %s 1037x1203 k=10, columns of 1e-300, 1e300, 0, "
+                 "1e+-150 and 1", workers, trans ? "Z'L" : "ZL");
+        check_product_in(g, &d, trans, 10, TG_FP64, r, 1, what);
+    }
+    tg_geno_free(g);
+    free_data(&d);
 }
 
 typedef struct {
@@ -419,8 +460,18 @@ int main(void) {
             diag("%s", err.msg);
             continue;
         }
-        run_all(configs[c].name, &r);
-        check_default_parts(configs[c].name, &r);
+        /* on a CPU with AMX tiles, its CPU products and then the lookup kernel's */
+        const int amx = tg_fc_amx_available();
+        for (int round = 0; round < (c == 0 && amx ? 2 : 1); round++) {
+            char name[64];
+            snprintf(name, sizeof name, "%s%s", configs[c].name,
+                     c == 2 || !amx ? "" : round ? " (lookups)" : " (AMX)");
+            tg_fc_amx_use(round == 0);
+            run_all(name, &r);
+            check_default_parts(name, &r);
+            check_magnitudes(name, &r);
+        }
+        tg_fc_amx_use(1);
         if (c == 0) {
             check_bed_and_repeat(&r);
             check_bad_input(&r);
