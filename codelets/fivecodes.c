@@ -290,6 +290,7 @@ void tg_fivecodes_cpu(void *buffers[], void *cl_arg) {
 }
 
 void tg_fivecodes_init(void) {
+    tg_runtime_note_cpu(tg_fc_amx_available() ? "CPU genotype products on AMX tiles" : NULL);
     static const enum starpu_data_access_mode modes[2][5] = {
         {STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_W},
         {STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_RW}};

@@ -208,6 +208,9 @@ int64_t tg_runtime_gpu_memory(void) {
     return least;
 }
 
+static const char *cpu_note;
+void tg_runtime_note_cpu(const char *note) { cpu_note = note; }
+
 void tg_runtime_describe(char *buf, size_t len) {
     char on_cpus[600], gpu_cpus[600];
     tg_workers_bound(STARPU_CPU_WORKER, on_cpus, sizeof on_cpus);
@@ -247,5 +250,6 @@ void tg_runtime_describe(char *buf, size_t len) {
         l += (size_t)snprintf(buf + l, len - l, " (OPENBLAS_CORETYPE=%s%s%s%s)", forced,
                               chosen ? ", set by tilegwas: OpenBLAS chose its " : "",
                               chosen ? chosen : "", chosen ? " kernels on this CPU" : "");
+    if (l < len && cpu_note) l += (size_t)snprintf(buf + l, len - l, "; %s", cpu_note);
     if (l < len) snprintf(buf + l, len - l, "; performance models: %s", rt.models);
 }
