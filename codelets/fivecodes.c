@@ -11,8 +11,7 @@
  * (fc_missing). One kernel for double and float (a macro over the type); docs/PERFORMANCE.md
  * ("CPU genotype products against miraculix") has the measurements behind the choices.
  * On a CPU with AMX tiles the sums the tables would give come from codelets/fivecodes_amx.c
- * (P, without the centering folded in), in slices of its ten columns; the missing calls and
- * the final terms stay here. */
+ * (P, without the centering folded in); the missing calls and the final terms stay here. */
 #include "codelets/fivecodes.h"
 #include "codelets/fivecodes_amx.h"
 #include "runtime/runtime.h"
@@ -169,8 +168,8 @@ _Static_assert(FC_SLICE_BYTES == 2 * 64, "fc_block's switch takes entries of two
     __attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) static void                \
     fc_block_##SFX(const struct tg_fivecodes_arg *a, const uint8_t *codes, size_t rows,            \
                    size_t groups, size_t ldc, const T *in, size_t nt, size_t ldin,                 \
-                   const double *coef, const int32_t *miss, const double *P, T *out,         \
-                   size_t ldout) {                                                                \
+                   const double *coef, const int32_t *miss, const double *P, size_t ldp,     \
+                   T *out, size_t ldout) {                                                        \
         typedef fc_v_##SFX V;                                                                      \
         typedef fc_h_##SFX H;                                                                      \
         const int k = a->k, L = FC_L_##SFX, rem = k % L;                                           \
@@ -220,7 +219,7 @@ _Static_assert(FC_SLICE_BYTES == 2 * 64, "fc_block's switch takes entries of two
                 memcpy((char *)x + wb, acch + r * ht, (size_t)ht * sizeof(H));                     \
                 memcpy((char *)y + wb, mh + r * ht, (size_t)ht * sizeof(H));                       \
                 for (int col = 0; P && col < k; col++) /* P has no centering term folded in */     \
-                    x[col] = (T)(P[(r0 + r) * (size_t)k + (size_t)col] -                           \
+                    x[col] = (T)(P[(r0 + r) * ldp + (size_t)col] -                                 \
                                  (a->trans ? 0 : a->offset[col]));                                 \
                 int64_t j = a->r0 + (int64_t)(r0 + r);                                             \
                 T w = a->trans ? (T)coef[2 * j] : (T)1, c = a->trans ? (T)coef[2 * j + 1] : (T)0;  \
@@ -264,27 +263,26 @@ void tg_fivecodes_cpu(void *buffers[], void *cl_arg) {
     const int32_t *miss = (const int32_t *)STARPU_VECTOR_GET_PTR(buffers[3]);
     void *out = (void *)STARPU_MATRIX_GET_PTR(buffers[4]);
     size_t ldout = STARPU_MATRIX_GET_LD(buffers[4]);
-    /* the columns in slices of FC_SLICE_BYTES a table entry (columns are independent), or of
-     * the AMX kernel's width, which then computes the products that the tables would */
+    /* on AMX tiles the products that the tables would give, for every column at once; then
+     * the columns in slices of FC_SLICE_BYTES a table entry (columns are independent) */
     const size_t es = tg_prec_size(a.prec);
-    const int amx = tg_fc_amx_available() && tg_fc_amx_fits(nt);
-    const int slice = amx ? TG_FC_AMX_MAXK : (int)(FC_SLICE_BYTES / es);
-    double *P = amx ? malloc(rows * TG_FC_AMX_MAXK * sizeof *P) : NULL;
+    const int amx = tg_fc_amx_available() && tg_fc_amx_fits(nt), slice = (int)(FC_SLICE_BYTES / es);
+    double *P = amx ? malloc(rows * (size_t)a.k * sizeof *P) : NULL;
     STARPU_ASSERT_MSG(!amx || P, "out of memory in the 5codes kernel");
+    if (amx) tg_fc_amx_product(&a, codes, rows, groups, ldc, in, nt, ldin, coef, P);
     for (int c0 = 0; c0 < a.k; c0 += slice) {
         struct tg_fivecodes_arg s = a;
         s.k = a.k - c0 < slice ? a.k - c0 : slice;
         memcpy(s.offset, a.offset + c0, (size_t)s.k * sizeof *s.offset);
-        memcpy(s.amax, a.amax + c0, (size_t)s.k * sizeof *s.amax);
         const char *ic = (const char *)in + (size_t)c0 * ldin * es;
         char *oc = (char *)out + (size_t)c0 * ldout * es;
-        if (amx) tg_fc_amx_product(&s, c0, codes, rows, groups, ldc, ic, nt, ldin, coef, P);
+        const double *Pc = P ? P + c0 : NULL;
         if (a.prec == TG_FP64)
             fc_block_fp64(&s, codes, rows, groups, ldc, (const double *)ic, nt, ldin, coef, miss,
-                          P, (double *)oc, ldout);
+                          Pc, (size_t)a.k, (double *)oc, ldout);
         else
             fc_block_fp32(&s, codes, rows, groups, ldc, (const float *)ic, nt, ldin, coef, miss,
-                          P, (float *)oc, ldout);
+                          Pc, (size_t)a.k, (float *)oc, ldout);
     }
     free(P);
 }

@@ -17,7 +17,9 @@
  *  - accumulators (C, int32): 16 slice rows × 16 output rows a tile, five tiles (ten columns)
  *    per tile of rows, kept in memory for FA_R rows while the chunks pass.
  * The digits of the next 64 rows are made between the tile products of the current ones, in
- * a second buffer, so that the vector units and the tile unit work at once.
+ * a second buffer, so that the vector units and the tile unit work at once. Columns go ten at
+ * a time (five accumulator tiles of the eight); with more, the digits of a pass's rows are
+ * kept for the later slices of columns, which read them from L2.
  * Integer sums are exact: a term is at most 2·64, a part at most 2^24 table rows. */
 #include "codelets/fivecodes_amx.h"
 
@@ -34,9 +36,12 @@
 #include "runtime/runtime.h"
 
 #define FA_G 64    /* groups a chunk: 64 K bytes a step */
-#define FA_R 2048  /* output rows whose accumulators stay in L2 (640 KiB at ten columns) */
+#define FA_R 2048  /* output rows whose accumulators stay in L2 (640 KiB a slice of columns) */
+#define FA_R_SLICES 512 /* the same with several slices (1.1 MiB at seven, k = 64) */
 #define FA_TB 1024 /* bytes of a tile: 16 rows of 64 */
 #define FA_MAXNT (1 << 24) /* table rows a part may have (int32 sums) */
+#define FA_SLICE_TILES 5   /* accumulator tiles of a slice of columns: two columns each */
+#define FA_NSLICES ((TG_FC_MAXK + TG_FC_AMX_MAXK - 1) / TG_FC_AMX_MAXK)
 
 #define FA_TARGET                                                                                  \
     __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vbmi,amx-tile,amx-int8")))
@@ -129,8 +134,9 @@ static fa_slices *fa_acquire(const struct tg_fivecodes_arg *a, int c0, size_t nt
     if (!S && free_one && fa_reset(free_one, a, c0, nt)) S = free_one;
     if (S) S->users++;
     pthread_mutex_unlock(&fa_lock);
-    if (!S) STARPU_ASSERT_MSG(fa_reset(own, a, c0, nt), "out of memory in the AMX products");
-    return S ? S : own;
+    if (S) return S;
+    if (!fa_reset(own, a, c0, nt)) STARPU_ABORT_MSG("out of memory in the AMX products");
+    return own;
 }
 
 static void fa_release(fa_slices *S, fa_slices *own) {
@@ -321,11 +327,11 @@ FA_TARGET static void fa_tile_rows(int32_t *C, const uint8_t *B, const int8_t *q
 }
 #undef FA_STEP
 
-/* The scaled sums of rows [r0, r0 + nr) into P (row-major, k a row): 2^e_c·Σ_s 2^(−7(s+1))·C_s,
- * the sum of the slices scaled by powers of two (exact); then one product by 2^e_c, exact
- * where it is a normal number (else scalbn, which rounds once as well) */
-static void fa_scale(const int32_t *C, const fa_slices *S, int k, size_t nr, double *P) {
-    const int nT = fa_tiles(k);
+/* The scaled sums of rows [0, nr) of a slice of k columns into P (row-major, ldp a row):
+ * 2^e_c·Σ_s 2^(−7(s+1))·C_s, the slices' sum scaled by powers of two (exact), then one product
+ * by 2^e_c, exact where it is a normal number (else scalbn, which rounds once as well) */
+static void fa_scale(const int32_t *C, const fa_slices *S, int k, size_t nr, double *P,
+                     size_t ldp) {
     double pe[TG_FC_AMX_MAXK], g[8];
     for (int col = 0; col < k; col++)
         pe[col] = S->e[col] >= -1021 && S->e[col] <= 1023 ? scalbn(1.0, S->e[col]) : 0;
@@ -335,67 +341,102 @@ static void fa_scale(const int32_t *C, const fa_slices *S, int k, size_t nr, dou
             for (int n = 0; n < 16; n++) {
                 const size_t r = sb * 64 + (size_t)(16 * (n / 4) + 4 * q + n % 4);
                 if (r >= nr) continue;
-                const int32_t *c = C + (sb * 4 + (size_t)q) * (size_t)nT * 256 + n;
+                const int32_t *c = C + (sb * 4 + (size_t)q) * FA_SLICE_TILES * 256 + n;
                 for (int col = 0; col < k; col++) {
                     const int32_t *x = c + (size_t)(col / 2) * 256 + (size_t)(8 * (col % 2)) * 16;
                     double v = 0;
                     for (int s = 0; s < 8; s++) v += (double)x[16 * s] * g[s];
-                    P[r * (size_t)k + (size_t)col] = pe[col] ? v * pe[col] : scalbn(v, S->e[col]);
+                    P[r * ldp + (size_t)col] = pe[col] ? v * pe[col] : scalbn(v, S->e[col]);
                 }
             }
 }
 
-FA_TARGET void tg_fc_amx_product(const struct tg_fivecodes_arg *a, int c0, const uint8_t *codes,
-                                 size_t rows, size_t groups, size_t ldc, const void *in, size_t nt,
-                                 size_t ldin, const double *coef, double *P) {
-    STARPU_ASSERT(a->k >= 1 && a->k <= TG_FC_AMX_MAXK && nt <= FA_MAXNT);
-    fa_slices own = {0};
-    fa_slices *S = fa_acquire(a, c0, nt, &own);
-    const int nT = fa_tiles(a->k);
-    const size_t chunks = fa_chunks(nt), sbr = (FA_R + 63) / 64;
-    /* accumulators of FA_R rows, the digits of 64 rows, and a staging copy of the codes for
-     * the edges (rows past the block or groups past the part read as code 0) */
-    int32_t *C = aligned_alloc(64, sbr * 4 * (size_t)nT * FA_TB);
-    uint8_t *B = aligned_alloc(64, 40 * FA_TB + FA_G * 64);
-    STARPU_ASSERT_MSG(C && B, "out of memory in the AMX products");
-    uint8_t *edge = B + 40 * FA_TB;
-    fa_src src;
-    fa_digit_tables T;
-    fa_digit_tables_make(&T);
+/* One tile configuration for every tile: 16 rows of 64 bytes */
+FA_TARGET static void fa_configure(void) {
     struct fa_cfg cfg = {.palette = 1};
     for (int t = 0; t < 8; t++) {
         cfg.colsb[t] = 64;
         cfg.rows[t] = 16;
     }
     _tile_loadconfig(&cfg);
-    for (size_t r0 = 0; r0 < rows; r0 += FA_R) {
-        const size_t nr = rows - r0 < FA_R ? rows - r0 : FA_R, nsb = (nr + 63) / 64;
-        memset(C, 0, nsb * 4 * (size_t)nT * FA_TB);
+}
+
+FA_TARGET void tg_fc_amx_product(const struct tg_fivecodes_arg *a, const uint8_t *codes,
+                                 size_t rows, size_t groups, size_t ldc, const void *in, size_t nt,
+                                 size_t ldin, const double *coef, double *P) {
+    STARPU_ASSERT(a->k >= 1 && a->k <= TG_FC_MAXK && nt <= FA_MAXNT);
+    /* the columns in slices of TG_FC_AMX_MAXK, each with its slices of Λ */
+    const int ns = (a->k + TG_FC_AMX_MAXK - 1) / TG_FC_AMX_MAXK;
+    const size_t es = tg_prec_size(a->prec);
+    struct tg_fivecodes_arg sa[FA_NSLICES];
+    const void *sin[FA_NSLICES];
+    fa_slices own[FA_NSLICES] = {0}, *S[FA_NSLICES];
+    for (int sl = 0; sl < ns; sl++) {
+        const int c0 = sl * TG_FC_AMX_MAXK;
+        sa[sl] = *a;
+        sa[sl].k = a->k - c0 < TG_FC_AMX_MAXK ? a->k - c0 : TG_FC_AMX_MAXK;
+        memcpy(sa[sl].amax, a->amax + c0, (size_t)sa[sl].k * sizeof *a->amax);
+        sin[sl] = (const char *)in + (size_t)c0 * ldin * es;
+        S[sl] = fa_acquire(&sa[sl], c0, nt, &own[sl]);
+    }
+    /* rows a pass: the accumulators of every slice in L2 */
+    const size_t R = ns > 1 ? FA_R_SLICES : FA_R;
+    const size_t chunks = fa_chunks(nt), sbr = R / 64, cs = sbr * 4 * FA_SLICE_TILES * 256;
+    /* the accumulators; the digits of 64 rows, two buffers in turn for one slice, else those
+     * of every 64 rows of the pass (made for the first slice, read by the others); a staging
+     * copy of the codes for the edges (rows past the block or groups past the part read as
+     * code 0) */
+    const size_t nb = ns > 1 ? sbr : 2;
+    int32_t *C = aligned_alloc(64, (size_t)ns * cs * sizeof *C);
+    uint8_t *B = aligned_alloc(64, nb * 20 * FA_TB + FA_G * 64);
+    STARPU_ASSERT_MSG(C && B, "out of memory in the AMX products");
+    uint8_t *edge = B + nb * 20 * FA_TB;
+    fa_src src;
+    fa_digit_tables T;
+    fa_digit_tables_make(&T);
+    fa_configure();
+    for (size_t r0 = 0; r0 < rows; r0 += R) {
+        const size_t nr = rows - r0 < R ? rows - r0 : R, nsb = (nr + 63) / 64;
+        for (int sl = 0; sl < ns; sl++)
+            memset(C + (size_t)sl * cs, 0, nsb * 4 * FA_SLICE_TILES * FA_TB);
         for (size_t ch = 0; ch < chunks; ch++) {
             const size_t g0 = ch * FA_G, ng = groups - g0 < FA_G ? groups - g0 : FA_G;
-            const int8_t *q = S->q + ch * 5 * (size_t)nT * FA_TB;
-            if (r0 == 0) fa_chunk_ready(S, ch, a, in, nt, ldin, coef);
-            /* the digits of the next 64 rows made a quarter at a time between the tile
-             * products of these: the vector units work while the tile unit does */
+            for (int sl = 0; sl < ns && r0 == 0; sl++)
+                fa_chunk_ready(S[sl], ch, &sa[sl], sin[sl], nt, ldin, coef);
+            /* the first slice: the digits of the next 64 rows made a quarter at a time between
+             * the tile products of these, so that the vector units work while the tile unit
+             * does */
+            const int nT0 = fa_tiles(sa[0].k);
+            const int8_t *q0 = S[0]->q + ch * 5 * (size_t)nT0 * FA_TB;
             fa_rows_src(codes, ldc, g0, ng, rows, r0, ch + 1 < chunks, edge, &src);
             for (int kk0 = 0; kk0 < FA_G / 4; kk0 += 4)
                 fa_decode(&T, src.codes, src.ld, src.next, kk0, B);
             for (size_t sb = 0; sb < nsb; sb++) {
-                uint8_t *cur = B + (sb % 2) * 20 * FA_TB, *nxt = B + (sb + 1) % 2 * 20 * FA_TB;
+                uint8_t *cur = B + sb % nb * 20 * FA_TB, *nxt = B + (sb + 1) % nb * 20 * FA_TB;
                 if (sb + 1 < nsb)
                     fa_rows_src(codes, ldc, g0, ng, rows, r0 + 64 * (sb + 1), ch + 1 < chunks,
                                 edge, &src);
                 for (int qt = 0; qt < 4; qt++) {
-                    fa_tile_rows(C + (sb * 4 + (size_t)qt) * (size_t)nT * 256,
-                                 cur + (size_t)qt * 5 * FA_TB, q, nT);
+                    fa_tile_rows(C + (sb * 4 + (size_t)qt) * FA_SLICE_TILES * 256,
+                                 cur + (size_t)qt * 5 * FA_TB, q0, nT0);
                     if (sb + 1 < nsb) fa_decode(&T, src.codes, src.ld, src.next, 4 * qt, nxt);
                 }
             }
+            for (int sl = 1; sl < ns; sl++) {
+                const int nTs = fa_tiles(sa[sl].k);
+                const int8_t *qs = S[sl]->q + ch * 5 * (size_t)nTs * FA_TB;
+                for (size_t sb = 0; sb < nsb; sb++)
+                    for (int qt = 0; qt < 4; qt++)
+                        fa_tile_rows(C + sl * cs + (sb * 4 + (size_t)qt) * FA_SLICE_TILES * 256,
+                                     B + sb * 20 * FA_TB + (size_t)qt * 5 * FA_TB, qs, nTs);
+            }
         }
-        fa_scale(C, S, a->k, nr, P + r0 * (size_t)a->k);
+        for (int sl = 0; sl < ns; sl++)
+            fa_scale(C + (size_t)sl * cs, S[sl], sa[sl].k, nr,
+                     P + r0 * (size_t)a->k + (size_t)sl * TG_FC_AMX_MAXK, (size_t)a->k);
     }
     _tile_release();
     free(C);
     free(B);
-    fa_release(S, &own);
+    for (int sl = 0; sl < ns; sl++) fa_release(S[sl], &own[sl]);
 }

@@ -7,7 +7,7 @@
 
 #include "codelets/fivecodes.h"
 
-#define TG_FC_AMX_MAXK 10 /* columns a call: five accumulator tiles */
+#define TG_FC_AMX_MAXK 10 /* columns a pass over the digits' tiles: five accumulator tiles */
 
 /** Whether this process can use AMX tiles (the CPU has them, the kernel grants them, and
  * TILEGWAS_AMX is not 0); asks the kernel once. */
@@ -19,10 +19,11 @@ int tg_fc_amx_use(int on);
 int tg_fc_amx_fits(size_t nt);
 /** P (rows × a->k, row-major) = D·A over the part: D the codes' digits (as the lookup kernel's
  * arguments: codes from the part's first group, @p groups of them), A_t = a_t·in_t with a_t =
- * coef[2t] for Z·Λ, 1 for Zᵀ·Λ̃, cut into slices; the slices of a part are made once and
- * shared by the product's blocks (keyed by a->product and @p c0, the first column). */
-void tg_fc_amx_product(const struct tg_fivecodes_arg *a, int c0, const uint8_t *codes,
-                       size_t rows, size_t groups, size_t ldc, const void *in, size_t nt,
-                       size_t ldin, const double *coef, double *P);
+ * coef[2t] for Z·Λ, 1 for Zᵀ·Λ̃, cut into slices, TG_FC_AMX_MAXK columns at a time over the
+ * same digits; the slices of a part are made once and shared by the product's blocks (keyed by
+ * a->product and the columns). */
+void tg_fc_amx_product(const struct tg_fivecodes_arg *a, const uint8_t *codes, size_t rows,
+                       size_t groups, size_t ldc, const void *in, size_t nt, size_t ldin,
+                       const double *coef, double *P);
 
 #endif
