@@ -352,8 +352,9 @@ void tg_runtime_home(starpu_data_handle_t h, int home);
  * the larger dimension (ScaLAPACK's and Chameleon's habit for a tall dimension); the ranks' grid
  * by default, and the home GPUs' in a rank. */
 void tg_grid_squarest(int n, int *p, int *q);
-/** A note on the CPU kernels in use ("genotype products on AMX tiles"), which the runtime's
- * line (tg_runtime_describe) ends with; NULL: none. Set by a codelet family as it starts. */
+/** A note on the CPU kernels in use ("CPU genotype products on AMX tiles"), which the runtime's
+ * line (tg_runtime_describe) gives after OpenBLAS's kernels; NULL: none. Set by a codelet
+ * family as it starts. */
 void tg_runtime_note_cpu(const char *note);
 /* ---- OpenBLAS's kernels (blas.c) */
 /** The name of the kernels OpenBLAS uses ("Cooperlake", "Haswell", "Prescott", ...). */
