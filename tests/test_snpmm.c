@@ -160,18 +160,26 @@ static int check_product(tg_geno *g, const data *d, int trans, int k, tg_prec pr
     return check_product_in(g, d, trans, k, prec, r, 0, what);
 }
 
+/* Scaled random genotypes of n × m in @p d, prepared with the default blocks (a check names
+ * the preparation); NULL, @p d freed, when it fails. */
+static tg_geno *prepare_scaled(const char *workers, data *d, int64_t n, int64_t m, tg_rng *r) {
+    make_data(d, n, m, 1, r);
+    tg_geno *g = NULL;
+    tg_error err = {0};
+    if (!ok(tg_geno_from_int8(d->g, d->n, d->m, d->n, 1, &g, &err) == TG_OK, "%s: prepared: %s",
+            workers, err.msg)) {
+        free_data(d);
+        return NULL;
+    }
+    return g;
+}
+
 /* Columns far apart in magnitude, and one whose values are: the CPU's AMX products scale each
  * column by its largest value (FP64 only: FP32 has no 1e300). */
 static void check_magnitudes(const char *workers, tg_rng *r) {
     data d;
-    make_data(&d, 1037, 1203, 1, r);
-    tg_geno *g;
-    tg_error err = {0};
-    if (!ok(tg_geno_from_int8(d.g, d.n, d.m, d.n, 1, &g, &err) == TG_OK, "%s: prepared: %s",
-            workers, err.msg)) {
-        free_data(&d);
-        return;
-    }
+    tg_geno *g = prepare_scaled(workers, &d, 1037, 1203, r);
+    if (!g) return;
     for (int trans = 0; trans < 2; trans++) {
         char what[160];
         snprintf(what, sizeof what, "%s: %s 1037x1203 k=10, columns of 1e-300, 1e300, 0, "
@@ -280,14 +288,8 @@ static void run_all(const char *workers, tg_rng *r) {
  * one part with CPU workers only. */
 static void check_default_parts(const char *workers, tg_rng *r) {
     data d;
-    make_data(&d, 300000, 24, 1, r);
-    tg_geno *g;
-    tg_error err = {0};
-    if (!ok(tg_geno_from_int8(d.g, d.n, d.m, d.n, 1, &g, &err) == TG_OK, "%s: prepared: %s",
-            workers, err.msg)) {
-        free_data(&d);
-        return;
-    }
+    tg_geno *g = prepare_scaled(workers, &d, 300000, 24, r);
+    if (!g) return;
     for (int pi = 0; pi < 2; pi++) {
         char what[160];
         snprintf(what, sizeof what, "%s: Z'L 300000x24 k=10 %s, the library's parts", workers,
