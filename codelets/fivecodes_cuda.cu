@@ -562,9 +562,9 @@ __global__ void __launch_bounds__(TC_WARPS * 32, 2)
 // 64·(w / 4) + 16·(w % 4) of the block), so that two blocks of two warpgroups fit an SM's
 // registers: at one block an SM the warps' dependent decoding arithmetic left the schedulers
 // idle. Software-pipelined: while the tensor cores multiply chunk c, the warps decode chunk
-// c + 1 (a second set of A registers), and chunk c + 2 is on its way; TC_STAGES buffers of
-// dynamic shared memory.
-constexpr int TC_WG_ROWS = TC_WARPS / 4 * 64, TC_STAGES = 3;
+// c + 1 (a second set of A registers); chunk c − 1's products may still run, and chunks c + 2
+// and c + 3 are on their way: TC_STAGES buffers of dynamic shared memory, one barrier a chunk.
+constexpr int TC_WG_ROWS = TC_WARPS / 4 * 64, TC_STAGES = 4;
 constexpr int TC_SC_BYTES = TC_G * (TC_WG_ROWS + TC_PAD), TC_SB_BYTES = TC_KC * 5 * 256;
 constexpr int TC_WG_SMEM = TC_STAGES * (TC_SC_BYTES + TC_SB_BYTES);
 __global__ void __launch_bounds__(TC_WARPS * 32, 2)
@@ -592,16 +592,17 @@ __global__ void __launch_bounds__(TC_WARPS * 32, 2)
             asm volatile("cp.async.commit_group;\n" ::);
     };
     // chunk i's codes and slices are in shared memory, visible to every thread and to wgmma
-    // (cp.async wrote them by the generic proxy; wgmma reads by the async one)
-    auto landed = [&]() {
-        asm volatile("cp.async.wait_group %0;\n" ::"n"(TC_STAGES - 2));
+    // (cp.async wrote them by the generic proxy; wgmma reads by the async one), with at most
+    // N later chunks' copies still in flight
+    auto landed = [&](auto n) {
+        asm volatile("cp.async.wait_group %0;\n" ::"n"(decltype(n)::value));
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         __syncthreads();
     };
     for (int i = 0; i < TC_STAGES - 1; i++) stage(i);
     int acc[1][TC_KC][4] = {};
     uint32_t wa[2][1][2][10];
-    landed();
+    landed(std::integral_constant<int, TC_STAGES - 2>());
     tc_decode_tiles<1, TC_WG_ROWS>(sc(0), m0, wa[0]);
     // chunk c: its A in use, the next chunk's A filled meanwhile
     auto step = [&](int c, uint32_t(&use)[1][2][10], uint32_t(&fill)[1][2][10]) {
@@ -616,19 +617,20 @@ __global__ void __launch_bounds__(TC_WARPS * 32, 2)
                      use[0][1][2 * st], use[0][0][2 * st + 1], use[0][1][2 * st + 1], db);
         }
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        // the buffer of chunk c + 2 held chunk c − 1, done with at the end of the last step
-        stage(c + TC_STAGES - 1);
+        // chunk c − 1's products are done: its A registers (fill) are free, and once every
+        // warpgroup has passed this point (the barrier in landed), its buffer too
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
         if (c + 1 < nch) {
-            landed();
+            landed(std::integral_constant<int, TC_STAGES - 3>());
+            stage(c + TC_STAGES - 1);
             tc_decode_tiles<1, TC_WG_ROWS>(sc((c + 1) % TC_STAGES), m0, fill);
         }
-        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-        __syncthreads(); // every warpgroup is done with chunk c's buffer
     };
     for (int c = 0; c < nch; c += 2) {
         step(c, wa[0], wa[1]);
         if (c + 1 < nch) step(c + 1, wa[1], wa[0]);
     }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
     tc_store<TC_KC, 1>(p, c0, mx, r0, m0, acc);
 #else
     __trap(); // launched only where the sm_90a code runs (wgmma_ok)
