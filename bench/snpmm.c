@@ -7,8 +7,10 @@
  * in malloc's memory, then in tg_host_alloc's, pinned), the mean of --reps and the fastest (one
  * stall of a shared machine moves the mean), and "resident" (Λ and the result in StarPU handles
  * that stay on the GPU, as a solver keeping its vectors there would see it; products back to
- * back); rates: 2nmk flops/s against cuBLAS DGEMM (SGEMM for fp32) on 8192² × 8192 and the
- * 5codes bytes read per second against a cudaMemcpy device-to-device copy (read + write); and
+ * back); rates: 2nmk flops/s against cuBLAS DGEMM (SGEMM for fp32) on 8192² × 8192, the
+ * 5codes bytes read per second against a cudaMemcpy device-to-device copy (read + write), and
+ * for FP64 (8 INT8 slices a column of Λ) the tensor operations' rate against cuBLAS's INT8 GEMM
+ * (the floors of one product from the last two printed before the table); and
  * the host-to-device rate of Λ̃ from pinned memory just written by the cores, with plain and
  * with non-temporal stores (the staging copy's).
  * CPU (--cpu-n samples, default 20,400, so one core finishes in seconds): 5codes on one core
@@ -295,18 +297,26 @@ static void gpu_part(const int8_t *geno, int64_t n, int64_t m, int k, int reps, 
            (long long)tg_geno_block_start(g, 1, 1), (long long)part_rows);
     double copy = gpu_copy_ceiling(), bytes = 0.2 * (double)n * (double)m,
            flops = 2.0 * (double)n * (double)m * k;
-    double gemm[2] = {bench_gpu_gemm_rate(TG_FP64), bench_gpu_gemm_rate(TG_FP32)};
+    double gemm[2] = {bench_gpu_gemm_rate(TG_FP64), bench_gpu_gemm_rate(TG_FP32)},
+           int8 = bench_gpu_gemm_rate(TG_INT8);
     printf("# ceilings: cudaMemcpy D2D %.0f GB/s (read + write); cuBLAS DGEMM %.1f TFLOP/s, "
-           "SGEMM %.1f TFLOP/s (8192^3), on one GPU; the ratios below are to %d times them\n",
-           copy / 1e9, gemm[0] / 1e12, gemm[1] / 1e12, tg_runtime_ngpu());
+           "SGEMM %.1f TFLOP/s, INT8 GEMM %.0f TOPS (8192^3), on one GPU; the ratios below are "
+           "to %d times them\n",
+           copy / 1e9, gemm[0] / 1e12, gemm[1] / 1e12, int8 / 1e12, tg_runtime_ngpu());
+    /* FP64 products run on the INT8 tensor cores: 8 slices of 7 bits a column of Λ */
+    const double int8_ops = 8 * flops;
+    printf("# floors of one product on one GPU: the codes read once %.2f ms; FP64's %.3g INT8 "
+           "operations at the INT8 GEMM rate %.2f ms (of_int8: that rate's share reached)\n",
+           1e3 * bytes / copy, int8_ops, 1e3 * int8_ops / int8);
     const size_t lbytes = (size_t)n * (size_t)k * sizeof(double); /* Λ̃ in FP64 */
     printf("# staging: Λ̃'s %.1f MB host to device from pinned memory just written by %d "
            "threads: %.1f GB/s with plain stores, %.1f GB/s with non-temporal ones (as staged)\n",
            lbytes / 1e6, tg_parallel_threads(), h2d_rate(lbytes, 0) / 1e9,
            h2d_rate(lbytes, 1) / 1e9);
     copy *= tg_runtime_ngpu(), gemm[0] *= tg_runtime_ngpu(), gemm[1] *= tg_runtime_ngpu();
+    int8 *= tg_runtime_ngpu();
     printf("device\tproduct\tprec\tmode\tms\tTFLOP/s\tof_gemm\tGB/s_codes\tof_copy\t"
-           "fastest_ms\n");
+           "fastest_ms\tof_int8\n");
     for (int pi = 0; pi < 2; pi++)
         for (int trans = 0; trans < 2; trans++)
             for (int mode = 0; mode < 3; mode++) { /* pageable, pinned, resident */
@@ -316,9 +326,11 @@ static void gpu_part(const int8_t *geno, int64_t n, int64_t m, int k, int reps, 
                 double t = mode == 2 ? time_resident(g, trans, k, prec, reps, part_rows)
                                      : time_mul(g, trans, k, prec, reps, mode, &best, &ts);
                 const char *how = mode == 2 ? "resident" : mode ? "tg_geno_mul_pinned" : "tg_geno_mul";
-                printf("gpu\t%s\t%s\t%s\t%.2f\t%.2f\t%.2f\t%.0f\t%.3f\t%.2f\n",
+                printf("gpu\t%s\t%s\t%s\t%.2f\t%.2f\t%.2f\t%.0f\t%.3f\t%.2f\t",
                        trans ? "Z'L" : "ZL", tg_prec_name(prec), how, 1e3 * t, flops / t / 1e12,
                        flops / t / gemm[pi], bytes / t / 1e9, bytes / t / copy, 1e3 * best);
+                if (pi == 0) printf("%.2f\n", int8_ops / t / int8);
+                else printf("-\n");
                 if (ts.ntask) /* one more product, its tasks recorded (profiling on) */
                     printf("# %s %s %s, one product in µs from its call: first task submitted "
                            "%.0f, started %.0f; last ended %.0f (%zu tasks, %.0f summed); "
