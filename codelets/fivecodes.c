@@ -29,6 +29,7 @@ static const char *const fc_symbols[2][2] = {{"tg_fivecodes_zl_fp64", "tg_fiveco
 #define FC_TAB_BYTES (192 * 1024)
 #define FC_MAXP 8 /* groups applied per pass over a row chunk */
 #define FC_PACK_BYTES (128 * 1024) /* a tile of packed rows of in, for the missing calls */
+#define FC_AHEAD 8                 /* rows whose next call is fetched ahead, in that pass */
 /* Columns a pass over the codes, as a table entry's bytes: 16 doubles, 32 floats (two
  * vectors). Wider entries leave room for fewer groups' tables in L2 (at 64 doubles, one), and
  * loops without a constant width copy a row's accumulators with memcpy at every lookup. */
@@ -127,6 +128,33 @@ _Static_assert(FC_SLICE_BYTES == 2 * 64, "fc_block's switch takes entries of two
         fc_rows_##SFX(accw, acch, tw, th, codes + g * ldc + r0, ldc, nr, nw, ht, P);               \
     }                                                                                              \
                                                                                                    \
+    /* The calls of rows r0 .. r0+nr-1 below table row t1 (of the product), from each row's      \
+     * cursor: their entries of the packed tile (its first table row tp) added to the rows' sums  \
+     * in registers. A row's calls are a line of the lists at a new place each tile: the lines    \
+     * of later rows are fetched ahead (the lists of a chunk of rows exceed the L2). */           \
+    static inline __attribute__((always_inline)) void fc_calls_##SFX(                              \
+        const int32_t *miss, const int32_t *tl, size_t r0, size_t nr, int64_t tp, int64_t t1,      \
+        const fc_v_##SFX *pw, const fc_h_##SFX *ph, fc_v_##SFX *mw, fc_h_##SFX *mh,               \
+        int32_t *cur, int nw, int ht) {                                                            \
+        for (size_t r = 0; r < nr; r++) {                                                          \
+            if (r + FC_AHEAD < nr) __builtin_prefetch(tl + cur[r + FC_AHEAD]);                     \
+            int32_t e = cur[r], end = miss[r0 + r + 1];                                            \
+            if (e == end || tl[e] >= t1) continue;                                                 \
+            fc_v_##SFX x[FC_MAXW_##SFX];                                                           \
+            fc_h_##SFX y[2];                                                                       \
+            for (int v = 0; v < nw; v++) x[v] = mw[r * nw + v];                                    \
+            for (int h = 0; h < ht; h++) y[h] = mh[r * ht + h];                                    \
+            for (; e < end && tl[e] < t1; e++) {                                                   \
+                const size_t i = (size_t)(tl[e] - tp);                                             \
+                for (int v = 0; v < nw; v++) x[v] += pw[i * nw + v];                               \
+                for (int h = 0; h < ht; h++) y[h] += ph[i * ht + h];                               \
+            }                                                                                      \
+            for (int v = 0; v < nw; v++) mw[r * nw + v] = x[v];                                    \
+            for (int h = 0; h < ht; h++) mh[r * ht + h] = y[h];                                    \
+            cur[r] = e;                                                                            \
+        }                                                                                          \
+    }                                                                                              \
+                                                                                                   \
     /* The missing calls of output rows r0 .. r0+nr-1 in the part: m[r] = sum over the row's      \
      * calls t of s_t*in_t (s_t = c_t for trans 0, 1 for trans 1), in tiles of mt table rows: the  \
      * tile's rows of in packed as entries (pw, ph; from the column-major in, a call read k        \
@@ -153,14 +181,14 @@ _Static_assert(FC_SLICE_BYTES == 2 * 64, "fc_block's switch takes entries of two
                 for (size_t i = 0; i < n; i++)                                                     \
                     o[i * st] = a->trans ? x[i] : (T)coef[2 * (t0 + i) + 1] * x[i];                \
             }                                                                                      \
-            for (size_t r = 0; r < nr; r++) {                                                      \
-                int32_t e = cur[r], end = miss[r0 + r + 1];                                        \
-                for (; e < end && (size_t)(tl[e] - a->t0) < t0 + n; e++) {                         \
-                    size_t i = (size_t)(tl[e] - a->t0) - t0;                                       \
-                    for (int v = 0; v < nw; v++) mw[r * nw + v] += pw[i * nw + v];                 \
-                    for (int h = 0; h < ht; h++) mh[r * ht + h] += ph[i * ht + h];                 \
-                }                                                                                  \
-                cur[r] = e;                                                                        \
+            const int64_t t1 = a->t0 + (int64_t)(t0 + n);                                          \
+            switch (3 * nw + ht) { /* the entry's shape as constants: sums in registers */         \
+            case 1: FC_CALLS(SFX, 0, 1); break;                                                    \
+            case 2: FC_CALLS(SFX, 0, 2); break;                                                    \
+            case 3: FC_CALLS(SFX, 1, 0); break;                                                    \
+            case 4: FC_CALLS(SFX, 1, 1); break;                                                    \
+            case 5: FC_CALLS(SFX, 1, 2); break;                                                    \
+            default: FC_CALLS(SFX, 2, 0);                                                          \
             }                                                                                      \
         }                                                                                          \
     }                                                                                              \
@@ -234,6 +262,9 @@ _Static_assert(FC_SLICE_BYTES == 2 * 64, "fc_block's switch takes entries of two
         free(tw);                                                                                  \
     }
 
+/* fc_calls with the entry shape (NW, HT) as constants */
+#define FC_CALLS(SFX, NW, HT)                                                                      \
+    fc_calls_##SFX(miss, tl, r0, nr, a->t0 + (int64_t)t0, t1, pw, ph, mw, mh, cur, NW, HT)
 /* fc_chunk with the entry shape (NW, HT) and the chunk's group count p as constants */
 #define FC_CHUNK(SFX, NW, HT, P)                                                                   \
     fc_chunk_##SFX(a, g, in, nt, ldin, coef, accw, acch, tw, th, codes, ldc, r0, nr, NW, HT, P)
