@@ -10,7 +10,7 @@
  * back); rates: 2nmk flops/s against cuBLAS DGEMM (SGEMM for fp32) on 8192² × 8192, the
  * 5codes bytes read per second against a cudaMemcpy device-to-device copy (read + write), and
  * for FP64 (8 INT8 slices a column of Λ) the tensor operations' rate against cuBLAS's INT8 GEMM
- * (the floors of one product from the last two printed before the table); and
+ * (one product's floors at these two rates are printed before the table); and
  * the host-to-device rate of Λ̃ from pinned memory just written by the cores, with plain and
  * with non-temporal stores (the staging copy's).
  * CPU (--cpu-n samples, default 20,400, so one core finishes in seconds): 5codes on one core

@@ -130,8 +130,8 @@ _Static_assert(FC_SLICE_BYTES == 2 * 64, "fc_block's switch takes entries of two
                                                                                                    \
     /* The calls of rows r0 .. r0+nr-1 below table row t1 (of the product), from each row's      \
      * cursor: their entries of the packed tile (its first table row tp) added to the rows' sums  \
-     * in registers. A row's calls are a line of the lists at a new place each tile: the lines    \
-     * of later rows are fetched ahead (the lists of a chunk of rows exceed the L2). */           \
+     * in registers. Each tile reads a new line of every row's list, and a chunk's lists exceed   \
+     * the L2: the line of the row FC_AHEAD rows on is fetched ahead. */                          \
     static inline __attribute__((always_inline)) void fc_calls_##SFX(                              \
         const int32_t *miss, const int32_t *tl, size_t r0, size_t nr, int64_t tp, int64_t t1,      \
         const fc_v_##SFX *pw, const fc_h_##SFX *ph, fc_v_##SFX *mw, fc_h_##SFX *mh,               \
