@@ -182,22 +182,15 @@ _Static_assert(FC_SLICE_BYTES == 2 * 64, "fc_block's switch takes entries of two
                     o[i * st] = a->trans ? x[i] : (T)coef[2 * (t0 + i) + 1] * x[i];                \
             }                                                                                      \
             const int64_t t1 = a->t0 + (int64_t)(t0 + n);                                          \
-            switch (3 * nw + ht) { /* the entry's shape as constants: sums in registers */         \
-            case 1: FC_CALLS(SFX, 0, 1); break;                                                    \
-            case 2: FC_CALLS(SFX, 0, 2); break;                                                    \
-            case 3: FC_CALLS(SFX, 1, 0); break;                                                    \
-            case 4: FC_CALLS(SFX, 1, 1); break;                                                    \
-            case 5: FC_CALLS(SFX, 1, 2); break;                                                    \
-            default: FC_CALLS(SFX, 2, 0);                                                          \
-            }                                                                                      \
+            FC_SHAPED(FC_CALLS, SFX); /* sums in registers */                                      \
         }                                                                                          \
     }                                                                                              \
                                                                                                    \
     __attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) static void                \
     fc_block_##SFX(const struct tg_fivecodes_arg *a, const uint8_t *codes, size_t rows,            \
                    size_t groups, size_t ldc, const T *in, size_t nt, size_t ldin,                 \
-                   const double *coef, const int32_t *miss, const double *P, size_t ldp,     \
-                   T *out, size_t ldout) {                                                        \
+                   const double *coef, const int32_t *miss, const double *P, size_t ldp,           \
+                   T *out, size_t ldout) {                                                         \
         typedef fc_v_##SFX V;                                                                      \
         typedef fc_h_##SFX H;                                                                      \
         const int k = a->k, L = FC_L_##SFX, rem = k % L;                                           \
@@ -225,15 +218,7 @@ _Static_assert(FC_SLICE_BYTES == 2 * 64, "fc_block's switch takes entries of two
             for (size_t g = 0; !P && g < groups;) { /* P: the lookups' sums made on AMX */         \
                 int p = pmax;                                                                      \
                 while ((size_t)p > groups - g) p /= 2;                                             \
-                /* the slice's shape (at most two vectors) as constants: unrolled loops */         \
-                switch (3 * nw + ht) {                                                             \
-                case 1: FC_ROWS(SFX, 0, 1); break;                                                 \
-                case 2: FC_ROWS(SFX, 0, 2); break;                                                 \
-                case 3: FC_ROWS(SFX, 1, 0); break;                                                 \
-                case 4: FC_ROWS(SFX, 1, 1); break;                                                 \
-                case 5: FC_ROWS(SFX, 1, 2); break;                                                 \
-                default: FC_ROWS(SFX, 2, 0);                                                       \
-                }                                                                                  \
+                FC_SHAPED(FC_ROWS, SFX); /* unrolled loops */                                      \
                 g += (size_t)p;                                                                    \
             }                                                                                      \
             fc_missing_##SFX(a, in, nt, ldin, coef, miss, rows, r0, nr, nw, ht, mt, pw, ph, mw,    \
@@ -262,6 +247,16 @@ _Static_assert(FC_SLICE_BYTES == 2 * 64, "fc_block's switch takes entries of two
         free(tw);                                                                                  \
     }
 
+/* M(SFX, NW, HT) with the entry's shape (nw, ht: at most two vectors) as constants */
+#define FC_SHAPED(M, SFX)                                                                          \
+    switch (3 * nw + ht) {                                                                         \
+    case 1: M(SFX, 0, 1); break;                                                                   \
+    case 2: M(SFX, 0, 2); break;                                                                   \
+    case 3: M(SFX, 1, 0); break;                                                                   \
+    case 4: M(SFX, 1, 1); break;                                                                   \
+    case 5: M(SFX, 1, 2); break;                                                                   \
+    default: M(SFX, 2, 0);                                                                         \
+    }
 /* fc_calls with the entry shape (NW, HT) as constants */
 #define FC_CALLS(SFX, NW, HT)                                                                      \
     fc_calls_##SFX(miss, tl, r0, nr, a->t0 + (int64_t)t0, t1, pw, ph, mw, mh, cur, NW, HT)
