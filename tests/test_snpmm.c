@@ -351,12 +351,12 @@ static void check_bed_and_repeat(tg_rng *r) {
                *o[3] = {malloc((size_t)(rows * k) * 8), malloc((size_t)(rows * k) * 8),
                         malloc((size_t)(rows * k) * 8)};
         for (int64_t e = 0; e < nt * k; e++) in[e] = tg_rng_normal(r);
-        int st = tg_geno_mul(ga, trans, k, TG_FP64, in, nt, o[0], rows, &err) ||
-                 tg_geno_mul(ga, trans, k, TG_FP64, in, nt, o[1], rows, &err) ||
-                 tg_geno_mul(gb, trans, k, TG_FP64, in, nt, o[2], rows, &err);
+        int failed = tg_geno_mul(ga, trans, k, TG_FP64, in, nt, o[0], rows, &err) ||
+                     tg_geno_mul(ga, trans, k, TG_FP64, in, nt, o[1], rows, &err) ||
+                     tg_geno_mul(gb, trans, k, TG_FP64, in, nt, o[2], rows, &err);
         /* CPU workers only: the same arithmetic in the same order, so the same bits */
         size_t bytes = (size_t)(rows * k) * sizeof(double);
-        ok(!st && !memcmp(o[0], o[1], bytes) && !memcmp(o[0], o[2], bytes),
+        ok(!failed && !memcmp(o[0], o[1], bytes) && !memcmp(o[0], o[2], bytes),
            "%s: repeated product and .bed give the same bits as the int8 array",
            trans ? "Z'L" : "ZL");
         free(in);
