@@ -27,8 +27,10 @@
  * --part-rows R: products split along their inner dimension in parts of R table rows, end to
  * end (tg_geno_set_part_rows; 0, the default: the library's choice) and resident (each part its
  * own handle of Λ; 0: one part).
+ * --codes5: the GPU's FP64 products read the 5codes, not the 2-bit tiles it makes from them
+ * (tg_geno_gpu_tiles_use(0)), so that the two are compared in one call.
  * usage: bench/snpmm [--n N] [--m M] [--k K] [--reps R] [--pairs P] [--cpu-n N] [--missing F]
- *                    [--part-rows R] [--ngpu G] [--ncpu C] [--no-gpu] [--no-cpu]
+ *                    [--part-rows R] [--ngpu G] [--ncpu C] [--no-gpu] [--no-cpu] [--codes5]
  * (defaults: the paper's small set, n 102,000 × m 50,241, k 10, 10 reps, 3 pairs) */
 #include <cblas.h>
 #include <math.h>
@@ -305,9 +307,10 @@ static void gpu_part(const int8_t *geno, int64_t n, int64_t m, int k, int reps, 
            copy / 1e9, gemm[0] / 1e12, gemm[1] / 1e12, int8 / 1e12, tg_runtime_ngpu());
     /* FP64 products run on the INT8 tensor cores: 8 slices of 7 bits a column of Λ */
     const double int8_ops = 8 * flops;
-    printf("# floors of one product on one GPU: the codes read once %.2f ms; FP64's %.3g INT8 "
-           "operations at the INT8 GEMM rate %.2f ms (of_int8: that rate's share reached)\n",
-           1e3 * bytes / copy, int8_ops, 1e3 * int8_ops / int8);
+    printf("# floors of one product on one GPU: the 5codes read once %.2f ms (their 2-bit tiles "
+           "%.2f ms); FP64's %.3g INT8 operations at the INT8 GEMM rate %.2f ms (of_int8: that "
+           "rate's share reached)\n",
+           1e3 * bytes / copy, 1.25e3 * bytes / copy, int8_ops, 1e3 * int8_ops / int8);
     const size_t lbytes = (size_t)n * (size_t)k * sizeof(double); /* Λ̃ in FP64 */
     printf("# staging: Λ̃'s %.1f MB host to device from pinned memory just written by %d "
            "threads: %.1f GB/s with plain stores, %.1f GB/s with non-temporal ones (as staged)\n",
@@ -566,7 +569,7 @@ static void cpu_products(const int8_t *geno, int64_t ld, int64_t n, int64_t m, i
 int main(int argc, char **argv) {
     tg_blas_restart_if_generic(argv);
     int64_t n = 102000, m = 50241, cpu_n = 20400, part_rows = 0;
-    int k = 10, reps = 10, pairs = 3, gpu = 1, cpu = 1, ngpu = 1, ncpu = 0;
+    int k = 10, reps = 10, pairs = 3, gpu = 1, cpu = 1, ngpu = 1, ncpu = 0, tiles = 1;
     double missing = 2.0 / 256;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--n") && i + 1 < argc)
@@ -593,10 +596,13 @@ int main(int argc, char **argv) {
             gpu = 0;
         else if (!strcmp(argv[i], "--no-cpu"))
             cpu = 0;
+        else if (!strcmp(argv[i], "--codes5"))
+            tiles = 0;
         else {
             fprintf(stderr,
                     "usage: %s [--n N] [--m M] [--k K] [--reps R] [--pairs P] [--cpu-n N] "
-                    "[--missing F] [--part-rows R] [--ngpu G] [--ncpu C] [--no-gpu] [--no-cpu]\n",
+                    "[--missing F] [--part-rows R] [--ngpu G] [--ncpu C] [--no-gpu] [--no-cpu] "
+                    "[--codes5]\n",
                     argv[0]);
             return 2;
         }
@@ -618,6 +624,7 @@ int main(int argc, char **argv) {
     random_genotypes(geno, (size_t)n * (size_t)m, 42, miss256);
     printf("# random genotypes n %lld x m %lld, %u in 256 calls missing, in %.1f s\n",
            (long long)n, (long long)m, miss256, tg_now() - t0);
+    tg_geno_gpu_tiles_use(tiles);
     if (gpu) gpu_part(geno, n, m, k, reps, ngpu, part_rows);
     if (cpu && ncpu)
         cpu_products(geno, n, cpu_n, m, k, reps, ncpu);

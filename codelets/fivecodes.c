@@ -326,6 +326,15 @@ void tg_fivecodes_init(void) {
                                 (struct tg_codelet_hints){TG_B_GENO, 0});
 }
 
+void tg_fivecodes_forget(uint64_t geno) {
+#ifdef TG_USE_CUDA
+    if (starpu_cuda_worker_get_count() > 0)
+        starpu_execute_on_each_worker(tg_fivecodes_cuda_forget, &geno, STARPU_CUDA);
+#else
+    (void)geno;
+#endif
+}
+
 int tg_insert_fivecodes(const struct tg_fivecodes_arg *a, starpu_data_handle_t codes,
                         starpu_data_handle_t in, starpu_data_handle_t coef,
                         starpu_data_handle_t miss, starpu_data_handle_t out, double flops,

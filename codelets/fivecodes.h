@@ -55,6 +55,9 @@ struct tg_fivecodes_arg {
     int64_t r0; /* first output row of the block (trans 1: its first SNP) */
     int64_t t0; /* the part's first table row (a multiple of 5); 0: out written, else added to */
     uint64_t product; /* the part's serial: its blocks share in, so a GPU slices it once */
+    /* the genotypes' serial, which with trans and r0 names the block's codes for good: a GPU
+     * keeps 2-bit tiles made from them (codelets/fivecodes_cuda.cu); 0: it reads the codes */
+    uint64_t geno;
     /* in double, over the part's table rows: trans 0: Σ_t c_t·in_t (the GPU subtracts it at
      * the end; the CPU folds it into its tables instead), trans 1: S = Σ_t in_t */
     double offset[TG_FC_MAXK];
@@ -67,6 +70,10 @@ extern struct starpu_codelet tg_cl_fivecodes[2][2][2];
 void tg_fivecodes_init(void);
 void tg_fivecodes_cpu(void *buffers[], void *cl_arg);
 void tg_fivecodes_cuda(void *buffers[], void *cl_arg);
+/** Frees the GPUs' tiles of genotypes @p geno (tg_fivecodes_arg.geno), once no task of theirs
+ * is left; on each CUDA worker. */
+void tg_fivecodes_forget(uint64_t geno);
+void tg_fivecodes_cuda_forget(void *geno);
 /** Inserts one block product (handles in the buffer order above). @p worker ≥ 0: the task runs
  * on that worker; @p done (NULL: none) is called with @p done_arg once it has run, on the
  * worker's thread. */

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include <type_traits>
+#include <vector>
 
 #include "codelets/fivecodes.h"
 #include "codelets/gemm.h"
@@ -55,6 +56,8 @@ struct params {
     void *out;
     size_t ldout;
     int k;
+    const uint4 *tiles; // the part's first chunk of the block's 2-bit tiles, or null
+    size_t slabs;       // the tiles' slabs of 16 rows
 };
 
 template <int RT>
@@ -289,17 +292,18 @@ template <typename T, int KC = 16> void launch_kc(const params &p, int c0, int k
 // rounding of the eight additions), under the FP64 kernel's own bound
 // (N + 10)·u·Σ_t d_t·|A_tc| (N terms).
 // Slices are the n dimension of the tile (eight: one n-tile a column of Λ). The k dimension
-// is the table rows in an order of our choosing: lane t4 = lane % 4 of a warp holds the bytes of
-// groups t4, t4 + 4, ..., t4 + 28 of a chunk of TC_G (byte j: group 4j + t4), and at step s
-// (five k32 steps a chunk) digit s of each of its eight bytes, 40 digits at string positions
-// 8s + j; the slices are laid out in that order beforehand (frag_kernel), so that a lane's A
-// operand is its own bytes decoded. On sm_90a the tensor cores read B from shared memory
-// themselves (wgmma, A from registers in mma.sync's fragment layout, a warpgroup's four warps
-// one m64 tile); elsewhere each lane loads its B operand, two conflict-free 4-byte words, for
-// two m16 tiles.
+// is the table rows in an order of our choosing, the one in which a lane holds its digits: of
+// the 5codes (tc_codes5) or of 2-bit tiles made from them once per block (tc_tiles2, sm_90a);
+// the slices are laid out in that order beforehand (frag_kernel), so that a lane's A operand
+// is its own bytes decoded. On sm_90a the tensor cores read B from shared memory themselves
+// (wgmma, A from registers in mma.sync's fragment layout, a warpgroup's four warps one m64
+// tile); elsewhere each lane loads its B operand, two conflict-free 4-byte words, for two m16
+// tiles.
 constexpr int TC_WARPS = 8, TC_MT = 2;         // warps of a block, m16 tiles of a warp
 constexpr int TC_ROWS = TC_WARPS * TC_MT * 16; // output rows of a block (mma.sync)
 constexpr int TC_G = 32;                       // groups of a chunk: 160 table rows, 5 k32 steps
+constexpr int TC_WG_ROWS = TC_WARPS / 4 * 64;  // output rows of a block (wgmma)
+constexpr int TC_STAGES = 4;                   // chunks in shared memory (wgmma)
 constexpr int TC_KC = 10;                      // columns of a pass (accumulators: 2·10·4)
 constexpr int TC_PAD = 16;                     // bytes after each group's rows (banks)
 constexpr size_t TC_MAX_GROUPS = 3000000;      // groups a block sums: 5·3e6·128 < 2^31
@@ -356,31 +360,6 @@ __global__ void rows_kernel(params p, double *rows_of) {
     for (int e = threadIdx.x; e < n; e += blockDim.x) rows_of[t0 * ld + e] = tile[e];
 }
 
-// The B operands of every chunk, column and step: 256 bytes each, at ((chunk·k + c)·5 + step)·256,
-// the k32 × n8 tile as wgmma's K-major core matrices (8 rows of 16 bytes; no swizzle): byte
-// h·128 + s·16 + 4·t4 + i holds slice s of the table row at position 8·step + 4·h + i of lane t4's
-// string. mma.sync's lane 4s + t4 finds its two B words at word offsets lane and 32 + lane.
-// One thread a (table row, column): r_0 = A·2^(−e), q_s = rint(128·r_s), r_(s+1) = 128·r_s − q_s
-// (exact).
-__global__ void frag_kernel(params p, const unsigned long long *mx, uint8_t *frag,
-                            size_t chunks) {
-    const size_t rows = chunks * TC_G * 5, total = rows * p.k;
-    for (size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x; e < total;
-         e += (size_t)gridDim.x * blockDim.x) {
-        const size_t t = e % rows, c = e / rows, chunk = t / (TC_G * 5);
-        const int u = (int)(t % (TC_G * 5)), lg = u / 5, t4 = lg % 4, idx = 8 * (u % 5) + lg / 4;
-        double r = scalbn(tc_a(p, t, c), -tc_exponent(mx[c]));
-        uint8_t *w =
-            frag + ((chunk * p.k + c) * 5 + idx / 8) * 256 + idx % 8 / 4 * 128 + 4 * t4 + idx % 4;
-#pragma unroll
-        for (int sl = 0; sl < 8; sl++) {
-            const double q = rint(128 * r);
-            r = 128 * r - q;
-            w[16 * sl] = (uint8_t)(int8_t)q;
-        }
-    }
-}
-
 // A lane's 40 digits of one row (its 8 bytes of the chunk, which the four lanes of a row read
 // from different banks) as 10 words of 4 int8 digits, word 2s + p holding digit s of bytes 4p ..
 // 4p + 3. Decoded by arithmetic on two bytes at once (16-bit halves of a word; x/3 = x·171 >> 9
@@ -419,6 +398,149 @@ __device__ __forceinline__ void tc_copy16(void *dst, const void *src, bool valid
                  "r"(valid ? 16 : 0));
 }
 
+// Where table row u of a chunk goes in the B operands: step st, and within the step's k32
+// position 16·h + 4·t4 + i (lane t4's register for k half h, byte i).
+struct tc_pos {
+    int t4, st, h, i;
+};
+
+// Chunk gc of the block's codes (groups gc .. gc + TC_G − 1, zeros at and past g1 and past the
+// rows) to shared memory by cp.async; codes whose rows are not 16-byte aligned are loaded by
+// bytes.
+template <int ROWS>
+__device__ __forceinline__ void tc_stage_codes(const params &p, size_t r0, size_t gc, size_t g1,
+                                               uint8_t (*sc)[ROWS + TC_PAD]) {
+    const int tid = threadIdx.x;
+    if (((uintptr_t)p.codes | p.ldc) % 16 == 0) {
+        for (int e = tid; e < TC_G * ROWS / 16; e += blockDim.x) {
+            const int g = e / (ROWS / 16), r = e % (ROWS / 16) * 16;
+            // a segment that passes p.rows ends within ldc; those rows are never written
+            const bool in = gc + g < g1 && r0 + r < p.rows;
+            tc_copy16(&sc[g][r], in ? p.codes + (gc + g) * p.ldc + r0 + r : p.codes, in);
+        }
+    } else {
+        for (int e = tid; e < TC_G * ROWS; e += blockDim.x) {
+            const int g = e / ROWS, r = e % ROWS;
+            sc[g][r] = gc + g < g1 && r0 + r < p.rows ? p.codes[(gc + g) * p.ldc + r0 + r] : 0;
+        }
+    }
+}
+
+// The sources of A for the wgmma kernel, each a chunk's table rows (TROWS, STEPS k32 steps),
+// its bytes in shared memory (A_BYTES), the copy of a chunk there (stage) and a lane's digits
+// of its rows 16·warp + lane / 4 and + 8 from it (decode, word 2·st + h' of row half h holding
+// the lane's four bytes of step st and k half h'), and pos.
+// The 5codes themselves: chunks of TC_G groups, lane t4 of a row holding the bytes of groups
+// t4, t4 + 4, ..., t4 + 28 (byte j: group 4j + t4), digit st of each at step st (tc_decode).
+struct tc_codes5 {
+    static constexpr int TROWS = 5 * TC_G, STEPS = 5;
+    static constexpr int A_BYTES = TC_G * (TC_WG_ROWS + TC_PAD);
+    __device__ static tc_pos pos(int u) {
+        const int lg = u / 5;
+        return {lg % 4, u % 5, lg / 16, lg / 4 % 4};
+    }
+#if TG_SM90A // the wgmma kernel's alone
+    __device__ static void stage(const params &p, size_t r0, size_t chunk, uint8_t *sa) {
+        tc_stage_codes<TC_WG_ROWS>(p, r0, chunk * TC_G, p.groups,
+                                   (uint8_t(*)[TC_WG_ROWS + TC_PAD])sa);
+    }
+    __device__ static void decode(const uint8_t *sa, uint32_t (&w)[2][2 * STEPS]) {
+        const int lane = threadIdx.x & 31, row = 16 * (threadIdx.x >> 5) + (lane >> 2);
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+            tc_decode<TC_WG_ROWS>((const uint8_t(*)[TC_WG_ROWS + TC_PAD])sa, row + 8 * h,
+                                  lane & 3, w[h]);
+    }
+#endif
+};
+
+// The block's 2-bit tiles (tiles_kernel), made once per block and worker: a lane's 32 digits
+// of a row are two words, four int8 digits a shift and a mask, so that a digit costs half an
+// integer operation where the 5codes' base-3 digits cost two (what bounded the kernel:
+// docs/PERFORMANCE.md). Chunk c, slab s (16 output rows), lane l = 4·g + t4: one 16-byte
+// piece, words x, y for row 16s + g and z, w for row 16s + g + 8, each row's table rows
+// 128c + 32·t4 + v (v = 0..31) with digit v at bit 32·(v / 16) + 8·(v % 4) + 2·(v / 4 % 4) of
+// the pair of words: digits 8st .. 8st + 7 are step st's.
+struct tc_tiles2 {
+    static constexpr int TROWS = 128, STEPS = 4;
+    static constexpr int A_BYTES = TC_WARPS * 32 * 16; // a 16-byte piece a thread
+    __device__ static tc_pos pos(int u) {
+        const int v = u % 32;
+        return {u / 32, v / 8, v % 8 / 4, v % 4};
+    }
+#if TG_SM90A
+    __device__ static void stage(const params &p, size_t r0, size_t chunk, uint8_t *sa) {
+        const size_t slab = r0 / 16 + (threadIdx.x >> 5);
+        const bool in = slab < p.slabs;
+        tc_copy16(sa + 16 * threadIdx.x,
+                  in ? p.tiles + (chunk * p.slabs + slab) * 32 + (threadIdx.x & 31) : p.tiles,
+                  in);
+    }
+    __device__ static void decode(const uint8_t *sa, uint32_t (&w)[2][2 * STEPS]) {
+        const uint4 u = ((const uint4 *)sa)[threadIdx.x];
+        const uint32_t word[2][2] = {{u.x, u.y}, {u.z, u.w}};
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+#pragma unroll
+            for (int j = 0; j < 2 * STEPS; j++)
+                w[h][j] = word[h][j / 4] >> 2 * (j % 4) & 0x03030303u;
+    }
+#endif
+};
+
+// The block's 5codes as 2-bit tiles (tc_tiles2's layout), every chunk of its 5·groups table
+// rows: one thread a 16-byte piece (consecutive threads, consecutive pieces).
+__global__ void tiles_kernel(const uint8_t *codes, size_t ldc, size_t rows, size_t groups,
+                             size_t slabs, size_t chunks, uint4 *tiles) {
+    for (size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x; e < chunks * slabs * 32;
+         e += (size_t)gridDim.x * blockDim.x) {
+        const int lane = (int)(e % 32), t4 = lane % 4;
+        const size_t s = e / 32 % slabs, c = e / 32 / slabs, t = 128 * c + 32 * (size_t)t4;
+        uint64_t d[2] = {0, 0};
+        for (int h = 0; h < 2; h++) {
+            const size_t r = 16 * s + lane / 4 + 8 * h;
+            if (r >= rows) continue;
+            for (size_t g = t / 5; g < groups && 5 * g < t + 32; g++) {
+                unsigned code = codes[g * ldc + r];
+                for (int q = 0; q < 5; q++, code /= 3) {
+                    const int64_t v = (int64_t)(5 * g + q) - (int64_t)t;
+                    if (v >= 0 && v < 32)
+                        d[h] |= (uint64_t)(code % 3) << (32 * (v / 16) + 8 * (v % 4) +
+                                                         2 * (v / 4 % 4));
+                }
+            }
+        }
+        tiles[e] = make_uint4((uint32_t)d[0], (uint32_t)(d[0] >> 32), (uint32_t)d[1],
+                              (uint32_t)(d[1] >> 32));
+    }
+}
+
+// The B operands of every chunk, column and step of A's source Src: 256 bytes each, at
+// ((chunk·k + c)·STEPS + step)·256, the k32 × n8 tile as wgmma's K-major core matrices (8 rows
+// of 16 bytes; no swizzle): byte 128·h + 16·s + 4·t4 + i holds slice s of the table row at
+// (t4, step, h, i) (Src::pos). mma.sync's lane 4s + t4 finds its two B words at word offsets
+// lane and 32 + lane. One thread a (table row, column): r_0 = A·2^(−e), q_s = rint(128·r_s),
+// r_(s+1) = 128·r_s − q_s (exact).
+template <class Src>
+__global__ void frag_kernel(params p, const unsigned long long *mx, uint8_t *frag,
+                            size_t chunks) {
+    const size_t rows = chunks * Src::TROWS, total = rows * p.k;
+    for (size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x; e < total;
+         e += (size_t)gridDim.x * blockDim.x) {
+        const size_t t = e % rows, c = e / rows, chunk = t / Src::TROWS;
+        const tc_pos q = Src::pos((int)(t % Src::TROWS));
+        double r = scalbn(tc_a(p, t, c), -tc_exponent(mx[c]));
+        uint8_t *w = frag + ((chunk * p.k + c) * Src::STEPS + q.st) * 256 + q.h * 128 +
+                     4 * q.t4 + q.i;
+#pragma unroll
+        for (int sl = 0; sl < 8; sl++) {
+            const double x = rint(128 * r);
+            r = 128 * r - x;
+            w[16 * sl] = (uint8_t)(int8_t)x;
+        }
+    }
+}
+
 __device__ __forceinline__ void tc_mma(int *d, uint32_t a0, uint32_t a1, uint32_t a2,
                                        uint32_t a3, uint2 b) {
     asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, "
@@ -447,29 +569,23 @@ __device__ __forceinline__ void tc_wgmma(int (&d)[40], uint32_t a0, uint32_t a1,
 #undef TG_R4
 #endif
 
-// Copies chunk gc of the block's codes (groups gc .. gc + TC_G − 1, zeros at and past g1 and
-// past the rows) and the B operands of its columns c0 .. c0 + NT − 1 to shared memory by
-// cp.async, one commit group; codes whose rows are not 16-byte aligned are loaded by bytes.
+// The B operands of chunk `chunk`'s columns c0 .. c0 + NT − 1 to shared memory by cp.async.
+template <int NT, int STEPS>
+__device__ __forceinline__ void tc_stage_b(const params &p, const uint2 *frag, int c0,
+                                           size_t chunk, uint2 *sb) {
+    const uint2 *fb = frag + (chunk * p.k + c0) * STEPS * 32;
+    for (int e = threadIdx.x; e < NT * STEPS * 16; e += blockDim.x)
+        tc_copy16(&sb[2 * e], fb + 2 * e, true);
+}
+
+// Copies chunk gc of the block's codes and the B operands of its columns c0 .. c0 + NT − 1
+// to shared memory by cp.async, one commit group.
 template <int NT, int ROWS>
 __device__ __forceinline__ void tc_stage(const params &p, const uint2 *frag, int c0, size_t r0,
                                          size_t gc, size_t g1, uint8_t (*sc)[ROWS + TC_PAD],
                                          uint2 *sb) {
-    const int tid = threadIdx.x;
-    if (((uintptr_t)p.codes | p.ldc) % 16 == 0) {
-        for (int e = tid; e < TC_G * ROWS / 16; e += blockDim.x) {
-            const int g = e / (ROWS / 16), r = e % (ROWS / 16) * 16;
-            // a segment that passes p.rows ends within ldc; those rows are never written
-            const bool in = gc + g < g1 && r0 + r < p.rows;
-            tc_copy16(&sc[g][r], in ? p.codes + (gc + g) * p.ldc + r0 + r : p.codes, in);
-        }
-    } else {
-        for (int e = tid; e < TC_G * ROWS; e += blockDim.x) {
-            const int g = e / ROWS, r = e % ROWS;
-            sc[g][r] = gc + g < g1 && r0 + r < p.rows ? p.codes[(gc + g) * p.ldc + r0 + r] : 0;
-        }
-    }
-    const uint2 *fb = frag + ((gc / TC_G) * p.k + c0) * 5 * 32;
-    for (int e = tid; e < NT * 5 * 16; e += blockDim.x) tc_copy16(&sb[2 * e], fb + 2 * e, true);
+    tc_stage_codes<ROWS>(p, r0, gc, g1, sc);
+    tc_stage_b<NT, 5>(p, frag, c0, gc / TC_G, sb);
     asm volatile("cp.async.commit_group;\n" ::);
 }
 
@@ -558,40 +674,38 @@ __global__ void __launch_bounds__(TC_WARPS * 32, 2)
     tc_store<NT, TC_MT>(p, c0, mx, r0, m0, acc);
 }
 
-// The same for ten columns by wgmma (sm_90a): each warpgroup one m64 tile (warp w's rows
-// 64·(w / 4) + 16·(w % 4) of the block), so that two blocks of two warpgroups fit an SM's
-// registers: at one block an SM the warps' dependent decoding arithmetic left the schedulers
-// idle. Software-pipelined: while the tensor cores multiply chunk c, the warps decode chunk
-// c + 1 (a second set of A registers); chunk c − 1's products may still run, and chunks c + 2
-// and c + 3 are on their way: TC_STAGES buffers of dynamic shared memory, one barrier a chunk.
-constexpr int TC_WG_ROWS = TC_WARPS / 4 * 64, TC_STAGES = 4;
-constexpr int TC_SC_BYTES = TC_G * (TC_WG_ROWS + TC_PAD), TC_SB_BYTES = TC_KC * 5 * 256;
-constexpr int TC_WG_SMEM = TC_STAGES * (TC_SC_BYTES + TC_SB_BYTES);
+// The same for ten columns by wgmma (sm_90a), A's digits from Src (tc_codes5 or tc_tiles2):
+// each warpgroup one m64 tile (warp w's rows 16·w of the block), so that two blocks of two
+// warpgroups fit an SM's registers: at one block an SM the warps' dependent decoding arithmetic
+// left the schedulers idle. Software-pipelined: while the tensor cores multiply chunk c, the
+// warps decode chunk c + 1 (a second set of A registers); chunk c − 1's products may still run,
+// and chunks c + 2 and c + 3 are on their way: TC_STAGES buffers of dynamic shared memory, one
+// barrier a chunk. The block sums chunks cpb·blockIdx.y .. of the part's.
+template <class Src>
+constexpr int tc_wg_smem = TC_STAGES * (Src::A_BYTES + TC_KC * Src::STEPS * 256);
+template <class Src>
 __global__ void __launch_bounds__(TC_WARPS * 32, 2)
-    tensor_kernel_wg(params p, int c0, size_t gpc, const uint2 *frag,
+    tensor_kernel_wg(params p, int c0, size_t cpb, const uint2 *frag,
                      const unsigned long long *mx) {
 #if TG_SM90A
+    constexpr int STEPS = Src::STEPS, STAGE = Src::A_BYTES + TC_KC * STEPS * 256;
     extern __shared__ __align__(16) uint8_t tc_smem[];
-    auto sc = [&](int b) {
-        return (uint8_t(*)[TC_WG_ROWS + TC_PAD])(tc_smem + b * (TC_SC_BYTES + TC_SB_BYTES));
-    };
-    auto sb = [&](int b) {
-        return (uint2 *)(tc_smem + b * (TC_SC_BYTES + TC_SB_BYTES) + TC_SC_BYTES);
-    };
-    const int warp = threadIdx.x >> 5;
-    const int m0[1] = {64 * (warp / 4) + 16 * (warp % 4)};
-    const size_t r0 = (size_t)blockIdx.x * TC_WG_ROWS, g0 = blockIdx.y * gpc,
-                 g1 = g0 + gpc < p.groups ? g0 + gpc : p.groups;
-    const int nch = g0 < g1 ? (int)((g1 - g0 + TC_G - 1) / TC_G) : 0;
+    auto sa = [&](int b) { return tc_smem + b * STAGE; };
+    auto sb = [&](int b) { return (uint2 *)(tc_smem + b * STAGE + Src::A_BYTES); };
+    const int m0[1] = {16 * (int)(threadIdx.x >> 5)};
+    const size_t chunks = (p.nt + Src::TROWS - 1) / Src::TROWS,
+                 r0 = (size_t)blockIdx.x * TC_WG_ROWS, cb = blockIdx.y * cpb,
+                 ce = cb + cpb < chunks ? cb + cpb : chunks;
+    const int nch = cb < ce ? (int)(ce - cb) : 0;
     // chunk i into buffer i % TC_STAGES, one commit group each (empty past the last chunk)
     auto stage = [&](int i) {
-        if (i < nch)
-            tc_stage<TC_KC, TC_WG_ROWS>(p, frag, c0, r0, g0 + (size_t)i * TC_G, g1,
-                                        sc(i % TC_STAGES), sb(i % TC_STAGES));
-        else
-            asm volatile("cp.async.commit_group;\n" ::);
+        if (i < nch) {
+            Src::stage(p, r0, cb + i, sa(i % TC_STAGES));
+            tc_stage_b<TC_KC, STEPS>(p, frag, c0, cb + i, sb(i % TC_STAGES));
+        }
+        asm volatile("cp.async.commit_group;\n" ::);
     };
-    // chunk i's codes and slices are in shared memory, visible to every thread and to wgmma
+    // chunk i's digits and slices are in shared memory, visible to every thread and to wgmma
     // (cp.async wrote them by the generic proxy; wgmma reads by the async one), with at most
     // N later chunks' copies still in flight
     auto landed = [&](auto n) {
@@ -601,20 +715,20 @@ __global__ void __launch_bounds__(TC_WARPS * 32, 2)
     };
     for (int i = 0; i < TC_STAGES - 1; i++) stage(i);
     int acc[1][TC_KC][4] = {};
-    uint32_t wa[2][1][2][10];
+    uint32_t wa[2][2][2 * STEPS];
     landed(std::integral_constant<int, TC_STAGES - 2>());
-    tc_decode_tiles<1, TC_WG_ROWS>(sc(0), m0, wa[0]);
+    Src::decode(sa(0), wa[0]);
     // chunk c: its A in use, the next chunk's A filled meanwhile
-    auto step = [&](int c, uint32_t(&use)[1][2][10], uint32_t(&fill)[1][2][10]) {
+    auto step = [&](int c, uint32_t(&use)[2][2 * STEPS], uint32_t(&fill)[2][2 * STEPS]) {
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-        // step st's tile: column n's core matrices 5·256 bytes apart, the two k halves 128
+        // step st's tile: column n's core matrices STEPS·256 bytes apart, the two k halves 128
         const unsigned b0 = (unsigned)__cvta_generic_to_shared(sb(c % TC_STAGES));
 #pragma unroll
-        for (int st = 0; st < 5; st++) {
+        for (int st = 0; st < STEPS; st++) {
             const uint64_t db = (uint64_t)(((b0 + 256 * st) & 0x3ffff) >> 4) |
-                                (uint64_t)(128 >> 4) << 16 | (uint64_t)(1280 >> 4) << 32;
-            tc_wgmma(*reinterpret_cast<int(*)[40]>(&acc[0][0][0]), use[0][0][2 * st],
-                     use[0][1][2 * st], use[0][0][2 * st + 1], use[0][1][2 * st + 1], db);
+                                (uint64_t)(128 >> 4) << 16 | (uint64_t)(STEPS * 256 >> 4) << 32;
+            tc_wgmma(*reinterpret_cast<int(*)[40]>(&acc[0][0][0]), use[0][2 * st],
+                     use[1][2 * st], use[0][2 * st + 1], use[1][2 * st + 1], db);
         }
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
         // chunk c − 1's products are done: its A registers (fill) are free, and once every
@@ -623,7 +737,7 @@ __global__ void __launch_bounds__(TC_WARPS * 32, 2)
         if (c + 1 < nch) {
             landed(std::integral_constant<int, TC_STAGES - 3>());
             stage(c + TC_STAGES - 1);
-            tc_decode_tiles<1, TC_WG_ROWS>(sc((c + 1) % TC_STAGES), m0, fill);
+            Src::decode(sa((c + 1) % TC_STAGES), fill);
         }
     };
     for (int c = 0; c < nch; c += 2) {
@@ -717,44 +831,97 @@ __global__ void __launch_bounds__(256, 4)
     }
 }
 
-// What a worker's scratch slot 3 (this file's alone) holds: the column maxima, the slices and
-// the row-major copy of one part's in. Its size does not depend on the block (the copy's room
-// is kept without missing calls too), so no block of a part reallocates it.
+// What a worker's scratch slot 3 (this file's alone) holds: the column maxima, the slices in
+// each source's layout (tc_codes5's, also mma.sync's; tc_tiles2's) and the row-major copy of
+// one part's in. Its size does not depend on the block (the copy's room is kept without
+// missing calls too, and both layouts' slices), so no block of a part reallocates it.
 static struct {
     uint64_t product;
     const void *base;
-    bool rows;
+    bool frag5, frag2, rows;
 } tc_made[STARPU_NMAXWORKERS];
+
+// The 2-bit tiles each worker has made, by block (tg_fivecodes_arg.geno, trans, r0); p null
+// where the device had no room for them (that block then reads its 5codes).
+struct tiles_entry {
+    uint64_t geno;
+    int trans;
+    int64_t r0;
+    uint4 *p;
+    size_t slabs;
+};
+static std::vector<tiles_entry> tiles_made[STARPU_NMAXWORKERS];
+
+// The block's tiles, made on first use from its whole codes (@p groups of @p rows), or null;
+// *slabs: its slabs of 16 rows.
+const uint4 *block_tiles(const tg_fivecodes_arg &a, const uint8_t *codes, size_t ldc,
+                         size_t rows, size_t groups, size_t *slabs, cudaStream_t s) {
+    auto &made = tiles_made[starpu_worker_get_id_check()];
+    for (const tiles_entry &e : made)
+        if (e.geno == a.geno && e.trans == a.trans && e.r0 == a.r0) {
+            *slabs = e.slabs;
+            return e.p;
+        }
+    const size_t sl = (rows + 15) / 16, chunks = (5 * groups + tc_tiles2::TROWS - 1) /
+                                                 tc_tiles2::TROWS;
+    uint4 *t = nullptr;
+    if (cudaMalloc(&t, chunks * sl * 32 * sizeof *t) != cudaSuccess) {
+        (void)cudaGetLastError(); // out of memory: not an error of the stream's
+        t = nullptr;
+    } else {
+        const size_t b = (chunks * sl * 32 + 255) / 256;
+        tiles_kernel<<<(unsigned)(b < 65536 ? b : 65536), 256, 0, s>>>(codes, ldc, rows, groups,
+                                                                       sl, chunks, t);
+    }
+    made.push_back({a.geno, a.trans, a.r0, t, sl});
+    *slabs = sl;
+    return t;
+}
 
 // D·A of every column added to out by the tensor cores, then the missing calls; the epilogue is
 // epilogue_kernel's. The slices of in are made by the first block of @p product (a part's
-// serial) on this worker and kept for its other blocks (one stream: in order).
+// serial) on this worker and kept for its other blocks (one stream: in order). Passes of ten
+// columns run by wgmma where the device has it, from the block's 2-bit tiles where p.tiles is
+// set, else from its 5codes; other passes by mma.sync.
 void launch_tensor(const params &p, uint64_t product, cudaStream_t s) {
-    const size_t chunks = (p.groups + TC_G - 1) / TC_G, fbytes = chunks * p.k * 5 * 256,
+    const bool wg = wgmma_ok(), from_tiles = wg && p.tiles && p.k >= TC_KC,
+               codes5 = !from_tiles || p.k % TC_KC;
+    const size_t ch5 = (p.nt + tc_codes5::TROWS - 1) / tc_codes5::TROWS,
+                 ch2 = (p.nt + tc_tiles2::TROWS - 1) / tc_tiles2::TROWS,
+                 fb5 = ch5 * p.k * tc_codes5::STEPS * 256, fb2 = ch2 * p.k * tc_tiles2::STEPS * 256,
                  tbytes = p.nt * tc_ld(p.k) * sizeof(double);
-    char *base = (char *)tg_cuda_scratch(3, TG_FC_MAXK * 8 + fbytes + tbytes);
+    char *base = (char *)tg_cuda_scratch(3, TG_FC_MAXK * 8 + fb5 + fb2 + tbytes);
     unsigned long long *mx = (unsigned long long *)base;
-    uint8_t *frag = (uint8_t *)(base + TG_FC_MAXK * 8);
-    double *rows_of = (double *)(frag + fbytes);
+    uint8_t *frag5 = (uint8_t *)(base + TG_FC_MAXK * 8), *frag2 = frag5 + fb5;
+    double *rows_of = (double *)(frag2 + fb2);
     auto &made = tc_made[starpu_worker_get_id_check()];
     if (made.product != product || made.base != base) {
         TG_CUDA_CHECK(cudaMemsetAsync(mx, 0, p.k * sizeof *mx, s));
         const size_t cb = (p.nt + 255) / 256;
         colmax_kernel<<<dim3((unsigned)(cb < 32 ? cb : 32), p.k), 256, 0, s>>>(p, mx);
-        const size_t fb = (chunks * TC_G * 5 * p.k + 255) / 256;
-        frag_kernel<<<(unsigned)(fb < 8192 ? fb : 8192), 256, 0, s>>>(p, mx, frag, chunks);
-        made = {product, base, false};
+        made = {product, base, false, false, false};
     }
+    auto slices = [&](auto src, size_t chunks, uint8_t *frag, bool &done) {
+        if (done) return;
+        const size_t fb = (chunks * decltype(src)::TROWS * p.k + 255) / 256;
+        frag_kernel<decltype(src)><<<(unsigned)(fb < 8192 ? fb : 8192), 256, 0, s>>>(p, mx, frag,
+                                                                                    chunks);
+        done = true;
+    };
+    if (codes5) slices(tc_codes5{}, ch5, frag5, made.frag5);
+    if (from_tiles) slices(tc_tiles2{}, ch2, frag2, made.frag2);
     if (p.nmiss && !made.rows) {
         rows_kernel<<<(unsigned)((p.nt + TC_TT - 1) / TC_TT), 256, 0, s>>>(p, rows_of);
         made.rows = true;
     }
-    // blocks of brows rows, two an SM (both kernels' registers): split the chunks so that the
-    // blocks fill their last wave best (by 2% steps, fewer splits first), each block at least
-    // two chunks and at most TC_MAX_GROUPS groups; *gpc: the groups of a block
-    auto shape = [&](int brows, size_t *gpc) {
+    // blocks of brows rows, two an SM (both kernels' registers): split the part's chunks so
+    // that the blocks fill their last wave best (by 2% steps, fewer splits first), each block
+    // at least two chunks and at most TC_MAX_GROUPS groups' table rows; *cpb: the chunks of a
+    // block
+    auto shape = [&](int brows, size_t chunks, int trows, size_t *cpb) {
         const size_t tiles = (p.rows + brows - 1) / brows, slots = 2 * (size_t)tg_cuda_sm_count(),
-                     least = (p.groups + TC_MAX_GROUPS - 1) / TC_MAX_GROUPS;
+                     most_rows = 5 * TC_MAX_GROUPS / trows,
+                     least = (chunks + most_rows - 1) / most_rows;
         size_t splits = least, most = (chunks + 1) / 2 < 64 ? (chunks + 1) / 2 : 64;
         double fill = 0;
         for (size_t sp = least; sp <= most; sp++) {
@@ -762,21 +929,27 @@ void launch_tensor(const params &p, uint64_t product, cudaStream_t s) {
             const double f = (double)blocks / (double)((blocks + slots - 1) / slots * slots);
             if (f > fill + 0.02) fill = f, splits = sp;
         }
-        *gpc = (chunks + splits - 1) / splits * TC_G;
-        return dim3((unsigned)tiles, (unsigned)((p.groups + *gpc - 1) / *gpc));
+        *cpb = (chunks + splits - 1) / splits;
+        return dim3((unsigned)tiles, (unsigned)((chunks + *cpb - 1) / *cpb));
+    };
+    auto wgmma_pass = [&](auto src, int c0, const uint8_t *frag, size_t chunks) {
+        using Src = decltype(src);
+        static std::atomic<uint64_t> attr{0};
+        smem_attribute(tensor_kernel_wg<Src>, tc_wg_smem<Src>, attr);
+        size_t cpb;
+        const dim3 grid = shape(TC_WG_ROWS, chunks, Src::TROWS, &cpb);
+        tensor_kernel_wg<Src><<<grid, TC_WARPS * 32, tc_wg_smem<Src>, s>>>(p, c0, cpb,
+                                                                          (const uint2 *)frag, mx);
     };
     for (int c0 = 0; c0 < p.k; c0 += TC_KC) {
         const int kc = p.k - c0 < TC_KC ? p.k - c0 : TC_KC;
-        size_t gpc;
-        if (wgmma_ok() && kc == TC_KC) { // wgmma's shape is m64n80: ten columns
-            static std::atomic<uint64_t> attr{0};
-            smem_attribute(tensor_kernel_wg, TC_WG_SMEM, attr);
-            const dim3 grid = shape(TC_WG_ROWS, &gpc);
-            tensor_kernel_wg<<<grid, TC_WARPS * 32, TC_WG_SMEM, s>>>(p, c0, gpc,
-                                                                   (const uint2 *)frag, mx);
+        if (wg && kc == TC_KC) { // wgmma's shape is m64n80: ten columns
+            if (from_tiles) wgmma_pass(tc_tiles2{}, c0, frag2, ch2);
+            else wgmma_pass(tc_codes5{}, c0, frag5, ch5);
         } else {
-            const dim3 grid = shape(TC_ROWS, &gpc);
-            launch_tensor_kc(p, c0, kc, grid, gpc, (const uint2 *)frag, mx, s);
+            size_t cpb;
+            const dim3 grid = shape(TC_ROWS, ch5, tc_codes5::TROWS, &cpb);
+            launch_tensor_kc(p, c0, kc, grid, cpb * TC_G, (const uint2 *)frag5, mx, s);
         }
     }
     if (p.nmiss) {
@@ -825,11 +998,33 @@ extern "C" void tg_fivecodes_cuda(void *buffers[], void *cl_arg) {
     p.out = (void *)STARPU_MATRIX_GET_PTR(buffers[4]);
     p.ldout = STARPU_MATRIX_GET_LD(buffers[4]);
     p.k = a.k;
+    p.tiles = nullptr;
+    p.slabs = 0;
     cudaStream_t s = starpu_cuda_get_local_stream();
     if (p.rows == 0) return;
+    // the block's 2-bit tiles, for FP64 passes of ten columns by wgmma, in parts that start at
+    // one of their chunks
+    if (a.prec == TG_FP64 && a.geno && a.k >= TC_KC && a.t0 % tc_tiles2::TROWS == 0 &&
+        wgmma_ok()) {
+        const uint4 *t = block_tiles(a, (const uint8_t *)STARPU_MATRIX_GET_PTR(buffers[0]), p.ldc,
+                                     p.rows, STARPU_MATRIX_GET_NY(buffers[0]), &p.slabs, s);
+        if (t) p.tiles = t + (size_t)a.t0 / tc_tiles2::TROWS * p.slabs * 32;
+    }
     if (a.prec == TG_FP64)
         run<double>(p, a, s);
     else
         run<float>(p, a, s);
     TG_CUDA_CHECK(cudaGetLastError());
+}
+
+extern "C" void tg_fivecodes_cuda_forget(void *geno) {
+    auto &made = tiles_made[starpu_worker_get_id_check()];
+    for (size_t i = 0; i < made.size();)
+        if (made[i].geno == *(const uint64_t *)geno) {
+            if (made[i].p) TG_CUDA_CHECK(cudaFree(made[i].p));
+            made[i] = made.back();
+            made.pop_back();
+        } else {
+            i++;
+        }
 }

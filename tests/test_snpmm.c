@@ -4,8 +4,9 @@
  * k = 1, 3, 10, 20, 64, both orientations, FP64 and FP32, scaled and not, with a monomorphic, an
  * all-missing and an all-heterozygous SNP, and inputs whose columns are far apart in magnitude.
  * Runs once with CPU workers only (twice where the CPU has AMX tiles: their products, then the
- * lookup kernel's) and, where CUDA workers exist, once with the GPU only and once with both
- * (TG_REQUIRE_GPU=1: a GPU must exist).
+ * lookup kernel's) and, where CUDA workers exist, twice with the GPU only (its FP64 products
+ * from the 2-bit tiles it makes, then from the 5codes) and once with both (TG_REQUIRE_GPU=1: a
+ * GPU must exist).
  *
  * Bounds: FP64: ‖out − ref‖_F ≤ 1e-12·‖ref‖_F. Both precisions, per element:
  *   |out − ref| ≤ (N + 10)·u·Σ_t w_t·(2 + 2p_t)·|in_t|   (N the inner dimension, u = 2^-53/2^-24)
@@ -264,9 +265,9 @@ static void run_all(const char *workers, tg_rng *r) {
                         check_product(g, &d, trans, ks[ki], pi ? TG_FP32 : TG_FP64, r, what);
                     }
             /* the products split along their inner dimension (the default only with GPUs):
-             * parts of 320 table rows (two of the GPU kernels' chunks), any kind of worker
-             * taking any part of a block */
-            tg_geno_set_part_rows(g, 320);
+             * parts of 640 table rows (four chunks of the GPU kernels' 5codes, five of their
+             * 2-bit tiles), any kind of worker taking any part of a block */
+            tg_geno_set_part_rows(g, 640);
             for (int trans = 0; trans < 2; trans++)
                 for (int ki = 0; ki < 3; ki++)
                     for (int pi = 0; pi < 2; pi++) {
@@ -275,7 +276,7 @@ static void run_all(const char *workers, tg_rng *r) {
                         snprintf(what, sizeof what, "%s: %s %" PRId64 "x%" PRId64 " k=%d %s%s, "
                                  "%" PRId64 " parts", workers, trans ? "Z'L" : "ZL", d.n, d.m,
                                  kp, pi ? "fp32" : "fp64", scale ? " scaled" : "",
-                                 ((trans ? d.n : d.m) + 319) / 320);
+                                 ((trans ? d.n : d.m) + 639) / 640);
                         check_product(g, &d, trans, kp, pi ? TG_FP32 : TG_FP64, r, what);
                     }
             tg_geno_free(g);
@@ -462,18 +463,23 @@ int main(void) {
             diag("%s", err.msg);
             continue;
         }
-        /* on a CPU with AMX tiles, its CPU products and then the lookup kernel's */
-        const int amx = tg_fc_amx_available();
-        for (int round = 0; round < (c == 0 && amx ? 2 : 1); round++) {
+        /* on a CPU with AMX tiles, its CPU products and then the lookup kernel's; on the GPU
+         * alone, its products from the 2-bit tiles and then from the 5codes */
+        const int amx = tg_fc_amx_available(), rounds = c == 0 ? 1 + amx : c == 1 ? 2 : 1;
+        for (int round = 0; round < rounds; round++) {
             char name[64];
             snprintf(name, sizeof name, "%s%s", configs[c].name,
-                     c == 2 || !amx ? "" : round ? " (lookups)" : " (AMX)");
-            tg_fc_amx_use(round == 0);
+                     rounds == 1 ? ""
+                     : c == 0    ? (round ? " (lookups)" : " (AMX)")
+                                 : (round ? " (5codes)" : " (tiles)"));
+            tg_fc_amx_use(c != 0 || round == 0);
+            tg_geno_gpu_tiles_use(c != 1 || round == 0);
             run_all(name, &r);
             check_default_parts(name, &r);
             check_magnitudes(name, &r);
         }
         tg_fc_amx_use(1);
+        tg_geno_gpu_tiles_use(1);
         if (c == 0) {
             check_bed_and_repeat(&r);
             check_bad_input(&r);

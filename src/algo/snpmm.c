@@ -48,6 +48,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -62,6 +63,7 @@
 void tg_geno_free(tg_geno *g) {
     if (!g) return;
     if (g->registered && tg_runtime_started()) {
+        if (g->tiles) tg_fivecodes_forget(g->tiles);
         tg_handle_free(g->hcoef);
         for (int64_t b = 0; b < g->rbl.count; b++) {
             tg_handle_free(g->hr[b]);
@@ -95,8 +97,20 @@ int64_t tg_geno_block_start(const tg_geno *g, int trans, int64_t b) {
     return (trans ? &g->sbl : &g->rbl)->start[b];
 }
 
-/* Registers every block once; StarPU then keeps valid copies on the devices that read them. */
+static _Atomic int tiles_use = 1;
+int tg_geno_gpu_tiles_use(int on) { return atomic_exchange(&tiles_use, on != 0); }
+
+/* Registers every block once; StarPU then keeps valid copies on the devices that read them.
+ * A GPU's FP64 products read 2-bit tiles that it makes once from each block's 5codes (0.25
+ * bytes a genotype, where the 5codes' 0.2 cost four times the integer work to decode:
+ * codelets/fivecodes_cuda.cu), kept beside StarPU's data, which does not count them: only
+ * where both orientations' 5codes and tiles (0.9 bytes a genotype) fit in half of the smallest
+ * GPU's memory, so that they never push the codes themselves out. */
 static void register_blocks(tg_geno *g) {
+    static _Atomic uint64_t serial;
+    const double gpu = (double)tg_runtime_gpu_memory();
+    if (tg_runtime_ngpu() > 0 && gpu > 0 && 0.9 * (double)g->nl * (double)g->m <= gpu / 2)
+        g->tiles = ++serial;
     int64_t ng = cdiv(g->m, 5), nh = cdiv(g->nl, 5);
     tg_handle_vector(&g->hcoef, g->coef, 2 * (uint32_t)g->m, sizeof(double));
     for (int64_t b = 0; b < g->rbl.count; b++) {
@@ -270,9 +284,10 @@ void tg_geno_set_part_rows(tg_geno *g, int64_t rows) { g->part_rows = rows; }
  * 0.3–0.6 ms slower (docs/PERFORMANCE.md). Hence two parts: the first a quarter of Λ, whose
  * tasks outlast the pass and transfer of the other three quarters, and at least PART_ROWS
  * rows and twice the output's rows; the second the rest. Parts are whole multiples of
- * PART_UNIT rows (a GPU kernel's chunk of 32 groups), but for the last. CPU workers read Λ
+ * PART_UNIT rows (chunks of the GPU kernels: 160 table rows of the 5codes', 128 of the 2-bit
+ * tiles'), but for the last. CPU workers read Λ
  * where it is: no parts without GPUs. tg_geno_set_part_rows's parts are all of its size. */
-enum { PART_ROWS = 131072, PART_UNIT = 160 };
+enum { PART_ROWS = 131072, PART_UNIT = 640 };
 
 static int64_t part_end(const tg_geno *g, int64_t nt, int64_t nr, int64_t t0) {
     int64_t rows = g->part_rows;
@@ -375,7 +390,12 @@ tg_status tg_geno_mul_submit(tg_geno *g, int trans, int k, tg_prec prec, int64_t
     static _Atomic uint64_t serial;
     if (!g->registered) register_blocks(g);
     product p = {.g = g,
-                 .a = {.trans = trans, .prec = prec, .k = k, .t0 = t0, .product = ++serial},
+                 .a = {.trans = trans,
+                       .prec = prec,
+                       .k = k,
+                       .t0 = t0,
+                       .product = ++serial,
+                       .geno = atomic_load(&tiles_use) ? g->tiles : 0},
                  .in = in,
                  .out = out_blocks,
                  .nt = tg_handle_rows(in)};

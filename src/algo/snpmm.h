@@ -24,10 +24,14 @@ int64_t tg_geno_missing(const tg_geno *g);
  * the public product. */
 tg_status tg_geno_mul_rows(tg_geno *g, int trans, int64_t k, tg_prec prec, const void *in,
                            int64_t ldin, void *out, int64_t ldout, tg_error *err);
-/** The table rows of each part of a product on @p g (a multiple of 160; the last part may be
+/** The table rows of each part of a product on @p g (a multiple of 640; the last part may be
  * shorter), 0 for the default (tg_geno_mul_rows: parts only with GPUs): tests split products
  * on any worker. */
 void tg_geno_set_part_rows(tg_geno *g, int64_t rows);
+/** Whether GPUs' FP64 products may read the 2-bit tiles they make from the genotypes (1, the
+ * default, where they fit: snpmm.c) or read the 5codes (0); returns the previous setting. For
+ * tests and benchmarks, which compare the two. */
+int tg_geno_gpu_tiles_use(int on);
 
 /** Inserts the tasks of one product, or of one part of it, on this rank's blocks without
  * waiting, on handles the caller registered: @p in (matrix, the table rows from @p t0 × k:

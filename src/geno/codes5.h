@@ -33,6 +33,7 @@ struct tg_geno {
     int registered;
     tg_handle hcoef, *hr, *ht, *hrm, *htm;
     int64_t part_rows; /* a product's table rows per part (tg_geno_set_part_rows); 0: default */
+    uint64_t tiles; /* the serial under which GPUs keep 2-bit tiles of the blocks; 0: none */
 };
 
 static inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
