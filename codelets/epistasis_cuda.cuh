@@ -32,10 +32,6 @@ struct GemmArgs {
     int64_t m, n, ldc;
 };
 
-__device__ __forceinline__ unsigned smem_u32(const void *p) {
-    return (unsigned)__cvta_generic_to_shared(p);
-}
-
 __device__ __forceinline__ void cp_async16(unsigned dst, const void *src, bool valid) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
                  "r"(valid ? 16 : 0));
@@ -243,17 +239,6 @@ __device__ __forceinline__ void wg_mma(int (&d)[128], uint64_t da, uint64_t db, 
 #undef TG_ACC16
 #undef TG_ACC4
 
-__device__ __forceinline__ void mbar_init(unsigned bar, int count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
-}
-__device__ __forceinline__ void mbar_wait(unsigned bar, int parity) {
-    asm volatile("{\n.reg .pred p;\nW_%=:\nmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-                 "@!p bra W_%=;\n}\n" ::"r"(bar), "r"(parity)
-                 : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(unsigned bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
 // Rows row .. row+box of map, bytes k .. k+128, to dst; completes `bar`'s transaction bytes.
 __device__ __forceinline__ void tma_load(unsigned dst, const CUtensorMap *map, int k, int row,
                                          unsigned bar) {
@@ -287,9 +272,7 @@ __global__ void __launch_bounds__(128 * WG_NC, 1) wgmma_gemm(const __grid_consta
     auto load = [&](int kt) {
         const int s = kt % WG_S;
         const unsigned sa = base + s * WG_STAGE, bar = full + 8 * s;
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar),
-                     "r"(WG_STAGE)
-                     : "memory");
+        mbar_expect(bar, WG_STAGE);
         tma_load(sa, &g.a[cls], kt * 128, row0, bar);
         tma_load(sa + WG_BM * 128, &g.b[cls], kt * 128, col0, bar);
     };

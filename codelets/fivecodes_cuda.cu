@@ -426,12 +426,13 @@ __device__ __forceinline__ void tc_stage_codes(const params &p, size_t r0, size_
     }
 }
 
-// The sources of A for the wgmma kernel, each a chunk's table rows (TROWS, STEPS k32 steps),
-// its bytes in shared memory (A_BYTES), the copy of a chunk there (stage) and a lane's digits
-// of its rows 16·warp + lane / 4 and + 8 from it (decode, word 2·st + h' of row half h holding
-// the lane's four bytes of step st and k half h'), and pos.
+// The sources of A for the wgmma kernels, each a chunk's table rows (TROWS, STEPS k32 steps),
+// its bytes in shared memory (A_BYTES), a lane's digits of its rows 16·warp + lane / 4 and + 8
+// from there (decode, word 2·st + h' of row half h holding the lane's four bytes of step st
+// and k half h'), and pos.
 // The 5codes themselves: chunks of TC_G groups, lane t4 of a row holding the bytes of groups
 // t4, t4 + 4, ..., t4 + 28 (byte j: group 4j + t4), digit st of each at step st (tc_decode).
+// Copied to shared memory by every thread (stage, cp.async).
 struct tc_codes5 {
     static constexpr int TROWS = 5 * TC_G, STEPS = 5;
     static constexpr int A_BYTES = TC_G * (TC_WG_ROWS + TC_PAD);
@@ -469,13 +470,6 @@ struct tc_tiles2 {
         return {u / 32, v / 8, v % 8 / 4, v % 4};
     }
 #if TG_SM90A
-    __device__ static void stage(const params &p, size_t r0, size_t chunk, uint8_t *sa) {
-        const size_t slab = r0 / 16 + (threadIdx.x >> 5);
-        const bool in = slab < p.slabs;
-        tc_copy16(sa + 16 * threadIdx.x,
-                  in ? p.tiles + (chunk * p.slabs + slab) * 32 + (threadIdx.x & 31) : p.tiles,
-                  in);
-    }
     __device__ static void decode(const uint8_t *sa, uint32_t (&w)[2][2 * STEPS]) {
         const uint4 u = ((const uint4 *)sa)[threadIdx.x];
         const uint32_t word[2][2] = {{u.x, u.y}, {u.z, u.w}};
@@ -553,16 +547,16 @@ __device__ __forceinline__ void tc_mma(int *d, uint32_t a0, uint32_t a1, uint32_
 #define TG_R4(i) "+r"(d[i]), "+r"(d[i + 1]), "+r"(d[i + 2]), "+r"(d[i + 3])
 #define TG_R20(i) TG_R4(i), TG_R4(i + 4), TG_R4(i + 8), TG_R4(i + 12), TG_R4(i + 16)
 // d += A·B for a warpgroup's 64 rows × 80 columns (ten columns' eight slices) × 32 digits: A in
-// mma.sync's registers, B the shared-memory tile of descriptor db.
+// mma.sync's registers, B the shared-memory tile of descriptor db; acc = 0 overwrites d.
 __device__ __forceinline__ void tc_wgmma(int (&d)[40], uint32_t a0, uint32_t a1, uint32_t a2,
-                                         uint32_t a3, uint64_t db) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+                                         uint32_t a3, uint64_t db, int acc = 1) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %45, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n80k32.s32.s8.s8 "
                  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, "
                  "%17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, "
                  "%33, %34, %35, %36, %37, %38, %39}, {%40, %41, %42, %43}, %44, p;\n}\n"
                  : TG_R20(0), TG_R20(20)
-                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(db)
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(db), "r"(acc)
                  : "memory");
 }
 #undef TG_R20
@@ -674,33 +668,31 @@ __global__ void __launch_bounds__(TC_WARPS * 32, 2)
     tc_store<NT, TC_MT>(p, c0, mx, r0, m0, acc);
 }
 
-// The same for ten columns by wgmma (sm_90a), A's digits from Src (tc_codes5 or tc_tiles2):
-// each warpgroup one m64 tile (warp w's rows 16·w of the block), so that two blocks of two
-// warpgroups fit an SM's registers: at one block an SM the warps' dependent decoding arithmetic
-// left the schedulers idle. Software-pipelined: while the tensor cores multiply chunk c, the
-// warps decode chunk c + 1 (a second set of A registers); chunk c − 1's products may still run,
-// and chunks c + 2 and c + 3 are on their way: TC_STAGES buffers of dynamic shared memory, one
-// barrier a chunk. The block sums chunks cpb·blockIdx.y .. of the part's.
-template <class Src>
-constexpr int tc_wg_smem = TC_STAGES * (Src::A_BYTES + TC_KC * Src::STEPS * 256);
-template <class Src>
+// The same for ten columns by wgmma (sm_90a), from the 5codes (tc_codes5): each warpgroup one
+// m64 tile (warp w's rows 16·w of the block), so that two blocks of two warpgroups fit an SM's
+// registers: at one block an SM the warps' dependent decoding arithmetic left the schedulers
+// idle. Software-pipelined: while the tensor cores multiply chunk c, the warps decode chunk
+// c + 1 (a second set of A registers); chunk c − 1's products may still run, and chunks c + 2
+// and c + 3 are on their way: TC_STAGES buffers of dynamic shared memory, one barrier a chunk.
+// The block sums chunks cpb·blockIdx.y .. of the part's.
+constexpr int TC_WG_SMEM = TC_STAGES * (tc_codes5::A_BYTES + TC_KC * tc_codes5::STEPS * 256);
 __global__ void __launch_bounds__(TC_WARPS * 32, 2)
     tensor_kernel_wg(params p, int c0, size_t cpb, const uint2 *frag,
                      const unsigned long long *mx) {
 #if TG_SM90A
-    constexpr int STEPS = Src::STEPS, STAGE = Src::A_BYTES + TC_KC * STEPS * 256;
+    constexpr int STEPS = tc_codes5::STEPS, STAGE = tc_codes5::A_BYTES + TC_KC * STEPS * 256;
     extern __shared__ __align__(16) uint8_t tc_smem[];
     auto sa = [&](int b) { return tc_smem + b * STAGE; };
-    auto sb = [&](int b) { return (uint2 *)(tc_smem + b * STAGE + Src::A_BYTES); };
+    auto sb = [&](int b) { return (uint2 *)(tc_smem + b * STAGE + tc_codes5::A_BYTES); };
     const int m0[1] = {16 * (int)(threadIdx.x >> 5)};
-    const size_t chunks = (p.nt + Src::TROWS - 1) / Src::TROWS,
+    const size_t chunks = (p.nt + tc_codes5::TROWS - 1) / tc_codes5::TROWS,
                  r0 = (size_t)blockIdx.x * TC_WG_ROWS, cb = blockIdx.y * cpb,
                  ce = cb + cpb < chunks ? cb + cpb : chunks;
     const int nch = cb < ce ? (int)(ce - cb) : 0;
     // chunk i into buffer i % TC_STAGES, one commit group each (empty past the last chunk)
     auto stage = [&](int i) {
         if (i < nch) {
-            Src::stage(p, r0, cb + i, sa(i % TC_STAGES));
+            tc_codes5::stage(p, r0, cb + i, sa(i % TC_STAGES));
             tc_stage_b<TC_KC, STEPS>(p, frag, c0, cb + i, sb(i % TC_STAGES));
         }
         asm volatile("cp.async.commit_group;\n" ::);
@@ -717,7 +709,7 @@ __global__ void __launch_bounds__(TC_WARPS * 32, 2)
     int acc[1][TC_KC][4] = {};
     uint32_t wa[2][2][2 * STEPS];
     landed(std::integral_constant<int, TC_STAGES - 2>());
-    Src::decode(sa(0), wa[0]);
+    tc_codes5::decode(sa(0), wa[0]);
     // chunk c: its A in use, the next chunk's A filled meanwhile
     auto step = [&](int c, uint32_t(&use)[2][2 * STEPS], uint32_t(&fill)[2][2 * STEPS]) {
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
@@ -737,7 +729,93 @@ __global__ void __launch_bounds__(TC_WARPS * 32, 2)
         if (c + 1 < nch) {
             landed(std::integral_constant<int, TC_STAGES - 3>());
             stage(c + TC_STAGES - 1);
-            Src::decode(sa((c + 1) % TC_STAGES), fill);
+            tc_codes5::decode(sa((c + 1) % TC_STAGES), fill);
+        }
+    };
+    for (int c = 0; c < nch; c += 2) {
+        step(c, wa[0], wa[1]);
+        if (c + 1 < nch) step(c + 1, wa[1], wa[0]);
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    tc_store<TC_KC, 1>(p, c0, mx, r0, m0, acc);
+#else
+    __trap(); // launched only where the sm_90a code runs (wgmma_ok)
+#endif
+}
+
+// The same from the 2-bit tiles, each chunk's digits (4 KB: the block's eight slabs, which the
+// layout puts side by side) and slices (10 KB) brought by two TMA bulk copies that thread 0
+// issues, TC_STAGES chunks ahead: a chunk's arrival and its release by both warpgroups are
+// mbarriers, so that neither warpgroup waits for the other, and no thread computes a copy's
+// addresses.
+constexpr int TC_TILES_STAGE = tc_tiles2::A_BYTES + TC_KC * tc_tiles2::STEPS * 256;
+constexpr int TC_TILES_SMEM = TC_STAGES * TC_TILES_STAGE + 16 * TC_STAGES;
+__global__ void __launch_bounds__(TC_WARPS * 32, 2)
+    tensor_kernel_tiles(params p, int c0, size_t cpb, const uint2 *frag,
+                        const unsigned long long *mx) {
+#if TG_SM90A
+    constexpr int STEPS = tc_tiles2::STEPS, A_BYTES = tc_tiles2::A_BYTES;
+    extern __shared__ __align__(16) uint8_t tc_smem[];
+    const unsigned base = smem_u32(tc_smem), full = base + TC_STAGES * TC_TILES_STAGE,
+                   empty = full + 8 * TC_STAGES;
+    const int tid = threadIdx.x;
+    const int m0[1] = {16 * (tid >> 5)};
+    const size_t chunks = (p.nt + tc_tiles2::TROWS - 1) / tc_tiles2::TROWS,
+                 r0 = (size_t)blockIdx.x * TC_WG_ROWS, cb = blockIdx.y * cpb,
+                 ce = cb + cpb < chunks ? cb + cpb : chunks, slab0 = r0 / 16;
+    if (cb >= ce) return;
+    const int nch = (int)(ce - cb);
+    // the slabs past the block's rows are not copied: their rows' sums are never stored
+    const unsigned abytes = (unsigned)(p.slabs - slab0 < TC_WARPS ? p.slabs - slab0 : TC_WARPS) *
+                            512;
+    if (tid == 0) {
+        for (int s = 0; s < TC_STAGES; s++) {
+            mbar_init(full + 8 * s, 1);
+            mbar_init(empty + 8 * s, TC_WARPS / 4);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    auto load = [&](int i) { // chunk i into stage i % TC_STAGES, by thread 0
+        const unsigned st = base + i % TC_STAGES * TC_TILES_STAGE, bar = full + 8 * (i % TC_STAGES);
+        mbar_expect(bar, abytes + TC_KC * STEPS * 256);
+        bulk_load(st, p.tiles + ((cb + i) * p.slabs + slab0) * 32, abytes, bar);
+        bulk_load(st + A_BYTES, frag + ((cb + i) * p.k + c0) * STEPS * 32, TC_KC * STEPS * 256,
+                  bar);
+    };
+    if (tid == 0)
+        for (int i = 0; i < TC_STAGES && i < nch; i++) load(i);
+    auto sa = [&](int i) { return tc_smem + i % TC_STAGES * TC_TILES_STAGE; };
+    int acc[1][TC_KC][4]; // written by the first wgmma
+    uint32_t wa[2][2][2 * STEPS];
+    mbar_wait(full, 0);
+    tc_tiles2::decode(sa(0), wa[0]);
+    // chunk c: its A in use, the next chunk's A filled meanwhile
+    auto step = [&](int c, uint32_t(&use)[2][2 * STEPS], uint32_t(&fill)[2][2 * STEPS]) {
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+        const unsigned b0 = base + c % TC_STAGES * TC_TILES_STAGE + A_BYTES;
+#pragma unroll
+        for (int st = 0; st < STEPS; st++) {
+            const uint64_t db = (uint64_t)(((b0 + 256 * st) & 0x3ffff) >> 4) |
+                                (uint64_t)(128 >> 4) << 16 | (uint64_t)(STEPS * 256 >> 4) << 32;
+            tc_wgmma(*reinterpret_cast<int(*)[40]>(&acc[0][0][0]), use[0][2 * st],
+                     use[1][2 * st], use[0][2 * st + 1], use[1][2 * st + 1], db, c | st);
+        }
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        // chunk c − 1's products are done: its A registers (fill) and, once both warpgroups
+        // say so, its stage are free
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+        if (c > 0) {
+            const int ps = (c - 1) % TC_STAGES;
+            if ((tid & 127) == 0) mbar_arrive(empty + 8 * ps);
+            if (tid == 0 && c - 1 + TC_STAGES < nch) {
+                mbar_wait(empty + 8 * ps, (c - 1) / TC_STAGES & 1);
+                load(c - 1 + TC_STAGES);
+            }
+        }
+        if (c + 1 < nch) {
+            mbar_wait(full + 8 * ((c + 1) % TC_STAGES), (c + 1) / TC_STAGES & 1);
+            tc_tiles2::decode(sa(c + 1), fill);
         }
     };
     for (int c = 0; c < nch; c += 2) {
@@ -932,22 +1010,22 @@ void launch_tensor(const params &p, uint64_t product, cudaStream_t s) {
         *cpb = (chunks + splits - 1) / splits;
         return dim3((unsigned)tiles, (unsigned)((chunks + *cpb - 1) / *cpb));
     };
-    auto wgmma_pass = [&](auto src, int c0, const uint8_t *frag, size_t chunks) {
-        using Src = decltype(src);
-        static std::atomic<uint64_t> attr{0};
-        smem_attribute(tensor_kernel_wg<Src>, tc_wg_smem<Src>, attr);
-        size_t cpb;
-        const dim3 grid = shape(TC_WG_ROWS, chunks, Src::TROWS, &cpb);
-        tensor_kernel_wg<Src><<<grid, TC_WARPS * 32, tc_wg_smem<Src>, s>>>(p, c0, cpb,
-                                                                          (const uint2 *)frag, mx);
-    };
     for (int c0 = 0; c0 < p.k; c0 += TC_KC) {
         const int kc = p.k - c0 < TC_KC ? p.k - c0 : TC_KC;
-        if (wg && kc == TC_KC) { // wgmma's shape is m64n80: ten columns
-            if (from_tiles) wgmma_pass(tc_tiles2{}, c0, frag2, ch2);
-            else wgmma_pass(tc_codes5{}, c0, frag5, ch5);
+        size_t cpb;
+        if (wg && kc == TC_KC && from_tiles) { // wgmma's shape is m64n80: ten columns
+            static std::atomic<uint64_t> attr{0};
+            smem_attribute(tensor_kernel_tiles, TC_TILES_SMEM, attr);
+            const dim3 grid = shape(TC_WG_ROWS, ch2, tc_tiles2::TROWS, &cpb);
+            tensor_kernel_tiles<<<grid, TC_WARPS * 32, TC_TILES_SMEM, s>>>(
+                p, c0, cpb, (const uint2 *)frag2, mx);
+        } else if (wg && kc == TC_KC) {
+            static std::atomic<uint64_t> attr{0};
+            smem_attribute(tensor_kernel_wg, TC_WG_SMEM, attr);
+            const dim3 grid = shape(TC_WG_ROWS, ch5, tc_codes5::TROWS, &cpb);
+            tensor_kernel_wg<<<grid, TC_WARPS * 32, TC_WG_SMEM, s>>>(p, c0, cpb,
+                                                                   (const uint2 *)frag5, mx);
         } else {
-            size_t cpb;
             const dim3 grid = shape(TC_ROWS, ch5, tc_codes5::TROWS, &cpb);
             launch_tensor_kc(p, c0, kc, grid, cpb * TC_G, (const uint2 *)frag5, mx, s);
         }
