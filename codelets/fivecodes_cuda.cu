@@ -745,19 +745,20 @@ __global__ void __launch_bounds__(TC_WARPS * 32, 2)
 
 // The same from the 2-bit tiles, each chunk's digits (4 KB: the block's eight slabs, which the
 // layout puts side by side) and slices (10 KB) brought by two TMA bulk copies that thread 0
-// issues, TC_STAGES chunks ahead: a chunk's arrival and its release by both warpgroups are
+// issues, TC_TILES_STAGES chunks ahead: a chunk's arrival and its release by both warpgroups are
 // mbarriers, so that neither warpgroup waits for the other, and no thread computes a copy's
 // addresses.
+constexpr int TC_TILES_STAGES = 4;
 constexpr int TC_TILES_STAGE = tc_tiles2::A_BYTES + TC_KC * tc_tiles2::STEPS * 256;
-constexpr int TC_TILES_SMEM = TC_STAGES * TC_TILES_STAGE + 16 * TC_STAGES;
+constexpr int TC_TILES_SMEM = TC_TILES_STAGES * TC_TILES_STAGE + 16 * TC_TILES_STAGES;
 __global__ void __launch_bounds__(TC_WARPS * 32, 2)
     tensor_kernel_tiles(params p, int c0, size_t cpb, const uint2 *frag,
                         const unsigned long long *mx) {
 #if TG_SM90A
     constexpr int STEPS = tc_tiles2::STEPS, A_BYTES = tc_tiles2::A_BYTES;
     extern __shared__ __align__(16) uint8_t tc_smem[];
-    const unsigned base = smem_u32(tc_smem), full = base + TC_STAGES * TC_TILES_STAGE,
-                   empty = full + 8 * TC_STAGES;
+    const unsigned base = smem_u32(tc_smem), full = base + TC_TILES_STAGES * TC_TILES_STAGE,
+                   empty = full + 8 * TC_TILES_STAGES;
     const int tid = threadIdx.x;
     const int m0[1] = {16 * (tid >> 5)};
     const size_t chunks = (p.nt + tc_tiles2::TROWS - 1) / tc_tiles2::TROWS,
@@ -769,23 +770,24 @@ __global__ void __launch_bounds__(TC_WARPS * 32, 2)
     const unsigned abytes = (unsigned)(p.slabs - slab0 < TC_WARPS ? p.slabs - slab0 : TC_WARPS) *
                             512;
     if (tid == 0) {
-        for (int s = 0; s < TC_STAGES; s++) {
+        for (int s = 0; s < TC_TILES_STAGES; s++) {
             mbar_init(full + 8 * s, 1);
             mbar_init(empty + 8 * s, TC_WARPS / 4);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
-    auto load = [&](int i) { // chunk i into stage i % TC_STAGES, by thread 0
-        const unsigned st = base + i % TC_STAGES * TC_TILES_STAGE, bar = full + 8 * (i % TC_STAGES);
+    auto load = [&](int i) { // chunk i into stage i % TC_TILES_STAGES, by thread 0
+        const int b = i % TC_TILES_STAGES;
+        const unsigned st = base + b * TC_TILES_STAGE, bar = full + 8 * b;
         mbar_expect(bar, abytes + TC_KC * STEPS * 256);
         bulk_load(st, p.tiles + ((cb + i) * p.slabs + slab0) * 32, abytes, bar);
         bulk_load(st + A_BYTES, frag + ((cb + i) * p.k + c0) * STEPS * 32, TC_KC * STEPS * 256,
                   bar);
     };
     if (tid == 0)
-        for (int i = 0; i < TC_STAGES && i < nch; i++) load(i);
-    auto sa = [&](int i) { return tc_smem + i % TC_STAGES * TC_TILES_STAGE; };
+        for (int i = 0; i < TC_TILES_STAGES && i < nch; i++) load(i);
+    auto sa = [&](int i) { return tc_smem + i % TC_TILES_STAGES * TC_TILES_STAGE; };
     int acc[1][TC_KC][4]; // written by the first wgmma
     uint32_t wa[2][2][2 * STEPS];
     mbar_wait(full, 0);
@@ -793,7 +795,7 @@ __global__ void __launch_bounds__(TC_WARPS * 32, 2)
     // chunk c: its A in use, the next chunk's A filled meanwhile
     auto step = [&](int c, uint32_t(&use)[2][2 * STEPS], uint32_t(&fill)[2][2 * STEPS]) {
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-        const unsigned b0 = base + c % TC_STAGES * TC_TILES_STAGE + A_BYTES;
+        const unsigned b0 = base + c % TC_TILES_STAGES * TC_TILES_STAGE + A_BYTES;
 #pragma unroll
         for (int st = 0; st < STEPS; st++) {
             const uint64_t db = (uint64_t)(((b0 + 256 * st) & 0x3ffff) >> 4) |
@@ -806,15 +808,15 @@ __global__ void __launch_bounds__(TC_WARPS * 32, 2)
         // say so, its stage are free
         asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
         if (c > 0) {
-            const int ps = (c - 1) % TC_STAGES;
+            const int ps = (c - 1) % TC_TILES_STAGES;
             if ((tid & 127) == 0) mbar_arrive(empty + 8 * ps);
-            if (tid == 0 && c - 1 + TC_STAGES < nch) {
-                mbar_wait(empty + 8 * ps, (c - 1) / TC_STAGES & 1);
-                load(c - 1 + TC_STAGES);
+            if (tid == 0 && c - 1 + TC_TILES_STAGES < nch) {
+                mbar_wait(empty + 8 * ps, (c - 1) / TC_TILES_STAGES & 1);
+                load(c - 1 + TC_TILES_STAGES);
             }
         }
         if (c + 1 < nch) {
-            mbar_wait(full + 8 * ((c + 1) % TC_STAGES), (c + 1) / TC_STAGES & 1);
+            mbar_wait(full + 8 * ((c + 1) % TC_TILES_STAGES), (c + 1) / TC_TILES_STAGES & 1);
             tc_tiles2::decode(sa(c + 1), fill);
         }
     };

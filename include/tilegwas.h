@@ -1006,9 +1006,11 @@ void tg_geno_stats(const tg_geno *g, tg_snp_stats *stats);
 tg_status tg_geno_mul(tg_geno *g, int trans, int64_t k, tg_prec prec, const void *in,
                       int64_t ldin, void *out, int64_t ldout, tg_error *err);
 /** What the products on @p n samples × @p m SNPs with @p k columns of @p es bytes (taken in
- * products of at most 64, tg_geno_mul's limit) keep on a GPU, in bytes: @p all (both 5codes copies of the genotypes, the columns read and written;
- * not the lists of missing calls) and @p task, the most one task reads and writes (its block
- * of genotypes, the columns). For the commands' estimates before they read the genotypes. */
+ * products of at most 64, tg_geno_mul's limit) keep on a GPU, in bytes: @p all (both 5codes
+ * copies of the genotypes, and their 2-bit tiles where the GPUs make them; the columns read
+ * and written; not the lists of missing calls) and @p task, the most one task reads and
+ * writes (its block of genotypes, the columns). For the commands' estimates before they read
+ * the genotypes, once the runtime has started. */
 void tg_geno_device_bytes(int64_t n, int64_t m, int64_t k, size_t es, double *all,
                           double *task);
 

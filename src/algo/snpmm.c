@@ -104,14 +104,10 @@ int tg_geno_gpu_tiles_use(int on) { return atomic_exchange(&tiles_use, on != 0);
 /* Registers every block once; StarPU then keeps valid copies on the devices that read them.
  * A GPU's FP64 products read 2-bit tiles that it makes once from each block's 5codes (0.25
  * bytes a genotype, where the 5codes' 0.2 cost four times the integer work to decode:
- * codelets/fivecodes_cuda.cu), kept beside StarPU's data, which does not count them: only
- * where both orientations' 5codes and tiles (0.9 bytes a genotype) fit in half of the smallest
- * GPU's memory, so that they never push the codes themselves out. */
+ * codelets/fivecodes_cuda.cu), where they fit (tg_geno_gpu_tiles_fit). */
 static void register_blocks(tg_geno *g) {
     static _Atomic uint64_t serial;
-    const double gpu = (double)tg_runtime_gpu_memory();
-    if (tg_runtime_ngpu() > 0 && gpu > 0 && 0.9 * (double)g->nl * (double)g->m <= gpu / 2)
-        g->tiles = ++serial;
+    if (tg_geno_gpu_tiles_fit(g->nl, g->m)) g->tiles = ++serial;
     int64_t ng = cdiv(g->m, 5), nh = cdiv(g->nl, 5);
     tg_handle_vector(&g->hcoef, g->coef, 2 * (uint32_t)g->m, sizeof(double));
     for (int64_t b = 0; b < g->rbl.count; b++) {

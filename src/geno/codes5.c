@@ -158,6 +158,11 @@ static double largest_block(int64_t total, int64_t target, int large) {
     return (double)(rows < total ? rows : total);
 }
 
+int tg_geno_gpu_tiles_fit(int64_t n, int64_t m) {
+    const double gpu = (double)tg_runtime_gpu_memory();
+    return tg_runtime_ngpu() > 0 && gpu > 0 && 0.9 * (double)n * (double)m <= gpu / 2;
+}
+
 void tg_geno_device_bytes(int64_t n, int64_t m, int64_t k, size_t es, double *all,
                           double *task) {
     int64_t row_blocks, snp_blocks;
@@ -168,8 +173,9 @@ void tg_geno_device_bytes(int64_t n, int64_t m, int64_t k, size_t es, double *al
                  dk = (double)(k < TG_FC_MAXK ? k : TG_FC_MAXK),
                  rows = largest_block(n, row_blocks, large),
                  cols = largest_block(m, snp_blocks, large);
-    /* the two 5codes copies, a byte per five genotypes each; the columns in and out */
-    *all = 0.4 * dn * dm + de * dk * (dn + dm);
+    /* the two 5codes copies, a byte per five genotypes each, and their tiles; the columns in
+     * and out */
+    *all = (tg_geno_gpu_tiles_fit(n, m) ? 0.9 : 0.4) * dn * dm + de * dk * (dn + dm);
     const double zl = 0.2 * rows * dm + de * dk * (dm + rows),
                  ztl = 0.2 * cols * dn + de * dk * (dn + cols);
     *task = zl > ztl ? zl : ztl;

@@ -36,6 +36,12 @@ struct tg_geno {
     uint64_t tiles; /* the serial under which GPUs keep 2-bit tiles of the blocks; 0: none */
 };
 
+/* Whether the GPUs keep 2-bit tiles of genotypes of @p n samples (this rank's) × @p m SNPs
+ * beside their 5codes (codelets/fivecodes_cuda.cu): only where both orientations' 5codes and
+ * tiles (0.9 bytes a genotype) fit in half of the smallest GPU's memory, since StarPU does not
+ * count the tiles and must never have to push the codes out for them. */
+int tg_geno_gpu_tiles_fit(int64_t n, int64_t m);
+
 static inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static inline int64_t block_len(const blocks *bl, int64_t b) {
     return bl->start[b + 1] - bl->start[b];
