@@ -994,7 +994,7 @@ void launch_tensor(const params &p, uint64_t product, cudaStream_t s) {
         rows_kernel<<<(unsigned)((p.nt + TC_TT - 1) / TC_TT), 256, 0, s>>>(p, rows_of);
         made.rows = true;
     }
-    // blocks of brows rows, two an SM (both kernels' registers): split the part's chunks so
+    // blocks of brows rows, two an SM (the kernels' registers): split the part's chunks so
     // that the blocks fill their last wave best (by 2% steps, fewer splits first), each block
     // at least two chunks and at most TC_MAX_GROUPS groups' table rows; *cpb: the chunks of a
     // block
@@ -1015,7 +1015,7 @@ void launch_tensor(const params &p, uint64_t product, cudaStream_t s) {
     for (int c0 = 0; c0 < p.k; c0 += TC_KC) {
         const int kc = p.k - c0 < TC_KC ? p.k - c0 : TC_KC;
         size_t cpb;
-        if (wg && kc == TC_KC && from_tiles) { // wgmma's shape is m64n80: ten columns
+        if (kc == TC_KC && from_tiles) { // wgmma's shape is m64n80: ten columns
             static std::atomic<uint64_t> attr{0};
             smem_attribute(tensor_kernel_tiles, TC_TILES_SMEM, attr);
             const dim3 grid = shape(TC_WG_ROWS, ch2, tc_tiles2::TROWS, &cpb);

@@ -64,7 +64,6 @@
 void tg_geno_free(tg_geno *g) {
     if (!g) return;
     if (g->registered && tg_runtime_started()) {
-        if (g->tiles) tg_fivecodes_forget(g->tiles);
         tg_handle_free(g->hcoef);
         for (int64_t b = 0; b < g->rbl.count; b++) {
             tg_handle_free(g->hr[b]);
@@ -74,6 +73,8 @@ void tg_geno_free(tg_geno *g) {
             tg_handle_free(g->ht[b]);
             tg_handle_free(g->htm[b]);
         }
+        /* once the handles' frees have waited for every task that reads the codes */
+        if (g->tiles) tg_fivecodes_forget(g->tiles);
     }
     tg_geno_codes_release(g);
 }
@@ -313,8 +314,8 @@ void tg_geno_set_part_rows(tg_geno *g, int64_t rows) { g->part_rows = rows; }
  * tasks outlast the pass and transfer of the other three quarters, and at least PART_ROWS
  * rows and twice the output's rows; the second the rest. Parts are whole multiples of
  * PART_UNIT rows (chunks of the GPU kernels: 160 table rows of the 5codes', 128 of the 2-bit
- * tiles'), but for the last. CPU workers read Λ
- * where it is: no parts without GPUs. tg_geno_set_part_rows's parts are all of its size. */
+ * tiles'), but for the last. CPU workers read Λ where it is: no parts without GPUs.
+ * tg_geno_set_part_rows's parts are all of its size. */
 enum { PART_ROWS = 131072, PART_UNIT = 640 };
 
 static int64_t part_end(const tg_geno *g, int64_t nt, int64_t nr, int64_t t0) {
