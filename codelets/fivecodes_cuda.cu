@@ -57,8 +57,10 @@ struct params {
     size_t ldout;
     int k;
     const uint4 *tiles; // the part's first chunk of the block's 2-bit tiles, or null
-    size_t slabs;       // the tiles' slabs of 16 rows
 };
+
+// The 2-bit tiles' slabs of 16 output rows in a block of @p rows.
+__host__ __device__ constexpr size_t tc_slabs(size_t rows) { return (rows + 15) / 16; }
 
 template <int RT>
 __device__ __forceinline__ void load_codes(const params &p, size_t g, size_t rbase,
@@ -561,6 +563,27 @@ __device__ __forceinline__ void tc_wgmma(int (&d)[40], uint32_t a0, uint32_t a1,
 }
 #undef TG_R20
 #undef TG_R4
+
+// A warpgroup's products of one chunk, queued: acc += A·B over its STEPS k32 steps (with
+// @p overwrite, the first step overwrites acc), A the lane's decoded digits (word 2·st + h' of
+// row half h), B the chunk's slices at shared address b0 (column n's core matrices STEPS·256
+// bytes apart, the two k halves 128). Returns once only this chunk's products may still run:
+// the previous chunk's A registers and slices are free.
+template <int STEPS>
+__device__ __forceinline__ void tc_chunk_products(int (&acc)[1][TC_KC][4],
+                                                  const uint32_t (&a)[2][2 * STEPS], unsigned b0,
+                                                  bool overwrite) {
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+    for (int st = 0; st < STEPS; st++) {
+        const uint64_t db = (uint64_t)(((b0 + 256 * st) & 0x3ffff) >> 4) |
+                            (uint64_t)(128 >> 4) << 16 | (uint64_t)(STEPS * 256 >> 4) << 32;
+        tc_wgmma(*reinterpret_cast<int(*)[40]>(&acc[0][0][0]), a[0][2 * st], a[1][2 * st],
+                 a[0][2 * st + 1], a[1][2 * st + 1], db, !overwrite || st);
+    }
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+}
 #endif
 
 // The B operands of chunk `chunk`'s columns c0 .. c0 + NT − 1 to shared memory by cp.async.
@@ -712,20 +735,9 @@ __global__ void __launch_bounds__(TC_WARPS * 32, 2)
     tc_codes5::decode(sa(0), wa[0]);
     // chunk c: its A in use, the next chunk's A filled meanwhile
     auto step = [&](int c, uint32_t(&use)[2][2 * STEPS], uint32_t(&fill)[2][2 * STEPS]) {
-        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-        // step st's tile: column n's core matrices STEPS·256 bytes apart, the two k halves 128
-        const unsigned b0 = (unsigned)__cvta_generic_to_shared(sb(c % TC_STAGES));
-#pragma unroll
-        for (int st = 0; st < STEPS; st++) {
-            const uint64_t db = (uint64_t)(((b0 + 256 * st) & 0x3ffff) >> 4) |
-                                (uint64_t)(128 >> 4) << 16 | (uint64_t)(STEPS * 256 >> 4) << 32;
-            tc_wgmma(*reinterpret_cast<int(*)[40]>(&acc[0][0][0]), use[0][2 * st],
-                     use[1][2 * st], use[0][2 * st + 1], use[1][2 * st + 1], db);
-        }
-        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        // chunk c − 1's products are done: its A registers (fill) are free, and once every
-        // warpgroup has passed this point (the barrier in landed), its buffer too
-        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+        // chunk c − 1's products are done after it: its A registers (fill) are free, and once
+        // every warpgroup has passed this point (the barrier in landed), its buffer too
+        tc_chunk_products<STEPS>(acc, use, smem_u32(sb(c % TC_STAGES)), false);
         if (c + 1 < nch) {
             landed(std::integral_constant<int, TC_STAGES - 3>());
             stage(c + TC_STAGES - 1);
@@ -763,12 +775,12 @@ __global__ void __launch_bounds__(TC_WARPS * 32, 2)
     const int m0[1] = {16 * (tid >> 5)};
     const size_t chunks = (p.nt + tc_tiles2::TROWS - 1) / tc_tiles2::TROWS,
                  r0 = (size_t)blockIdx.x * TC_WG_ROWS, cb = blockIdx.y * cpb,
-                 ce = cb + cpb < chunks ? cb + cpb : chunks, slab0 = r0 / 16;
+                 ce = cb + cpb < chunks ? cb + cpb : chunks, slabs = tc_slabs(p.rows),
+                 slab0 = r0 / 16;
     if (cb >= ce) return;
     const int nch = (int)(ce - cb);
     // the slabs past the block's rows are not copied: their rows' sums are never stored
-    const unsigned abytes = (unsigned)(p.slabs - slab0 < TC_WARPS ? p.slabs - slab0 : TC_WARPS) *
-                            512;
+    const unsigned abytes = (unsigned)(slabs - slab0 < TC_WARPS ? slabs - slab0 : TC_WARPS) * 512;
     if (tid == 0) {
         for (int s = 0; s < TC_TILES_STAGES; s++) {
             mbar_init(full + 8 * s, 1);
@@ -781,7 +793,7 @@ __global__ void __launch_bounds__(TC_WARPS * 32, 2)
         const int b = i % TC_TILES_STAGES;
         const unsigned st = base + b * TC_TILES_STAGE, bar = full + 8 * b;
         mbar_expect(bar, abytes + TC_KC * STEPS * 256);
-        bulk_load(st, p.tiles + ((cb + i) * p.slabs + slab0) * 32, abytes, bar);
+        bulk_load(st, p.tiles + ((cb + i) * slabs + slab0) * 32, abytes, bar);
         bulk_load(st + A_BYTES, frag + ((cb + i) * p.k + c0) * STEPS * 32, TC_KC * STEPS * 256,
                   bar);
     };
@@ -794,19 +806,10 @@ __global__ void __launch_bounds__(TC_WARPS * 32, 2)
     tc_tiles2::decode(sa(0), wa[0]);
     // chunk c: its A in use, the next chunk's A filled meanwhile
     auto step = [&](int c, uint32_t(&use)[2][2 * STEPS], uint32_t(&fill)[2][2 * STEPS]) {
-        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-        const unsigned b0 = base + c % TC_TILES_STAGES * TC_TILES_STAGE + A_BYTES;
-#pragma unroll
-        for (int st = 0; st < STEPS; st++) {
-            const uint64_t db = (uint64_t)(((b0 + 256 * st) & 0x3ffff) >> 4) |
-                                (uint64_t)(128 >> 4) << 16 | (uint64_t)(STEPS * 256 >> 4) << 32;
-            tc_wgmma(*reinterpret_cast<int(*)[40]>(&acc[0][0][0]), use[0][2 * st],
-                     use[1][2 * st], use[0][2 * st + 1], use[1][2 * st + 1], db, c | st);
-        }
-        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        // chunk c − 1's products are done: its A registers (fill) and, once both warpgroups
-        // say so, its stage are free
-        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+        // chunk c − 1's products are done after it: its A registers (fill) and, once both
+        // warpgroups say so, its stage are free
+        tc_chunk_products<STEPS>(acc, use, base + c % TC_TILES_STAGES * TC_TILES_STAGE + A_BYTES,
+                                 c == 0);
         if (c > 0) {
             const int ps = (c - 1) % TC_TILES_STAGES;
             if ((tid & 127) == 0) mbar_arrive(empty + 8 * ps);
@@ -928,21 +931,16 @@ struct tiles_entry {
     int trans;
     int64_t r0;
     uint4 *p;
-    size_t slabs;
 };
 static std::vector<tiles_entry> tiles_made[STARPU_NMAXWORKERS];
 
-// The block's tiles, made on first use from its whole codes (@p groups of @p rows), or null;
-// *slabs: its slabs of 16 rows.
+// The block's tiles, made on first use from its whole codes (@p groups of @p rows), or null.
 const uint4 *block_tiles(const tg_fivecodes_arg &a, const uint8_t *codes, size_t ldc,
-                         size_t rows, size_t groups, size_t *slabs, cudaStream_t s) {
+                         size_t rows, size_t groups, cudaStream_t s) {
     auto &made = tiles_made[starpu_worker_get_id_check()];
     for (const tiles_entry &e : made)
-        if (e.geno == a.geno && e.trans == a.trans && e.r0 == a.r0) {
-            *slabs = e.slabs;
-            return e.p;
-        }
-    const size_t sl = (rows + 15) / 16, chunks = (5 * groups + tc_tiles2::TROWS - 1) /
+        if (e.geno == a.geno && e.trans == a.trans && e.r0 == a.r0) return e.p;
+    const size_t sl = tc_slabs(rows), chunks = (5 * groups + tc_tiles2::TROWS - 1) /
                                                  tc_tiles2::TROWS;
     uint4 *t = nullptr;
     if (cudaMalloc(&t, chunks * sl * 32 * sizeof *t) != cudaSuccess) {
@@ -953,8 +951,7 @@ const uint4 *block_tiles(const tg_fivecodes_arg &a, const uint8_t *codes, size_t
         tiles_kernel<<<(unsigned)(b < 65536 ? b : 65536), 256, 0, s>>>(codes, ldc, rows, groups,
                                                                        sl, chunks, t);
     }
-    made.push_back({a.geno, a.trans, a.r0, t, sl});
-    *slabs = sl;
+    made.push_back({a.geno, a.trans, a.r0, t});
     return t;
 }
 
@@ -964,8 +961,7 @@ const uint4 *block_tiles(const tg_fivecodes_arg &a, const uint8_t *codes, size_t
 // columns run by wgmma where the device has it, from the block's 2-bit tiles where p.tiles is
 // set, else from its 5codes; other passes by mma.sync.
 void launch_tensor(const params &p, uint64_t product, cudaStream_t s) {
-    const bool wg = wgmma_ok(), from_tiles = wg && p.tiles && p.k >= TC_KC,
-               codes5 = !from_tiles || p.k % TC_KC;
+    const bool wg = wgmma_ok(), from_tiles = p.tiles, codes5 = !from_tiles || p.k % TC_KC;
     const size_t ch5 = (p.nt + tc_codes5::TROWS - 1) / tc_codes5::TROWS,
                  ch2 = (p.nt + tc_tiles2::TROWS - 1) / tc_tiles2::TROWS,
                  fb5 = ch5 * p.k * tc_codes5::STEPS * 256, fb2 = ch2 * p.k * tc_tiles2::STEPS * 256,
@@ -1079,7 +1075,6 @@ extern "C" void tg_fivecodes_cuda(void *buffers[], void *cl_arg) {
     p.ldout = STARPU_MATRIX_GET_LD(buffers[4]);
     p.k = a.k;
     p.tiles = nullptr;
-    p.slabs = 0;
     cudaStream_t s = starpu_cuda_get_local_stream();
     if (p.rows == 0) return;
     // the block's 2-bit tiles, for FP64 passes of ten columns by wgmma, in parts that start at
@@ -1087,8 +1082,8 @@ extern "C" void tg_fivecodes_cuda(void *buffers[], void *cl_arg) {
     if (a.prec == TG_FP64 && a.geno && a.k >= TC_KC && a.t0 % tc_tiles2::TROWS == 0 &&
         wgmma_ok()) {
         const uint4 *t = block_tiles(a, (const uint8_t *)STARPU_MATRIX_GET_PTR(buffers[0]), p.ldc,
-                                     p.rows, STARPU_MATRIX_GET_NY(buffers[0]), &p.slabs, s);
-        if (t) p.tiles = t + (size_t)a.t0 / tc_tiles2::TROWS * p.slabs * 32;
+                                     p.rows, STARPU_MATRIX_GET_NY(buffers[0]), s);
+        if (t) p.tiles = t + (size_t)a.t0 / tc_tiles2::TROWS * tc_slabs(p.rows) * 32;
     }
     if (a.prec == TG_FP64)
         run<double>(p, a, s);

@@ -219,23 +219,18 @@ chunk_sums(const double *xd, const float *xf, const double *coef, int trans, int
            int64_t r1, double *sum, double *max) {
     double s[OFFSET_LANES] = {0}, m[OFFSET_LANES] = {0};
     int bad = 0;
-    int64_t r = r0;
-    for (; r + OFFSET_LANES <= r1; r += OFFSET_LANES)
-        for (int j = 0; j < OFFSET_LANES; j++) {
+    for (int64_t r = r0; r < r1; r += OFFSET_LANES) {
+        const int n = r1 - r < OFFSET_LANES ? (int)(r1 - r) : OFFSET_LANES;
+        for (int j = 0; j < n; j++) {
             const double x = xd ? xd[r + j] : xf[r + j],
                          a = fabs(trans ? x : coef[2 * (r + j)] * x);
             bad |= !(fabs(x) <= DBL_MAX);
             s[j] += trans ? x : coef[2 * (r + j) + 1] * x;
             m[j] = a > m[j] ? a : m[j];
         }
-    for (int j = 0; j < r1 - r; j++) {
-        const double x = xd ? xd[r + j] : xf[r + j], a = fabs(trans ? x : coef[2 * (r + j)] * x);
-        bad |= !(fabs(x) <= DBL_MAX);
-        s[j] += trans ? x : coef[2 * (r + j) + 1] * x;
-        m[j] = a > m[j] ? a : m[j];
     }
     if (bad)
-        for (r = r0;; r++)
+        for (int64_t r = r0;; r++)
             if (!isfinite(xd ? xd[r] : xf[r])) return r;
     *sum = *max = 0;
     for (int j = 0; j < OFFSET_LANES; j++) {
