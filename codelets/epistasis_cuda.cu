@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
 #include <atomic>
 #include <vector>
 
@@ -358,6 +359,9 @@ __global__ void __launch_bounds__(EPI_THREADS, 1) epilogue(EpiArgs e) {
                         }
             }
         }
+        // (with the left tuples ordered by their last SNP, a left tuple's slots before its
+        // first valid right tuple are consecutive, so whole warps of them end here)
+        if (!__any_sync(FULL, valid)) continue;
         if (!valid)
 #pragma unroll
             for (int j = 0; j < NJ; j++) n0[j] = n1[j] = 0;
@@ -699,7 +703,15 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
     static const int group_pos[5][2][2][2] = {
         {}, {}, {{{0, -1}, {1, -1}}, {{0, -1}, {1, -1}}},
         {{{0, 1}, {2, -1}}, {{1, 2}, {0, -1}}}, {{{0, 1}, {2, 3}}, {{0, 3}, {1, 2}}}};
+    // Where the left group's last position and the right group's first share a block, only
+    // left tuples whose last SNP comes before the right tuple's first make combinations: the
+    // left tuples are then ordered by their last SNP, and the GEMM leaves out the tiles of
+    // pairs in the wrong order (TileKeys; at order 4, 256 SNPs in blocks of 64, 31% of it).
+    const int *lpos = group_pos[k][grouping][0], *rpos = group_pos[k][grouping][1];
+    const int llast = lpos[1] < 0 ? lpos[0] : lpos[1];
+    const bool cross = llast + 1 == rpos[0] && a->first[llast] == a->first[rpos[0]];
     std::vector<uint32_t> tup[2];
+    std::vector<int32_t> key[2]; // (cross) the left tuples' last SNPs, the right ones' first
     Side *sides[2] = {&rd.L, &rd.R};
     for (int s = 0; s < 2; s++) {
         Side &sd = *sides[s];
@@ -711,9 +723,19 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
         }
         if (sd.nl == 2) {
             tup[s] = make_tuples(sd.nsnp[0], sd.nsnp[1], a->first[pos[0]] == a->first[pos[1]]);
+            if (cross && s == 0)
+                std::stable_sort(tup[s].begin(), tup[s].end(), [](uint32_t x, uint32_t y) {
+                    return (x & 0xffff) < (y & 0xffff);
+                });
             sd.nt = (int64_t)tup[s].size();
         } else {
             sd.nt = sd.nsnp[0];
+        }
+        if (cross) {
+            key[s].resize((size_t)sd.nt);
+            for (int64_t t = 0; t < sd.nt; t++)
+                key[s][t] = sd.nl == 1 ? (int32_t)t
+                                       : (int32_t)(s ? tup[s][t] >> 16 : tup[s][t] & 0xffff);
         }
         int per = rd.complete ? (sd.nl == 1 ? 2 : 4) : (sd.nl == 1 ? 3 : 9);
         sd.nmain = sd.nt * per;
@@ -731,7 +753,8 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
     const int64_t wsum = a->words[0] + a->words[1];
     // (column R.nrows: the all-ones column of complete data, entry_row's last)
     const int64_t ldc = (rd.R.nrows + rd.complete + 3) & ~(int64_t)3;
-    const int64_t per_l = rd.L.nmain / (rd.L.nt ? rd.L.nt : 1);
+    const int64_t per_l = rd.L.nmain / (rd.L.nt ? rd.L.nt : 1),
+                  per_r = rd.R.nmain / (rd.R.nt ? rd.R.nt : 1);
     const int64_t next = rd.L.nrows - rd.L.nmain;
     const int64_t nslot = rd.L.nt * rd.R.nt;
     // Larger slabs mean fewer, fuller GEMM and epilogue launches (H100, 300 rounds: order 4 at
@@ -763,6 +786,7 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
         cv = Carver();
         cv.base = pass ? (char *)scratch[starpu_worker_get_id_check()].get(need) : nullptr;
         uint32_t *dtup[2] = {cv.take<uint32_t>(tup[0].size()), cv.take<uint32_t>(tup[1].size())};
+        int32_t *dkey[2] = {cv.take<int32_t>(key[0].size()), cv.take<int32_t>(key[1].size())};
         uint64_t *rrows = cv.take<uint64_t>((size_t)rd.R.nrows * wsum);
         uint64_t *lrows = cv.take<uint64_t>((size_t)(slab * per_l > next ? slab * per_l : next) * wsum);
         int32_t *cm = cv.take<int32_t>((size_t)2 * slab * per_l * ldc);
@@ -781,6 +805,10 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
                                               cudaMemcpyHostToDevice, st));
                 sides[s]->tuples = dtup[s];
             }
+        for (int s = 0; s < 2; s++)
+            if (!key[s].empty())
+                TG_CUDA_CHECK(cudaMemcpyAsync(dkey[s], key[s].data(), key[s].size() * 4,
+                                              cudaMemcpyHostToDevice, st));
         TG_CUDA_CHECK(cudaMemsetAsync(evaluated, 0, 2 * sizeof *evaluated, st));
         unsigned long long *thr = threshold[starpu_worker_get_id_check()].get(a->search, st);
 
@@ -794,8 +822,12 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
             TG_CUDA_CHECK(cudaGetLastError());
             profile.mark(st, 0, false);
         };
-        auto gemm = [&](const uint64_t *l, int64_t m, int32_t *c) {
+        // t0: the first left tuple of a slab's per-tuple rows (its tiles may be left out), or
+        // −1 (the left single / all-ones rows: all needed)
+        auto gemm = [&](const uint64_t *l, int64_t m, int32_t *c, int64_t t0) {
             GemmArgs g{};
+            if (cross && t0 >= 0)
+                g.keys = {dkey[0] + t0, dkey[1], per_l, per_r, rd.R.nmain};
             for (int cl = 0; cl < 2; cl++) {
                 g.a[cl] = l + (cl ? m * a->words[0] : 0);
                 g.b[cl] = rrows + (cl ? rd.R.nrows * a->words[0] : 0);
@@ -813,7 +845,7 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
         rows(0, 0, rd.R.nrows, rrows, nullptr);
         // the left single / all-ones rows first: every slab's combinations need them
         rows(1, rd.L.nmain, next, lrows, ce);
-        gemm(lrows, next, ce);
+        gemm(lrows, next, ce, -1);
         EpiArgs e{};
         e.rd = rd;
         e.sa.table = table;
@@ -837,7 +869,7 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
         for (int64_t t0 = 0; t0 < rd.L.nt; t0 += slab) {
             int64_t t1 = t0 + slab < rd.L.nt ? t0 + slab : rd.L.nt, m = (t1 - t0) * per_l;
             rows(1, t0 * per_l, m, lrows, cm);
-            gemm(lrows, m, cm);
+            gemm(lrows, m, cm, t0);
             e.cm[0] = cm;
             e.cm[1] = cm + (size_t)m * ldc;
             e.t0 = t0;

@@ -24,13 +24,32 @@ namespace {
 // at a time through a STAGES-deep cp.async pipeline; shared rows have their 16-byte chunks
 // XOR-swizzled by row so that ldmatrix reads eight rows without bank conflicts. The shape is a
 // template so bench/epistasis can compare several on the device; launch_gemm picks one.
+// Tiles left out: with keys, A's rows are tuples of lper rows whose keys (l) ascend and B's
+// first rmain rows tuples of rper rows whose keys (r) ascend; a tile whose every row key is at
+// least every column key holds only entries no combination reads (the round's left SNPs come
+// before its right ones), so it is neither computed nor stored. l = NULL: every tile computed.
+struct TileKeys {
+    const int32_t *l, *r;
+    int64_t lper, rper, rmain;
+};
+
 struct GemmArgs {
     const uint64_t *a[2], *b[2];
     int32_t *c[2];
     int64_t lda[2], ldb[2]; // row strides in words
     int64_t kwords[2];      // words per row (a positive multiple of 4)
     int64_t m, n, ldc;
+    TileKeys keys;
 };
+
+// Whether the tile of rows row0.. and columns col0 .. col0 + bn − 1 is left out (TileKeys):
+// the keys ascend, so the first row's key is the tile's least and the last column's its largest.
+__device__ __forceinline__ bool tile_left_out(const TileKeys &k, int64_t row0, int64_t col0,
+                                              int64_t bn, int64_t n) {
+    if (!k.l) return false;
+    const int64_t last = (col0 + bn < n ? col0 + bn : n) - 1;
+    return last < k.rmain && k.l[row0 / k.lper] >= k.r[last / k.rper];
+}
 
 __device__ __forceinline__ void cp_async16(unsigned dst, const void *src, bool valid) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
@@ -83,6 +102,7 @@ __global__ void __launch_bounds__(32 * WM * WN, 1) popc_gemm(GemmArgs g) {
     extern __shared__ __align__(128) unsigned char smem[];
     const int cls = blockIdx.z;
     const int64_t row0 = (int64_t)blockIdx.y * BM, col0 = (int64_t)blockIdx.x * BN;
+    if (tile_left_out(g.keys, row0, col0, BN, g.n)) return;
     const int64_t kbytes = g.kwords[cls] * 8;
     const int nstage = (int)((kbytes + ROWB - 1) / ROWB);
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -203,6 +223,7 @@ struct WgArgs {
     int32_t *c[2];
     int64_t kbytes[2], m, n, ldc;
     int ntm, ntn; // tiles along M and N
+    TileKeys keys;
 };
 
 #if TG_SM90A
@@ -259,6 +280,7 @@ __global__ void __launch_bounds__(128 * WG_NC, 1) wgmma_gemm(const __grid_consta
     const int per = WG_GROUP * g.ntn, f = blockIdx.x / per * WG_GROUP, w = blockIdx.x % per;
     const int gs = g.ntm - f < WG_GROUP ? g.ntm - f : WG_GROUP;
     const int row0 = (f + w % gs) * WG_BM, col0 = w / gs * WG_BN;
+    if (tile_left_out(g.keys, row0, col0, WG_BN, g.n)) return;
     const int nstage = (int)((g.kbytes[cls] + 127) / 128);
     if (tid == 0) {
         for (int s = 0; s < WG_S; s++) {
@@ -352,6 +374,7 @@ void launch_gemm_wgmma(const GemmArgs &g, cudaStream_t st) {
     w.ldc = g.ldc;
     w.ntm = (int)((g.m + WG_BM - 1) / WG_BM);
     w.ntn = (int)((g.n + WG_BN - 1) / WG_BN);
+    w.keys = g.keys;
     wgmma_gemm<<<dim3((unsigned)w.ntm * w.ntn, 1, 2), 128 * WG_NC, WG_SMEM, st>>>(w);
     TG_CUDA_CHECK(cudaGetLastError());
 }

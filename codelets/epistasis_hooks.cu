@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include <atomic>
+#include <vector>
 
 #include "codelets/epistasis_cuda.cuh"
 #include "codelets/epistasis_hooks.h"
@@ -79,13 +80,20 @@ __global__ void fill_random(uint64_t *p, int64_t n, uint64_t seed) {
     }
 }
 
-// CUDA-core reference for a few rows of C (popcount of 64-bit words).
-__global__ void gemm_reference(GemmArgs g, int64_t r0, int64_t nr, int64_t *bad) {
+// CUDA-core reference for a few rows of C (popcount of 64-bit words). With g.keys, the
+// entries of pairs in the wrong order are not compared: those still −1 (as filled) are counted
+// in *left.
+__global__ void gemm_reference(GemmArgs g, int64_t r0, int64_t nr, int64_t *bad, int64_t *left) {
+    const TileKeys &k = g.keys;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < 2 * nr * g.n;
          i += (int64_t)gridDim.x * blockDim.x) {
         int c = (int)(i / (nr * g.n));
         int64_t r = r0 + (i / g.n) % nr, j = i % g.n;
         if (r >= g.m) continue;
+        if (k.l && j < k.rmain && k.l[r / k.lper] >= k.r[j / k.rper]) {
+            if (g.c[c][r * g.ldc + j] == -1) atomicAdd((unsigned long long *)left, 1ull);
+            continue;
+        }
         int s = 0;
         for (int64_t w = 0; w < g.kwords[c]; w++)
             s += __popcll(g.a[c][r * g.lda[c] + w] & g.b[c][j * g.ldb[c] + w]);
@@ -112,14 +120,17 @@ template <class F> float time_ms(F launch) {
     return ms;
 }
 
-// Entries of rows r0 .. r0+nr of both classes of C that differ from the CUDA-core popcount.
-int64_t gemm_mismatches(const GemmArgs &g, int64_t r0, int64_t nr, int64_t *bad) {
-    int64_t h;
-    TG_CUDA_CHECK(cudaMemset(bad, 0, sizeof *bad));
-    gemm_reference<<<1024, 256>>>(g, r0, nr, bad);
+// Entries of rows r0 .. r0+nr of both classes of C that differ from the CUDA-core popcount;
+// with g.keys, *left: those of pairs in the wrong order left unwritten (bad: two counters).
+int64_t gemm_mismatches(const GemmArgs &g, int64_t r0, int64_t nr, int64_t *bad,
+                        int64_t *left = nullptr) {
+    int64_t h[2];
+    TG_CUDA_CHECK(cudaMemset(bad, 0, 2 * sizeof *bad));
+    gemm_reference<<<1024, 256>>>(g, r0, nr, bad, bad + 1);
     TG_CUDA_CHECK(cudaGetLastError());
-    TG_CUDA_CHECK(cudaMemcpy(&h, bad, sizeof h, cudaMemcpyDeviceToHost));
-    return h;
+    TG_CUDA_CHECK(cudaMemcpy(h, bad, sizeof h, cudaMemcpyDeviceToHost));
+    if (left) *left = h[1];
+    return h[0];
 }
 
 // Random rows for a GEMM of m × n rows, words[c] words a class (row strides = words), C
@@ -186,7 +197,7 @@ extern "C" double tg_epi_bench_ceiling_wgmma(int64_t *mismatches) {
     one.b[1] = g.b[0];
     one.c[1] = g.c[0];
     int64_t *bad;
-    TG_CUDA_CHECK(cudaMalloc(&bad, sizeof *bad));
+    TG_CUDA_CHECK(cudaMalloc(&bad, 2 * sizeof *bad));
     *mismatches = gemm_mismatches(one, 0, 128, bad) / 2;
     TG_CUDA_CHECK(cudaFree(bad));
     const int iters = 4000;
@@ -208,7 +219,7 @@ extern "C" double tg_epi_bench_gemm(int64_t m, int64_t n, int64_t words, int rep
     const int64_t w[2] = {words, words};
     GemmArgs g = gemm_alloc(m, n, w);
     int64_t *bad;
-    TG_CUDA_CHECK(cudaMalloc(&bad, sizeof *bad));
+    TG_CUDA_CHECK(cudaMalloc(&bad, 2 * sizeof *bad));
     gemm_shapes[shape].run(g, 0);
     *mismatches = gemm_mismatches(g, 0, 130, bad) + gemm_mismatches(g, m > 130 ? m - 130 : 0, 130, bad);
     const float ms = time_ms([&] {
@@ -220,15 +231,26 @@ extern "C" double tg_epi_bench_gemm(int64_t m, int64_t n, int64_t words, int rep
 }
 
 extern "C" int64_t tg_epi_test_gemm(int64_t m, int64_t n, int64_t words0, int64_t words1,
-                                    int shape) {
+                                    int shape, int64_t *left) {
     if (!shape_runs(shape)) return -1;
     const int64_t w[2] = {words0, words1};
     GemmArgs g = gemm_alloc(m, n, w);
+    int32_t *keys = nullptr;
+    if (left) { // left tuples of 4 rows keyed 0, 1, …; right ones of 2 spread over the same keys
+        const int64_t nl = (m + 3) / 4, rmain = (n - 3) / 2 * 2, nr = rmain / 2;
+        std::vector<int32_t> k((size_t)(nl + nr));
+        for (int64_t t = 0; t < nl; t++) k[t] = (int32_t)t;
+        for (int64_t u = 0; u < nr; u++) k[nl + u] = (int32_t)(u * nl / nr);
+        TG_CUDA_CHECK(cudaMalloc(&keys, k.size() * sizeof *keys));
+        TG_CUDA_CHECK(cudaMemcpy(keys, k.data(), k.size() * sizeof *keys, cudaMemcpyHostToDevice));
+        g.keys = {keys, keys + nl, 4, 2, rmain};
+    }
     int64_t *bad;
-    TG_CUDA_CHECK(cudaMalloc(&bad, sizeof *bad));
+    TG_CUDA_CHECK(cudaMalloc(&bad, 2 * sizeof *bad));
     gemm_shapes[shape].run(g, 0);
-    const int64_t wrong = gemm_mismatches(g, 0, m, bad);
+    const int64_t wrong = gemm_mismatches(g, 0, m, bad, left);
     TG_CUDA_CHECK(cudaFree(bad));
+    if (keys) TG_CUDA_CHECK(cudaFree(keys));
     gemm_free(g);
     return wrong;
 }

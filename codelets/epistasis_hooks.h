@@ -23,8 +23,12 @@ double tg_epi_bench_gemm(int64_t m, int64_t n, int64_t words, int reps, int shap
 const char *tg_epi_bench_gemm_shape(int shape);
 /* Test hook: one GEMM of shape `shape` on random rows (m × n rows, words0 / words1 words in the
  * two classes), every entry compared with a CUDA-core popcount: the number that differ, or −1
- * when this GPU cannot run the shape. */
-int64_t tg_epi_test_gemm(int64_t m, int64_t n, int64_t words0, int64_t words1, int shape);
+ * when this GPU cannot run the shape. With @p left, the tiles of pairs in the wrong order are
+ * left out (rows in tuples of 4 keyed 0, 1, …; columns but the last 3 in tuples of 2 whose keys
+ * ascend over the same range): the entries of such pairs are not compared, and *left counts
+ * those the GEMM did not write. */
+int64_t tg_epi_test_gemm(int64_t m, int64_t n, int64_t words0, int64_t words1, int shape,
+                         int64_t *left);
 /* Test hook: the epilogue's K2 screen (codelets/epistasis_k2screen.cuh) on n tables of an order
  * (r0, r1: 3^order counts each, in cell order; t: the K2 table, tlen entries, past every R + 1):
  * the lower bound on each table's key, −∞ where the epilogue does not screen. */
