@@ -72,8 +72,6 @@ struct Side {
 struct Round {
     Side L, R;
     int complete;
-    int64_t n[2];                      // samples per class (R0, R1 of every combination when
-                                       // complete)
     int64_t words[2];
     int64_t coff1;                     // word offset of class 1 in a plane block
     int64_t first[TG_EPI_MAX_ORDER];   // first global SNP of each position's block
@@ -378,19 +376,15 @@ __global__ void __launch_bounds__(EPI_THREADS, 1) epilogue(EpiArgs e) {
                 n0[j] -= a0 + b0;
                 n1[j] -= a1 + b1;
             }
-            if (!rd.complete) {
-                c0 += n0[j];
-                c1 += n1[j];
-            }
+            c0 += n0[j];
+            c1 += n1[j];
             if constexpr (PASS) nz += n0[j] + n1[j] > 0;
         }
-        // (complete data: every sample of a class is valid at every SNP)
-        auto lanes = [&](int v) {
-            return __shfl_sync(FULL, v, base) + __shfl_sync(FULL, v, base + 1) +
-                   __shfl_sync(FULL, v, base + 2);
-        };
-        const int64_t R0 = rd.complete ? rd.n[0] : lanes(c0),
-                      R1 = rd.complete ? rd.n[1] : lanes(c1), R = R0 + R1;
+        const int64_t R0 = __shfl_sync(FULL, c0, base) + __shfl_sync(FULL, c0, base + 1) +
+                           __shfl_sync(FULL, c0, base + 2),
+                      R1 = __shfl_sync(FULL, c1, base) + __shfl_sync(FULL, c1, base + 1) +
+                           __shfl_sync(FULL, c1, base + 2),
+                      R = R0 + R1;
         const bool lead = valid && d0 == 0; // the lane that reports the combination
         // K2: c of the key, and the screen (codelets/epistasis_k2screen.cuh): a combination whose
         // lower bound is above the threshold cannot be kept, so its exact score is not needed
@@ -696,8 +690,6 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
 
     Round rd{};
     rd.complete = tg_epi_round_complete(a);
-    rd.n[0] = a->n[0];
-    rd.n[1] = a->n[1];
     rd.words[0] = a->words[0];
     rd.words[1] = a->words[1];
     rd.coff1 = (int64_t)a->block * 3 * a->words[0];

@@ -48,9 +48,8 @@ __device__ __forceinline__ float lg2_ftz(float x) {
 }
 
 __device__ __forceinline__ void k2_screen_cell(int n0, int n1, K2Screen &s) {
-    // x = n + 1 exactly: the float 2^23 + x, minus 2^23 (its bits 0x4B000000 + x: x < 2^23
-    // where the bound is used)
-    const int b0 = 0x4B000001 + n0, b1 = 0x4B000001 + n1;
+    // x = n + 1 exactly: the float 2^23 + x, minus 2^23
+    const int b0 = 0x4B000000 | (n0 + 1), b1 = 0x4B000000 | (n1 + 1);
     const float x0 = __int_as_float(b0) - 8388608.f, x1 = __int_as_float(b1) - 8388608.f;
     const float x2 = x0 + x1, l0 = lg2_ftz(x0), l1 = lg2_ftz(x1), l2 = lg2_ftz(x2);
     s.d += fmaf(x0, l2 - l0, fmaf(x1, l2 - l1, 0.5f * (l0 + l1 - l2)));
