@@ -74,24 +74,13 @@ typedef struct {
     uint64_t *p0, *p1, *pv;
 } writer;
 
-/* A plane word, written once and read later by other threads or a GPU's copy: stored past the
- * caches, so that its line is not read from memory first (build_snp fences before it counts the
- * SNP as written). */
-static inline void put(uint64_t *p, uint64_t v) {
-#if defined(__x86_64__)
-    _mm_stream_si64((long long *)p, (long long)v);
-#else
-    *p = v;
-#endif
-}
-
 /* .bed codes, low bit first: 00 → 2, 01 → missing, 10 → 1, 11 → 0; bits outside @p used are
  * zeros in every plane (lo and hi are zeros there). */
 static inline void store(writer *o, uint64_t lo, uint64_t hi, uint64_t used) {
     const uint64_t v = (~lo | hi) & used;
-    put(o->p0 + o->w, lo & hi);
-    put(o->p1 + o->w, hi & ~lo);
-    put(o->pv + o->w, v);
+    o->p0[o->w] = lo & hi;
+    o->p1[o->w] = hi & ~lo;
+    o->pv[o->w] = v;
     o->valid += __builtin_popcountll(v);
     o->w++;
 }
@@ -152,9 +141,6 @@ static inline __attribute__((always_inline)) void build_snp(build_ctx *b, int64_
         memset(o[c].pv + o[c].w, 0, pad);
         miss += j < b->m ? pl->n[c] - o[c].valid : 0;
     }
-#if defined(__x86_64__)
-    _mm_sfence(); /* the streamed words visible before the block is counted as built */
-#endif
     const int64_t blk_of = j / pl->B;
     if (miss) __atomic_fetch_add(&b->missing[blk_of], miss, __ATOMIC_RELAXED);
     if (__atomic_sub_fetch(&b->left[blk_of], 1, __ATOMIC_ACQ_REL) == 0 && b->built)
