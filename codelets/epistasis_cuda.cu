@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <algorithm>
 #include <atomic>
 #include <vector>
 
@@ -616,11 +615,19 @@ struct Carver {
     }
 };
 
-// Tuples of a 2-SNP group, lexicographic; blocks are the same block when `same`.
-static std::vector<uint32_t> make_tuples(int n1, int n2, bool same) {
+// Tuples (a, b) of a 2-SNP group, a < b when the blocks are the same block (`same`): in
+// lexicographic order, or ordered by b first when `by_second`.
+static std::vector<uint32_t> make_tuples(int n1, int n2, bool same, bool by_second) {
     std::vector<uint32_t> t;
-    for (int a = 0; a < n1; a++)
-        for (int b = same ? a + 1 : 0; b < n2; b++) t.push_back((uint32_t)a << 16 | (uint32_t)b);
+    if (by_second) {
+        for (int b = 0; b < n2; b++)
+            for (int a = 0; a < (same && b < n1 ? b : n1); a++)
+                t.push_back((uint32_t)a << 16 | (uint32_t)b);
+    } else {
+        for (int a = 0; a < n1; a++)
+            for (int b = same ? a + 1 : 0; b < n2; b++)
+                t.push_back((uint32_t)a << 16 | (uint32_t)b);
+    }
     return t;
 }
 
@@ -722,11 +729,8 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
             sd.nsnp[q] = a->nsnp[pos[q]];
         }
         if (sd.nl == 2) {
-            tup[s] = make_tuples(sd.nsnp[0], sd.nsnp[1], a->first[pos[0]] == a->first[pos[1]]);
-            if (cross && s == 0)
-                std::stable_sort(tup[s].begin(), tup[s].end(), [](uint32_t x, uint32_t y) {
-                    return (x & 0xffff) < (y & 0xffff);
-                });
+            tup[s] = make_tuples(sd.nsnp[0], sd.nsnp[1], a->first[pos[0]] == a->first[pos[1]],
+                                 cross && s == 0);
             sd.nt = (int64_t)tup[s].size();
         } else {
             sd.nt = sd.nsnp[0];
