@@ -5,7 +5,8 @@
 //      entries with a valid plane ("V") come from a few extra rows (single SNPs, all ones), the
 //      paper's lower-order tables at O(B) instead of O(B²) rows.
 //   2. a binary GEMM, C = popc(L AND R) over the samples of one class, on the tensor cores
-//      (wgmma m64n256k256 .and.popc fed by TMA on Hopper, mma.sync m16n8k256 elsewhere);
+//      (wgmma m64n256k256 .and.popc fed by TMA on Hopper, mma.sync m16n8k256 elsewhere),
+//      leaving out the tiles whose every pair of tuples is in the wrong order (TileKeys);
 //   3. an epilogue, three lanes per combination: gather the 3^k entries E of both classes from
 //      C, turn them into the contingency table ([N0, N1, N2] = [E0, E1, EV − E0 − E1] along each
 //      SNP), score it exactly as the CPU reference does (same table, same order of operations,
