@@ -858,7 +858,8 @@ typedef struct {
     int topk;                 /**< hits reported, 1 .. TG_EPI_MAX_TOPK */
     tg_epi_score_kind score;
     int block;                /**< SNPs per block: a multiple of 8 in [8, 4096]; 0 = by order
-                                   (2: 1024, 3: 256, 4: 64), shrunk to ceil(M/8)·8 for small M */
+                                   (2: 1024, 3: 256, 4: 64, or 128 with GPUs where that makes
+                                   at least 8 rounds a GPU), shrunk to ceil(M/8)·8 for small M */
     /** 0: every round. Otherwise only the first max_rounds rounds (benchmarks on a part of a
      * large search): the report then counts the rounds and combinations of that part. */
     int64_t max_rounds;

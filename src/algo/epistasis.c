@@ -622,6 +622,13 @@ static tg_status plan(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *o
     s->topk = o->p_threshold > 0 ? TG_EPI_MAX_TOPK : o->topk;
     s->m = bed->n_snps;
     s->B = o->block ? o->block : default_block[s->k];
+    /* order 4 with GPUs: blocks of 128, whose rounds run ~4% faster there than those of 64
+     * (docs/PERFORMANCE.md), where that still makes 8 rounds a GPU; the CPUs' shorter rounds
+     * spread over more cores */
+    const int64_t big = (s->m + 127) / 128;
+    if (!o->block && s->k == 4 && tg_runtime_ngpu() > 0 &&
+        choose(big + 3, 4) >= 8 * (unsigned)tg_runtime_ngpu())
+        s->B = 128;
     if (s->B > (s->m + 7) / 8 * 8) s->B = (int)((s->m + 7) / 8 * 8);
     s->nb = (s->m + s->B - 1) / s->B;
     for (int c = 0; c < 2; c++) s->words[c] = 4 * ((s->n[c] + 255) / 256);
