@@ -585,6 +585,26 @@ static void check_max_rounds(const dataset *d) {
     if (!st) tg_epi_report_free(&rep);
 }
 
+/* Order 4's default block: 128 with GPUs where that makes 8 rounds a GPU (264 SNPs: 3 blocks,
+ * 15 rounds on one GPU), else 64 (5 blocks). */
+static void check_order4_block(int gpu) {
+    tg_rng r;
+    tg_rng_seed(&r, 404);
+    dataset d = {0};
+    make_dataset(&d, "block4", 40, 44, 0, 264, 0.0, 0, &r);
+    tg_error err = {0};
+    tg_epi_report rep;
+    tg_epi_opts o = tg_epi_defaults();
+    o.order = 4, o.max_rounds = 1;
+    const int want = gpu && 15 >= 8 * tg_runtime_ngpu() ? 128 : 64;
+    tg_status st = tg_epistasis(&d.bed, d.cls, &o, &rep, &err);
+    ok(st == TG_OK && rep.block == want && rep.rounds == 1,
+       "order 4, 264 SNPs, %s: default block %d (%d) %s", gpu ? "GPUs" : "no GPU", rep.block,
+       want, st ? err.msg : "");
+    if (!st) tg_epi_report_free(&rep);
+    free_dataset(&d);
+}
+
 /* A search running every step-th round counts exactly their combinations: the rounds
  * enumerated here in the search's order (blocks of 8, b_1 ≤ … ≤ b_k lexicographic, a group of
  * equal blocks contributing C(its SNPs, its multiplicity)). Step 67 of order 4's 70 rounds
@@ -897,6 +917,7 @@ int main(void) {
     make_dataset(&small, "small", 71, 19, 5, 13, 0.05, 0, &r);
     check_bad_options(&miss);
     check_max_rounds(&miss);
+    check_order4_block(gpu);
     check_round_step(&miss, 2, 3);
     check_round_step(&miss, 4, 67);
 

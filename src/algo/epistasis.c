@@ -624,9 +624,10 @@ static tg_status plan(const tg_bed *bed, const int8_t *cls, const tg_epi_opts *o
     s->B = o->block ? o->block : default_block[s->k];
     /* order 4 with GPUs: blocks of 128, whose rounds run ~4% faster there than those of 64
      * (docs/PERFORMANCE.md), where that still makes 8 rounds a GPU; the CPUs' shorter rounds
-     * spread over more cores */
+     * spread over more cores. One rank only: every rank must plan the same blocks, and ranks
+     * may differ in GPUs. */
     const int64_t big = (s->m + 127) / 128;
-    if (!o->block && s->k == 4 && tg_runtime_ngpu() > 0 &&
+    if (!o->block && s->k == 4 && tg_runtime_nranks() == 1 && tg_runtime_ngpu() > 0 &&
         choose(big + 3, 4) >= 8 * (unsigned)tg_runtime_ngpu())
         s->B = 128;
     if (s->B > (s->m + 7) / 8 * 8) s->B = (int)((s->m + 7) / 8 * 8);
