@@ -573,27 +573,15 @@ __global__ void write_result(Round rd, int order, int topk, const uint64_t *k, c
 struct Scratch {
     void *p = nullptr;
     size_t size = 0;
-    int pooled = -1; // whether the GPU has stream-ordered allocation (−1: not asked yet)
     ~Scratch() { // the worker thread ends with StarPU: give its memory back
         if (p) cudaFree(p);
     }
-    // Grown in the stream's order where the GPU can: a cudaFree waits for the whole GPU, the
-    // rounds queued before this one included, at each growth of a search's first rounds.
-    void *get(size_t want, cudaStream_t st) {
-        if (want <= size) return p;
-        if (pooled < 0) {
-            int dev;
-            TG_CUDA_CHECK(cudaGetDevice(&dev));
-            TG_CUDA_CHECK(cudaDeviceGetAttribute(&pooled, cudaDevAttrMemoryPoolsSupported, dev));
-        }
-        if (pooled) {
-            if (p) TG_CUDA_CHECK(cudaFreeAsync(p, st));
-            TG_CUDA_CHECK(cudaMallocAsync(&p, want, st));
-        } else {
+    void *get(size_t want) {
+        if (want > size) {
             if (p) TG_CUDA_CHECK(cudaFree(p));
             TG_CUDA_CHECK(cudaMalloc(&p, want));
+            size = want;
         }
-        size = want;
         return p;
     }
 };
@@ -801,7 +789,7 @@ extern "C" void tg_epi_round_cuda(void *buffers[], void *cl_arg) {
     size_t need = 0;
     for (int pass = 0; pass < 2; pass++) {
         cv = Carver();
-        cv.base = pass ? (char *)scratch[starpu_worker_get_id_check()].get(need, st) : nullptr;
+        cv.base = pass ? (char *)scratch[starpu_worker_get_id_check()].get(need) : nullptr;
         uint32_t *dtup[2] = {cv.take<uint32_t>(tup[0].size()), cv.take<uint32_t>(tup[1].size())};
         int32_t *dkey[2] = {cv.take<int32_t>(key[0].size()), cv.take<int32_t>(key[1].size())};
         uint64_t *rrows = cv.take<uint64_t>((size_t)rd.R.nrows * wsum);
