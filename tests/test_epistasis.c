@@ -885,6 +885,41 @@ static void check_patchy(int gpu, tg_rng *r) {
     free_dataset(&patchy);
 }
 
+#ifdef TG_USE_CUDA
+/* The GEMM alone, on the GPU. */
+static void check_gemm_shapes(void) {
+    /* every GEMM shape this GPU runs, every entry checked: several k stages (more than the
+     * wgmma pipeline's four), classes of different lengths, M and N not multiples of tiles */
+    static const int64_t sizes[][4] = {
+        {1000, 700, 132, 68}, {193, 257, 4, 516}, {1, 1, 4, 4}, {385, 513, 2048, 260}};
+    /* and with the tiles of pairs in the wrong order left out (a diagonal round's): every
+     * other entry still equal to the popcount, and whole tiles of the others not written */
+    static const int64_t keyed[][4] = {{1000, 1200, 132, 68}, {2000, 703, 8, 12}};
+    for (int sh = 0; tg_epi_bench_gemm_shape(sh); sh++) {
+        int64_t bad = 0;
+        for (size_t x = 0; x < sizeof sizes / sizeof sizes[0] && bad >= 0; x++) {
+            const int64_t *z = sizes[x];
+            if ((bad = tg_epi_test_gemm(z[0], z[1], z[2], z[3], sh, NULL)) < 0) {
+                diag("GEMM %s: not on this GPU", tg_epi_bench_gemm_shape(sh));
+                break;
+            }
+            ok(bad == 0, "GEMM %s, %lld × %lld rows, %lld / %lld words: %lld wrong entries",
+               tg_epi_bench_gemm_shape(sh), (long long)z[0], (long long)z[1], (long long)z[2],
+               (long long)z[3], (long long)bad);
+        }
+        for (size_t x = 0; x < sizeof keyed / sizeof keyed[0] && bad >= 0; x++) {
+            const int64_t *z = keyed[x];
+            int64_t left = 0;
+            bad = tg_epi_test_gemm(z[0], z[1], z[2], z[3], sh, &left);
+            ok(bad == 0 && left > 0,
+               "GEMM %s, %lld × %lld rows, pairs in order only: %lld wrong entries, %lld of the "
+               "others left out", tg_epi_bench_gemm_shape(sh), (long long)z[0], (long long)z[1],
+               (long long)bad, (long long)left);
+        }
+    }
+}
+#endif
+
 int main(void) {
     tg_rng r;
     tg_rng_seed(&r, tap_seed());
@@ -970,39 +1005,7 @@ int main(void) {
 
 #ifdef TG_USE_CUDA
     if (gpu) check_k2_screen(&r);
-    /* every GEMM shape this GPU runs, every entry checked: several k stages (more than the
-     * wgmma pipeline's four), classes of different lengths, M and N not multiples of tiles */
-    if (gpu) {
-        static const int64_t sizes[][4] = {
-            {1000, 700, 132, 68}, {193, 257, 4, 516}, {1, 1, 4, 4}, {385, 513, 2048, 260}};
-        for (int sh = 0; tg_epi_bench_gemm_shape(sh); sh++)
-            for (size_t x = 0; x < sizeof sizes / sizeof sizes[0]; x++) {
-                const int64_t *z = sizes[x];
-                int64_t bad = tg_epi_test_gemm(z[0], z[1], z[2], z[3], sh, NULL);
-                if (bad < 0) {
-                    diag("GEMM %s: not on this GPU", tg_epi_bench_gemm_shape(sh));
-                    break;
-                }
-                ok(bad == 0, "GEMM %s, %lld × %lld rows, %lld / %lld words: %lld wrong entries",
-                   tg_epi_bench_gemm_shape(sh), (long long)z[0], (long long)z[1],
-                   (long long)z[2], (long long)z[3], (long long)bad);
-            }
-    }
-    /* the tiles of pairs in the wrong order left out (a diagonal round's): every other entry
-     * still equal to the popcount, and whole tiles of the others not written */
-    if (gpu) {
-        static const int64_t keyed[][4] = {{1000, 1200, 132, 68}, {2000, 703, 8, 12}};
-        for (int sh = 0; tg_epi_bench_gemm_shape(sh); sh++)
-            for (size_t x = 0; x < sizeof keyed / sizeof keyed[0]; x++) {
-                const int64_t *z = keyed[x];
-                int64_t left = 0, bad = tg_epi_test_gemm(z[0], z[1], z[2], z[3], sh, &left);
-                if (bad < 0) break;
-                ok(bad == 0 && left > 0,
-                   "GEMM %s, %lld × %lld rows, pairs in order only: %lld wrong entries, %lld of "
-                   "the others left out", tg_epi_bench_gemm_shape(sh), (long long)z[0],
-                   (long long)z[1], (long long)bad, (long long)left);
-            }
-    }
+    if (gpu) check_gemm_shapes();
 #endif
 
     /* larger blocks (several GPU tiles per round), K2 with the best CPU kernel; order 2 also
